@@ -1,0 +1,334 @@
+#!/usr/bin/env bash
+# A real Kubernetes control plane on 127.0.0.1 for tests and `make dev`: etcd, kube-apiserver,
+# kube-controller-manager, kube-scheduler, and kwok simulating the kubelets of N nodes.
+#
+#   hack/local-cluster.sh build                 build the binaries into the cache (once)
+#   hack/local-cluster.sh up [flags]            start the cluster (or reuse a running one);
+#                                               the last line printed is the kubeconfig path
+#   hack/local-cluster.sh down                  stop every process `up` started, remove the state
+#   hack/local-cluster.sh status                exit 0 if the cluster is up and healthy
+#   hack/local-cluster.sh kubeconfig            print the kubeconfig path of a running cluster
+#
+# Flags of `up`: --nodes N (4), --node-cpu C (16), --node-memory M (64Gi), --node-pods P (110).
+# Environment: SPARKOP_CACHE (default .cache in the repository) holds the binaries;
+# LOCAL_CLUSTER_DIR (default $SPARKOP_CACHE/local-cluster) holds one cluster's state, so
+# several clusters can run side by side with different state folders.
+#
+# Everything is built from source through the Go module proxy: the versions are pinned by the
+# go.mod files under hack/tools/. Nothing else is downloaded.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${SPARKOP_CACHE:-$ROOT/.cache}
+BIN=$CACHE/bin
+STATE=${LOCAL_CLUSTER_DIR:-$CACHE/local-cluster}
+TOOLS=$ROOT/hack/tools
+
+NODES=4
+NODE_CPU=16
+NODE_MEMORY=64Gi
+NODE_PODS=110
+
+# The order in which components start; `down` stops them in reverse.
+COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+
+log() { printf '[local-cluster] %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# ---------------------------------------------------------------------------------------------
+# Build
+
+# stamp MODULE_DIR: a fingerprint of a tools module's pins; a binary built from other pins is stale.
+stamp() { cat "$1/go.mod" "$1/go.sum" | sha256sum | cut -c1-16; }
+
+# build_module MODULE BINARY=PACKAGE... : builds each package of hack/tools/MODULE into
+# $BIN/BINARY unless the binaries there were built from the same pins. Go's build cache makes a
+# rebuild after a fresh clone on the same machine a matter of linking.
+build_module() {
+  local module=$1; shift
+  local dir=$TOOLS/$module want have entry missing=0
+  want=$(stamp "$dir")
+  have=$(cat "$BIN/.$module.stamp" 2>/dev/null || true)
+  for entry in "$@"; do [ -x "$BIN/${entry%%=*}" ] || missing=1; done
+  if [ "$want" = "$have" ] && [ $missing = 0 ]; then return 0; fi
+
+  local ldflags="-s -w"
+  if [ "$module" = kubernetes ]; then
+    local v minor
+    v=$(cd "$dir" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
+    minor=${v#v1.}; minor=${minor%%.*}
+    ldflags="$ldflags -X k8s.io/component-base/version.gitVersion=$v"
+    ldflags="$ldflags -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
+  fi
+  log "building $module into $BIN (Kubernetes itself takes ~6-12 minutes cold on 2 cores)"
+  mkdir -p "$BIN"
+  for entry in "$@"; do
+    (cd "$dir" && go build -ldflags "$ldflags" -o "$BIN/${entry%%=*}" "${entry#*=}")
+  done
+  echo "$want" > "$BIN/.$module.stamp"
+}
+
+cmd_build() {
+  build_module etcd etcd=go.etcd.io/etcd/server/v3
+  build_module kwok kwok=sigs.k8s.io/kwok/cmd/kwok
+  build_module kubernetes kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver \
+    kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager \
+    kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler kubectl=k8s.io/kubernetes/cmd/kubectl
+  if [ "${1:-}" = --with-helm ]; then build_module helm helm=helm.sh/helm/v3/cmd/helm; fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# State helpers
+
+pidfile() { echo "$STATE/pids/$1.pid"; }
+
+# running COMPONENT: the component's recorded process is alive and is the one we started
+# (its command line names our state folder), so a recycled pid is never mistaken for ours.
+running() {
+  local pid; pid=$(cat "$(pidfile "$1")" 2>/dev/null) || return 1
+  [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -qF -- "$STATE/"
+}
+
+kctl() { "$BIN/kubectl" --kubeconfig "$STATE/kubeconfig" "$@"; }
+
+healthy() {
+  local c
+  for c in "${COMPONENTS[@]}"; do running "$c" || return 1; done
+  kctl get --raw /readyz >/dev/null 2>&1
+}
+
+# start COMPONENT ARGS...: runs the binary detached from this shell (its own session, no
+# inherited stdio, not the lock), so callers such as `go test` that read our output are not held
+# open by it and the next `up` or `down` can take the lock.
+start() {
+  local name=$1; shift
+  log "starting $name"
+  setsid "$BIN/$name" "$@" </dev/null >"$STATE/logs/$name.log" 2>&1 9>&- &
+  echo $! > "$(pidfile "$name")"
+}
+
+# wait_for SECONDS WHAT COMMAND...: polls COMMAND until it succeeds, or fails naming WHAT and the logs.
+wait_for() {
+  local timeout=$1 what=$2; shift 2
+  local deadline=$((SECONDS + timeout))
+  until "$@" >/dev/null 2>&1; do
+    if [ $SECONDS -ge $deadline ]; then die "timed out after ${timeout}s waiting for $what (logs: $STATE/logs)"; fi
+    sleep 0.2
+  done
+}
+
+free_ports() {
+  python3 - "$1" <<'PY'
+import socket, sys
+socks = []
+for _ in range(int(sys.argv[1])):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+PY
+}
+
+# ---------------------------------------------------------------------------------------------
+# Certificates: one CA signs the API server's serving cert, the admin client cert (system:masters)
+# and kwok's kubelet serving cert; a separate key pair signs service-account tokens.
+
+gen_certs() {
+  local d=$STATE/pki
+  mkdir -p "$d"
+  openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj "/CN=local-cluster-ca" \
+    -keyout "$d/ca.key" -out "$d/ca.crt" 2>/dev/null
+  issue() { # NAME SUBJECT EXTENSIONS
+    openssl req -newkey rsa:2048 -nodes -subj "$2" -keyout "$d/$1.key" -out "$d/$1.csr" 2>/dev/null
+    openssl x509 -req -in "$d/$1.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial -days 3650 \
+      -extfile <(printf '%s\n' "$3") -out "$d/$1.crt" 2>/dev/null
+  }
+  issue apiserver "/CN=kube-apiserver" "subjectAltName=IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local
+extendedKeyUsage=serverAuth"
+  issue admin "/O=system:masters/CN=admin" "extendedKeyUsage=clientAuth"
+  issue kubelet "/CN=kwok-kubelet" "subjectAltName=IP:127.0.0.1,DNS:localhost
+extendedKeyUsage=serverAuth"
+  openssl genrsa -out "$d/sa.key" 2048 2>/dev/null
+  openssl rsa -in "$d/sa.key" -pubout -out "$d/sa.pub" 2>/dev/null
+}
+
+write_kubeconfig() {
+  local d=$STATE/pki kc=$STATE/kubeconfig
+  "$BIN/kubectl" config --kubeconfig "$kc" set-cluster local --server "https://127.0.0.1:$API_PORT" \
+    --certificate-authority "$d/ca.crt" --embed-certs >/dev/null
+  "$BIN/kubectl" config --kubeconfig "$kc" set-credentials admin \
+    --client-certificate "$d/admin.crt" --client-key "$d/admin.key" --embed-certs >/dev/null
+  "$BIN/kubectl" config --kubeconfig "$kc" set-context local --cluster local --user admin --namespace default >/dev/null
+  "$BIN/kubectl" config --kubeconfig "$kc" use-context local >/dev/null
+}
+
+# ---------------------------------------------------------------------------------------------
+# up / down
+
+create_nodes() {
+  local i manifest=""
+  for i in $(seq 0 $((NODES - 1))); do
+    manifest+="---
+apiVersion: v1
+kind: Node
+metadata:
+  name: kwok-node-$i
+  labels:
+    type: kwok
+    kubernetes.io/hostname: kwok-node-$i
+    kubernetes.io/os: linux
+    kubernetes.io/arch: amd64
+  annotations:
+    kwok.x-k8s.io/node: fake
+    node.alpha.kubernetes.io/ttl: \"0\"
+status:
+  allocatable: {cpu: \"$NODE_CPU\", memory: \"$NODE_MEMORY\", pods: \"$NODE_PODS\"}
+  capacity: {cpu: \"$NODE_CPU\", memory: \"$NODE_MEMORY\", pods: \"$NODE_PODS\"}
+"
+  done
+  printf '%s' "$manifest" | kctl create -f - >/dev/null
+}
+
+# Every container of every pod answers `kubectl logs` with this file unless a test creates a
+# per-pod Logs object (kwok.x-k8s.io/v1alpha1) pointing elsewhere. kwok reads the CRI log format.
+default_logs() {
+  local f=$STATE/logs/default-container.log now
+  now=$(date -u +%Y-%m-%dT%H:%M:%S.000000000Z)
+  printf '%s stdout F %s\n' "$now" "kwok: this container is simulated; it writes no log of its own" > "$f"
+  kctl apply -f - >/dev/null <<EOF
+apiVersion: kwok.x-k8s.io/v1alpha1
+kind: ClusterLogs
+metadata:
+  name: default
+spec:
+  logs:
+  - logsFile: $f
+EOF
+}
+
+cmd_up() {
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --nodes) NODES=$2; shift 2 ;;
+      --node-cpu) NODE_CPU=$2; shift 2 ;;
+      --node-memory) NODE_MEMORY=$2; shift 2 ;;
+      --node-pods) NODE_PODS=$2; shift 2 ;;
+      *) die "unknown flag of up: $1" ;;
+    esac
+  done
+  [[ $NODES =~ ^[0-9]+$ ]] || die "--nodes wants a number, got '$NODES'"
+
+  cmd_build
+  if [ -d "$STATE" ]; then
+    if healthy; then
+      log "reusing the running cluster in $STATE"
+      echo "$STATE/kubeconfig"
+      return 0
+    fi
+    log "found a stale or half-started cluster in $STATE; cleaning it up"
+    cmd_down
+  fi
+
+  mkdir -p "$STATE/pids" "$STATE/logs" "$STATE/etcd"
+  local ports
+  read -r ETCD_PORT ETCD_PEER_PORT API_PORT KCM_PORT SCHED_PORT KWOK_PORT ports <<<"$(free_ports 6)"
+  gen_certs
+  write_kubeconfig
+  local pki=$STATE/pki
+
+  start etcd --name local --data-dir "$STATE/etcd" \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "local=http://127.0.0.1:$ETCD_PEER_PORT" --unsafe-no-fsync --log-level warn
+  wait_for 30 etcd curl -sf "http://127.0.0.1:$ETCD_PORT/health"
+
+  start kube-apiserver --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
+    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$API_PORT" \
+    --endpoint-reconciler-type none \
+    --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
+    --client-ca-file "$pki/ca.crt" --authorization-mode Node,RBAC \
+    --service-account-issuer https://kubernetes.default.svc.cluster.local \
+    --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
+    --service-cluster-ip-range 10.96.0.0/16 --allow-privileged \
+    --kubelet-client-certificate "$pki/admin.crt" --kubelet-client-key "$pki/admin.key" \
+    --kubelet-preferred-address-types InternalIP \
+    --max-requests-inflight 1000 --max-mutating-requests-inflight 500 --profiling=false
+  wait_for 90 kube-apiserver kctl get --raw /readyz
+
+  log "installing CRDs"
+  local kwokdir; kwokdir=$(cd "$TOOLS/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+  local crd
+  for crd in logs clusterlogs portforwards clusterportforwards; do
+    kctl apply --server-side -f "$kwokdir/kustomize/crd/bases/kwok.x-k8s.io_$crd.yaml" >/dev/null
+  done
+  kctl apply --server-side -f "$ROOT/charts/spark-operator/crds/" >/dev/null
+  kctl wait --for condition=Established crd --all --timeout 60s >/dev/null
+
+  local kc=$STATE/kubeconfig
+  start kube-controller-manager --kubeconfig "$kc" --authentication-kubeconfig "$kc" --authorization-kubeconfig "$kc" \
+    --bind-address 127.0.0.1 --secure-port "$KCM_PORT" --leader-elect=false \
+    --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
+    --cluster-signing-cert-file "$pki/ca.crt" --cluster-signing-key-file "$pki/ca.key" \
+    --use-service-account-credentials --kube-api-qps 200 --kube-api-burst 400 --profiling=false
+
+  cat > "$STATE/scheduler.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: $kc
+  qps: 500
+  burst: 1000
+leaderElection:
+  leaderElect: false
+EOF
+  start kube-scheduler --config "$STATE/scheduler.yaml" --authentication-kubeconfig "$kc" \
+    --authorization-kubeconfig "$kc" --bind-address 127.0.0.1 --secure-port "$SCHED_PORT"
+
+  start kwok --kubeconfig "$kc" --config "$ROOT/hack/kwok/stages.yaml" \
+    --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
+    --node-ip 127.0.0.1 --node-port "$KWOK_PORT" --server-address "127.0.0.1:$KWOK_PORT" \
+    --tls-cert-file "$pki/kubelet.crt" --tls-private-key-file "$pki/kubelet.key" \
+    --enable-crds Logs,ClusterLogs,PortForward,ClusterPortForward
+
+  create_nodes
+  default_logs
+  wait_for 90 "$NODES nodes to be Ready" kctl wait --for condition=Ready node --all --timeout 5s
+  # The controller manager creates each namespace's default service account; pods need it.
+  wait_for 60 "the default service account" kctl get serviceaccount default -n default
+  for c in "${COMPONENTS[@]}"; do running "$c" || die "$c exited during start-up (log: $STATE/logs/$c.log)"; done
+  log "cluster is up: $NODES nodes; export KUBECONFIG=$kc"
+  echo "$kc"
+}
+
+cmd_down() {
+  local i c pid
+  for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
+    c=${COMPONENTS[$i]}
+    running "$c" || continue
+    pid=$(cat "$(pidfile "$c")")
+    kill -TERM "$pid" 2>/dev/null || true
+    local deadline=$((SECONDS + 15))
+    while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+  rm -rf "$STATE"
+  log "cluster in $STATE is down"
+}
+
+# All of up/down/status run under one lock per state folder: concurrent `go test` packages may
+# all ask for the cluster at once, and only the first should start it.
+with_lock() {
+  mkdir -p "$(dirname "$STATE")"
+  exec 9>"$STATE.lock"
+  flock 9
+  "$@"
+}
+
+case ${1:-} in
+  build) shift; cmd_build "$@" ;;
+  up) shift; with_lock cmd_up "$@" ;;
+  down) with_lock cmd_down ;;
+  status) with_lock healthy ;;
+  kubeconfig) healthy && echo "$STATE/kubeconfig" ;;
+  *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac
