@@ -1,0 +1,200 @@
+// Package cluster gives Go tests a client for the local control plane that
+// hack/local-cluster.sh runs (etcd, kube-apiserver, controller manager, scheduler and kwok
+// nodes), starting it the first time a test asks for it in a `go test` run.
+//
+// The cluster is shared: it stays up after the tests so the next run starts in a second, and
+// `make cluster-down` stops it. Tests must therefore use their own namespaces and names.
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+)
+
+const modulePath = "github.com/sparkop/spark-operator"
+
+// Scheme knows the built-in Kubernetes kinds and ours.
+var Scheme = newScheme()
+
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	if err := v1beta2.AddToScheme(s); err != nil {
+		panic(err)
+	}
+	return s
+}
+
+var shared struct {
+	once       sync.Once
+	kubeconfig string
+	err        error
+}
+
+// Kubeconfig returns the path of the shared cluster's kubeconfig, starting the cluster if it
+// is not up. A cluster that cannot start fails the test: nothing is skipped.
+func Kubeconfig(t testing.TB) string {
+	t.Helper()
+	shared.once.Do(func() {
+		shared.kubeconfig, shared.err = Up(context.Background(), "")
+	})
+	if shared.err != nil {
+		t.Fatalf("local cluster: %v", shared.err)
+	}
+	return shared.kubeconfig
+}
+
+// Config returns a REST config for the shared cluster.
+func Config(t testing.TB) *rest.Config {
+	t.Helper()
+	cfg, err := RESTConfig(Kubeconfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// Client returns a controller-runtime client for the shared cluster.
+func Client(t testing.TB) client.Client {
+	t.Helper()
+	c, err := client.New(Config(t), client.Options{Scheme: Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// RESTConfig loads a kubeconfig file, with client rate limits raised for tests.
+func RESTConfig(kubeconfig string) (*rest.Config, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
+	}
+	cfg.QPS, cfg.Burst = 200, 400
+	return cfg, nil
+}
+
+// Up runs `hack/local-cluster.sh up` for the cluster kept in stateDir (the script's default
+// when empty) and returns its kubeconfig path. Extra arguments go to the script.
+func Up(ctx context.Context, stateDir string, args ...string) (string, error) {
+	out, err := Script(ctx, stateDir, append([]string{"up"}, args...)...)
+	if err != nil {
+		return "", err
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	kubeconfig := lines[len(lines)-1]
+	if _, err := os.Stat(kubeconfig); err != nil {
+		return "", fmt.Errorf("local-cluster.sh up printed %q as its kubeconfig: %w", kubeconfig, err)
+	}
+	return kubeconfig, nil
+}
+
+// Down stops the cluster kept in stateDir.
+func Down(ctx context.Context, stateDir string) error {
+	_, err := Script(ctx, stateDir, "down")
+	return err
+}
+
+// Script runs hack/local-cluster.sh with the given arguments and returns its standard output;
+// on failure the error carries the end of its log output.
+func Script(ctx context.Context, stateDir string, args ...string) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(root, "hack", "local-cluster.sh"), args...)
+	cmd.Env = os.Environ()
+	if stateDir != "" {
+		cmd.Env = append(cmd.Env, "LOCAL_CLUSTER_DIR="+stateDir)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("hack/local-cluster.sh %s: %w\n%s", strings.Join(args, " "), err, tail(stderr.String(), 40))
+	}
+	return stdout.String(), nil
+}
+
+// RepoRoot finds the repository root from the working directory of the test.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil &&
+			strings.HasPrefix(string(data), "module "+modulePath+"\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod of module %s above the working directory", modulePath)
+		}
+		dir = parent
+	}
+}
+
+// Namespace creates a namespace with a generated name for one test and deletes it when the
+// test ends. It waits for the default service account, which pods need.
+func Namespace(t testing.TB, c client.Client, prefix string) string {
+	t.Helper()
+	ctx := context.Background()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), ns) })
+	Eventually(t, 30*time.Second, "default service account in "+ns.Name, func() (bool, error) {
+		err := c.Get(ctx, client.ObjectKey{Namespace: ns.Name, Name: "default"}, &corev1.ServiceAccount{})
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	return ns.Name
+}
+
+// Eventually polls cond every 100ms until it returns true, failing the test when it returns an
+// error or when timeout passes. what names the awaited condition in the failure.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := cond()
+		if err != nil {
+			t.Fatalf("waiting for %s: %v", what, err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func tail(s string, lines int) string {
+	all := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(all) > lines {
+		all = all[len(all)-lines:]
+	}
+	return strings.Join(all, "\n")
+}
