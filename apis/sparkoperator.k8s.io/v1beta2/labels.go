@@ -1,0 +1,77 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package v1beta2
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+// Labels and annotations the operator puts on what it creates. They are part of the API: users
+// select pods by them, and the Kubeflow operator used the same keys.
+const (
+	// LabelAppName carries the name of the SparkApplication a pod, Service or ConfigMap belongs to.
+	LabelAppName = GroupName + "/app-name"
+	// LabelLaunchedByOperator ("true") marks everything the operator launched; its caches and the
+	// webhook select on it, so unrelated objects in the cluster are never watched or touched.
+	LabelLaunchedByOperator = GroupName + "/launched-by-spark-operator"
+	// LabelSubmissionID ties a pod to one submission attempt (status.submissionID); pods of an
+	// earlier attempt are recognised and ignored by it.
+	LabelSubmissionID = GroupName + "/submission-id"
+	// LabelScheduledAppName carries the ScheduledSparkApplication that created a SparkApplication.
+	LabelScheduledAppName = GroupName + "/scheduled-app-name"
+
+	// AnnotationSubmitter overrides, per application, the operator's submission mode:
+	// "native" or "spark-submit".
+	AnnotationSubmitter = GroupName + "/submitter"
+)
+
+// Labels and names that Spark itself uses on Kubernetes.
+const (
+	// SparkRoleLabel is "driver" or "executor".
+	SparkRoleLabel        = "spark-role"
+	SparkRoleDriver       = "driver"
+	SparkRoleExecutor     = "executor"
+	SparkAppSelectorLabel = "spark-app-selector" // the Spark application ID (spark.app.id)
+	SparkAppNameLabel     = "spark-app-name"
+	SparkExecutorIDLabel  = "spark-exec-id"
+
+	SparkDriverContainerName   = "spark-kubernetes-driver"
+	SparkExecutorContainerName = "spark-kubernetes-executor"
+)
+
+// maxNameLength is the limit of a DNS-1035 label, and so of a Service name.
+const maxNameLength = 63
+
+// DriverPodName is the deterministic name of the application's driver pod: spec.driver.podName
+// when set, else "<app>-driver". Being deterministic is what makes submission idempotent: a
+// second attempt to create the same driver finds it instead of starting another.
+func (a *SparkApplication) DriverPodName() string {
+	if a.Spec.Driver.PodName != nil && *a.Spec.Driver.PodName != "" {
+		return *a.Spec.Driver.PodName
+	}
+	return a.Name + "-driver"
+}
+
+// UIServiceName is the name of the Service exposing the Spark UI: "<app>-ui-svc", shortened
+// with a hash suffix when that would exceed 63 characters, so it stays unique and valid.
+func (a *SparkApplication) UIServiceName() string {
+	return ShortName(a.Name, "-ui-svc")
+}
+
+// ShortName joins base and suffix, cutting base and appending a short hash of it when the
+// result would be longer than a DNS-1035 label allows.
+func ShortName(base, suffix string) string {
+	if len(base)+len(suffix) <= maxNameLength {
+		return base + suffix
+	}
+	sum := sha256.Sum256([]byte(base))
+	hash := hex.EncodeToString(sum[:])[:8]
+	keep := maxNameLength - len(suffix) - len(hash) - 1
+	return base[:keep] + "-" + hash + suffix
+}
