@@ -288,7 +288,8 @@ EOF
     --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
     --node-ip 127.0.0.1 --node-port "$KWOK_PORT" --server-address "127.0.0.1:$KWOK_PORT" \
     --tls-cert-file "$pki/kubelet.crt" --tls-private-key-file "$pki/kubelet.key" \
-    --enable-crds Logs,ClusterLogs,PortForward,ClusterPortForward
+    --enable-crds Logs,ClusterLogs,PortForward,ClusterPortForward \
+    --node-lease-duration-seconds 40
 
   create_nodes
   default_logs

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -66,6 +67,12 @@ func TestLocalClusterLifecycle(t *testing.T) {
 			}
 			for _, taint := range n.Spec.Taints {
 				t.Errorf("node %s has taint %s; Spark pods without tolerations could not run", n.Name, taint.Key)
+			}
+			// Without a renewed lease the node controller marks the node NotReady after its
+			// grace period, and pods stop being scheduled there.
+			var lease coordinationv1.Lease
+			if err := c.Get(ctx, client.ObjectKey{Namespace: corev1.NamespaceNodeLease, Name: n.Name}, &lease); err != nil {
+				t.Errorf("node %s has no heartbeat lease: %v", n.Name, err)
 			}
 		}
 	})
