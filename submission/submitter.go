@@ -58,8 +58,10 @@ type Result struct {
 // Submitter creates the driver of one attempt of a SparkApplication.
 //
 // Submit must be idempotent per attempt: if the driver pod of the attempt already exists and
-// carries the attempt's submission ID, it reports success without creating anything. If a
-// driver pod of that name exists for another attempt, it returns an error and creates nothing.
+// carries the attempt's submission ID (an operator stopped half-way), it creates no other
+// driver; it completes what the attempt still lacks (the driver's ConfigMaps, Service) where it
+// can, and reports success. If a driver pod of that name exists for another attempt, it
+// returns an error and creates nothing.
 // The application passed in is already defaulted and decorated by the batch scheduler; Submit
 // must not modify it.
 type Submitter interface {

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs Apache Spark's spark-submit from the pyspark package on PyPI into the git-ignored
+# cache, once, and prints SPARK_HOME as its last line. spark-submit needs Java 17 on the PATH.
+#
+#   hack/install-spark.sh            install if missing; print SPARK_HOME
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${SPARKOP_CACHE:-$ROOT/.cache}
+# Keep in step with the sparkVersion of examples/ and with submission/native, which builds
+# what this version of spark-submit builds.
+SPARK_VERSION=${SPARK_VERSION:-4.0.4}
+VENV=$CACHE/spark-$SPARK_VERSION
+
+log() { printf '[install-spark] %s\n' "$*" >&2; }
+
+if ! command -v java >/dev/null 2>&1; then
+  log "error: java not found; spark-submit needs Java 17 (Debian: apt-get install openjdk-17-jre-headless)"
+  exit 1
+fi
+
+spark_home() { "$VENV/bin/python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))'; }
+
+if [ ! -x "$VENV/bin/python" ] || ! home=$(spark_home 2>/dev/null) || [ ! -x "$home/bin/spark-submit" ]; then
+  log "installing pyspark==$SPARK_VERSION into $VENV (a ~430 MB download the first time)"
+  rm -rf "$VENV"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --disable-pip-version-check "pyspark==$SPARK_VERSION" >&2
+  home=$(spark_home)
+fi
+echo "$home"

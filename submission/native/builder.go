@@ -1,0 +1,789 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+// Package native submits SparkApplications without spark-submit: it builds in Go the driver
+// pod, its spark.properties ConfigMap, the executor pod-template ConfigMap and the headless
+// driver Service that spark-submit 4.0.4 creates in cluster mode, and creates them directly.
+// Skipping the JVM is what makes submission cheap (a few API calls instead of seconds of CPU).
+package native
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/submission"
+)
+
+// SparkVersion is the spark-submit version whose output this package reproduces; it is the
+// value of the spark-version label, which names the submitting client, not the image.
+const SparkVersion = "4.0.4"
+
+// Names and paths fixed by Spark's Kubernetes resource manager; the driver and its entrypoint
+// script expect them.
+const (
+	confVolumeName       = "spark-conf-volume-driver"
+	confMountPath        = "/opt/spark/conf"
+	propertiesKey        = "spark.properties"
+	propertiesPath       = confMountPath + "/" + propertiesKey
+	templateVolumeName   = "pod-template-volume"
+	templateMountPath    = "/opt/spark/pod-template"
+	templateFileName     = "pod-spec-template.yml"
+	templateKey          = "podspec-configmap-key"
+	localDirVolumePrefix = "spark-local-dir-"
+	defaultLocalDirBase  = "/var/data/spark-"
+	driverSvcSuffix      = "-driver-svc"
+	defaultDriverPort    = 7078
+	defaultBlockMgrPort  = 7079
+	defaultUIPort        = 4040
+	minOverheadMiB       = 384
+	javaOverheadFactor   = "0.1"
+	nonJVMOverheadFactor = "0.4"
+	pythonRunnerClass    = "org.apache.spark.deploy.PythonRunner"
+	rRunnerClass         = "org.apache.spark.deploy.RRunner"
+	sparkConfMapMount    = "/etc/spark/conf"
+	hadoopConfMapMount   = "/etc/hadoop/conf"
+	maxDNSLabel          = 63
+)
+
+// Options are the submitter-wide settings that spark-submit takes from its environment.
+type Options struct {
+	// Master is spark.master, e.g. "k8s://https://kubernetes.default.svc:443".
+	Master string
+	// SparkUser is the SPARK_USER of the driver when the application has no proxyUser;
+	// spark-submit uses the name of the user it runs as.
+	SparkUser string
+}
+
+// IDs are the random and time-dependent parts of a submission. Build takes them as input so
+// that it stays a pure function; NewIDs makes them as spark-submit does.
+type IDs struct {
+	// AppID is spark.app.id: "spark-" and 32 hex digits.
+	AppID string
+	// ResourcePrefixID, ServiceID and ConfigMapID are Spark "unique IDs": 6 random hex digits
+	// followed by the low 40 bits of the time in milliseconds, in hex.
+	ResourcePrefixID string
+	ServiceID        string
+	ConfigMapID      string
+	// LocalDirID names the default local directory, /var/data/spark-<LocalDirID>.
+	LocalDirID string
+	// SubmitTime is spark.app.submitTime.
+	SubmitTime time.Time
+	// ServiceName and TemplateConfigMapName, when set, replace the names derived from the IDs
+	// above; resuming an interrupted submission uses them to match what the pod refers to.
+	ServiceName           string
+	TemplateConfigMapName string
+}
+
+// NewIDs draws fresh IDs.
+func NewIDs(now time.Time) IDs {
+	var b [16 + 9 + 16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms.
+	u := b[25:41]
+	u[6] = u[6]&0x0f | 0x40
+	u[8] = u[8]&0x3f | 0x80
+	h := hex.EncodeToString(u)
+	return IDs{
+		AppID:            "spark-" + hex.EncodeToString(b[:16]),
+		ResourcePrefixID: uniqueID(b[16:19], now),
+		ServiceID:        uniqueID(b[19:22], now),
+		ConfigMapID:      uniqueID(b[22:25], now),
+		LocalDirID:       h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:],
+		SubmitTime:       now,
+	}
+}
+
+func uniqueID(random []byte, now time.Time) string {
+	return hex.EncodeToString(random) + strconv.FormatInt(now.UnixMilli()&0xFFFFFFFFFF, 16)
+}
+
+// Objects is what one submission creates.
+type Objects struct {
+	// Pod is the driver pod, owned by the SparkApplication.
+	Pod *corev1.Pod
+	// ConfigMap holds spark.properties; Service is the headless driver Service; PodTemplate,
+	// nil unless executors need customising, holds the executor pod template. All three get
+	// an owner reference to the driver pod once it exists (SetPodOwner).
+	ConfigMap   *corev1.ConfigMap
+	PodTemplate *corev1.ConfigMap
+	Service     *corev1.Service
+	// Properties is the content of spark.properties.
+	Properties map[string]string
+	// AppID is spark.app.id.
+	AppID string
+}
+
+// SetPodOwner makes the pod the controlling owner of the other objects, so that they are
+// garbage collected with it, as spark-submit arranges.
+func (o *Objects) SetPodOwner(uid types.UID) {
+	ref := []metav1.OwnerReference{{
+		APIVersion: "v1",
+		Kind:       "Pod",
+		Name:       o.Pod.Name,
+		UID:        uid,
+		Controller: ptr(true),
+	}}
+	o.ConfigMap.OwnerReferences = ref
+	o.Service.OwnerReferences = ref
+	if o.PodTemplate != nil {
+		o.PodTemplate.OwnerReferences = ref
+	}
+}
+
+func userError(format string, args ...any) error {
+	return &submission.Error{Message: fmt.Sprintf(format, args...)}
+}
+
+// Build computes the objects spark-submit would create for this attempt of app. Invalid specs
+// give a *submission.Error.
+func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Options, ids IDs) (*Objects, error) {
+	if app == nil {
+		return nil, userError("no SparkApplication given")
+	}
+	s := &app.Spec
+	switch {
+	case app.Name == "" || app.Namespace == "":
+		return nil, userError("SparkApplication needs a name and a namespace")
+	case app.UID == "":
+		return nil, userError("SparkApplication %s/%s has no UID: it must be stored before it is submitted", app.Namespace, app.Name)
+	case attempt.DriverPodName == "" || attempt.SubmissionID == "":
+		return nil, userError("submission attempt needs a driver pod name and a submission ID")
+	case s.Mode != "" && s.Mode != v1beta2.DeployModeCluster:
+		return nil, userError("native submission supports only cluster mode, not %q", s.Mode)
+	case s.MainApplicationFile == "":
+		return nil, userError("spec.mainApplicationFile is required")
+	case opts.Master == "":
+		return nil, userError("no Kubernetes master URL configured for submission")
+	}
+
+	c := submitConf(app, attempt, opts.Master)
+	image := c.get(keyDriverImage, c[keyImage])
+	if image == "" {
+		return nil, userError("no driver image: set spec.image or spec.driver.image")
+	}
+
+	var resourceType, mainClass string
+	switch s.Type {
+	case v1beta2.SparkApplicationTypeJava, v1beta2.SparkApplicationTypeScala, "":
+		resourceType = "java"
+		if s.MainClass == nil || *s.MainClass == "" {
+			return nil, userError("spec.mainClass is required for %s applications", s.Type)
+		}
+		mainClass = *s.MainClass
+		if !contains(strings.Split(c[keyJars], ","), s.MainApplicationFile) {
+			if c[keyJars] == "" {
+				c[keyJars] = s.MainApplicationFile
+			} else {
+				c[keyJars] += "," + s.MainApplicationFile
+			}
+		}
+	case v1beta2.SparkApplicationTypePython:
+		resourceType, mainClass = "python", pythonRunnerClass
+	case v1beta2.SparkApplicationTypeR:
+		resourceType, mainClass = "r", rRunnerClass
+	default:
+		return nil, userError("unknown application type %q", s.Type)
+	}
+
+	prefix := resourceNamePrefix(app.Name, ids.ResourcePrefixID)
+	svcName := prefix + driverSvcSuffix
+	if len(svcName) > maxDNSLabel {
+		svcName = "spark-" + ids.ServiceID + driverSvcSuffix
+	}
+	if ids.ServiceName != "" {
+		svcName = ids.ServiceName
+	}
+	cmName := "spark-drv-" + ids.ConfigMapID + "-conf-map"
+
+	// What spark-submit adds to the user's conf before writing spark.properties.
+	c[keyAppID] = ids.AppID
+	c[keyAppSubmitTime] = strconv.FormatInt(ids.SubmitTime.UnixMilli(), 10)
+	c[keySubmitInDriver] = "true"
+	c[keyResourceType] = resourceType
+	if _, ok := c[keyOverheadFactor]; !ok {
+		if resourceType == "java" {
+			c[keyOverheadFactor] = javaOverheadFactor
+		} else {
+			c[keyOverheadFactor] = nonJVMOverheadFactor
+		}
+	}
+	if _, ok := c[keyPyFiles]; !ok {
+		c[keyPyFiles] = ""
+	}
+	driverPort, err := portConf(c, keyDriverPort, defaultDriverPort)
+	if err != nil {
+		return nil, err
+	}
+	blockPort, err := portConf(c, keyBlockManagerPort, defaultBlockMgrPort)
+	if err != nil {
+		return nil, err
+	}
+	uiPort, err := portConf(c, keyUIPort, defaultUIPort)
+	if err != nil {
+		return nil, err
+	}
+	delete(c, keyUIPort) // only read, never written back, unless the user set it
+	if v, ok := s.SparkConf[keyUIPort]; ok {
+		c[keyUIPort] = v
+	}
+	c[keyDriverHost] = svcName + "." + app.Namespace + ".svc"
+	c[keyDriverPort] = strconv.Itoa(int(driverPort))
+	c[keyBlockManagerPort] = strconv.Itoa(int(blockPort))
+
+	var tmplCM *corev1.ConfigMap
+	if tmpl, err := executorTemplate(app); err != nil {
+		return nil, err
+	} else if tmpl != "" {
+		c[keyExecTemplateFile] = templateMountPath + "/" + templateFileName
+		c[keyExecTemplateName] = v1beta2.SparkExecutorContainerName
+		tmplName := prefix + "-driver-podspec-conf-map"
+		if ids.TemplateConfigMapName != "" {
+			tmplName = ids.TemplateConfigMapName
+		}
+		tmplCM = &corev1.ConfigMap{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Name: tmplName, Namespace: app.Namespace},
+			Immutable:  ptr(true),
+			Data:       map[string]string{templateKey: tmpl},
+		}
+	}
+
+	labels := make(map[string]string, 8+len(s.Driver.Labels))
+	for k, v := range c.prefixed(prefixDriverLabel) {
+		labels[k] = v
+	}
+	labels[v1beta2.SparkAppSelectorLabel] = ids.AppID
+	labels[v1beta2.SparkRoleLabel] = v1beta2.SparkRoleDriver
+	labels["spark-version"] = SparkVersion
+	labels[v1beta2.SparkAppNameLabel] = appNameLabel(app.Name)
+
+	pod, err := driverPod(app, c, driverParams{
+		image:        image,
+		mainClass:    mainClass,
+		resourceType: resourceType,
+		labels:       labels,
+		appID:        ids.AppID,
+		sparkUser:    opts.SparkUser,
+		localDirID:   ids.LocalDirID,
+		cmName:       cmName,
+		tmplCMName:   cmNameOf(tmplCM),
+		ports:        [3]int32{driverPort, blockPort, uiPort},
+	})
+	if err != nil {
+		return nil, err
+	}
+
+	svcLabels := map[string]string{v1beta2.SparkAppSelectorLabel: ids.AppID}
+	for k, v := range c.prefixed(prefixDriverSvcLabel) {
+		svcLabels[k] = v
+	}
+	selector := make(map[string]string, len(labels))
+	for k, v := range labels {
+		selector[k] = v
+	}
+	svc := &corev1.Service{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        svcName,
+			Namespace:   app.Namespace,
+			Labels:      svcLabels,
+			Annotations: c.prefixed(prefixDriverSvcAnnot),
+		},
+		Spec: corev1.ServiceSpec{
+			ClusterIP:      corev1.ClusterIPNone,
+			IPFamilyPolicy: ptr(corev1.IPFamilyPolicy(c.get(keyIPFamilyPolicy, string(corev1.IPFamilyPolicySingleStack)))),
+			Selector:       selector,
+			Ports: []corev1.ServicePort{
+				{Name: "driver-rpc-port", Port: driverPort, TargetPort: intstr.FromInt32(driverPort)},
+				{Name: "blockmanager", Port: blockPort, TargetPort: intstr.FromInt32(blockPort)},
+				{Name: "spark-ui", Port: uiPort, TargetPort: intstr.FromInt32(uiPort)},
+			},
+		},
+	}
+	for _, f := range strings.Split(c.get(keyIPFamilies, string(corev1.IPv4Protocol)), ",") {
+		svc.Spec.IPFamilies = append(svc.Spec.IPFamilies, corev1.IPFamily(strings.TrimSpace(f)))
+	}
+
+	props := map[string]string(c)
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: cmName, Namespace: app.Namespace},
+		Immutable:  ptr(true),
+		Data: map[string]string{
+			propertiesKey: propertiesFile("Java properties built from Kubernetes config map with name: "+cmName, ids.SubmitTime, props),
+			// spark-submit 4.0 stores the namespace next to the properties file as well.
+			keyNamespace: app.Namespace,
+		},
+	}
+	return &Objects{Pod: pod, ConfigMap: cm, PodTemplate: tmplCM, Service: svc, Properties: props, AppID: ids.AppID}, nil
+}
+
+type driverParams struct {
+	image, mainClass, resourceType string
+	labels                         map[string]string
+	appID, sparkUser, localDirID   string
+	cmName, tmplCMName             string
+	ports                          [3]int32
+}
+
+func driverPod(app *v1beta2.SparkApplication, c conf, p driverParams) (*corev1.Pod, error) {
+	s := &app.Spec
+	d := &s.Driver.SparkPodSpec
+
+	pod := &corev1.Pod{}
+	if d.Template != nil {
+		t := d.Template.DeepCopy()
+		pod.ObjectMeta = t.ObjectMeta
+		pod.Spec = t.Spec
+	}
+	pod.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
+	pod.Name = c[keyDriverPodName]
+	pod.Namespace = app.Namespace
+	pod.GenerateName = ""
+	pod.Labels = merge(pod.Labels, p.labels)
+	pod.Annotations = merge(pod.Annotations, c.prefixed(prefixDriverAnnotation))
+	pod.OwnerReferences = []metav1.OwnerReference{{
+		APIVersion: v1beta2.GroupVersion.String(),
+		Kind:       "SparkApplication",
+		Name:       app.Name,
+		UID:        app.UID,
+		Controller: ptr(true),
+	}}
+
+	// The driver container is the template's container of that name, else its first one.
+	idx := -1
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == v1beta2.SparkDriverContainerName {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 {
+		if len(pod.Spec.Containers) > 0 {
+			idx = 0
+		} else {
+			pod.Spec.Containers = []corev1.Container{{}}
+			idx = 0
+		}
+	}
+	// The spark-submit submitter passes these in the driver pod template, which is the base
+	// that Spark's feature steps add to: they come before everything Spark adds.
+	customise(&pod.Spec, idx, d, s, metricsPort(s, true), nil)
+	ctr := &pod.Spec.Containers[idx]
+	ctr.Name = v1beta2.SparkDriverContainerName
+	ctr.Image = p.image
+	if pp := c[keyPullPolicy]; pp != "" {
+		ctr.ImagePullPolicy = corev1.PullPolicy(pp)
+	}
+
+	// Resources: Spark overrides cpu and memory, keeping whatever else the template asks for.
+	memMiB, err := mebibytes(c.get(keyDriverMemory, v1beta2.DefaultMemory))
+	if err != nil {
+		return nil, userError("driver memory: %v", err)
+	}
+	overhead, err := driverOverhead(c, memMiB)
+	if err != nil {
+		return nil, err
+	}
+	mem := resource.MustParse(strconv.FormatInt(memMiB+overhead, 10) + "Mi")
+	cpuReq := c.get(keyDriverRequestCores, c.get(keyDriverCores, "1"))
+	cpu, err := resource.ParseQuantity(cpuReq)
+	if err != nil {
+		return nil, userError("driver CPU request %q: %v", cpuReq, err)
+	}
+	ctr.Resources.Requests = merge(ctr.Resources.Requests, corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: mem})
+	ctr.Resources.Limits = merge(ctr.Resources.Limits, corev1.ResourceList{corev1.ResourceMemory: mem})
+	if lim, ok := c[keyDriverLimitCores]; ok {
+		q, err := resource.ParseQuantity(lim)
+		if err != nil {
+			return nil, userError("driver CPU limit %q: %v", lim, err)
+		}
+		ctr.Resources.Limits[corev1.ResourceCPU] = q
+	}
+
+	ctr.Ports = append(ctr.Ports,
+		corev1.ContainerPort{Name: "driver-rpc-port", ContainerPort: p.ports[0], Protocol: corev1.ProtocolTCP},
+		corev1.ContainerPort{Name: "blockmanager", ContainerPort: p.ports[1], Protocol: corev1.ProtocolTCP},
+		corev1.ContainerPort{Name: "spark-ui", ContainerPort: p.ports[2], Protocol: corev1.ProtocolTCP},
+	)
+
+	user := p.sparkUser
+	if s.ProxyUser != nil && *s.ProxyUser != "" {
+		user = *s.ProxyUser
+	}
+	env := ctr.Env
+	env = append(env,
+		corev1.EnvVar{Name: "SPARK_USER", Value: user},
+		corev1.EnvVar{Name: "SPARK_APPLICATION_ID", Value: p.appID},
+	)
+	driverEnv := c.prefixed(prefixDriverEnv)
+	for _, k := range sortedKeys(driverEnv) {
+		env = append(env, corev1.EnvVar{Name: k, Value: driverEnv[k]})
+	}
+	env = append(env, corev1.EnvVar{Name: "SPARK_DRIVER_BIND_ADDRESS", ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"},
+	}})
+	refs := c.prefixed(prefixDriverSecretKeyRef)
+	for _, k := range sortedKeys(refs) {
+		name, key, ok := strings.Cut(refs[k], ":")
+		if !ok || name == "" || key == "" {
+			return nil, userError("secret key reference %q for %s: want <secret>:<key>", refs[k], k)
+		}
+		env = append(env, corev1.EnvVar{Name: k, ValueFrom: &corev1.EnvVarSource{
+			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key},
+		}})
+	}
+
+	var mounts []corev1.VolumeMount
+	var volumes []corev1.Volume
+	secrets := c.prefixed(prefixDriverSecrets)
+	for _, name := range sortedKeys(secrets) {
+		vol := name + "-volume"
+		volumes = append(volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: vol, MountPath: secrets[name]})
+	}
+
+	if p.resourceType == "python" {
+		if py := c[keyPySparkPython]; py != "" {
+			env = append(env, corev1.EnvVar{Name: "PYSPARK_PYTHON", Value: py})
+		}
+		if py := c.get(keyPySparkDriverPython, c[keyPySparkPython]); py != "" {
+			env = append(env, corev1.EnvVar{Name: "PYSPARK_DRIVER_PYTHON", Value: py})
+		}
+	}
+
+	if p.tmplCMName != "" {
+		volumes = append(volumes, corev1.Volume{Name: templateVolumeName, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: p.tmplCMName},
+			Items:                []corev1.KeyToPath{{Key: templateKey, Path: templateFileName}},
+		}}})
+		mounts = append(mounts, corev1.VolumeMount{Name: templateVolumeName, MountPath: templateMountPath})
+	}
+
+	// Local directories (Spark's LocalDirsFeatureStep): the container's mounts of volumes named
+	// spark-local-dir-*, if the user declared any; else one emptyDir per directory, under a
+	// random name by default.
+	var dirs []string
+	for _, m := range ctr.VolumeMounts {
+		if strings.HasPrefix(m.Name, localDirVolumePrefix) {
+			dirs = append(dirs, m.MountPath)
+		}
+	}
+	if len(dirs) == 0 {
+		dirs = []string{defaultLocalDirBase + p.localDirID}
+		if v := c["spark.local.dir"]; v != "" {
+			dirs = strings.Split(v, ",")
+		}
+		var medium corev1.StorageMedium
+		if c[keyLocalDirsTmpfs] == "true" {
+			medium = corev1.StorageMediumMemory
+		}
+		for i, dir := range dirs {
+			vol := localDirVolumePrefix + strconv.Itoa(i+1)
+			volumes = append(volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: medium}}})
+			mounts = append(mounts, corev1.VolumeMount{Name: vol, MountPath: dir})
+		}
+	}
+	env = append(env, corev1.EnvVar{Name: "SPARK_LOCAL_DIRS", Value: strings.Join(dirs, ",")})
+
+	volumes = append(volumes, corev1.Volume{Name: confVolumeName, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: p.cmName},
+		Items:                []corev1.KeyToPath{{Key: propertiesKey, Path: propertiesKey, Mode: ptr(int32(0o644))}},
+	}}})
+	mounts = append(mounts, corev1.VolumeMount{Name: confVolumeName, MountPath: confMountPath})
+	env = append(env, corev1.EnvVar{Name: "SPARK_CONF_DIR", Value: confMountPath})
+
+	ctr.Env = env
+	ctr.VolumeMounts = append(ctr.VolumeMounts, mounts...)
+	pod.Spec.Volumes = append(pod.Spec.Volumes, volumes...)
+
+	args := []string{"driver"}
+	if s.ProxyUser != nil && *s.ProxyUser != "" {
+		args = append(args, "--proxy-user", *s.ProxyUser)
+	}
+	args = append(args, "--properties-file", propertiesPath, "--class", p.mainClass, s.MainApplicationFile)
+	ctr.Args = append(args, s.Arguments...)
+
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	if sa := c[keyDriverServiceAccount]; sa != "" {
+		pod.Spec.ServiceAccountName = sa
+		pod.Spec.DeprecatedServiceAccount = sa
+	}
+	if ps := c[keyPullSecrets]; ps != "" {
+		for _, name := range strings.Split(ps, ",") {
+			pod.Spec.ImagePullSecrets = append(pod.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: strings.TrimSpace(name)})
+		}
+	}
+	pod.Spec.NodeSelector = merge(merge(pod.Spec.NodeSelector, c.prefixed(prefixNodeSelector)), c.prefixed(prefixDriverNodeSelector))
+	return pod, nil
+}
+
+// customise applies what spark-submit cannot express (the Kubeflow operator's webhook did
+// this after the fact); here it goes straight into the pod, or the executor template, in the
+// order in which the spark-submit submitter writes its pod templates. extraPort, when not nil,
+// is the Prometheus exporter's port.
+// Mounts named in skip (with their volumes, unless something else mounts them) are left out.
+func customise(ps *corev1.PodSpec, idx int, d *v1beta2.SparkPodSpec, s *v1beta2.SparkApplicationSpec, extraPort *corev1.ContainerPort, skip map[string]bool) {
+	ctr := &ps.Containers[idx]
+	ctr.Env = append(ctr.Env, d.Env...)
+	ctr.EnvFrom = append(ctr.EnvFrom, d.EnvFrom...)
+	for _, m := range d.VolumeMounts {
+		if !skip[m.Name] {
+			ctr.VolumeMounts = append(ctr.VolumeMounts, m)
+		}
+	}
+	for _, p := range d.Ports {
+		ctr.Ports = append(ctr.Ports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.ContainerPort, Protocol: p.Protocol})
+	}
+	if extraPort != nil {
+		ctr.Ports = append(ctr.Ports, *extraPort)
+	}
+	if d.GPU != nil && d.GPU.Name != "" && d.GPU.Quantity > 0 {
+		if ctr.Resources.Limits == nil {
+			ctr.Resources.Limits = corev1.ResourceList{}
+		}
+		ctr.Resources.Limits[corev1.ResourceName(d.GPU.Name)] = *resource.NewQuantity(d.GPU.Quantity, resource.DecimalSI)
+	}
+	if d.SecurityContext != nil {
+		ctr.SecurityContext = d.SecurityContext.DeepCopy()
+	}
+	if d.Lifecycle != nil {
+		ctr.Lifecycle = d.Lifecycle.DeepCopy()
+	}
+	// spec.volumes are shared by driver and executors; each pod gets those its containers
+	// mount, before the volumes of the ConfigMaps below.
+	have := make(map[string]bool, len(ps.Volumes))
+	for _, v := range ps.Volumes {
+		have[v.Name] = true
+	}
+	for _, v := range s.Volumes {
+		if !have[v.Name] && mounted(ps, d, v.Name) {
+			ps.Volumes = append(ps.Volumes, *v.DeepCopy())
+			have[v.Name] = true
+		}
+	}
+	for _, cm := range d.ConfigMaps {
+		vol := cm.Name + "-vol"
+		ps.Volumes = append(ps.Volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}}})
+		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: vol, MountPath: cm.Path})
+	}
+	if s.SparkConfigMap != nil && *s.SparkConfigMap != "" {
+		ps.Volumes = append(ps.Volumes, corev1.Volume{Name: "spark-configmap-volume", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: *s.SparkConfigMap}}}})
+		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: "spark-configmap-volume", MountPath: sparkConfMapMount})
+		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: "SPARK_CONF_DIR", Value: sparkConfMapMount})
+	}
+	if s.HadoopConfigMap != nil && *s.HadoopConfigMap != "" {
+		ps.Volumes = append(ps.Volumes, corev1.Volume{Name: "hadoop-configmap-volume", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: *s.HadoopConfigMap}}}})
+		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: "hadoop-configmap-volume", MountPath: hadoopConfMapMount})
+		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: "HADOOP_CONF_DIR", Value: hadoopConfMapMount})
+	}
+	ps.InitContainers = append(ps.InitContainers, d.InitContainers...)
+	ps.Containers = append(ps.Containers, d.Sidecars...)
+
+	if len(d.Tolerations) > 0 {
+		ps.Tolerations = append(ps.Tolerations, d.Tolerations...)
+	}
+	if d.Affinity != nil {
+		ps.Affinity = d.Affinity.DeepCopy()
+	}
+	if d.PodSecurityContext != nil {
+		ps.SecurityContext = d.PodSecurityContext.DeepCopy()
+	}
+	if d.SchedulerName != nil && *d.SchedulerName != "" {
+		ps.SchedulerName = *d.SchedulerName
+	}
+	if d.HostNetwork != nil && *d.HostNetwork {
+		ps.HostNetwork = true
+		ps.DNSPolicy = corev1.DNSClusterFirstWithHostNet
+	}
+	if d.DNSConfig != nil {
+		ps.DNSConfig = d.DNSConfig.DeepCopy()
+	}
+	if d.TerminationGracePeriodSeconds != nil {
+		ps.TerminationGracePeriodSeconds = ptr(*d.TerminationGracePeriodSeconds)
+	}
+	ps.HostAliases = append(ps.HostAliases, d.HostAliases...)
+	if d.ShareProcessNamespace != nil {
+		ps.ShareProcessNamespace = ptr(*d.ShareProcessNamespace)
+	}
+	if d.PriorityClassName != nil && *d.PriorityClassName != "" {
+		ps.PriorityClassName = *d.PriorityClassName
+	}
+}
+
+// mounted reports whether a container of the pod, or a sidecar or init container that d adds
+// to it, mounts the volume.
+func mounted(ps *corev1.PodSpec, d *v1beta2.SparkPodSpec, volume string) bool {
+	for _, list := range [][]corev1.Container{ps.InitContainers, ps.Containers, d.InitContainers, d.Sidecars} {
+		for i := range list {
+			for _, m := range list[i].VolumeMounts {
+				if m.Name == volume {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// executorTemplate renders the executor pod template as YAML, or "" when executors need
+// nothing beyond what Spark properties say (then spark-submit would mount no template).
+func executorTemplate(app *v1beta2.SparkApplication) (string, error) {
+	e := &app.Spec.Executor.SparkPodSpec
+	if !needsTemplate(e, &app.Spec) {
+		return "", nil
+	}
+	pod := corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}}
+	if e.Template != nil {
+		t := e.Template.DeepCopy()
+		pod.ObjectMeta = t.ObjectMeta
+		pod.Spec = t.Spec
+	}
+	idx := -1
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == v1beta2.SparkExecutorContainerName {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		pod.Spec.Containers = append([]corev1.Container{{Name: v1beta2.SparkExecutorContainerName}}, pod.Spec.Containers...)
+		idx = 0
+	}
+	// Executors get the volumes Spark properties declare from the driver, as with spark-submit.
+	skip := map[string]bool{}
+	for _, v := range sparkVolumes(&app.Spec, e) {
+		skip[v.mount.Name] = true
+	}
+	customise(&pod.Spec, idx, e, &app.Spec, metricsPort(&app.Spec, false), skip)
+	out, err := yaml.Marshal(&pod)
+	if err != nil {
+		return "", fmt.Errorf("rendering executor pod template: %w", err)
+	}
+	return string(out), nil
+}
+
+func needsTemplate(e *v1beta2.SparkPodSpec, s *v1beta2.SparkApplicationSpec) bool {
+	return e.Template != nil || len(e.Env) > 0 || len(e.EnvFrom) > 0 || len(e.VolumeMounts) > 0 ||
+		len(e.Ports) > 0 || e.GPU != nil || e.SecurityContext != nil || e.Lifecycle != nil ||
+		len(e.ConfigMaps) > 0 || s.SparkConfigMap != nil || s.HadoopConfigMap != nil ||
+		len(e.InitContainers) > 0 || len(e.Sidecars) > 0 || len(e.Tolerations) > 0 ||
+		e.Affinity != nil || e.PodSecurityContext != nil || e.SchedulerName != nil ||
+		e.HostNetwork != nil || e.DNSConfig != nil || e.TerminationGracePeriodSeconds != nil ||
+		len(e.HostAliases) > 0 || e.ShareProcessNamespace != nil || e.PriorityClassName != nil ||
+		metricsPort(s, false) != nil
+}
+
+func driverOverhead(c conf, memMiB int64) (int64, error) {
+	if v, ok := c[keyDriverOverhead]; ok {
+		n, err := mebibytes(v)
+		if err != nil {
+			return 0, userError("driver memory overhead: %v", err)
+		}
+		return n, nil
+	}
+	fs := c.get(keyDriverOverheadFactor, c[keyOverheadFactor])
+	f, err := strconv.ParseFloat(fs, 64)
+	if err != nil || f < 0 {
+		return 0, userError("memory overhead factor %q: want a non-negative decimal such as 0.1", fs)
+	}
+	floor := int64(minOverheadMiB)
+	if v, ok := c[keyDriverMinOverhead]; ok {
+		if floor, err = mebibytes(v); err != nil {
+			return 0, userError("driver minimum memory overhead: %v", err)
+		}
+	}
+	return max(int64(f*float64(memMiB)), floor), nil
+}
+
+func portConf(c conf, key string, def int32) (int32, error) {
+	v, ok := c[key]
+	if !ok {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+	if err != nil || n <= 0 || n > 65535 {
+		return 0, userError("%s=%q: want a port number from 1 to 65535", key, v)
+	}
+	return int32(n), nil
+}
+
+// resourceNamePrefix mirrors how spark-submit derives the prefix of the Service and
+// pod-template ConfigMap names from the application name.
+func resourceNamePrefix(appName, id string) string {
+	return sanitize(strings.TrimSpace(appName + "-" + id))
+}
+
+// appNameLabel makes the application name a valid label value, as Spark does.
+func appNameLabel(appName string) string {
+	v := sanitize(strings.TrimSpace(appName))
+	if len(v) > maxDNSLabel {
+		v = v[:maxDNSLabel]
+	}
+	return strings.Trim(v, "-")
+}
+
+// sanitize lower-cases s, turns every character outside [a-z0-9-] into '-' and collapses runs
+// of '-'.
+func sanitize(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	dash := false
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+			dash = false
+			continue
+		}
+		if !dash {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return b.String()
+}
+
+func cmNameOf(cm *corev1.ConfigMap) string {
+	if cm == nil {
+		return ""
+	}
+	return cm.Name
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func merge[M ~map[K]V, K comparable, V any](dst, src M) M {
+	if len(src) == 0 {
+		return dst
+	}
+	if dst == nil {
+		dst = make(M, len(src))
+	}
+	for k, v := range src {
+		dst[k] = v
+	}
+	return dst
+}
+
+func ptr[T any](v T) *T { return &v }

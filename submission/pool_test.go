@@ -1,0 +1,155 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package submission
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func key(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
+
+// startPool runs p until the test ends.
+func startPool(t *testing.T, p *Pool) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Start: %v", err)
+		}
+	})
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestPoolDeduplicatesWaitingKeys(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	calls := map[string]int{}
+	p := NewPool(1, func(ctx context.Context, k types.NamespacedName) error {
+		mu.Lock()
+		calls[k.Name]++
+		mu.Unlock()
+		if k.Name == "blocker" {
+			<-release
+		}
+		return nil
+	})
+	p.Enqueue(key("blocker"))
+	startPool(t, p)
+	waitFor(t, "blocker to start", func() bool { mu.Lock(); defer mu.Unlock(); return calls["blocker"] == 1 })
+	for range 5 {
+		p.Enqueue(key("a"))
+	}
+	if got := p.Len(); got != 1 {
+		t.Errorf("Len() = %d with one distinct key waiting, want 1", got)
+	}
+	close(release)
+	waitFor(t, "queue to drain", func() bool { mu.Lock(); defer mu.Unlock(); return calls["a"] == 1 && p.Len() == 0 })
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff(map[string]int{"blocker": 1, "a": 1}, calls); diff != "" {
+		t.Errorf("calls (-want +got):\n%s", diff)
+	}
+}
+
+func TestPoolBoundsConcurrency(t *testing.T) {
+	tests := []struct {
+		workers, keys, want int
+	}{
+		{workers: 1, keys: 4, want: 1},
+		{workers: 3, keys: 8, want: 3},
+		{workers: 0, keys: 2, want: 1}, // at least one worker
+	}
+	for _, tt := range tests {
+		var running, peak, done atomic.Int32
+		p := NewPool(tt.workers, func(ctx context.Context, k types.NamespacedName) error {
+			n := running.Add(1)
+			for {
+				old := peak.Load()
+				if n <= old || peak.CompareAndSwap(old, n) {
+					break
+				}
+			}
+			time.Sleep(20 * time.Millisecond)
+			running.Add(-1)
+			done.Add(1)
+			return nil
+		})
+		startPool(t, p)
+		for i := range tt.keys {
+			p.Enqueue(key(string(rune('a' + i))))
+		}
+		waitFor(t, "all keys", func() bool { return int(done.Load()) == tt.keys })
+		if got := int(peak.Load()); got != tt.want {
+			t.Errorf("workers=%d: peak concurrency %d, want %d", tt.workers, got, tt.want)
+		}
+	}
+}
+
+func TestPoolRetries(t *testing.T) {
+	tests := []struct {
+		name      string
+		err       error
+		wantCalls int32
+	}{
+		{name: "error is retried with back-off", err: errors.New("boom"), wantCalls: 3},
+		{name: "RetryAfter is retried after its delay", err: RetryAfter(10*time.Millisecond, "held"), wantCalls: 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var calls atomic.Int32
+			p := NewPool(2, func(ctx context.Context, k types.NamespacedName) error {
+				if calls.Add(1) < tt.wantCalls {
+					return tt.err
+				}
+				return nil
+			})
+			startPool(t, p)
+			p.Enqueue(key("a"))
+			waitFor(t, "success", func() bool { return calls.Load() >= tt.wantCalls })
+			// A success ends the retries: the key is forgotten, not queued again.
+			waitFor(t, "key forgotten", func() bool { return p.queue.NumRequeues(key("a")) == 0 && p.Len() == 0 })
+			if got := calls.Load(); got != tt.wantCalls {
+				t.Errorf("handler called %d times, want %d", got, tt.wantCalls)
+			}
+		})
+	}
+}
+
+func TestPoolSurvivesPanics(t *testing.T) {
+	var calls atomic.Int32
+	p := NewPool(1, func(ctx context.Context, k types.NamespacedName) error {
+		if calls.Add(1) == 1 {
+			panic("bad application")
+		}
+		return nil
+	})
+	startPool(t, p)
+	p.Enqueue(key("a"))
+	waitFor(t, "retry after panic", func() bool { return calls.Load() == 2 })
+}
