@@ -1,0 +1,278 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+// Package executors creates executor pods for tests the way a Spark driver would. The local
+// cluster's kwok nodes run no Spark, so no driver ever asks for executors; tests that need
+// them (executor state tracking, gang scheduling, metrics) make them with this package.
+package executors
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+)
+
+// Annotations the local cluster's kwok stages act on (hack/kwok/stages.yaml).
+const (
+	AnnotationRunSeconds = "kwok.sparkop.dev/run-seconds"
+	AnnotationExitCode   = "kwok.sparkop.dev/exit-code"
+)
+
+// Label keys Spark puts on executors that v1beta2 does not name.
+const (
+	LabelResourceProfileID = "spark-resource-profile-id"
+)
+
+const (
+	defaultCores     = 1
+	defaultMemoryMiB = 1024
+	// Spark's memory overhead: 10% of the executor memory, at least 384 MiB.
+	minOverheadMiB = 384
+	// Spark's spark.driver.port default on Kubernetes.
+	driverPort = 7078
+	// Spark keeps the executor pod name prefix short enough that "-exec-<id>" still fits a
+	// 63-character DNS label.
+	maxPrefixLength = 47
+)
+
+// Options tune the executors Create makes.
+type Options struct {
+	// FirstID is the executor ID of the first pod; 0 means 1, Spark's first executor ID.
+	// Tests that add executors later (dynamic allocation) continue from the last ID.
+	FirstID int
+	// Annotations are added to every executor, for example the kwok annotations.
+	Annotations map[string]string
+	// Cores is spark.executor.cores; 0 means 1.
+	Cores int
+	// MemoryMiB is spark.executor.memory in MiB; 0 means 1024. The pod requests it plus
+	// Spark's overhead.
+	MemoryMiB int
+}
+
+// PodNamePrefix is the executor pod name prefix Spark would choose for the application of
+// driver: the application name and a hex suffix. Spark's suffix is random; this one is derived
+// from the driver's UID so that tests can predict names.
+func PodNamePrefix(driver *corev1.Pod) string {
+	base := driver.Labels[v1beta2.SparkAppNameLabel]
+	if base == "" {
+		base = strings.TrimSuffix(driver.Name, "-driver")
+	}
+	seed := string(driver.UID)
+	if seed == "" {
+		seed = driver.Namespace + "/" + driver.Name
+	}
+	sum := sha256.Sum256([]byte(seed))
+	suffix := hex.EncodeToString(sum[:])[:16]
+	if keep := maxPrefixLength - len(suffix) - 1; len(base) > keep {
+		base = base[:keep]
+	}
+	base = strings.Trim(base, "-.")
+	if base == "" {
+		return "spark-" + suffix
+	}
+	return base + "-" + suffix
+}
+
+// Name is the name of executor id of driver's application.
+func Name(driver *corev1.Pod, id int) string {
+	return fmt.Sprintf("%s-exec-%d", PodNamePrefix(driver), id)
+}
+
+// Build returns executor id of driver's application, as Create would create it.
+func Build(driver *corev1.Pod, id int, opts Options) (*corev1.Pod, error) {
+	if driver == nil {
+		return nil, errors.New("no driver pod")
+	}
+	if driver.UID == "" {
+		return nil, fmt.Errorf("driver pod %s/%s has no UID; pass the pod as read from the API server", driver.Namespace, driver.Name)
+	}
+	if id < 1 {
+		return nil, fmt.Errorf("executor ID %d: Spark's IDs start at 1", id)
+	}
+	cores := opts.Cores
+	if cores <= 0 {
+		cores = defaultCores
+	}
+	memMiB := opts.MemoryMiB
+	if memMiB <= 0 {
+		memMiB = defaultMemoryMiB
+	}
+	podMiB := int64(memMiB + max(memMiB/10, minOverheadMiB))
+
+	appID := driver.Labels[v1beta2.SparkAppSelectorLabel]
+	labels := map[string]string{
+		v1beta2.SparkRoleLabel:       v1beta2.SparkRoleExecutor,
+		v1beta2.SparkExecutorIDLabel: strconv.Itoa(id),
+		LabelResourceProfileID:       "0",
+	}
+	for k, v := range driver.Labels {
+		// The operator's labels are on the driver because it set them there; Spark copies
+		// them to executors because the operator passes them as executor labels too.
+		if k == v1beta2.SparkAppSelectorLabel || k == v1beta2.SparkAppNameLabel ||
+			strings.HasPrefix(k, v1beta2.GroupName+"/") {
+			labels[k] = v
+		}
+	}
+
+	image := ""
+	for _, c := range driver.Spec.Containers {
+		if c.Name == v1beta2.SparkDriverContainerName || image == "" {
+			image = c.Image
+		}
+	}
+	driverHost := driver.Status.PodIP
+	if driverHost == "" {
+		driverHost = fmt.Sprintf("%s-svc.%s.svc", driver.Name, driver.Namespace)
+	}
+	name := Name(driver, id)
+	yes := true
+	memory := fmt.Sprintf("%dm", memMiB)
+	cpu := resource.NewQuantity(int64(cores), resource.DecimalSI)
+	mem := resource.NewQuantity(podMiB*1024*1024, resource.BinarySI)
+
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Namespace:   driver.Namespace,
+			Labels:      labels,
+			Annotations: maps.Clone(opts.Annotations),
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "v1", Kind: "Pod", Name: driver.Name, UID: driver.UID,
+				Controller: &yes,
+			}},
+		},
+		Spec: corev1.PodSpec{
+			Hostname:      name,
+			RestartPolicy: corev1.RestartPolicyNever,
+			SchedulerName: driver.Spec.SchedulerName,
+			NodeSelector:  maps.Clone(driver.Spec.NodeSelector),
+			Containers: []corev1.Container{{
+				Name:  v1beta2.SparkExecutorContainerName,
+				Image: image,
+				Args:  []string{"executor"},
+				Ports: []corev1.ContainerPort{{Name: "blockmanager", ContainerPort: 7079, Protocol: corev1.ProtocolTCP}},
+				Env: []corev1.EnvVar{
+					{Name: "SPARK_USER", Value: "spark"},
+					{Name: "SPARK_DRIVER_URL", Value: fmt.Sprintf("spark://CoarseGrainedScheduler@%s:%d", driverHost, driverPort)},
+					{Name: "SPARK_EXECUTOR_CORES", Value: strconv.Itoa(cores)},
+					{Name: "SPARK_EXECUTOR_MEMORY", Value: memory},
+					{Name: "SPARK_APPLICATION_ID", Value: appID},
+					{Name: "SPARK_CONF_DIR", Value: "/opt/spark/conf"},
+					{Name: "SPARK_EXECUTOR_ID", Value: strconv.Itoa(id)},
+					{Name: "SPARK_RESOURCE_PROFILE_ID", Value: "0"},
+					{Name: "SPARK_EXECUTOR_POD_IP", ValueFrom: &corev1.EnvVarSource{
+						FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"},
+					}},
+					{Name: "SPARK_EXECUTOR_POD_NAME", ValueFrom: &corev1.EnvVarSource{
+						FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"},
+					}},
+				},
+				Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: *cpu, corev1.ResourceMemory: *mem},
+					Limits:   corev1.ResourceList{corev1.ResourceMemory: *mem},
+				},
+			}},
+		},
+	}, nil
+}
+
+// Create creates count executors of driver's application with IDs from opts.FirstID, owned
+// by the driver as Spark's are, so that deleting the driver removes them. It stops at the
+// first error and returns the pods created so far with it.
+func Create(ctx context.Context, c client.Client, driver *corev1.Pod, count int, opts Options) ([]*corev1.Pod, error) {
+	if count < 0 {
+		return nil, fmt.Errorf("negative executor count %d", count)
+	}
+	first := opts.FirstID
+	if first <= 0 {
+		first = 1
+	}
+	var pods []*corev1.Pod
+	for id := first; id < first+count; id++ {
+		pod, err := Build(driver, id, opts)
+		if err != nil {
+			return pods, err
+		}
+		if err := c.Create(ctx, pod); err != nil {
+			return pods, fmt.Errorf("creating executor %s/%s: %w", pod.Namespace, pod.Name, err)
+		}
+		pods = append(pods, pod)
+	}
+	return pods, nil
+}
+
+// Delete deletes pods; ones already gone are not an error.
+func Delete(ctx context.Context, c client.Client, pods ...*corev1.Pod) error {
+	var errs []error
+	for _, p := range pods {
+		if p == nil {
+			continue
+		}
+		if err := c.Delete(ctx, p); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting executor %s/%s: %w", p.Namespace, p.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// failTimeout bounds how long Fail waits for kwok to act on the annotations.
+const failTimeout = 30 * time.Second
+
+// Fail makes a running executor fail with exitCode, as if its JVM had exited, and waits until
+// its phase is Failed. It sets the kwok annotations, which kwok honours on running pods; run
+// seconds "0" ends a pod that had a run time set at once too. pod is updated to the state
+// read last.
+func Fail(ctx context.Context, c client.Client, pod *corev1.Pod, exitCode int32) error {
+	if pod == nil {
+		return errors.New("no pod")
+	}
+	if exitCode == 0 {
+		return errors.New("exit code 0 is a success, not a failure")
+	}
+	patch := client.MergeFrom(pod.DeepCopy())
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[AnnotationExitCode] = strconv.Itoa(int(exitCode))
+	pod.Annotations[AnnotationRunSeconds] = "0"
+	if err := c.Patch(ctx, pod, patch); err != nil {
+		return fmt.Errorf("annotating executor %s/%s to fail: %w", pod.Namespace, pod.Name, err)
+	}
+	return WaitForPhase(ctx, c, pod, corev1.PodFailed, failTimeout)
+}
+
+// WaitForPhase polls pod until its phase is phase, for at most timeout. pod is updated to
+// the state read last.
+func WaitForPhase(ctx context.Context, c client.Client, pod *corev1.Pod, phase corev1.PodPhase, timeout time.Duration) error {
+	key := types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if err := c.Get(ctx, key, pod); err != nil {
+			return false, err
+		}
+		return pod.Status.Phase == phase, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for pod %s to be %s (is %q): %w", key, phase, pod.Status.Phase, err)
+	}
+	return nil
+}
