@@ -278,6 +278,21 @@ type SparkApplicationStatus struct {
 	// with each attempt and is reset when the application is invalidated or rerun.
 	// +optional
 	SubmissionAttempts int32 `json:"submissionAttempts,omitempty"`
+
+	// LastSubmittedSpecHash is a hash of the spec of the current submission, taken without
+	// spec.suspend and spec.timeToLiveSeconds (changing those never reruns the application).
+	// When the stored spec no longer matches it, the operator tears the run down and submits the
+	// application again with the new spec. Not part of the Kubeflow API; clients may ignore it.
+	// +optional
+	LastSubmittedSpecHash string `json:"lastSubmittedSpecHash,omitempty"`
+
+	// Conditions summarise the application's progress for tools that read conditions:
+	// Submitted, Running, Completed, Failed, and Queued (held back by its batch scheduler, with
+	// the scheduler's reason as message). Not part of the Kubeflow API; clients may ignore it.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // SparkApplication runs one Apache Spark application on Kubernetes: the

@@ -1,0 +1,316 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+// Package sparkapplication is the SparkApplication controller. Its reconciler follows each
+// application through the v1beta2 state machine (states.go) from what its pods say
+// (pods.go), and writes the outcome to the status subresource (status.go). It never submits:
+// it records a submission in status and hands the application to the submission pool, whose
+// handler (submit.go) creates the driver, so a slow submission never delays status updates.
+package sparkapplication
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/controllers/uiresources"
+	"github.com/sparkop/spark-operator/internal/nsfilter"
+	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/submission"
+)
+
+// ControllerName names the controller, its event recorder and its logs.
+const ControllerName = "spark-application-controller"
+
+// Options tune the controller; zero values take the defaults.
+type Options struct {
+	// DriverPodGracePeriod is how long after a submission a missing driver pod is tolerated
+	// (the cache may not show it yet) before the run is declared failed. Default 10s.
+	DriverPodGracePeriod time.Duration
+	// MaxTrackedExecutors caps status.executorState; the most recent executors are kept.
+	// Default 1000.
+	MaxTrackedExecutors int
+	// SubmissionWorkers is the size of the submission pool SetupWithManager creates when Pool
+	// is nil. Default 4.
+	SubmissionWorkers int
+	// QueuedRetryInterval is how soon an application held back by its batch scheduler is
+	// offered to it again. Default 10s.
+	QueuedRetryInterval time.Duration
+}
+
+func (o *Options) setDefaults() {
+	if o.DriverPodGracePeriod <= 0 {
+		o.DriverPodGracePeriod = 10 * time.Second
+	}
+	if o.MaxTrackedExecutors <= 0 {
+		o.MaxTrackedExecutors = 1000
+	}
+	if o.SubmissionWorkers <= 0 {
+		o.SubmissionWorkers = 4
+	}
+	if o.QueuedRetryInterval <= 0 {
+		o.QueuedRetryInterval = 10 * time.Second
+	}
+}
+
+// MetricsRecorder receives the application lifecycle metrics. *metrics.Recorder implements it;
+// a nil Metrics field records nothing.
+type MetricsRecorder interface {
+	Submitted(app *v1beta2.SparkApplication, latency time.Duration)
+	SubmissionFailed(app *v1beta2.SparkApplication)
+	Started(app *v1beta2.SparkApplication, latency time.Duration)
+	Finished(app *v1beta2.SparkApplication, state v1beta2.ApplicationStateType, executionTime time.Duration)
+	AppStateChanged(app *v1beta2.SparkApplication, from, to v1beta2.ApplicationStateType)
+	ExecutorStates(app *v1beta2.SparkApplication, running, failed int)
+}
+
+// Reconciler runs SparkApplications.
+type Reconciler struct {
+	// Client reads from the manager's cache, which holds only pods labelled
+	// v1beta2.LabelLaunchedByOperator, and writes to the API server.
+	Client client.Client
+	// APIReader reads straight from the API server: status writes and the submission pool
+	// must decide on the latest object, not on a possibly stale cache.
+	APIReader client.Reader
+	Scheme    *runtime.Scheme
+	// Recorder is the manager's mgr.GetEventRecorder(ControllerName).
+	Recorder events.EventRecorder
+	Clock    clock.Clock
+	// Pool runs submissions. When nil, SetupWithManager creates one with r.Submit as handler;
+	// a pool made elsewhere must have r.Submit as its handler.
+	Pool *submission.Pool
+	// Submitters by mode; DefaultMode is used unless the application's
+	// v1beta2.AnnotationSubmitter annotation names another.
+	Submitters  map[submission.Mode]submission.Submitter
+	DefaultMode submission.Mode
+	// Schedulers holds the enabled batch schedulers; an application naming none uses
+	// DefaultBatchScheduler, and one naming a scheduler that is not enabled uses AdmitAll.
+	Schedulers            *scheduler.Registry
+	DefaultBatchScheduler string
+	UI                    uiresources.Options
+	Metrics               MetricsRecorder
+	// Namespaces, when set, limits the controller to namespaces whose labels match.
+	Namespaces *nsfilter.Filter
+	Options    Options
+}
+
+// SetupWithManager registers the controller and the submission pool with mgr. The pool only
+// runs on the leader.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	r.setDefaults()
+	if r.Pool == nil {
+		r.Pool = submission.NewPool(r.Options.SubmissionWorkers, r.Submit)
+	}
+	if err := mgr.Add(r.Pool); err != nil {
+		return fmt.Errorf("adding the submission pool: %w", err)
+	}
+	launched := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetLabels()[v1beta2.LabelLaunchedByOperator] == "true" && o.GetLabels()[v1beta2.LabelAppName] != ""
+	})
+	b := ctrl.NewControllerManagedBy(mgr)
+	if r.Namespaces != nil {
+		b = b.WithEventFilter(r.Namespaces.Predicate())
+	}
+	return b.
+		Named("sparkapplication").
+		For(&v1beta2.SparkApplication{}).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToApp), builder.WithPredicates(launched)).
+		Complete(r)
+}
+
+func (r *Reconciler) setDefaults() {
+	r.Options.setDefaults()
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.Schedulers == nil {
+		r.Schedulers = scheduler.NewRegistry()
+	}
+	if r.DefaultMode == "" {
+		r.DefaultMode = submission.ModeNative
+	}
+	if r.APIReader == nil {
+		r.APIReader = r.Client
+	}
+}
+
+// podToApp maps a pod the operator launched to its application.
+func podToApp(_ context.Context, o client.Object) []reconcile.Request {
+	name := o.GetLabels()[v1beta2.LabelAppName]
+	if name == "" {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: name}}}
+}
+
+// Reconcile reads the application and its pods, lets the state machine take one step, writes
+// the status if the step changed it, and then does what must only follow a successful write:
+// events, metrics, and handing the application to the submission pool.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	r.setDefaults()
+	app := &v1beta2.SparkApplication{}
+	if err := r.Client.Get(ctx, req.NamespacedName, app); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !app.DeletionTimestamp.IsZero() {
+		// Owner references remove the pods and UI resources.
+		return ctrl.Result{}, nil
+	}
+	s, err := r.observe(ctx, app)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := s.run(ctx); err != nil {
+		return ctrl.Result{}, err
+	}
+	if s.deleted {
+		return ctrl.Result{}, nil
+	}
+	syncConditions(&s.app.Status, s.now)
+
+	written, err := r.updateStatus(ctx, req.NamespacedName, func(latest *v1beta2.SparkApplication) error {
+		if latest.UID != app.UID {
+			return errSkip
+		}
+		if !statusEqual(&latest.Status, &app.Status) {
+			return errStale
+		}
+		latest.Status = *s.app.Status.DeepCopy()
+		return nil
+	})
+	switch {
+	case errors.Is(err, errStale):
+		// The watch brings the newer status; this is only a backstop.
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	case errors.Is(err, errSkip), apierrors.IsNotFound(err):
+		return ctrl.Result{}, nil
+	case err != nil:
+		return ctrl.Result{}, err
+	}
+	r.afterWrite(ctx, s, written)
+	return ctrl.Result{RequeueAfter: s.requeueAfter}, nil
+}
+
+// afterWrite performs the effects of a step that must not happen unless its status was
+// stored: otherwise a failed write would repeat them.
+func (r *Reconciler) afterWrite(ctx context.Context, s *step, app *v1beta2.SparkApplication) {
+	for _, e := range s.events {
+		r.event(app, e.warning, e.reason, e.action, e.note)
+	}
+	from, to := s.from, app.Status.AppState.State
+	if from != to {
+		r.metrics(func(m MetricsRecorder) { m.AppStateChanged(app, from, to) })
+		if to == v1beta2.ApplicationStateRunning && from == v1beta2.ApplicationStateSubmitted {
+			latency := s.now.Sub(app.Status.LastSubmissionAttemptTime.Time)
+			r.metrics(func(m MetricsRecorder) { m.Started(app, latency) })
+		}
+		if to.IsTerminal() {
+			r.finished(ctx, app)
+		}
+	}
+	if s.executorsChanged {
+		running, failed := countExecutors(app.Status.ExecutorState)
+		r.metrics(func(m MetricsRecorder) { m.ExecutorStates(app, running, failed) })
+	}
+	if s.enqueue {
+		r.Pool.Enqueue(client.ObjectKeyFromObject(app))
+	}
+}
+
+// finished releases what the batch scheduler held for the application and records its run.
+func (r *Reconciler) finished(ctx context.Context, app *v1beta2.SparkApplication) {
+	var execTime time.Duration
+	if !app.Status.LastSubmissionAttemptTime.IsZero() && !app.Status.TerminationTime.IsZero() {
+		execTime = app.Status.TerminationTime.Sub(app.Status.LastSubmissionAttemptTime.Time)
+	}
+	r.metrics(func(m MetricsRecorder) { m.Finished(app, app.Status.AppState.State, execTime) })
+	name := r.batchSchedulerName(app)
+	if name == "" {
+		return
+	}
+	sched, err := r.Schedulers.Get(name)
+	if err != nil {
+		return
+	}
+	if err := sched.OnFinish(ctx, app); err != nil {
+		log.FromContext(ctx).Error(err, "batch scheduler could not release the application", "scheduler", name)
+	}
+}
+
+func (r *Reconciler) batchSchedulerName(app *v1beta2.SparkApplication) string {
+	if app.Spec.BatchScheduler != nil && *app.Spec.BatchScheduler != "" {
+		return *app.Spec.BatchScheduler
+	}
+	return r.DefaultBatchScheduler
+}
+
+func (r *Reconciler) metrics(f func(MetricsRecorder)) {
+	if r.Metrics != nil {
+		f(r.Metrics)
+	}
+}
+
+func (r *Reconciler) event(app *v1beta2.SparkApplication, warning bool, reason, action, note string) {
+	if r.Recorder == nil {
+		return
+	}
+	typ := corev1.EventTypeNormal
+	if warning {
+		typ = corev1.EventTypeWarning
+	}
+	r.Recorder.Eventf(app, nil, typ, reason, action, "%s", note)
+}
+
+// observe gathers what the state machine decides on: the application and the pods of its
+// current submission.
+func (r *Reconciler) observe(ctx context.Context, app *v1beta2.SparkApplication) (*step, error) {
+	s := &step{
+		r:    r,
+		app:  app.DeepCopy(),
+		from: app.Status.AppState.State,
+		now:  r.Clock.Now(),
+	}
+	pod := &corev1.Pod{}
+	err := r.Client.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: app.DriverPodName()}, pod)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return nil, err
+	case ofSubmission(pod, app.Status.SubmissionID):
+		s.driver = pod
+	case pod.Labels[v1beta2.LabelAppName] == app.Name:
+		s.staleDriver = pod
+	}
+	if app.Status.SubmissionID != "" {
+		pods := &corev1.PodList{}
+		if err := r.Client.List(ctx, pods, client.InNamespace(app.Namespace), client.MatchingLabels{
+			v1beta2.LabelAppName:      app.Name,
+			v1beta2.LabelSubmissionID: app.Status.SubmissionID,
+			v1beta2.SparkRoleLabel:    v1beta2.SparkRoleExecutor,
+		}); err != nil {
+			return nil, err
+		}
+		s.executors = pods.Items
+	}
+	return s, nil
+}

@@ -1,0 +1,610 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package sparkapplication
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/submission"
+	"github.com/sparkop/spark-operator/test/cluster"
+)
+
+const (
+	annRunSeconds  = "kwok.sparkop.dev/run-seconds"
+	annExitCode    = "kwok.sparkop.dev/exit-code"
+	annSubmitError = "test.sparkop.dev/submit-error"
+)
+
+// fakeSubmitter creates the driver pod the way a real submitter would (labels, owner, the
+// driver's annotations), counting its calls per application. An application annotated with
+// annSubmitError fails to submit with that message.
+type fakeSubmitter struct {
+	gate  *gate // the batch scheduler of the test's manager
+	c     client.Client
+	mu    sync.Mutex
+	calls map[types.NamespacedName]int
+}
+
+func (f *fakeSubmitter) count(key types.NamespacedName) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls[key]
+}
+
+func (f *fakeSubmitter) Submit(ctx context.Context, app *v1beta2.SparkApplication, a submission.Attempt) (submission.Result, error) {
+	f.mu.Lock()
+	f.calls[client.ObjectKeyFromObject(app)]++
+	f.mu.Unlock()
+	if msg := app.Annotations[annSubmitError]; msg != "" {
+		return submission.Result{}, &submission.Error{Message: msg}
+	}
+	appID := "spark-" + a.SubmissionID
+	pod := driverPod(app, a.DriverPodName, a.SubmissionID, appID)
+	if err := f.c.Create(ctx, pod); err != nil {
+		if !apierrors.IsAlreadyExists(err) {
+			return submission.Result{}, err
+		}
+		if err := f.c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return submission.Result{}, err
+		}
+		if pod.Labels[v1beta2.LabelSubmissionID] != a.SubmissionID {
+			return submission.Result{}, fmt.Errorf("pod %s belongs to another submission", pod.Name)
+		}
+	}
+	return submission.Result{SparkApplicationID: appID, DriverPodName: pod.Name}, nil
+}
+
+func driverPod(app *v1beta2.SparkApplication, name, submissionID, appID string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: app.Namespace,
+			Labels: map[string]string{
+				v1beta2.LabelAppName:            app.Name,
+				v1beta2.LabelLaunchedByOperator: "true",
+				v1beta2.LabelSubmissionID:       submissionID,
+				v1beta2.SparkRoleLabel:          v1beta2.SparkRoleDriver,
+				v1beta2.SparkAppSelectorLabel:   appID,
+			},
+			Annotations: app.Spec.Driver.Annotations,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1beta2.GroupVersion.String(), Kind: "SparkApplication",
+				Name: app.Name, UID: app.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
+		},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: v1beta2.SparkDriverContainerName, Image: "spark:test"}}},
+	}
+}
+
+func executorPod(driver *corev1.Pod, id int, submissionID string, annotations map[string]string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: fmt.Sprintf("%s-exec-%d", driver.Labels[v1beta2.LabelAppName], id), Namespace: driver.Namespace,
+			Labels: map[string]string{
+				v1beta2.LabelAppName:            driver.Labels[v1beta2.LabelAppName],
+				v1beta2.LabelLaunchedByOperator: "true",
+				v1beta2.LabelSubmissionID:       submissionID,
+				v1beta2.SparkRoleLabel:          v1beta2.SparkRoleExecutor,
+				v1beta2.SparkExecutorIDLabel:    strconv.Itoa(id),
+				v1beta2.SparkAppSelectorLabel:   driver.Labels[v1beta2.SparkAppSelectorLabel],
+			},
+			Annotations: annotations,
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: driver.Name, UID: driver.UID,
+				Controller: ptr.To(true)}},
+		},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: v1beta2.SparkExecutorContainerName, Image: "spark:test"}}},
+	}
+}
+
+// startManager runs the controller for the given namespaces until the test ends, with the
+// pod cache restricted to what the operator launched, as the operator's is.
+func startManager(t *testing.T, namespaces []string, sub *fakeSubmitter, opts Options) {
+	t.Helper()
+	nsConfig := map[string]cache.Config{}
+	for _, ns := range namespaces {
+		nsConfig[ns] = cache.Config{}
+	}
+	mgr, err := ctrl.NewManager(cluster.Config(t), ctrl.Options{
+		Scheme:                 cluster.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+		Cache: cache.Options{
+			DefaultNamespaces: nsConfig,
+			ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {
+				Label: labels.SelectorFromSet(labels.Set{v1beta2.LabelLaunchedByOperator: "true"}),
+			}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{
+		Client:      mgr.GetClient(),
+		APIReader:   mgr.GetAPIReader(),
+		Scheme:      mgr.GetScheme(),
+		Recorder:    mgr.GetEventRecorder(ControllerName),
+		Submitters:  map[submission.Mode]submission.Submitter{submission.ModeNative: sub},
+		DefaultMode: submission.ModeNative,
+		Schedulers:  scheduler.NewRegistry(sub.gate),
+		Options:     opts,
+	}
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+}
+
+// gate is a batch scheduler that holds every application back until the test opens it.
+type gate struct{ open atomic.Bool }
+
+func (g *gate) Name() string { return "gate" }
+
+func (g *gate) BeforeSubmit(context.Context, *v1beta2.SparkApplication) (scheduler.Decision, error) {
+	if g.open.Load() {
+		return scheduler.Decision{Admit: true}, nil
+	}
+	return scheduler.Decision{Reason: "waiting for 2 free cores"}, nil
+}
+
+func (g *gate) OnFinish(context.Context, *v1beta2.SparkApplication) error { return nil }
+
+func newApp(ns, name string, mutate ...func(*v1beta2.SparkApplication)) *v1beta2.SparkApplication {
+	app := &v1beta2.SparkApplication{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1beta2.SparkApplicationSpec{
+			Type:                v1beta2.SparkApplicationTypeScala,
+			SparkVersion:        "3.5.3",
+			MainClass:           ptr.To("org.apache.spark.examples.SparkPi"),
+			MainApplicationFile: "local:///opt/spark/examples/jars/spark-examples.jar",
+			Image:               ptr.To("spark:3.5.3"),
+		},
+	}
+	for _, m := range mutate {
+		m(app)
+	}
+	return app
+}
+
+func driverAnnotations(kv ...string) func(*v1beta2.SparkApplication) {
+	return func(app *v1beta2.SparkApplication) {
+		app.Spec.Driver.Annotations = map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			app.Spec.Driver.Annotations[kv[i]] = kv[i+1]
+		}
+	}
+}
+
+type env struct {
+	c   client.Client
+	ns  string
+	sub *fakeSubmitter
+}
+
+func (e *env) create(t *testing.T, app *v1beta2.SparkApplication) types.NamespacedName {
+	t.Helper()
+	if err := e.c.Create(context.Background(), app); err != nil {
+		t.Fatalf("creating application: %v", err)
+	}
+	return client.ObjectKeyFromObject(app)
+}
+
+func (e *env) get(t *testing.T, key types.NamespacedName) *v1beta2.SparkApplication {
+	t.Helper()
+	app := &v1beta2.SparkApplication{}
+	if err := e.c.Get(context.Background(), key, app); err != nil {
+		t.Fatalf("getting %s: %v", key, err)
+	}
+	return app
+}
+
+// waitFor polls the application until cond holds and returns it.
+func (e *env) waitFor(t *testing.T, key types.NamespacedName, timeout time.Duration, what string,
+	cond func(*v1beta2.SparkApplication) bool) *v1beta2.SparkApplication {
+	t.Helper()
+	app := &v1beta2.SparkApplication{}
+	defer func() {
+		if t.Failed() {
+			t.Logf("%s: last status seen: %+v", key, app.Status)
+		}
+	}()
+	cluster.Eventually(t, timeout, what, func() (bool, error) {
+		if err := e.c.Get(context.Background(), key, app); err != nil {
+			return false, err
+		}
+		return cond(app), nil
+	})
+	return app
+}
+
+func (e *env) waitState(t *testing.T, key types.NamespacedName, state v1beta2.ApplicationStateType, timeout time.Duration) *v1beta2.SparkApplication {
+	t.Helper()
+	return e.waitFor(t, key, timeout, "state "+string(state), func(a *v1beta2.SparkApplication) bool {
+		return a.Status.AppState.State == state
+	})
+}
+
+func (e *env) update(t *testing.T, key types.NamespacedName, mutate func(*v1beta2.SparkApplication)) {
+	t.Helper()
+	cluster.Eventually(t, 10*time.Second, "spec update", func() (bool, error) {
+		app := e.get(t, key)
+		mutate(app)
+		err := e.c.Update(context.Background(), app)
+		if apierrors.IsConflict(err) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+}
+
+// events returns the reasons of the events recorded for the application, in order.
+func (e *env) events(t *testing.T, name string) []string {
+	t.Helper()
+	list := &eventsv1.EventList{}
+	if err := e.c.List(context.Background(), list, client.InNamespace(e.ns)); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, ev := range list.Items {
+		if ev.Regarding.Kind == "SparkApplication" && ev.Regarding.Name == name {
+			out = append(out, ev.Reason)
+		}
+	}
+	return out
+}
+
+func (e *env) waitEvents(t *testing.T, name string, reasons ...string) {
+	t.Helper()
+	cluster.Eventually(t, 15*time.Second, fmt.Sprintf("events %v", reasons), func() (bool, error) {
+		have := map[string]bool{}
+		for _, r := range e.events(t, name) {
+			have[r] = true
+		}
+		for _, r := range reasons {
+			if !have[r] {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+func (e *env) driver(t *testing.T, app *v1beta2.SparkApplication) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{}
+	if err := e.c.Get(context.Background(), types.NamespacedName{Namespace: app.Namespace, Name: app.DriverPodName()}, pod); err != nil {
+		t.Fatalf("driver pod: %v", err)
+	}
+	return pod
+}
+
+func TestController(t *testing.T) {
+	c := cluster.Client(t)
+	tests := []struct {
+		name string
+		run  func(t *testing.T, e *env)
+	}{
+		{"happy path", testHappyPath},
+		{"driver fails", testDriverFails},
+		{"on failure retries", testOnFailureRetries},
+		{"always reruns", testAlwaysReruns},
+		{"submission failure retries", testSubmissionFailure},
+		{"spec change reruns", testSpecChange},
+		{"ttl neither reruns and deletes", testTTL},
+		{"suspend and resume", testSuspendResume},
+		{"driver deleted", testDriverDeleted},
+		{"executors", testExecutors},
+		{"batch schedulers", testBatchSchedulers},
+	}
+	sub := &fakeSubmitter{c: c, calls: map[types.NamespacedName]int{}, gate: &gate{}}
+	envs := make([]*env, len(tests))
+	var namespaces []string
+	for i := range tests {
+		envs[i] = &env{c: c, ns: cluster.Namespace(t, c, "sparkapp"), sub: sub}
+		namespaces = append(namespaces, envs[i].ns)
+	}
+	startManager(t, namespaces, sub, Options{DriverPodGracePeriod: 2 * time.Second, MaxTrackedExecutors: 3,
+		QueuedRetryInterval: time.Second})
+	t.Run("group", func(t *testing.T) {
+		for i, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				t.Parallel()
+				tt.run(t, envs[i])
+			})
+		}
+	})
+}
+
+func testHappyPath(t *testing.T, e *env) {
+	key := e.create(t, newApp(e.ns, "pi", driverAnnotations(annRunSeconds, "2")))
+	e.waitState(t, key, v1beta2.ApplicationStateRunning, 20*time.Second)
+	app := e.waitState(t, key, v1beta2.ApplicationStateCompleted, 20*time.Second)
+	e.waitEvents(t, "pi", "SparkApplicationSubmitted", "DriverRunning", "DriverCompleted")
+
+	got := struct {
+		Submissions, Executions  int32
+		PodName, SubmissionLabel string
+		Calls                    int
+		Completed                bool
+	}{
+		app.Status.SubmissionAttempts, app.Status.ExecutionAttempts,
+		app.Status.DriverInfo.PodName, e.driver(t, app).Labels[v1beta2.LabelSubmissionID],
+		e.sub.count(key), meta.IsStatusConditionTrue(app.Status.Conditions, ConditionCompleted),
+	}
+	want := got
+	want.Submissions, want.Executions, want.PodName, want.SubmissionLabel, want.Calls, want.Completed =
+		1, 1, "pi-driver", app.Status.SubmissionID, 1, true
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if app.Status.SparkApplicationID == "" || app.Status.TerminationTime.IsZero() || app.Status.LastSubmittedSpecHash == "" {
+		t.Errorf("status misses sparkApplicationId, terminationTime or lastSubmittedSpecHash: %+v", app.Status)
+	}
+}
+
+func testDriverFails(t *testing.T, e *env) {
+	key := e.create(t, newApp(e.ns, "fails", driverAnnotations(annRunSeconds, "1", annExitCode, "3")))
+	app := e.waitState(t, key, v1beta2.ApplicationStateFailed, 20*time.Second)
+	if msg := app.Status.AppState.ErrorMessage; !strings.Contains(msg, "exit code 3") {
+		t.Errorf("errorMessage %q does not give the exit code", msg)
+	}
+	e.waitEvents(t, "fails", "DriverFailed")
+	if !meta.IsStatusConditionTrue(app.Status.Conditions, ConditionFailed) {
+		t.Errorf("conditions %+v: want Failed true", app.Status.Conditions)
+	}
+}
+
+func testOnFailureRetries(t *testing.T, e *env) {
+	key := e.create(t, newApp(e.ns, "retry", driverAnnotations(annExitCode, "1"), func(a *v1beta2.SparkApplication) {
+		a.Spec.RestartPolicy = v1beta2.RestartPolicy{Type: v1beta2.RestartPolicyOnFailure,
+			OnFailureRetries: ptr.To[int32](1), OnFailureRetryInterval: ptr.To[int64](1)}
+	}))
+	app := e.waitState(t, key, v1beta2.ApplicationStateFailed, 30*time.Second)
+	if diff := cmp.Diff([]int{2, 2}, []int{int(app.Status.ExecutionAttempts), e.sub.count(key)}); diff != "" {
+		t.Errorf("[executionAttempts, submissions] (-want +got):\n%s", diff)
+	}
+}
+
+func testAlwaysReruns(t *testing.T, e *env) {
+	key := e.create(t, newApp(e.ns, "always", driverAnnotations(annRunSeconds, "1"), func(a *v1beta2.SparkApplication) {
+		a.Spec.RestartPolicy = v1beta2.RestartPolicy{Type: v1beta2.RestartPolicyAlways, OnFailureRetryInterval: ptr.To[int64](1)}
+	}))
+	first := e.waitState(t, key, v1beta2.ApplicationStateRunning, 20*time.Second).Status.SubmissionID
+	e.waitFor(t, key, 30*time.Second, "a second run", func(a *v1beta2.SparkApplication) bool {
+		return a.Status.AppState.State == v1beta2.ApplicationStateRunning && a.Status.SubmissionID != first
+	})
+	if err := e.c.Delete(context.Background(), e.get(t, key)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testSubmissionFailure(t *testing.T, e *env) {
+	key := e.create(t, newApp(e.ns, "badsubmit", func(a *v1beta2.SparkApplication) {
+		a.Annotations = map[string]string{annSubmitError: "main class not found"}
+		a.Spec.RestartPolicy = v1beta2.RestartPolicy{Type: v1beta2.RestartPolicyOnFailure,
+			OnSubmissionFailureRetries: ptr.To[int32](1), OnSubmissionFailureRetryInterval: ptr.To[int64](1)}
+	}))
+	app := e.waitState(t, key, v1beta2.ApplicationStateFailed, 30*time.Second)
+	got := []any{app.Status.AppState.ErrorMessage, int(app.Status.SubmissionAttempts), e.sub.count(key)}
+	if diff := cmp.Diff([]any{"main class not found", 2, 2}, got); diff != "" {
+		t.Errorf("[message, submissionAttempts, submissions] (-want +got):\n%s", diff)
+	}
+	e.waitEvents(t, "badsubmit", "SubmissionFailed")
+
+	// A bad submitter annotation fails the submission with a message that says so.
+	key = e.create(t, newApp(e.ns, "badmode", func(a *v1beta2.SparkApplication) {
+		a.Annotations = map[string]string{v1beta2.AnnotationSubmitter: "carrier-pigeon"}
+	}))
+	app = e.waitState(t, key, v1beta2.ApplicationStateFailed, 20*time.Second)
+	if msg := app.Status.AppState.ErrorMessage; !strings.Contains(msg, "carrier-pigeon") {
+		t.Errorf("errorMessage %q does not name the bad submitter", msg)
+	}
+}
+
+func testSpecChange(t *testing.T, e *env) {
+	key := e.create(t, newApp(e.ns, "change"))
+	before := e.waitState(t, key, v1beta2.ApplicationStateRunning, 20*time.Second)
+	oldPod := e.driver(t, before)
+	e.update(t, key, func(a *v1beta2.SparkApplication) { a.Spec.Arguments = []string{"1000"} })
+	after := e.waitFor(t, key, 30*time.Second, "a new run", func(a *v1beta2.SparkApplication) bool {
+		return a.Status.AppState.State == v1beta2.ApplicationStateRunning && a.Status.SubmissionID != before.Status.SubmissionID
+	})
+	newPod := e.driver(t, after)
+	if newPod.UID == oldPod.UID || newPod.Labels[v1beta2.LabelSubmissionID] != after.Status.SubmissionID {
+		t.Errorf("driver pod was not replaced by one of submission %s", after.Status.SubmissionID)
+	}
+	if after.Status.ExecutionAttempts != 1 {
+		t.Errorf("executionAttempts = %d after invalidation, want 1", after.Status.ExecutionAttempts)
+	}
+	e.waitEvents(t, "change", "Invalidated")
+}
+
+func testTTL(t *testing.T, e *env) {
+	key := e.create(t, newApp(e.ns, "ttl", driverAnnotations(annRunSeconds, "3")))
+	running := e.waitState(t, key, v1beta2.ApplicationStateRunning, 20*time.Second)
+	// Changing only the time to live must not rerun: the same run completes, then the
+	// application goes away.
+	e.update(t, key, func(a *v1beta2.SparkApplication) { a.Spec.TimeToLiveSeconds = ptr.To[int64](1) })
+	done := e.waitState(t, key, v1beta2.ApplicationStateCompleted, 20*time.Second)
+	if done.Status.SubmissionID != running.Status.SubmissionID || done.Status.ExecutionAttempts != 1 {
+		t.Errorf("changing timeToLiveSeconds reran the application: submission %s → %s, executionAttempts %d",
+			running.Status.SubmissionID, done.Status.SubmissionID, done.Status.ExecutionAttempts)
+	}
+	cluster.Eventually(t, 20*time.Second, "deletion after the TTL", func() (bool, error) {
+		err := e.c.Get(context.Background(), key, &v1beta2.SparkApplication{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+}
+
+func testSuspendResume(t *testing.T, e *env) {
+	key := e.create(t, newApp(e.ns, "sus"))
+	running := e.waitState(t, key, v1beta2.ApplicationStateRunning, 20*time.Second)
+	e.update(t, key, func(a *v1beta2.SparkApplication) { a.Spec.Suspend = ptr.To(true) })
+	suspended := e.waitState(t, key, v1beta2.ApplicationStateSuspended, 20*time.Second)
+	err := e.c.Get(context.Background(), types.NamespacedName{Namespace: e.ns, Name: suspended.DriverPodName()}, &corev1.Pod{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("driver pod of a suspended application: %v, want not found", err)
+	}
+	e.update(t, key, func(a *v1beta2.SparkApplication) { a.Spec.Suspend = ptr.To(false) })
+	e.waitFor(t, key, 20*time.Second, "running again", func(a *v1beta2.SparkApplication) bool {
+		return a.Status.AppState.State == v1beta2.ApplicationStateRunning && a.Status.SubmissionID != running.Status.SubmissionID
+	})
+	e.waitEvents(t, "sus", "Suspended", "Resumed")
+}
+
+func testDriverDeleted(t *testing.T, e *env) {
+	key := e.create(t, newApp(e.ns, "lost"))
+	app := e.waitState(t, key, v1beta2.ApplicationStateRunning, 20*time.Second)
+	if err := e.c.Delete(context.Background(), e.driver(t, app)); err != nil {
+		t.Fatal(err)
+	}
+	app = e.waitState(t, key, v1beta2.ApplicationStateFailed, 20*time.Second)
+	if diff := cmp.Diff("driver pod lost-driver not found", app.Status.AppState.ErrorMessage); diff != "" {
+		t.Errorf("errorMessage (-want +got):\n%s", diff)
+	}
+}
+
+func testExecutors(t *testing.T, e *env) {
+	key := e.create(t, newApp(e.ns, "execs"))
+	app := e.waitState(t, key, v1beta2.ApplicationStateRunning, 20*time.Second)
+	driver := e.driver(t, app)
+	failing := map[string]string{annExitCode: "1"}
+	pods := []*corev1.Pod{
+		executorPod(driver, 1, app.Status.SubmissionID, nil),
+		executorPod(driver, 2, app.Status.SubmissionID, nil),
+		executorPod(driver, 3, app.Status.SubmissionID, nil),
+		executorPod(driver, 4, app.Status.SubmissionID, nil),
+		executorPod(driver, 5, app.Status.SubmissionID, failing),
+		// A failed executor of an earlier submission must neither show nor raise an event.
+		executorPod(driver, 9, "an-earlier-submission", failing),
+	}
+	for _, p := range pods {
+		if err := e.c.Create(context.Background(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]v1beta2.ExecutorState{
+		"execs-exec-3": v1beta2.ExecutorStateRunning,
+		"execs-exec-4": v1beta2.ExecutorStateRunning,
+		"execs-exec-5": v1beta2.ExecutorStateFailed,
+	}
+	e.waitFor(t, key, 20*time.Second, "executor states", func(a *v1beta2.SparkApplication) bool {
+		return cmp.Equal(want, a.Status.ExecutorState)
+	})
+	e.waitEvents(t, "execs", "ExecutorFailed")
+	n := 0
+	for _, r := range e.events(t, "execs") {
+		if r == "ExecutorFailed" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d ExecutorFailed events, want 1", n)
+	}
+}
+
+func testBatchSchedulers(t *testing.T, e *env) {
+	key := e.create(t, newApp(e.ns, "queued", func(a *v1beta2.SparkApplication) { a.Spec.BatchScheduler = ptr.To("gate") }))
+	e.waitFor(t, key, 20*time.Second, "Queued condition", func(a *v1beta2.SparkApplication) bool {
+		c := meta.FindStatusCondition(a.Status.Conditions, ConditionQueued)
+		return c != nil && c.Status == metav1.ConditionTrue && c.Message == "waiting for 2 free cores" &&
+			a.Status.AppState.State == v1beta2.ApplicationStateNew
+	})
+	if n := e.sub.count(key); n != 0 {
+		t.Errorf("a held application was submitted %d times", n)
+	}
+	e.sub.gate.open.Store(true)
+	app := e.waitState(t, key, v1beta2.ApplicationStateRunning, 20*time.Second)
+	if c := meta.FindStatusCondition(app.Status.Conditions, ConditionQueued); c != nil {
+		t.Errorf("Queued condition %+v left on a running application", c)
+	}
+
+	key = e.create(t, newApp(e.ns, "volcano", func(a *v1beta2.SparkApplication) { a.Spec.BatchScheduler = ptr.To("volcano") }))
+	e.waitState(t, key, v1beta2.ApplicationStateRunning, 20*time.Second)
+	e.waitEvents(t, "volcano", "BatchSchedulerNotEnabled")
+}
+
+// TestAdoptsDriverOfInterruptedSubmission plays an operator killed between creating a driver
+// and recording it: the restarted controller must complete that same attempt (the submitter
+// finds the driver and creates no other), and must replace a driver left over from an older
+// submission.
+func TestAdoptsDriverOfInterruptedSubmission(t *testing.T) {
+	c := cluster.Client(t)
+	ctx := context.Background()
+	e := &env{c: c, ns: cluster.Namespace(t, c, "sparkapp-adopt"),
+		sub: &fakeSubmitter{c: c, calls: map[types.NamespacedName]int{}, gate: &gate{}}}
+
+	recorded := func(name, submissionID, podSubmissionID string) (types.NamespacedName, types.UID) {
+		app := newApp(e.ns, name)
+		key := e.create(t, app)
+		app.Status.SubmissionID = submissionID
+		app.Status.LastSubmissionAttemptTime = metav1.Now()
+		if err := c.Status().Update(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+		pod := driverPod(app, app.DriverPodName(), podSubmissionID, "spark-"+podSubmissionID)
+		if err := c.Create(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		return key, pod.UID
+	}
+	adopted, adoptedUID := recorded("adopted", "sub-1", "sub-1")
+	replaced, staleUID := recorded("replaced", "sub-2", "sub-old")
+
+	startManager(t, []string{e.ns}, e.sub, Options{DriverPodGracePeriod: 2 * time.Second})
+
+	app := e.waitState(t, adopted, v1beta2.ApplicationStateRunning, 20*time.Second)
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace(e.ns), client.MatchingLabels{v1beta2.LabelAppName: "adopted"}); err != nil {
+		t.Fatal(err)
+	}
+	got := []any{e.sub.count(adopted), len(pods.Items), app.Status.SubmissionID, int(app.Status.SubmissionAttempts),
+		app.Status.SparkApplicationID}
+	if diff := cmp.Diff([]any{1, 1, "sub-1", 1, "spark-sub-1"}, got); diff != "" {
+		t.Errorf("[submissions, driver pods, submissionID, submissionAttempts, sparkApplicationId] (-want +got):\n%s", diff)
+	}
+	if pods.Items[0].UID != adoptedUID {
+		t.Error("the adopted driver pod was replaced")
+	}
+
+	app = e.waitState(t, replaced, v1beta2.ApplicationStateRunning, 20*time.Second)
+	pod := e.driver(t, app)
+	got = []any{e.sub.count(replaced), app.Status.SubmissionID, pod.Labels[v1beta2.LabelSubmissionID], pod.UID != staleUID}
+	if diff := cmp.Diff([]any{1, "sub-2", "sub-2", true}, got); diff != "" {
+		t.Errorf("[submissions, submissionID, driver's submission, driver replaced] (-want +got):\n%s", diff)
+	}
+}

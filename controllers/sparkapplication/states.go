@@ -1,0 +1,469 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package sparkapplication
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/controllers/uiresources"
+)
+
+// The state machine. Each reconcile takes at most one step; the status write it makes brings
+// the next reconcile. Transitions (→ [effect]):
+//
+//	any live state  spec.suspend set                     → SUSPENDING
+//	any submitted   spec changed (lastSubmittedSpecHash) → INVALIDATING [Invalidated]
+//	NEW, PENDING_RERUN, RESUMING
+//	                driver of the recorded submission    → (enqueue: the submitter completes the
+//	                                                       same attempt, the pool writes SUBMITTED)
+//	                driver of an older submission        → (delete it, wait)
+//	                no submission recorded               → (record submissionID, then enqueue)
+//	                submission recorded                  → (enqueue; the pool writes SUBMITTED
+//	                                                       or SUBMISSION_FAILED)
+//	SUBMITTED, RUNNING, UNKNOWN: the driver pod's phase decides
+//	                Pending → SUBMITTED, Running → RUNNING [DriverRunning],
+//	                Succeeded → SUCCEEDING [DriverCompleted], Failed → FAILING [DriverFailed],
+//	                Unknown → UNKNOWN, missing after DriverPodGracePeriod → FAILING
+//	SUCCEEDING      restart policy Always                → PENDING_RERUN, else COMPLETED
+//	FAILING         retries left, after onFailureRetryInterval → PENDING_RERUN, else FAILED
+//	SUBMISSION_FAILED retries left, after onSubmissionFailureRetryInterval → PENDING_RERUN,
+//	                else FAILED
+//	INVALIDATING    (delete driver and UI)               → PENDING_RERUN, attempts reset
+//	SUSPENDING      (delete driver and UI) driver gone   → SUSPENDED [Suspended]
+//	SUSPENDED       spec.suspend cleared                 → RESUMING [Resumed]
+//	COMPLETED, FAILED  (delete the application once timeToLiveSeconds has passed)
+func (s *step) run(ctx context.Context) error {
+	if s.suspendRequested() || s.specChanged() {
+		return nil
+	}
+	switch s.app.Status.AppState.State {
+	case v1beta2.ApplicationStateNew, v1beta2.ApplicationStatePendingRerun, v1beta2.ApplicationStateResuming:
+		return s.readyToSubmit(ctx)
+	case v1beta2.ApplicationStateSubmitted, v1beta2.ApplicationStateRunning, v1beta2.ApplicationStateUnknown:
+		return s.followDriver(ctx)
+	case v1beta2.ApplicationStateSucceeding:
+		return s.succeeding(ctx)
+	case v1beta2.ApplicationStateFailing:
+		return s.failing(ctx)
+	case v1beta2.ApplicationStateFailedSubmission:
+		return s.submissionFailed(ctx)
+	case v1beta2.ApplicationStateInvalidating:
+		return s.invalidating(ctx)
+	case v1beta2.ApplicationStateSuspending:
+		return s.suspending(ctx)
+	case v1beta2.ApplicationStateSuspended:
+		return s.suspended(ctx)
+	case v1beta2.ApplicationStateCompleted, v1beta2.ApplicationStateFailed:
+		return s.finished(ctx)
+	default:
+		// A state this operator does not know (written by hand, or by a newer version): let
+		// the driver pod say where the application is.
+		return s.followDriver(ctx)
+	}
+}
+
+// step is one reconcile of one application: what was observed, the status being changed, and
+// the effects to perform once that status is stored.
+type step struct {
+	r    *Reconciler
+	app  *v1beta2.SparkApplication // a copy; its status becomes the new status
+	from v1beta2.ApplicationStateType
+	now  time.Time
+
+	driver      *corev1.Pod // the driver pod of status.submissionID
+	staleDriver *corev1.Pod // a pod with the driver's name from another submission
+	executors   []corev1.Pod
+
+	events           []event
+	enqueue          bool
+	executorsChanged bool
+	deleted          bool
+	requeueAfter     time.Duration
+}
+
+type event struct {
+	warning              bool
+	reason, action, note string
+}
+
+func (s *step) normal(reason, action, note string) {
+	s.events = append(s.events, event{false, reason, action, note})
+}
+
+func (s *step) warning(reason, action, note string) {
+	s.events = append(s.events, event{true, reason, action, note})
+}
+
+func (s *step) moveTo(state v1beta2.ApplicationStateType, message string) {
+	s.app.Status.AppState = v1beta2.ApplicationState{State: state, ErrorMessage: message}
+}
+
+func (s *step) requeue(d time.Duration) {
+	if d <= 0 {
+		d = time.Millisecond
+	}
+	if s.requeueAfter == 0 || d < s.requeueAfter {
+		s.requeueAfter = d
+	}
+}
+
+// suspendRequested moves a live application to SUSPENDING when spec.suspend is set.
+func (s *step) suspendRequested() bool {
+	switch st := s.app.Status.AppState.State; {
+	case !s.app.IsSuspended(), st.IsTerminal(),
+		st == v1beta2.ApplicationStateSuspending, st == v1beta2.ApplicationStateSuspended:
+		return false
+	}
+	s.moveTo(v1beta2.ApplicationStateSuspending, "")
+	return true
+}
+
+// specChanged moves a submitted application to INVALIDATING when its spec differs from the
+// one it was submitted with. Finished applications rerun too: editing one asks for a new run.
+func (s *step) specChanged() bool {
+	switch s.app.Status.AppState.State {
+	case v1beta2.ApplicationStateSubmitted, v1beta2.ApplicationStateRunning, v1beta2.ApplicationStateUnknown,
+		v1beta2.ApplicationStateSucceeding, v1beta2.ApplicationStateFailing, v1beta2.ApplicationStateFailedSubmission,
+		v1beta2.ApplicationStateCompleted, v1beta2.ApplicationStateFailed:
+	default:
+		return false
+	}
+	old := s.app.Status.LastSubmittedSpecHash
+	if old == "" || old == specHash(&s.app.Spec) {
+		return false
+	}
+	s.moveTo(v1beta2.ApplicationStateInvalidating, "")
+	s.normal("Invalidated", "Invalidate", "spec changed; the current run is stopped and the application submitted again")
+	return true
+}
+
+// readyToSubmit records a submission and hands it to the pool, or adopts the driver that an
+// interrupted earlier handling of the same submission left behind.
+func (s *step) readyToSubmit(ctx context.Context) error {
+	st := &s.app.Status
+	switch {
+	case s.driver != nil:
+		// The pool created this driver but the operator stopped before writing SUBMITTED,
+		// perhaps before the driver's ConfigMaps and Service existed. The submitter finishes
+		// the same attempt (it never starts a second driver), and the pool writes SUBMITTED.
+		s.enqueue = true
+	case s.staleDriver != nil:
+		// The driver name is fixed, so the old driver must be gone before a new one can start.
+		if err := s.deletePod(ctx, s.staleDriver); err != nil {
+			return err
+		}
+		s.requeue(time.Second)
+	case st.SubmissionID == "":
+		st.SubmissionID = string(uuid.NewUUID())
+		st.LastSubmissionAttemptTime = metav1.NewTime(s.now)
+		st.LastSubmittedSpecHash = specHash(&s.app.Spec)
+		st.SparkApplicationID = ""
+		st.DriverInfo = v1beta2.DriverInfo{}
+		st.ExecutorState = nil
+		st.TerminationTime = metav1.Time{}
+		s.enqueue = true
+	default:
+		// Recorded but not submitted: the pool may have lost it in a restart. Enqueueing twice
+		// is harmless; the pool keys by application and rechecks the submission. An
+		// application its batch scheduler holds back is not offered again before the pool's
+		// own retry would: its Queued condition write brings a reconcile at once.
+		if c := meta.FindStatusCondition(st.Conditions, ConditionQueued); c != nil && c.Status == metav1.ConditionTrue {
+			if wait := c.LastTransitionTime.Add(s.r.Options.QueuedRetryInterval).Sub(s.now); wait > 0 {
+				s.requeue(wait)
+				return nil
+			}
+		}
+		s.enqueue = true
+	}
+	return nil
+}
+
+// followDriver moves the application along with its driver pod's phase.
+func (s *step) followDriver(ctx context.Context) error {
+	st := &s.app.Status
+	driver := s.driver
+	if driver == nil {
+		pod, err := s.confirmDriverMissing(ctx)
+		if err != nil || pod == nil && s.requeueAfter > 0 {
+			return err
+		}
+		driver = pod
+	}
+	if driver == nil {
+		name := st.DriverInfo.PodName
+		if name == "" {
+			name = s.app.DriverPodName()
+		}
+		s.updateExecutors(v1beta2.DriverStateFailed)
+		s.terminate(v1beta2.ApplicationStateFailing, fmt.Sprintf("driver pod %s not found", name))
+		s.warning("DriverFailed", "Monitor", st.AppState.ErrorMessage)
+		return nil
+	}
+	if id := sparkAppID(driver); id != "" {
+		st.SparkApplicationID = id
+	}
+	st.DriverInfo.PodName = driver.Name
+	ds := driverState(driver)
+	s.updateExecutors(ds)
+	if !ds.IsTerminal() {
+		s.ensureUI(ctx)
+	}
+	switch ds {
+	case v1beta2.DriverStatePending:
+		if s.from == v1beta2.ApplicationStateUnknown {
+			s.moveTo(v1beta2.ApplicationStateSubmitted, "")
+		}
+	case v1beta2.DriverStateRunning:
+		if s.from != v1beta2.ApplicationStateRunning {
+			s.moveTo(v1beta2.ApplicationStateRunning, "")
+			s.normal("DriverRunning", "Monitor", fmt.Sprintf("driver pod %s is running", driver.Name))
+		}
+	case v1beta2.DriverStateCompleted:
+		s.terminate(v1beta2.ApplicationStateSucceeding, "")
+		s.normal("DriverCompleted", "Monitor", fmt.Sprintf("driver pod %s completed", driver.Name))
+	case v1beta2.DriverStateFailed:
+		s.terminate(v1beta2.ApplicationStateFailing, driverFailureMessage(driver))
+		s.warning("DriverFailed", "Monitor", st.AppState.ErrorMessage)
+	default:
+		s.moveTo(v1beta2.ApplicationStateUnknown, fmt.Sprintf("driver pod %s is in phase %q", driver.Name, driver.Status.Phase))
+	}
+	return nil
+}
+
+// confirmDriverMissing decides about a driver pod the cache does not show. Within the grace
+// period it waits (requeue set); after it, it asks the API server, so that a lagging cache
+// cannot fail a healthy run. It returns the pod when the API server has it after all.
+func (s *step) confirmDriverMissing(ctx context.Context) (*corev1.Pod, error) {
+	since := s.now.Sub(s.app.Status.LastSubmissionAttemptTime.Time)
+	if grace := s.r.Options.DriverPodGracePeriod; since < grace {
+		s.requeue(grace - since)
+		return nil, nil
+	}
+	pod := &corev1.Pod{}
+	err := s.r.APIReader.Get(ctx, client.ObjectKey{Namespace: s.app.Namespace, Name: s.app.DriverPodName()}, pod)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	case ofSubmission(pod, s.app.Status.SubmissionID):
+		return pod, nil
+	}
+	return nil, nil
+}
+
+// terminate records the end of a run: SUCCEEDING or FAILING, from which the restart policy
+// decides what follows.
+func (s *step) terminate(state v1beta2.ApplicationStateType, message string) {
+	s.moveTo(state, message)
+	s.app.Status.TerminationTime = metav1.NewTime(s.now)
+}
+
+func (s *step) succeeding(ctx context.Context) error {
+	s.updateExecutors(v1beta2.DriverStateCompleted)
+	if restartPolicy(s.app).Type == v1beta2.RestartPolicyAlways {
+		return s.rerun(ctx)
+	}
+	s.moveTo(v1beta2.ApplicationStateCompleted, "")
+	return nil
+}
+
+func (s *step) failing(ctx context.Context) error {
+	s.updateExecutors(v1beta2.DriverStateFailed)
+	if !retryAfterFailure(s.app) {
+		s.moveTo(v1beta2.ApplicationStateFailed, s.app.Status.AppState.ErrorMessage)
+		return nil
+	}
+	due := s.app.Status.TerminationTime.Add(seconds(restartPolicy(s.app).OnFailureRetryInterval))
+	if wait := due.Sub(s.now); wait > 0 {
+		s.requeue(wait)
+		return nil
+	}
+	return s.rerun(ctx)
+}
+
+func (s *step) submissionFailed(ctx context.Context) error {
+	if !retryAfterSubmissionFailure(s.app) {
+		s.terminate(v1beta2.ApplicationStateFailed, s.app.Status.AppState.ErrorMessage)
+		return nil
+	}
+	due := s.app.Status.LastSubmissionAttemptTime.Add(seconds(restartPolicy(s.app).OnSubmissionFailureRetryInterval))
+	if wait := due.Sub(s.now); wait > 0 {
+		s.requeue(wait)
+		return nil
+	}
+	if err := s.deleteUI(ctx); err != nil {
+		return err
+	}
+	// submissionAttempts is kept: it is what bounds the retries.
+	s.moveTo(v1beta2.ApplicationStatePendingRerun, "")
+	s.app.Status.SubmissionID = ""
+	return nil
+}
+
+// rerun tears down what is left of a finished run and waits for the next submission.
+func (s *step) rerun(ctx context.Context) error {
+	if err := s.deleteUI(ctx); err != nil {
+		return err
+	}
+	s.moveTo(v1beta2.ApplicationStatePendingRerun, "")
+	s.app.Status.SubmissionID = ""
+	s.app.Status.SubmissionAttempts = 0
+	return nil
+}
+
+func (s *step) invalidating(ctx context.Context) error {
+	if err := s.deleteRun(ctx); err != nil {
+		return err
+	}
+	s.moveTo(v1beta2.ApplicationStatePendingRerun, "")
+	s.app.Status.SubmissionID = ""
+	s.app.Status.SubmissionAttempts = 0
+	s.app.Status.ExecutionAttempts = 0
+	return nil
+}
+
+func (s *step) suspending(ctx context.Context) error {
+	if err := s.deleteRun(ctx); err != nil {
+		return err
+	}
+	if s.driver != nil || s.staleDriver != nil {
+		// The pod event of the deletion brings the next step; this is a backstop.
+		s.requeue(time.Second)
+		return nil
+	}
+	s.moveTo(v1beta2.ApplicationStateSuspended, "")
+	s.app.Status.ExecutorState = nil
+	s.normal("Suspended", "Suspend", "spec.suspend is true; the driver and its UI were deleted")
+	return nil
+}
+
+func (s *step) suspended(ctx context.Context) error {
+	if s.app.IsSuspended() {
+		// A submission that was in flight when the suspension came may still create a driver.
+		return s.deleteRun(ctx)
+	}
+	s.moveTo(v1beta2.ApplicationStateResuming, "")
+	s.app.Status.SubmissionID = ""
+	s.app.Status.SubmissionAttempts = 0
+	s.normal("Resumed", "Resume", "spec.suspend is false; the application is submitted again")
+	return nil
+}
+
+// finished deletes the application once its time to live has passed.
+func (s *step) finished(ctx context.Context) error {
+	expires, ok := s.app.ExpirationTime()
+	if !ok {
+		return nil
+	}
+	if wait := expires.Sub(s.now); wait > 0 {
+		s.requeue(wait)
+		return nil
+	}
+	uid := s.app.UID
+	err := s.r.Client.Delete(ctx, s.app, client.Preconditions{UID: &uid})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return err
+	}
+	log.FromContext(ctx).Info("deleted the application: its time to live has passed")
+	s.deleted = true
+	return nil
+}
+
+// updateExecutors refreshes status.executorState and notes failed executors, once each.
+func (s *step) updateExecutors(driver v1beta2.DriverState) {
+	st := &s.app.Status
+	prev := st.ExecutorState
+	next := executorStates(prev, s.executors, st.SubmissionID, driver, s.r.Options.MaxTrackedExecutors)
+	for _, name := range newlyFailedExecutors(prev, next) {
+		s.warning("ExecutorFailed", "Monitor", fmt.Sprintf("executor %s failed", name))
+	}
+	if !mapsEqual(prev, next) {
+		s.executorsChanged = true
+	}
+	st.ExecutorState = next
+}
+
+func mapsEqual(a, b map[string]v1beta2.ExecutorState) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// ensureUI keeps the UI Service (and Ingress) of a live run in place and records where they
+// are. A failure is logged, not fatal: the run goes on without its UI.
+func (s *step) ensureUI(ctx context.Context) {
+	info, err := uiresources.Ensure(ctx, s.r.Client, s.r.Scheme, s.app, s.r.UI)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "could not create the Spark UI resources")
+		return
+	}
+	di := &s.app.Status.DriverInfo
+	di.WebUIServiceName = info.ServiceName
+	di.WebUIPort = info.Port
+	di.WebUIAddress = info.Address
+	di.WebUIIngressName = info.IngressName
+	di.WebUIIngressAddress = info.IngressAddress
+}
+
+func (s *step) deleteUI(ctx context.Context) error {
+	if !s.r.UI.ServiceEnabled && s.app.Status.DriverInfo.WebUIServiceName == "" {
+		// Nothing was created; skipping spares a cache of every Service and Ingress.
+		return nil
+	}
+	if err := uiresources.Delete(ctx, s.r.Client, s.app); err != nil {
+		return fmt.Errorf("deleting the Spark UI resources: %w", err)
+	}
+	di := &s.app.Status.DriverInfo
+	*di = v1beta2.DriverInfo{PodName: di.PodName}
+	return nil
+}
+
+// deleteRun stops the current run: its driver (the executors go with it, being owned by it)
+// and the UI resources.
+func (s *step) deleteRun(ctx context.Context) error {
+	if err := s.deleteUI(ctx); err != nil {
+		return err
+	}
+	for _, pod := range []*corev1.Pod{s.driver, s.staleDriver} {
+		if err := s.deletePod(ctx, pod); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *step) deletePod(ctx context.Context, pod *corev1.Pod) error {
+	if pod == nil || !pod.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	uid := pod.UID
+	err := s.r.Client.Delete(ctx, pod, client.Preconditions{UID: &uid},
+		client.PropagationPolicy(metav1.DeletePropagationBackground))
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("deleting pod %s: %w", pod.Name, err)
+	}
+	return nil
+}
