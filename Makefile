@@ -42,8 +42,28 @@ lint:
 
 ## test: generated files current, lint, then unit and integration tests against the local control plane
 .PHONY: test
-test: verify-generated lint cluster-up
+test: verify-generated lint cluster-up spark
 	go test $(GO_TEST_FLAGS) ./...
+
+## dev: the main job: local cluster + operator + examples/spark-pi.yaml run to completion
+.PHONY: dev
+dev:
+	@hack/dev.sh up
+
+## dev-down: stop what `make dev` started
+.PHONY: dev-down
+dev-down:
+	@hack/dev.sh down
+
+## bench: submission speed side by side (native vs spark-submit); see docs/benchmarks.md
+.PHONY: bench
+bench: build
+	@mkdir -p bin && go build -o bin/bench ./test/bench
+	@kc=$$(hack/local-cluster.sh up | tail -n 1); spark=$$(hack/install-spark.sh | tail -n 1); \
+	bin/bench --kubeconfig $$kc --mode native --apps 1000; \
+	bin/bench --kubeconfig $$kc --mode native --apps 1000 --rate 1000; \
+	bin/bench --kubeconfig $$kc --mode spark-submit --apps 50 --spark-home $$spark; \
+	bin/bench --kubeconfig $$kc --mode native --apps 10000
 
 ## cluster-up: build (once) and start the local control plane; prints its kubeconfig
 .PHONY: cluster-up
@@ -58,3 +78,7 @@ cluster-down:
 .PHONY: help
 help:
 	@grep -E '^## ' $(MAKEFILE_LIST) | sed 's/^## /  /'
+
+## spark: install spark-submit (pyspark) into .cache; prints SPARK_HOME
+.PHONY: spark
+spark: ; hack/install-spark.sh

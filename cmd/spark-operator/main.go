@@ -1,0 +1,225 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+// Command spark-operator runs the SparkApplication and ScheduledSparkApplication controllers
+// and the submission pool on one controller-runtime manager.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/user"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/manager/signals"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/controllers/metrics"
+	"github.com/sparkop/spark-operator/controllers/scheduledsparkapplication"
+	"github.com/sparkop/spark-operator/controllers/sparkapplication"
+	"github.com/sparkop/spark-operator/controllers/uiresources"
+	"github.com/sparkop/spark-operator/internal/glogr"
+	"github.com/sparkop/spark-operator/internal/nsfilter"
+	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/submission"
+	"github.com/sparkop/spark-operator/submission/native"
+	"github.com/sparkop/spark-operator/submission/sparksubmit"
+)
+
+func main() {
+	fs := flag.NewFlagSet(os.Args[0], flag.ExitOnError)
+	o, err := parseOptions(withGlogFlags(fs), os.Args[1:])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "spark-operator: %v\n", err)
+		os.Exit(2)
+	}
+	log := glogr.New()
+	ctrllog.SetLogger(log)
+	klog.SetLogger(log)
+	if err := run(signals.SetupSignalHandler(), o); err != nil {
+		log.Error(err, "operator stopped")
+		os.Exit(1)
+	}
+}
+
+// withGlogFlags adds glog's flags (-v, -logtostderr, …), which glog registers on the global
+// flag set, to fs. The global set also carries flags other libraries register on import, such
+// as controller-runtime's own --kubeconfig, which the operator defines itself.
+func withGlogFlags(fs *flag.FlagSet) *flag.FlagSet {
+	for _, name := range []string{"v", "vmodule", "logtostderr", "alsologtostderr", "stderrthreshold", "log_dir", "log_backtrace_at"} {
+		if f := flag.CommandLine.Lookup(name); f != nil {
+			fs.Var(f.Value, f.Name, f.Usage)
+		}
+	}
+	return fs
+}
+
+func run(ctx context.Context, o *options) error {
+	cfg, err := restConfig(o.kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = float32(o.apiQPS), o.apiBurst
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := v1beta2.AddToScheme(scheme); err != nil {
+		return err
+	}
+
+	mgr, err := manager.New(cfg, manager.Options{
+		Scheme:                        scheme,
+		Cache:                         cacheOptions(o),
+		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:        o.healthProbeAddr,
+		LeaderElection:                o.leaderElect,
+		LeaderElectionID:              o.leaderElectionID,
+		LeaderElectionNamespace:       o.leaderElectionNS,
+		LeaderElectionReleaseOnCancel: true,
+		Controller:                    config.Controller{MaxConcurrentReconciles: o.controllerWorkers},
+	})
+	if err != nil {
+		return fmt.Errorf("creating the manager: %w", err)
+	}
+
+	var namespaces *nsfilter.Filter
+	if !o.namespaceSelector.Empty() {
+		namespaces = &nsfilter.Filter{Reader: mgr.GetClient(), Selector: o.namespaceSelector}
+	}
+	submitters, err := buildSubmitters(o, cfg, mgr.GetClient())
+	if err != nil {
+		return err
+	}
+	schedulers := scheduler.NewRegistry(scheduler.AdmitAll{})
+	if o.defaultBatchSched != "" {
+		if _, err := schedulers.Get(o.defaultBatchSched); err != nil {
+			return fmt.Errorf("--default-batch-scheduler: %w", err)
+		}
+	}
+	recorder := metrics.NewRecorder(ctrlmetrics.Registry)
+
+	apps := &sparkapplication.Reconciler{
+		Client:                mgr.GetClient(),
+		APIReader:             mgr.GetAPIReader(),
+		Scheme:                scheme,
+		Recorder:              mgr.GetEventRecorder(sparkapplication.ControllerName),
+		Clock:                 clock.RealClock{},
+		Submitters:            submitters,
+		DefaultMode:           o.submissionMode,
+		Schedulers:            schedulers,
+		DefaultBatchScheduler: o.defaultBatchSched,
+		UI: uiresources.Options{
+			ServiceEnabled:   o.uiServiceEnabled,
+			IngressURLFormat: o.ingressURLFormat,
+			IngressClassName: o.ingressClassName,
+		},
+		Metrics:    recorder,
+		Namespaces: namespaces,
+		Options: sparkapplication.Options{
+			DriverPodGracePeriod: o.driverPodGracePeriod,
+			MaxTrackedExecutors:  o.maxTrackedExecutors,
+			SubmissionWorkers:    o.submissionWorkers,
+		},
+	}
+	if err := apps.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the SparkApplication controller: %w", err)
+	}
+	recorder.SetQueueDepth(apps.Pool.Len)
+
+	scheduled := &scheduledsparkapplication.Reconciler{Namespaces: namespaces}
+	if err := scheduled.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the ScheduledSparkApplication controller: %w", err)
+	}
+
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig == "" {
+		kubeconfig = os.Getenv("KUBECONFIG")
+	}
+	if kubeconfig == "" {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("not in a cluster and no --kubeconfig or KUBECONFIG given: %w", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("loading kubeconfig %s: %w", kubeconfig, err)
+	}
+	return cfg, nil
+}
+
+// cacheOptions keeps in memory only what the operator owns: pods, Services, ConfigMaps and
+// Ingresses it launched (by label), so memory stays flat however much else the cluster holds.
+func cacheOptions(o *options) cache.Options {
+	launched := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{v1beta2.LabelLaunchedByOperator: "true"})}
+	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Pod{}:           launched,
+		&corev1.Service{}:       launched,
+		&corev1.ConfigMap{}:     launched,
+		&networkingv1.Ingress{}: launched,
+	}}
+	if len(o.namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range o.namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
+}
+
+func buildSubmitters(o *options, cfg *rest.Config, c client.Client) (map[submission.Mode]submission.Submitter, error) {
+	sparkUser := "spark"
+	if u, err := user.Current(); err == nil {
+		sparkUser = u.Username
+	}
+	submitters := map[submission.Mode]submission.Submitter{
+		submission.ModeNative: &native.Submitter{Client: c, Options: native.Options{
+			Master: "k8s://" + cfg.Host, SparkUser: sparkUser,
+		}},
+	}
+	sparkHome := o.sparkHome
+	if sparkHome == "" {
+		sparkHome = os.Getenv("SPARK_HOME")
+	}
+	if sparkHome != "" {
+		submitters[submission.ModeSparkSubmit] = &sparksubmit.Submitter{SparkHome: sparkHome, Kubeconfig: o.kubeconfig, Client: c}
+	} else if o.submissionMode == submission.ModeSparkSubmit {
+		return nil, errors.New("--submission-mode=spark-submit needs --spark-home or SPARK_HOME")
+	}
+	return submitters, nil
+}

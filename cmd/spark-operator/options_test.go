@@ -1,0 +1,75 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sparkop/spark-operator/submission"
+)
+
+func TestParseOptions(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		check   func(t *testing.T, o *options)
+		wantErr string
+	}{
+		{
+			name: "defaults",
+			check: func(t *testing.T, o *options) {
+				if o.submissionMode != submission.ModeNative || o.namespaces != nil || !o.namespaceSelector.Empty() ||
+					o.driverPodGracePeriod != 10*time.Second || o.maxTrackedExecutors != 1000 || o.leaderElect {
+					t.Errorf("unexpected defaults: %+v", o)
+				}
+			},
+		},
+		{
+			name: "namespaces list and selector",
+			args: []string{"--namespaces", "a, b,,c", "--namespace-selector", "spark=enabled"},
+			check: func(t *testing.T, o *options) {
+				if diff := cmp.Diff([]string{"a", "b", "c"}, o.namespaces); diff != "" {
+					t.Error(diff)
+				}
+				if o.namespaceSelector.String() != "spark=enabled" {
+					t.Errorf("selector = %s", o.namespaceSelector)
+				}
+			},
+		},
+		{
+			name: "spark-submit mode",
+			args: []string{"--submission-mode", "spark-submit"},
+			check: func(t *testing.T, o *options) {
+				if o.submissionMode != submission.ModeSparkSubmit {
+					t.Errorf("mode = %s", o.submissionMode)
+				}
+			},
+		},
+		{name: "bad mode", args: []string{"--submission-mode", "jvm"}, wantErr: `unknown submission mode "jvm"`},
+		{name: "bad namespace", args: []string{"--namespaces", "Not_A_Namespace"}, wantErr: `"Not_A_Namespace" is not a namespace name`},
+		{name: "bad selector", args: []string{"--namespace-selector", "a=(b"}, wantErr: "--namespace-selector"},
+		{name: "zero workers", args: []string{"--submission-workers", "0"}, wantErr: "--submission-workers must be at least 1"},
+		{name: "stray argument", args: []string{"extra"}, wantErr: "unexpected arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			o, err := parseOptions(fs, tt.args)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, o)
+		})
+	}
+}

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# The main job, behind `make dev`: a local cluster, the operator running against it, and
+# examples/spark-pi.yaml followed until it completes. Everything stays up afterwards.
+#
+#   hack/dev.sh up      start (or reuse) the cluster and the operator, run the example
+#   hack/dev.sh down    stop the operator and the cluster
+#
+# The simulated nodes run no Spark: the example's driver pod "runs" for DEV_RUN_SECONDS
+# (default 8) through kwok's kwok.sparkop.dev/run-seconds annotation.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${SPARKOP_CACHE:-$ROOT/.cache}
+DEV=$CACHE/dev
+KUBECTL=$CACHE/bin/kubectl
+OPERATOR=$ROOT/bin/spark-operator
+RUN_SECONDS=${DEV_RUN_SECONDS:-8}
+# A cluster of its own: the operator here watches every namespace, and must not act on the
+# applications that tests create in the shared test cluster.
+export LOCAL_CLUSTER_DIR=$CACHE/dev-cluster
+
+log() { printf '[dev] %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+operator_running() {
+  local pid; pid=$(cat "$DEV/operator.pid" 2>/dev/null) || return 1
+  [ -r "/proc/$pid/cmdline" ] && tr '\0' ' ' < "/proc/$pid/cmdline" | grep -qF -- "$OPERATOR"
+}
+
+stop_operator() {
+  operator_running || return 0
+  local pid; pid=$(cat "$DEV/operator.pid")
+  kill -TERM "$pid" 2>/dev/null || true
+  local deadline=$((SECONDS + 15))
+  while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+  rm -f "$DEV/operator.pid"
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+start_operator() {
+  local kubeconfig=$1 sum
+  sum=$(sha256sum "$OPERATOR" | cut -c1-16)
+  if operator_running && [ "$(cat "$DEV/operator.sum" 2>/dev/null)" = "$sum" ]; then
+    log "reusing the running operator (pid $(cat "$DEV/operator.pid"))"
+    return 0
+  fi
+  stop_operator
+  mkdir -p "$DEV"
+  local metrics health
+  metrics=$(free_port); health=$(free_port)
+  log "starting the operator (log: $DEV/operator.log, metrics: http://127.0.0.1:$metrics/metrics)"
+  setsid "$OPERATOR" --kubeconfig "$kubeconfig" --metrics-bind-address "127.0.0.1:$metrics" \
+    --health-probe-bind-address "127.0.0.1:$health" -logtostderr -v=1 \
+    </dev/null >"$DEV/operator.log" 2>&1 &
+  echo $! > "$DEV/operator.pid"
+  echo "$sum" > "$DEV/operator.sum"
+  echo "127.0.0.1:$metrics" > "$DEV/metrics-address"
+  local deadline=$((SECONDS + 30))
+  until curl -sf "http://127.0.0.1:$health/readyz" >/dev/null; do
+    operator_running || die "the operator exited; see $DEV/operator.log"
+    [ $SECONDS -lt $deadline ] || die "the operator did not become ready; see $DEV/operator.log"
+    sleep 0.2
+  done
+}
+
+# follow_app NAME: prints each state the application passes through until it ends.
+follow_app() {
+  local name=$1 last="" state deadline=$((SECONDS + 180))
+  while [ $SECONDS -lt $deadline ]; do
+    state=$("$KUBECTL" get sparkapplication "$name" -o jsonpath='{.status.applicationState.state}' 2>/dev/null || true)
+    if [ "$state" != "$last" ]; then
+      log "$name: ${state:-NEW}"
+      last=$state
+    fi
+    case $state in
+      COMPLETED) return 0 ;;
+      FAILED|SUBMISSION_FAILED)
+        "$KUBECTL" get sparkapplication "$name" -o jsonpath='{.status.applicationState.errorMessage}{"\n"}' >&2
+        return 1 ;;
+    esac
+    sleep 0.5
+  done
+  die "$name did not finish within 180s"
+}
+
+cmd_up() {
+  log "building"
+  make -C "$ROOT" --no-print-directory build >&2
+  local kubeconfig
+  kubeconfig=$("$ROOT/hack/local-cluster.sh" up | tail -n 1)
+  export KUBECONFIG=$kubeconfig
+  # CRDs may have changed since the cluster started.
+  "$KUBECTL" apply --server-side --force-conflicts -f "$ROOT/charts/spark-operator/crds/" >/dev/null
+  start_operator "$kubeconfig"
+
+  # The example runs as this service account, which the chart creates in a real install.
+  "$KUBECTL" get serviceaccount spark-operator-spark >/dev/null 2>&1 ||
+    "$KUBECTL" create serviceaccount spark-operator-spark >/dev/null
+  "$KUBECTL" delete sparkapplication spark-pi --ignore-not-found --wait >/dev/null
+  "$KUBECTL" patch --local -f "$ROOT/examples/spark-pi.yaml" --type merge -o yaml \
+    -p "{\"spec\":{\"driver\":{\"annotations\":{\"kwok.sparkop.dev/run-seconds\":\"$RUN_SECONDS\"}}}}" |
+    "$KUBECTL" create -f - >/dev/null
+  log "created examples/spark-pi.yaml (its driver runs ${RUN_SECONDS}s on the simulated nodes)"
+  follow_app spark-pi
+  "$KUBECTL" get sparkapplication spark-pi >&2
+  cat >&2 <<EOF
+
+The cluster and the operator keep running; stop them with: make dev-down
+Use them with kubectl or sparkctl:
+EOF
+  echo "export KUBECONFIG=$kubeconfig"
+}
+
+cmd_down() {
+  stop_operator
+  "$ROOT/hack/local-cluster.sh" down
+  rm -rf "$DEV"
+}
+
+case ${1:-} in
+  up) cmd_up ;;
+  down) cmd_down ;;
+  *) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+esac

@@ -1,0 +1,345 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+// Command bench measures submission speed against the local control plane: it starts the
+// operator in a given submission mode, creates N SparkApplications at an offered rate (or as
+// fast as it can), and times each from its create call to its driver pod appearing in a watch.
+// It prints a table and one machine-readable line per run:
+//
+//	RESULT mode=native apps=1000 apps_per_min=… p50_ms=… p99_ms=… rss_mib=…
+//
+// See docs/benchmarks.md for how to run it and the figures measured.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/test/cluster"
+)
+
+type config struct {
+	kubeconfig string
+	operator   string
+	sparkHome  string
+	mode       string
+	apps       int
+	perMinute  float64
+	timeout    time.Duration
+	keep       bool
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "kubeconfig of the local cluster")
+	flag.StringVar(&c.operator, "operator", "bin/spark-operator", "operator binary to start")
+	flag.StringVar(&c.sparkHome, "spark-home", "", "SPARK_HOME for the spark-submit mode")
+	flag.StringVar(&c.mode, "mode", "native", "submission mode: native or spark-submit")
+	flag.IntVar(&c.apps, "apps", 1000, "applications to create")
+	flag.Float64Var(&c.perMinute, "rate", 0, "offered rate in applications per minute; 0 creates as fast as possible")
+	flag.DurationVar(&c.timeout, "timeout", 15*time.Minute, "give up after this long")
+	flag.BoolVar(&c.keep, "keep", false, "keep the namespace and its applications afterwards")
+	flag.Parse()
+	if err := run(context.Background(), c); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, c config) error {
+	if c.apps < 1 {
+		return fmt.Errorf("--apps must be at least 1")
+	}
+	if c.kubeconfig == "" {
+		return fmt.Errorf("--kubeconfig (or KUBECONFIG) is required")
+	}
+	restCfg, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
+	if err != nil {
+		return err
+	}
+	restCfg.QPS, restCfg.Burst = 2000, 4000
+	cl, err := client.New(restCfg, client.Options{Scheme: cluster.Scheme})
+	if err != nil {
+		return err
+	}
+	cs := kubernetes.NewForConfigOrDie(restCfg)
+
+	ns := fmt.Sprintf("bench-%s-%d", strings.ReplaceAll(c.mode, "-", ""), time.Now().Unix())
+	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return err
+	}
+	if !c.keep {
+		defer func() {
+			_ = cl.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		}()
+	}
+	if err := cl.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "spark"}}); err != nil {
+		return err
+	}
+
+	op, err := startOperator(ctx, c, ns)
+	if err != nil {
+		return err
+	}
+	defer op.stop()
+
+	// Watch driver pods before creating anything, so no appearance is missed.
+	var mu sync.Mutex
+	seen := map[string]time.Time{}
+	created := map[string]time.Time{}
+	allSeen := make(chan struct{})
+	var seenCount atomic.Int64
+	lw := &cache.ListWatch{
+		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = v1beta2.SparkRoleLabel + "=" + v1beta2.SparkRoleDriver
+			return cs.CoreV1().Pods(ns).List(ctx, o)
+		},
+		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = v1beta2.SparkRoleLabel + "=" + v1beta2.SparkRoleDriver
+			return cs.CoreV1().Pods(ns).Watch(ctx, o)
+		},
+	}
+	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: lw,
+		ObjectType:    &corev1.Pod{},
+		Handler: cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+			now := time.Now()
+			pod := obj.(*corev1.Pod)
+			app := pod.Labels[v1beta2.LabelAppName]
+			mu.Lock()
+			defer mu.Unlock()
+			if _, dup := seen[app]; dup || app == "" {
+				return
+			}
+			seen[app] = now
+			if seenCount.Add(1) == int64(c.apps) {
+				close(allSeen)
+			}
+		}},
+	})
+	stopInformer := make(chan struct{})
+	defer close(stopInformer)
+	go informer.Run(stopInformer)
+	if !cache.WaitForCacheSync(stopInformer, informer.HasSynced) {
+		return fmt.Errorf("pod watch did not sync")
+	}
+
+	start := time.Now()
+	var interval time.Duration
+	if c.perMinute > 0 {
+		interval = time.Duration(float64(time.Minute) / c.perMinute)
+	}
+	jobs := make(chan int)
+	var createErrs atomic.Int64
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				app := benchApp(ns, i)
+				t0 := time.Now()
+				if err := cl.Create(ctx, app); err != nil {
+					createErrs.Add(1)
+					fmt.Fprintln(os.Stderr, "create:", err)
+					continue
+				}
+				mu.Lock()
+				created[app.Name] = t0
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range c.apps {
+		if interval > 0 {
+			if wait := time.Until(start.Add(time.Duration(i) * interval)); wait > 0 {
+				time.Sleep(wait)
+			}
+		}
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if n := createErrs.Load(); n > 0 {
+		return fmt.Errorf("%d applications could not be created", n)
+	}
+
+	select {
+	case <-allSeen:
+	case <-time.After(c.timeout):
+		return fmt.Errorf("only %d of %d driver pods appeared within %s", seenCount.Load(), c.apps, c.timeout)
+	}
+	rss, err := op.peakRSSMiB()
+	if err != nil {
+		return err
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	var latencies []time.Duration
+	var last time.Time
+	for name, t := range created {
+		latencies = append(latencies, seen[name].Sub(t))
+		if seen[name].After(last) {
+			last = seen[name]
+		}
+	}
+	slices.Sort(latencies)
+	elapsed := last.Sub(start)
+	perMin := float64(c.apps) / elapsed.Minutes()
+	p50, p99 := percentile(latencies, 50), percentile(latencies, 99)
+	offered := "max"
+	if c.perMinute > 0 {
+		offered = strconv.FormatFloat(c.perMinute, 'f', 0, 64) + "/min"
+	}
+	fmt.Printf("%-13s %6s %9s %12s %9s %9s %9s\n", "mode", "apps", "offered", "apps/min", "p50 ms", "p99 ms", "rss MiB")
+	fmt.Printf("%-13s %6d %9s %12.0f %9.1f %9.1f %9.1f\n", c.mode, c.apps, offered, perMin, ms(p50), ms(p99), rss)
+	fmt.Printf("RESULT mode=%s apps=%d offered=%s apps_per_min=%.0f p50_ms=%.1f p99_ms=%.1f rss_mib=%.1f\n",
+		c.mode, c.apps, offered, perMin, ms(p50), ms(p99), rss)
+	return nil
+}
+
+func benchApp(ns string, i int) *v1beta2.SparkApplication {
+	return &v1beta2.SparkApplication{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("bench-%05d", i)},
+		Spec: v1beta2.SparkApplicationSpec{
+			Type:                v1beta2.SparkApplicationTypeScala,
+			Mode:                v1beta2.DeployModeCluster,
+			SparkVersion:        "4.0.4",
+			Image:               ptr.To("docker.io/apache/spark:4.0.4"),
+			MainClass:           ptr.To("org.apache.spark.examples.SparkPi"),
+			MainApplicationFile: "local:///opt/spark/examples/jars/spark-examples.jar",
+			Arguments:           []string{"100"},
+			Driver: v1beta2.DriverSpec{SparkPodSpec: v1beta2.SparkPodSpec{
+				Cores: ptr.To[int32](1), Memory: ptr.To("512m"), ServiceAccount: ptr.To("spark"),
+			}},
+			Executor: v1beta2.ExecutorSpec{SparkPodSpec: v1beta2.SparkPodSpec{
+				Cores: ptr.To[int32](1), Memory: ptr.To("512m"),
+			}, Instances: ptr.To[int32](1)},
+		},
+	}
+}
+
+func percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// operatorProcess is the operator the benchmark started and measures.
+type operatorProcess struct {
+	cmd *exec.Cmd
+}
+
+func startOperator(ctx context.Context, c config, ns string) (*operatorProcess, error) {
+	health, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{
+		"--kubeconfig", c.kubeconfig, "--namespaces", ns, "--submission-mode", c.mode,
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(health),
+		"--kube-api-qps", "1000", "--kube-api-burst", "2000",
+	}
+	if c.sparkHome != "" {
+		args = append(args, "--spark-home", c.sparkHome)
+	}
+	logPath := filepath.Join(os.TempDir(), "bench-operator-"+c.mode+".log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, c.operator, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", c.operator, err)
+	}
+	op := &operatorProcess{cmd: cmd}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", health))
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	if err != nil {
+		op.stop()
+		return nil, fmt.Errorf("operator not ready (log: %s): %w", logPath, err)
+	}
+	return op, nil
+}
+
+func (o *operatorProcess) stop() {
+	_ = o.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = o.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		_ = o.cmd.Process.Kill()
+	}
+}
+
+// peakRSSMiB reads the kernel's high-water mark of the operator's resident memory.
+func (o *operatorProcess) peakRSSMiB() (float64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", o.cmd.Process.Pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			if err != nil {
+				return 0, err
+			}
+			return kb / 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", o.cmd.Process.Pid)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

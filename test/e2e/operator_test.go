@@ -1,0 +1,229 @@
+// Package e2e runs the operator binary against the local control plane, as a user would.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/test/cluster"
+)
+
+var operatorBinary = sync.OnceValues(func() (string, error) {
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(os.TempDir(), fmt.Sprintf("spark-operator-e2e-%d", os.Getpid()))
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/spark-operator")
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the operator: %v\n%s", err, b)
+	}
+	return out, nil
+})
+
+// operator is one running operator process watching one namespace.
+type operator struct {
+	cmd *exec.Cmd
+	log string
+}
+
+func startOperator(t *testing.T, namespace string) *operator {
+	t.Helper()
+	bin, err := operatorBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	logFile, err := os.CreateTemp(t.TempDir(), "operator-*.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "--kubeconfig", cluster.Kubeconfig(t), "--namespaces", namespace,
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:"+strconv.Itoa(port),
+		"--submission-workers", "8", "-logtostderr", "-v=1")
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	op := &operator{cmd: cmd, log: logFile.Name()}
+	t.Cleanup(func() { op.kill() })
+	cluster.Eventually(t, 30*time.Second, "operator to be ready", func() (bool, error) {
+		resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/readyz")
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	return op
+}
+
+// kill ends the operator at once, as a crashed or OOM-killed process ends: no deferred status
+// writes, no graceful shutdown.
+func (o *operator) kill() {
+	if o.cmd.ProcessState != nil {
+		return
+	}
+	_ = o.cmd.Process.Signal(syscall.SIGKILL)
+	_, _ = o.cmd.Process.Wait()
+}
+
+// requireDriverVolumes fails the test if a ConfigMap the driver pod mounts does not exist: a
+// driver whose submission was cut short must still get everything it needs to start.
+func requireDriverVolumes(t *testing.T, c client.Client, ns, driver string) {
+	t.Helper()
+	var pod corev1.Pod
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: driver}, &pod); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.ConfigMap == nil || ptr.Deref(v.ConfigMap.Optional, false) {
+			continue
+		}
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: v.ConfigMap.Name}, &corev1.ConfigMap{}); err != nil {
+			t.Errorf("driver %s mounts ConfigMap %s: %v", driver, v.ConfigMap.Name, err)
+		}
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func sparkPi(ns, name string) *v1beta2.SparkApplication {
+	return &v1beta2.SparkApplication{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1beta2.SparkApplicationSpec{
+			Type:                v1beta2.SparkApplicationTypeScala,
+			Mode:                v1beta2.DeployModeCluster,
+			SparkVersion:        "4.0.4",
+			Image:               ptr.To("docker.io/apache/spark:4.0.4"),
+			MainClass:           ptr.To("org.apache.spark.examples.SparkPi"),
+			MainApplicationFile: "local:///opt/spark/examples/jars/spark-examples.jar",
+			Driver:              v1beta2.DriverSpec{SparkPodSpec: v1beta2.SparkPodSpec{Cores: ptr.To[int32](1), Memory: ptr.To("512m")}},
+			Executor: v1beta2.ExecutorSpec{SparkPodSpec: v1beta2.SparkPodSpec{Cores: ptr.To[int32](1), Memory: ptr.To("512m")},
+				Instances: ptr.To[int32](1)},
+		},
+	}
+}
+
+// TestKilledMidSubmissionNeverSubmitsTwice kills the operator while submissions are in flight
+// (drivers created, statuses not yet written), starts it again, and checks that every
+// application ends up with exactly one driver pod, created once.
+func TestKilledMidSubmissionNeverSubmitsTwice(t *testing.T) {
+	ctx := context.Background()
+	c := cluster.Client(t)
+	cs := kubernetes.NewForConfigOrDie(cluster.Config(t))
+	const apps = 40
+
+	caughtInWindow := 0
+	for round := 1; round <= 3 && caughtInWindow == 0; round++ {
+		ns := cluster.Namespace(t, c, "e2e-kill")
+		// Every driver pod creation in the namespace, counted from before the first app exists.
+		w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: v1beta2.SparkRoleLabel + "=" + v1beta2.SparkRoleDriver})
+		if err != nil {
+			t.Fatal(err)
+		}
+		created := map[string]int{}
+		var mu sync.Mutex
+		firstDriver := make(chan struct{})
+		go func() {
+			once := sync.Once{}
+			for ev := range w.ResultChan() {
+				if ev.Type != watch.Added {
+					continue
+				}
+				pod := ev.Object.(*corev1.Pod)
+				mu.Lock()
+				created[pod.Name]++
+				mu.Unlock()
+				once.Do(func() { close(firstDriver) })
+			}
+		}()
+
+		op := startOperator(t, ns)
+		for i := range apps {
+			if err := c.Create(ctx, sparkPi(ns, fmt.Sprintf("app-%02d", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		select {
+		case <-firstDriver:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no driver pod was created; operator log: %s", op.log)
+		}
+		op.kill()
+
+		// What the killed operator left behind: apps whose driver exists while their status
+		// still says NEW are the ones caught between "created the driver" and "wrote status".
+		var list v1beta2.SparkApplicationList
+		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		for _, app := range list.Items {
+			if app.Status.AppState.State != v1beta2.ApplicationStateNew || app.Status.SubmissionID == "" {
+				continue
+			}
+			var pod corev1.Pod
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: app.DriverPodName()}, &pod); err == nil {
+				caughtInWindow++
+			}
+		}
+		t.Logf("round %d: %d applications caught between driver creation and status write", round, caughtInWindow)
+
+		startOperator(t, ns)
+		cluster.Eventually(t, 90*time.Second, "every application to be RUNNING", func() (bool, error) {
+			var list v1beta2.SparkApplicationList
+			if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+				return false, err
+			}
+			running := 0
+			for _, app := range list.Items {
+				if app.Status.AppState.State == v1beta2.ApplicationStateRunning {
+					running++
+				}
+			}
+			return running == apps, nil
+		})
+		w.Stop()
+		for i := range apps {
+			requireDriverVolumes(t, c, ns, sparkPi(ns, fmt.Sprintf("app-%02d", i)).DriverPodName())
+		}
+		mu.Lock()
+		for i := range apps {
+			name := sparkPi(ns, fmt.Sprintf("app-%02d", i)).DriverPodName()
+			if created[name] != 1 {
+				t.Errorf("%s: driver pod created %d times, want once", name, created[name])
+			}
+		}
+		mu.Unlock()
+	}
+	if caughtInWindow == 0 {
+		t.Fatal("in 3 rounds the kill never landed between a driver's creation and its status write; the test proved nothing")
+	}
+}
