@@ -61,7 +61,8 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
 	fs.StringVar(&o.healthProbeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 disables them.")
 	fs.IntVar(&o.controllerWorkers, "controller-workers", 10, "Concurrent reconciles of SparkApplications (status work).")
-	fs.IntVar(&o.submissionWorkers, "submission-workers", 8, "Concurrent submissions; a separate pool, so status work never waits for it.")
+	fs.IntVar(&o.submissionWorkers, "submission-workers", 0, "Concurrent submissions, in a pool of their own so status work never waits for them. "+
+		"Default: 32 in native mode (each submission is a few API calls), 4 in spark-submit mode (each is a JVM).")
 	fs.StringVar(&mode, "submission-mode", string(submission.ModeNative), `How applications are submitted: "native" or "spark-submit" (per app: annotation `+`sparkoperator.k8s.io/submitter).`)
 	fs.StringVar(&o.sparkHome, "spark-home", "", "SPARK_HOME holding bin/spark-submit, for the spark-submit mode.")
 	fs.Float64Var(&o.apiQPS, "kube-api-qps", 100, "Queries per second to the Kubernetes API.")
@@ -101,8 +102,13 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	if o.controllerWorkers < 1 {
 		errs = append(errs, fmt.Errorf("--controller-workers must be at least 1, got %d", o.controllerWorkers))
 	}
-	if o.submissionWorkers < 1 {
+	switch {
+	case o.submissionWorkers < 0:
 		errs = append(errs, fmt.Errorf("--submission-workers must be at least 1, got %d", o.submissionWorkers))
+	case o.submissionWorkers == 0 && o.submissionMode == submission.ModeSparkSubmit:
+		o.submissionWorkers = 4
+	case o.submissionWorkers == 0:
+		o.submissionWorkers = 32
 	}
 	if o.maxTrackedExecutors < 1 {
 		errs = append(errs, fmt.Errorf("--max-tracked-executors must be at least 1, got %d", o.maxTrackedExecutors))

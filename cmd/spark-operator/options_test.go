@@ -23,7 +23,8 @@ func TestParseOptions(t *testing.T) {
 			name: "defaults",
 			check: func(t *testing.T, o *options) {
 				if o.submissionMode != submission.ModeNative || o.namespaces != nil || !o.namespaceSelector.Empty() ||
-					o.driverPodGracePeriod != 10*time.Second || o.maxTrackedExecutors != 1000 || o.leaderElect {
+					o.driverPodGracePeriod != 10*time.Second || o.maxTrackedExecutors != 1000 || o.leaderElect ||
+					o.submissionWorkers != 32 {
 					t.Errorf("unexpected defaults: %+v", o)
 				}
 			},
@@ -44,15 +45,24 @@ func TestParseOptions(t *testing.T) {
 			name: "spark-submit mode",
 			args: []string{"--submission-mode", "spark-submit"},
 			check: func(t *testing.T, o *options) {
-				if o.submissionMode != submission.ModeSparkSubmit {
-					t.Errorf("mode = %s", o.submissionMode)
+				if o.submissionMode != submission.ModeSparkSubmit || o.submissionWorkers != 4 {
+					t.Errorf("mode = %s, workers = %d; want spark-submit with 4 workers", o.submissionMode, o.submissionWorkers)
 				}
 			},
 		},
 		{name: "bad mode", args: []string{"--submission-mode", "jvm"}, wantErr: `unknown submission mode "jvm"`},
 		{name: "bad namespace", args: []string{"--namespaces", "Not_A_Namespace"}, wantErr: `"Not_A_Namespace" is not a namespace name`},
 		{name: "bad selector", args: []string{"--namespace-selector", "a=(b"}, wantErr: "--namespace-selector"},
-		{name: "zero workers", args: []string{"--submission-workers", "0"}, wantErr: "--submission-workers must be at least 1"},
+		{name: "negative workers", args: []string{"--submission-workers", "-1"}, wantErr: "--submission-workers must be at least 1"},
+		{
+			name: "explicit workers win over the mode's default",
+			args: []string{"--submission-mode", "spark-submit", "--submission-workers", "2"},
+			check: func(t *testing.T, o *options) {
+				if o.submissionWorkers != 2 {
+					t.Errorf("workers = %d, want 2", o.submissionWorkers)
+				}
+			},
+		},
 		{name: "stray argument", args: []string{"extra"}, wantErr: "unexpected arguments"},
 	}
 	for _, tt := range tests {

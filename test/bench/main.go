@@ -34,6 +34,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -57,6 +58,7 @@ type config struct {
 	perMinute  float64
 	timeout    time.Duration
 	keep       bool
+	extraArgs  string
 }
 
 func main() {
@@ -69,6 +71,7 @@ func main() {
 	flag.Float64Var(&c.perMinute, "rate", 0, "offered rate in applications per minute; 0 creates as fast as possible")
 	flag.DurationVar(&c.timeout, "timeout", 15*time.Minute, "give up after this long")
 	flag.BoolVar(&c.keep, "keep", false, "keep the namespace and its applications afterwards")
+	flag.StringVar(&c.extraArgs, "operator-args", "", "extra flags for the operator, space-separated")
 	flag.Parse()
 	if err := run(context.Background(), c); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -99,8 +102,15 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	if !c.keep {
+		// Wait for the namespace to be gone: deleting thousands of objects loads the API
+		// server, and the next run must not measure that.
 		defer func() {
-			_ = cl.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+			nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+			_ = cl.Delete(context.Background(), nsObj)
+			_ = wait.PollUntilContextTimeout(context.Background(), time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+				err := cl.Get(ctx, client.ObjectKeyFromObject(nsObj), nsObj)
+				return apierrors.IsNotFound(err), nil
+			})
 		}()
 	}
 	if err := cl.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "spark"}}); err != nil {
@@ -278,6 +288,7 @@ func startOperator(ctx context.Context, c config, ns string) (*operatorProcess, 
 	if c.sparkHome != "" {
 		args = append(args, "--spark-home", c.sparkHome)
 	}
+	args = append(args, strings.Fields(c.extraArgs)...)
 	logPath := filepath.Join(os.TempDir(), "bench-operator-"+c.mode+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
