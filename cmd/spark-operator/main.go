@@ -67,12 +67,16 @@ func main() {
 
 // withGlogFlags adds glog's flags (-v, -logtostderr, …), which glog registers on the global
 // flag set, to fs. The global set also carries flags other libraries register on import, such
-// as controller-runtime's own --kubeconfig, which the operator defines itself.
+// as controller-runtime's own --kubeconfig, which the operator defines itself. An operator runs
+// in a container, where logs belong on stderr rather than in files, so that is the default.
 func withGlogFlags(fs *flag.FlagSet) *flag.FlagSet {
 	for _, name := range []string{"v", "vmodule", "logtostderr", "alsologtostderr", "stderrthreshold", "log_dir", "log_backtrace_at"} {
 		if f := flag.CommandLine.Lookup(name); f != nil {
 			fs.Var(f.Value, f.Name, f.Usage)
 		}
+	}
+	if f := fs.Lookup("logtostderr"); f != nil && f.Value.Set("true") == nil {
+		f.DefValue = "true"
 	}
 	return fs
 }
