@@ -28,6 +28,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/submission"
+	"github.com/sparkop/spark-operator/submission/sparkconf"
 )
 
 // SparkVersion is the spark-submit version whose output this package reproduces; it is the
@@ -171,7 +172,10 @@ func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Optio
 		return nil, userError("no Kubernetes master URL configured for submission")
 	}
 
-	c := submitConf(app, attempt, opts.Master)
+	c, err := submitConf(app, attempt, opts.Master)
+	if err != nil {
+		return nil, err
+	}
 	image := c.get(keyDriverImage, c[keyImage])
 	if image == "" {
 		return nil, userError("no driver image: set spec.image or spec.driver.image")
@@ -383,7 +387,7 @@ func driverPod(app *v1beta2.SparkApplication, c conf, p driverParams) (*corev1.P
 	}
 	// The spark-submit submitter passes these in the driver pod template, which is the base
 	// that Spark's feature steps add to: they come before everything Spark adds.
-	customise(&pod.Spec, idx, d, s, metricsPort(s, true), nil)
+	customise(&pod.Spec, idx, d, s, sparkconf.MetricsPort(app, sparkconf.Driver), nil)
 	ctr := &pod.Spec.Containers[idx]
 	ctr.Name = v1beta2.SparkDriverContainerName
 	ctr.Image = p.image
@@ -645,7 +649,7 @@ func mounted(ps *corev1.PodSpec, d *v1beta2.SparkPodSpec, volume string) bool {
 // nothing beyond what Spark properties say (then spark-submit would mount no template).
 func executorTemplate(app *v1beta2.SparkApplication) (string, error) {
 	e := &app.Spec.Executor.SparkPodSpec
-	if !needsTemplate(e, &app.Spec) {
+	if !needsTemplate(app) {
 		return "", nil
 	}
 	pod := corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}}
@@ -665,11 +669,11 @@ func executorTemplate(app *v1beta2.SparkApplication) (string, error) {
 		idx = 0
 	}
 	// Executors get the volumes Spark properties declare from the driver, as with spark-submit.
-	skip := map[string]bool{}
-	for _, v := range sparkVolumes(&app.Spec, e) {
-		skip[v.mount.Name] = true
+	skip, err := sparkconf.ConfVolumes(app, sparkconf.Executor)
+	if err != nil {
+		return "", userError("%v", err)
 	}
-	customise(&pod.Spec, idx, e, &app.Spec, metricsPort(&app.Spec, false), skip)
+	customise(&pod.Spec, idx, e, &app.Spec, sparkconf.MetricsPort(app, sparkconf.Executor), skip)
 	out, err := yaml.Marshal(&pod)
 	if err != nil {
 		return "", fmt.Errorf("rendering executor pod template: %w", err)
@@ -677,7 +681,8 @@ func executorTemplate(app *v1beta2.SparkApplication) (string, error) {
 	return string(out), nil
 }
 
-func needsTemplate(e *v1beta2.SparkPodSpec, s *v1beta2.SparkApplicationSpec) bool {
+func needsTemplate(app *v1beta2.SparkApplication) bool {
+	e, s := &app.Spec.Executor.SparkPodSpec, &app.Spec
 	return e.Template != nil || len(e.Env) > 0 || len(e.EnvFrom) > 0 || len(e.VolumeMounts) > 0 ||
 		len(e.Ports) > 0 || e.GPU != nil || e.SecurityContext != nil || e.Lifecycle != nil ||
 		len(e.ConfigMaps) > 0 || s.SparkConfigMap != nil || s.HadoopConfigMap != nil ||
@@ -685,7 +690,7 @@ func needsTemplate(e *v1beta2.SparkPodSpec, s *v1beta2.SparkApplicationSpec) boo
 		e.Affinity != nil || e.PodSecurityContext != nil || e.SchedulerName != nil ||
 		e.HostNetwork != nil || e.DNSConfig != nil || e.TerminationGracePeriodSeconds != nil ||
 		len(e.HostAliases) > 0 || e.ShareProcessNamespace != nil || e.PriorityClassName != nil ||
-		metricsPort(s, false) != nil
+		sparkconf.MetricsPort(app, sparkconf.Executor) != nil
 }
 
 func driverOverhead(c conf, memMiB int64) (int64, error) {

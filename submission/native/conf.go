@@ -9,20 +9,19 @@ package native
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/submission"
+	"github.com/sparkop/spark-operator/submission/sparkconf"
 )
 
-// Spark property keys. They are Spark's public configuration names, spelled out once here so
-// that the spec-to-conf translation and the conf-to-pod steps cannot drift apart.
+// Spark property keys that the native submitter reads from the conf (as Spark's Kubernetes
+// client does) or adds to it (as spark-submit does). The translation of the spec into
+// properties is sparkconf's.
 const (
 	keyAppName              = "spark.app.name"
 	keyAppID                = "spark.app.id"
@@ -30,11 +29,9 @@ const (
 	keyMaster               = "spark.master"
 	keyDeployMode           = "spark.submit.deployMode"
 	keyNamespace            = "spark.kubernetes.namespace"
-	keyWaitAppCompletion    = "spark.kubernetes.submission.waitAppCompletion"
 	keyDriverPodName        = "spark.kubernetes.driver.pod.name"
 	keyImage                = "spark.kubernetes.container.image"
 	keyDriverImage          = "spark.kubernetes.driver.container.image"
-	keyExecutorImage        = "spark.kubernetes.executor.container.image"
 	keyPullPolicy           = "spark.kubernetes.container.image.pullPolicy"
 	keyPullSecrets          = "spark.kubernetes.container.image.pullSecrets"
 	keyDriverCores          = "spark.driver.cores"
@@ -45,18 +42,7 @@ const (
 	keyDriverOverheadFactor = "spark.driver.memoryOverheadFactor"
 	keyDriverMinOverhead    = "spark.driver.minMemoryOverhead"
 	keyOverheadFactor       = "spark.kubernetes.memoryOverheadFactor"
-	keyDriverJavaOptions    = "spark.driver.extraJavaOptions"
 	keyDriverServiceAccount = "spark.kubernetes.authenticate.driver.serviceAccountName"
-	keyDriverMaster         = "spark.kubernetes.driver.master"
-	keyExecutorCores        = "spark.executor.cores"
-	keyExecutorRequestCores = "spark.kubernetes.executor.request.cores"
-	keyExecutorLimitCores   = "spark.kubernetes.executor.limit.cores"
-	keyExecutorMemory       = "spark.executor.memory"
-	keyExecutorOverhead     = "spark.executor.memoryOverhead"
-	keyExecutorJavaOptions  = "spark.executor.extraJavaOptions"
-	keyExecutorInstances    = "spark.executor.instances"
-	keyExecutorDelete       = "spark.kubernetes.executor.deleteOnTermination"
-	keyExecutorSA           = "spark.kubernetes.authenticate.executor.serviceAccountName"
 	keyJars                 = "spark.jars"
 	keyFiles                = "spark.files"
 	keyPyFiles              = "spark.submit.pyFiles"
@@ -64,7 +50,6 @@ const (
 	keyExcludes             = "spark.jars.excludes"
 	keyRepositories         = "spark.jars.repositories"
 	keyArchives             = "spark.archives"
-	keyPythonVersion        = "spark.kubernetes.pyspark.pythonVersion"
 	keyPySparkPython        = "spark.pyspark.python"
 	keyPySparkDriverPython  = "spark.pyspark.driver.python"
 	keyResourceType         = "spark.kubernetes.resource.type"
@@ -78,12 +63,6 @@ const (
 	keyLocalDirsTmpfs       = "spark.kubernetes.local.dirs.tmpfs"
 	keyIPFamilyPolicy       = "spark.kubernetes.driver.service.ipFamilyPolicy"
 	keyIPFamilies           = "spark.kubernetes.driver.service.ipFamilies"
-	keyDynAlloc             = "spark.dynamicAllocation.enabled"
-	keyDynInitial           = "spark.dynamicAllocation.initialExecutors"
-	keyDynMin               = "spark.dynamicAllocation.minExecutors"
-	keyDynMax               = "spark.dynamicAllocation.maxExecutors"
-	keyShuffleTracking      = "spark.dynamicAllocation.shuffleTracking.enabled"
-	keyShuffleTrackTimeout  = "spark.dynamicAllocation.shuffleTracking.timeout"
 
 	prefixDriverLabel        = "spark.kubernetes.driver.label."
 	prefixDriverAnnotation   = "spark.kubernetes.driver.annotation."
@@ -94,13 +73,6 @@ const (
 	prefixDriverSvcAnnot     = "spark.kubernetes.driver.service.annotation."
 	prefixNodeSelector       = "spark.kubernetes.node.selector."
 	prefixDriverNodeSelector = "spark.kubernetes.driver.node.selector."
-	prefixExecNodeSelector   = "spark.kubernetes.executor.node.selector."
-	prefixExecutorLabel      = "spark.kubernetes.executor.label."
-	prefixExecutorAnnotation = "spark.kubernetes.executor.annotation."
-	prefixExecutorEnv        = "spark.executorEnv."
-	prefixExecutorSecrets    = "spark.kubernetes.executor.secrets."
-	prefixExecutorSecretRef  = "spark.kubernetes.executor.secretKeyRef."
-	prefixHadoop             = "spark.hadoop."
 )
 
 // conf is a Spark configuration: what spark-submit would hold after parsing its command line.
@@ -137,342 +109,35 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// submitConf translates the application into the Spark configuration that the spark-submit
-// submitter passes on its command line (the Kubeflow operator's translation): spec.sparkConf
-// first, then the typed fields, which win over it.
-func submitConf(app *v1beta2.SparkApplication, attempt submission.Attempt, master string) conf {
-	s := &app.Spec
-	c := make(conf, 48+len(s.SparkConf)+len(s.HadoopConf))
-	for k, v := range s.SparkConf {
-		c[k] = v
+// submitConf is the Spark configuration that spark-submit holds after parsing the command line
+// the spark-submit submitter gives it: the --conf properties (last wins), then the properties
+// spark-submit derives from its own flags, which win over --conf.
+func submitConf(app *v1beta2.SparkApplication, attempt submission.Attempt, master string) (conf, error) {
+	sub, err := sparkconf.Build(app, attempt, sparkconf.Options{})
+	if err != nil {
+		return nil, userError("%v", err)
 	}
-	for k, v := range s.HadoopConf {
-		c[prefixHadoop+k] = v
-	}
+	c := conf(sub.Map())
 	c[keyMaster] = master
 	c[keyDeployMode] = string(v1beta2.DeployModeCluster)
-	c[keyAppName] = app.Name
-	c[keyNamespace] = app.Namespace
-	c[keyWaitAppCompletion] = "false"
-	c[keyDriverPodName] = attempt.DriverPodName
-	setStr(c, keyImage, s.Image)
-	setStr(c, keyPullPolicy, s.ImagePullPolicy)
-	if len(s.ImagePullSecrets) > 0 {
-		c[keyPullSecrets] = strings.Join(s.ImagePullSecrets, ",")
-	}
-	setList(c, keyJars, s.Deps.Jars)
-	setList(c, keyFiles, s.Deps.Files)
-	setList(c, keyPyFiles, s.Deps.PyFiles)
-	setList(c, keyPackages, s.Deps.Packages)
-	setList(c, keyExcludes, s.Deps.ExcludePackages)
-	setList(c, keyRepositories, s.Deps.Repositories)
-	setList(c, keyArchives, s.Deps.Archives)
-	setStr(c, keyPythonVersion, s.PythonVersion)
-	setStr(c, keyOverheadFactor, s.MemoryOverheadFactor)
-	for k, v := range s.NodeSelector {
-		c[prefixNodeSelector+k] = v
-	}
-	if d := s.DynamicAllocation; d != nil && d.Enabled {
-		c[keyDynAlloc] = "true"
-		setInt32(c, keyDynInitial, d.InitialExecutors)
-		setInt32(c, keyDynMin, d.MinExecutors)
-		setInt32(c, keyDynMax, d.MaxExecutors)
-		if d.ShuffleTrackingEnabled != nil {
-			c[keyShuffleTracking] = strconv.FormatBool(*d.ShuffleTrackingEnabled)
-		}
-		if d.ShuffleTrackingTimeout != nil {
-			c[keyShuffleTrackTimeout] = strconv.FormatInt(*d.ShuffleTrackingTimeout, 10)
+	c[keyAppName] = sub.Name
+	for _, f := range []struct {
+		key   string
+		items []string
+	}{
+		{keyJars, sub.Jars},
+		{keyFiles, sub.Files},
+		{keyPyFiles, sub.PyFiles},
+		{keyPackages, sub.Packages},
+		{keyExcludes, sub.ExcludePackages},
+		{keyRepositories, sub.Repositories},
+		{keyArchives, sub.Archives},
+	} {
+		if len(f.items) > 0 {
+			c[f.key] = strings.Join(f.items, ",")
 		}
 	}
-
-	driverAgent, executorAgent := monitoringConf(c, app)
-
-	// Driver.
-	d := &s.Driver
-	// The Kubeflow translation names the image per role even when only spec.image is set.
-	setStr(c, keyDriverImage, s.Image)
-	setStr(c, keyDriverImage, d.Image)
-	setInt32(c, keyDriverCores, d.Cores)
-	setStr(c, keyDriverRequestCores, d.CoreRequest)
-	setStr(c, keyDriverLimitCores, d.CoreLimit)
-	setStr(c, keyDriverMemory, d.Memory)
-	setStr(c, keyDriverOverhead, d.MemoryOverhead)
-	setStr(c, keyDriverServiceAccount, d.ServiceAccount)
-	setStr(c, keyDriverJavaOptions, joinNonEmpty(deref(d.JavaOptions), driverAgent))
-	setStr(c, keyDriverMaster, d.KubernetesMaster)
-	for k, v := range d.Labels {
-		c[prefixDriverLabel+k] = v
-	}
-	c[prefixDriverLabel+v1beta2.LabelAppName] = app.Name
-	c[prefixDriverLabel+v1beta2.LabelLaunchedByOperator] = "true"
-	c[prefixDriverLabel+v1beta2.LabelSubmissionID] = attempt.SubmissionID
-	for k, v := range d.Annotations {
-		c[prefixDriverAnnotation+k] = v
-	}
-	addScrapeAnnotations(c, prefixDriverAnnotation, s, true)
-	for k, v := range d.EnvVars {
-		c[prefixDriverEnv+k] = v
-	}
-	for k, v := range d.EnvSecretKeyRefs {
-		c[prefixDriverSecretKeyRef+k] = v.Name + ":" + v.Key
-	}
-	for _, sec := range d.Secrets {
-		c[prefixDriverSecrets+sec.Name] = sec.Path
-		addSecretEnv(c, prefixDriverEnv, sec)
-	}
-	for k, v := range d.NodeSelector {
-		c[prefixDriverNodeSelector+k] = v
-	}
-	addVolumeConf(c, "spark.kubernetes.driver.volumes.", sparkVolumes(s, &d.SparkPodSpec))
-	for k, v := range d.ServiceLabels {
-		c[prefixDriverSvcLabel+k] = v
-	}
-	for k, v := range d.ServiceAnnotations {
-		c[prefixDriverSvcAnnot+k] = v
-	}
-
-	// Executors.
-	e := &s.Executor
-	setStr(c, keyExecutorImage, s.Image)
-	setStr(c, keyExecutorImage, e.Image)
-	setInt32(c, keyExecutorCores, e.Cores)
-	setStr(c, keyExecutorRequestCores, e.CoreRequest)
-	setStr(c, keyExecutorLimitCores, e.CoreLimit)
-	setStr(c, keyExecutorMemory, e.Memory)
-	setStr(c, keyExecutorOverhead, e.MemoryOverhead)
-	setStr(c, keyExecutorSA, e.ServiceAccount)
-	setStr(c, keyExecutorJavaOptions, joinNonEmpty(deref(e.JavaOptions), executorAgent))
-	setInt32(c, keyExecutorInstances, e.Instances)
-	if e.DeleteOnTermination != nil {
-		c[keyExecutorDelete] = strconv.FormatBool(*e.DeleteOnTermination)
-	}
-	for k, v := range e.Labels {
-		c[prefixExecutorLabel+k] = v
-	}
-	c[prefixExecutorLabel+v1beta2.LabelAppName] = app.Name
-	c[prefixExecutorLabel+v1beta2.LabelLaunchedByOperator] = "true"
-	c[prefixExecutorLabel+v1beta2.LabelSubmissionID] = attempt.SubmissionID
-	for k, v := range e.Annotations {
-		c[prefixExecutorAnnotation+k] = v
-	}
-	addScrapeAnnotations(c, prefixExecutorAnnotation, s, false)
-	for k, v := range e.EnvVars {
-		c[prefixExecutorEnv+k] = v
-	}
-	for k, v := range e.EnvSecretKeyRefs {
-		c[prefixExecutorSecretRef+k] = v.Name + ":" + v.Key
-	}
-	for _, sec := range e.Secrets {
-		c[prefixExecutorSecrets+sec.Name] = sec.Path
-		addSecretEnv(c, prefixExecutorEnv, sec)
-	}
-	for k, v := range e.NodeSelector {
-		c[prefixExecNodeSelector+k] = v
-	}
-	addVolumeConf(c, "spark.kubernetes.executor.volumes.", sparkVolumes(s, &e.SparkPodSpec))
-	return c
-}
-
-// Metrics settings of spec.monitoring, as the spark-submit submitter (and the Kubeflow
-// operator before it) translates them.
-const (
-	keyMetricsConf         = "spark.metrics.conf"
-	keyMetricsNamespace    = "spark.metrics.namespace"
-	defaultMetricsPropFile = "/etc/metrics/conf/metrics.properties"
-	defaultPromConfigFile  = "/etc/metrics/conf/prometheus.yaml"
-	defaultPrometheusPort  = int32(8090)
-	defaultPromPortName    = "jmx-exporter"
-)
-
-// monitoringConf adds the metrics properties of spec.monitoring and returns the JVM option
-// that loads the Prometheus JMX exporter agent into the driver and into the executors ("" for
-// a role that does not expose metrics).
-func monitoringConf(c conf, app *v1beta2.SparkApplication) (driverAgent, executorAgent string) {
-	m := app.Spec.Monitoring
-	if m == nil {
-		return "", ""
-	}
-	metricsFile := defaultMetricsPropFile
-	if m.MetricsPropertiesFile != nil && *m.MetricsPropertiesFile != "" {
-		metricsFile = *m.MetricsPropertiesFile
-	}
-	c[keyMetricsConf] = metricsFile
-	// Without a namespace the metric names carry the random application ID.
-	c[keyMetricsNamespace] = app.Namespace + "." + app.Name
-	p := m.Prometheus
-	if p == nil || p.JmxExporterJar == "" {
-		return "", ""
-	}
-	configFile := defaultPromConfigFile
-	if p.ConfigFile != nil && *p.ConfigFile != "" {
-		configFile = *p.ConfigFile
-	}
-	agent := fmt.Sprintf("-javaagent:%s=%d:%s", p.JmxExporterJar, prometheusPort(p), configFile)
-	if m.ExposeDriverMetrics {
-		driverAgent = agent
-	}
-	if m.ExposeExecutorMetrics {
-		executorAgent = agent
-	}
-	return driverAgent, executorAgent
-}
-
-// metricsPort is the container port of the Prometheus exporter of the driver (or of the
-// executors), nil when that role does not expose metrics.
-func metricsPort(s *v1beta2.SparkApplicationSpec, driver bool) *corev1.ContainerPort {
-	m := s.Monitoring
-	if m == nil || m.Prometheus == nil || m.Prometheus.JmxExporterJar == "" ||
-		(driver && !m.ExposeDriverMetrics) || (!driver && !m.ExposeExecutorMetrics) {
-		return nil
-	}
-	name := defaultPromPortName
-	if n := m.Prometheus.PortName; n != nil && *n != "" {
-		name = *n
-	}
-	return &corev1.ContainerPort{Name: name, ContainerPort: prometheusPort(m.Prometheus), Protocol: corev1.ProtocolTCP}
-}
-
-// addScrapeAnnotations marks the pods of a role that exposes metrics for annotation-based
-// Prometheus discovery; they win over the user's annotations of the same names.
-func addScrapeAnnotations(c conf, prefix string, s *v1beta2.SparkApplicationSpec, driver bool) {
-	port := metricsPort(s, driver)
-	if port == nil {
-		return
-	}
-	c[prefix+"prometheus.io/scrape"] = "true"
-	c[prefix+"prometheus.io/port"] = strconv.Itoa(int(port.ContainerPort))
-	c[prefix+"prometheus.io/path"] = "/metrics"
-}
-
-func prometheusPort(p *v1beta2.PrometheusSpec) int32 {
-	if p.Port != nil {
-		return *p.Port
-	}
-	return defaultPrometheusPort
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-func joinNonEmpty(parts ...string) *string {
-	var keep []string
-	for _, p := range parts {
-		if p != "" {
-			keep = append(keep, p)
-		}
-	}
-	out := strings.Join(keep, " ")
-	return &out
-}
-
-// sparkVolume is a mount of a role's main container whose volume Spark properties can declare.
-type sparkVolume struct {
-	kind     string // hostPath, emptyDir, nfs or persistentVolumeClaim
-	mount    corev1.VolumeMount
-	options  map[string]string
-	readOnly bool // the volume source's own read-only flag
-}
-
-// sparkVolumes returns the mounts of p's main container that the spark-submit submitter (like
-// the Kubeflow operator) passes as spark.kubernetes.<role>.volumes.* properties: those of
-// hostPath, emptyDir, nfs and persistentVolumeClaim volumes that no sidecar or init container
-// mounts too.
-func sparkVolumes(s *v1beta2.SparkApplicationSpec, p *v1beta2.SparkPodSpec) []sparkVolume {
-	shared := map[string]bool{}
-	for _, cs := range [][]corev1.Container{p.Sidecars, p.InitContainers} {
-		for _, c := range cs {
-			for _, m := range c.VolumeMounts {
-				shared[m.Name] = true
-			}
-		}
-	}
-	var out []sparkVolume
-	for _, m := range p.VolumeMounts {
-		i := slices.IndexFunc(s.Volumes, func(v corev1.Volume) bool { return v.Name == m.Name })
-		if i < 0 || m.MountPath == "" || shared[m.Name] {
-			continue
-		}
-		v := &s.Volumes[i]
-		sv := sparkVolume{mount: m, options: map[string]string{}}
-		switch {
-		case v.HostPath != nil:
-			sv.kind = "hostPath"
-			sv.options["path"] = v.HostPath.Path
-			if v.HostPath.Type != nil && *v.HostPath.Type != "" {
-				sv.options["type"] = string(*v.HostPath.Type)
-			}
-		case v.EmptyDir != nil:
-			sv.kind = "emptyDir"
-			if v.EmptyDir.Medium != "" {
-				sv.options["medium"] = string(v.EmptyDir.Medium)
-			}
-			if v.EmptyDir.SizeLimit != nil {
-				sv.options["sizeLimit"] = v.EmptyDir.SizeLimit.String()
-			}
-		case v.NFS != nil:
-			sv.kind = "nfs"
-			sv.options["server"], sv.options["path"], sv.readOnly = v.NFS.Server, v.NFS.Path, v.NFS.ReadOnly
-		case v.PersistentVolumeClaim != nil:
-			sv.kind = "persistentVolumeClaim"
-			sv.options["claimName"], sv.readOnly = v.PersistentVolumeClaim.ClaimName, v.PersistentVolumeClaim.ReadOnly
-		default:
-			continue
-		}
-		out = append(out, sv)
-	}
-	return out
-}
-
-func addVolumeConf(c conf, prefix string, vols []sparkVolume) {
-	for _, v := range vols {
-		base := prefix + v.kind + "." + v.mount.Name + "."
-		c[base+"mount.path"] = v.mount.MountPath
-		if v.mount.SubPath != "" {
-			c[base+"mount.subPath"] = v.mount.SubPath
-		}
-		if v.mount.SubPathExpr != "" {
-			c[base+"mount.subPathExpr"] = v.mount.SubPathExpr
-		}
-		if v.mount.ReadOnly || v.readOnly {
-			c[base+"mount.readOnly"] = "true"
-		}
-		for k, o := range v.options {
-			c[base+"options."+k] = o
-		}
-	}
-}
-
-// addSecretEnv points the well-known credential variables at typed secrets, as the Kubeflow
-// operator does, so applications find them without extra configuration.
-func addSecretEnv(c conf, envPrefix string, sec v1beta2.SecretInfo) {
-	switch sec.Type {
-	case v1beta2.SecretTypeGCPServiceAccount:
-		c[envPrefix+"GOOGLE_APPLICATION_CREDENTIALS"] = strings.TrimSuffix(sec.Path, "/") + "/key.json"
-	case v1beta2.SecretTypeHadoopDelegationToken:
-		c[envPrefix+"HADOOP_TOKEN_FILE_LOCATION"] = strings.TrimSuffix(sec.Path, "/") + "/hadoop.token"
-	}
-}
-
-func setStr(c conf, key string, v *string) {
-	if v != nil && *v != "" {
-		c[key] = *v
-	}
-}
-
-func setInt32(c conf, key string, v *int32) {
-	if v != nil {
-		c[key] = strconv.FormatInt(int64(*v), 10)
-	}
-}
-
-func setList(c conf, key string, v []string) {
-	if len(v) > 0 {
-		c[key] = strings.Join(v, ",")
-	}
+	return c, nil
 }
 
 // mebibytes parses a size in Spark's notation ("512m", "2g", "1024k"); a bare number is in

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/submission/sparkconf"
 )
 
 // Where spec.sparkConfigMap is mounted, as the Kubeflow operator did, so that existing images
@@ -40,12 +41,11 @@ func PodTemplates(app *v1beta2.SparkApplication) (driver, executor *corev1.Pod, 
 	if app.UID == "" {
 		return nil, nil, fmt.Errorf("SparkApplication %s/%s has no UID: the driver cannot be given an owner reference to it (read it from the API server first)", app.Namespace, app.Name)
 	}
-	rs := roles(app)
-	driver, err = podTemplate(app, rs[0], app.Spec.Driver.Template, v1beta2.SparkDriverContainerName)
+	driver, err = podTemplate(app, sparkconf.Driver, app.Spec.Driver.Template, v1beta2.SparkDriverContainerName)
 	if err != nil {
 		return nil, nil, err
 	}
-	executor, err = podTemplate(app, rs[1], app.Spec.Executor.Template, v1beta2.SparkExecutorContainerName)
+	executor, err = podTemplate(app, sparkconf.Executor, app.Spec.Executor.Template, v1beta2.SparkExecutorContainerName)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -64,13 +64,13 @@ func PodTemplates(app *v1beta2.SparkApplication) (driver, executor *corev1.Pod, 
 	return driver, executor, nil
 }
 
-func podTemplate(app *v1beta2.SparkApplication, r role, base *corev1.PodTemplateSpec, mainName string) (*corev1.Pod, error) {
+func podTemplate(app *v1beta2.SparkApplication, r sparkconf.Role, base *corev1.PodTemplateSpec, mainName string) (*corev1.Pod, error) {
 	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}}
 	if base != nil {
 		b := base.DeepCopy()
 		pod.ObjectMeta, pod.Spec = b.ObjectMeta, b.Spec
 	}
-	p := r.pod
+	p := r.PodSpec(app)
 
 	// Spark takes the container named by podTemplateContainerName as its own, else the first.
 	main := slices.IndexFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == mainName })
@@ -94,16 +94,15 @@ func podTemplate(app *v1beta2.SparkApplication, r role, base *corev1.PodTemplate
 	for _, port := range p.Ports {
 		ctr.Ports = append(ctr.Ports, corev1.ContainerPort{Name: port.Name, ContainerPort: port.ContainerPort, Protocol: port.Protocol})
 	}
-	if exposesMetrics(app, r.name) {
-		prom := app.Spec.Monitoring.Prometheus
-		ctr.Ports = append(ctr.Ports, corev1.ContainerPort{Name: prometheusPortName(prom), ContainerPort: prometheusPort(prom), Protocol: corev1.ProtocolTCP})
+	if port := sparkconf.MetricsPort(app, r); port != nil {
+		ctr.Ports = append(ctr.Ports, *port)
 	}
 	if g := p.GPU; g != nil {
 		if g.Name == "" {
-			return nil, fmt.Errorf("spec.%s.gpu.name is empty: it must be a resource name such as nvidia.com/gpu", r.name)
+			return nil, fmt.Errorf("spec.%s.gpu.name is empty: it must be a resource name such as nvidia.com/gpu", r)
 		}
 		if g.Quantity < 0 {
-			return nil, fmt.Errorf("spec.%s.gpu.quantity is negative (%d)", r.name, g.Quantity)
+			return nil, fmt.Errorf("spec.%s.gpu.quantity is negative (%d)", r, g.Quantity)
 		}
 		if g.Quantity > 0 {
 			if ctr.Resources.Limits == nil {
@@ -114,25 +113,21 @@ func podTemplate(app *v1beta2.SparkApplication, r role, base *corev1.PodTemplate
 	}
 
 	// Volumes that Spark declares from properties must not be declared here as well.
-	inConf := map[string]bool{}
-	confMounts, err := confVolumeMounts(app, r)
+	inConf, err := sparkconf.ConfVolumes(app, r)
 	if err != nil {
 		return nil, err
-	}
-	for _, m := range confMounts {
-		inConf[m.mount.Name] = true
 	}
 	for _, m := range p.VolumeMounts {
 		if !inConf[m.Name] {
 			ctr.VolumeMounts = append(ctr.VolumeMounts, m)
 		}
 	}
-	volumes := volumesByName(app)
+	volumes := sparkconf.VolumesByName(app)
 	needed := map[string]bool{}
 	for _, m := range ctr.VolumeMounts {
 		needed[m.Name] = true
 	}
-	for name := range mountedByOthers(p) {
+	for name := range sparkconf.MountedByOthers(p) {
 		needed[name] = true
 	}
 	for _, v := range app.Spec.Volumes {
@@ -140,15 +135,15 @@ func podTemplate(app *v1beta2.SparkApplication, r role, base *corev1.PodTemplate
 			setVolume(&pod.Spec, *v.DeepCopy())
 		}
 	}
-	for name := range mountedByOthers(p) {
+	for name := range sparkconf.MountedByOthers(p) {
 		if _, ok := volumes[name]; !ok && !hasVolume(&pod.Spec, name) {
-			return nil, fmt.Errorf("spec.%s: a sidecar or init container mounts volume %q, which is not declared in spec.volumes", r.name, name)
+			return nil, fmt.Errorf("spec.%s: a sidecar or init container mounts volume %q, which is not declared in spec.volumes", r, name)
 		}
 	}
 
 	for _, cm := range p.ConfigMaps {
 		if cm.Name == "" || cm.Path == "" {
-			return nil, fmt.Errorf("spec.%s.configMaps: every entry needs a name and a path (got name %q, path %q)", r.name, cm.Name, cm.Path)
+			return nil, fmt.Errorf("spec.%s.configMaps: every entry needs a name and a path (got name %q, path %q)", r, cm.Name, cm.Path)
 		}
 		vol := v1beta2.ShortName(cm.Name, "-vol")
 		setVolume(&pod.Spec, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{
@@ -156,9 +151,9 @@ func podTemplate(app *v1beta2.SparkApplication, r role, base *corev1.PodTemplate
 		}})
 		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: vol, MountPath: cm.Path})
 	}
-	if name := deref(app.Spec.SparkConfigMap); name != "" {
+	if name := app.Spec.SparkConfigMap; name != nil && *name != "" {
 		setVolume(&pod.Spec, corev1.Volume{Name: sparkConfigMapVolume, VolumeSource: corev1.VolumeSource{
-			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: name}},
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: *name}},
 		}})
 		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: sparkConfigMapVolume, MountPath: sparkConfigMapPath})
 		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: envSparkConfDir, Value: sparkConfigMapPath})

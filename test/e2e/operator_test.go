@@ -125,7 +125,8 @@ func sparkPi(ns, name string) *v1beta2.SparkApplication {
 			Image:               ptr.To("docker.io/apache/spark:4.0.4"),
 			MainClass:           ptr.To("org.apache.spark.examples.SparkPi"),
 			MainApplicationFile: "local:///opt/spark/examples/jars/spark-examples.jar",
-			Driver:              v1beta2.DriverSpec{SparkPodSpec: v1beta2.SparkPodSpec{Cores: ptr.To[int32](1), Memory: ptr.To("512m")}},
+			// A small CPU request, so forty drivers fit beside other tests on the shared cluster.
+			Driver: v1beta2.DriverSpec{SparkPodSpec: v1beta2.SparkPodSpec{Cores: ptr.To[int32](1), CoreRequest: ptr.To("100m"), Memory: ptr.To("512m")}},
 			Executor: v1beta2.ExecutorSpec{SparkPodSpec: v1beta2.SparkPodSpec{Cores: ptr.To[int32](1), Memory: ptr.To("512m")},
 				Instances: ptr.To[int32](1)},
 		},

@@ -1,0 +1,576 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+// Package sparkconf translates a SparkApplication into the Spark configuration that
+// spark-submit receives: the command-line values and the ordered --conf properties. It is the
+// one place where spec fields are mapped to Spark property keys; the spark-submit submitter
+// renders the result as a command line, the native submitter writes it into spark.properties.
+package sparkconf
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/submission"
+)
+
+// Spark property names the submitters refer to as well.
+const (
+	KeyNamespace           = "spark.kubernetes.namespace"
+	KeyAppName             = "spark.app.name"
+	KeyDriverPodName       = "spark.kubernetes.driver.pod.name"
+	KeyWaitAppCompletion   = "spark.kubernetes.submission.waitAppCompletion"
+	KeyDriverTemplate      = "spark.kubernetes.driver.podTemplateFile"
+	KeyExecutorTemplate    = "spark.kubernetes.executor.podTemplateFile"
+	KeyDriverTemplateCtr   = "spark.kubernetes.driver.podTemplateContainerName"
+	KeyExecutorTemplateCtr = "spark.kubernetes.executor.podTemplateContainerName"
+)
+
+const (
+	confMetricsConf        = "spark.metrics.conf"
+	confMetricsNamespace   = "spark.metrics.namespace"
+	defaultMetricsConfDir  = "/etc/metrics/conf"
+	defaultMetricsPropFile = defaultMetricsConfDir + "/metrics.properties"
+	defaultPromConfigFile  = defaultMetricsConfDir + "/prometheus.yaml"
+	defaultPrometheusPort  = int32(8090)
+	defaultPromPortName    = "jmx-exporter"
+
+	// Names of the files a typed Secret is expected to hold; the environment variables that
+	// the client libraries read are pointed at them.
+	gcpKeyFileName         = "key.json"
+	hadoopTokenFileName    = "hadoop.token"
+	envGoogleCredentials   = "GOOGLE_APPLICATION_CREDENTIALS"
+	envHadoopTokenLocation = "HADOOP_TOKEN_FILE_LOCATION"
+)
+
+// operatorOwned are properties the operator must decide itself: a user value for them would
+// put the driver somewhere the operator does not look, or make spark-submit block.
+var operatorOwned = map[string]bool{
+	KeyNamespace:           true,
+	KeyAppName:             true,
+	KeyDriverPodName:       true,
+	KeyWaitAppCompletion:   true,
+	KeyDriverTemplate:      true,
+	KeyExecutorTemplate:    true,
+	KeyDriverTemplateCtr:   true,
+	KeyExecutorTemplateCtr: true,
+}
+
+// Property is one --conf key=value pair.
+type Property struct{ Key, Value string }
+
+// Submit is what spark-submit is given for one attempt: the values of its own flags, and the
+// properties in --conf order (a later value for a key wins).
+type Submit struct {
+	DeployMode string
+	MainClass  string // empty when not set
+	Name       string
+	ProxyUser  string // empty when not set
+
+	Jars, Files, PyFiles, Packages, ExcludePackages, Repositories, Archives []string
+
+	Conf []Property
+
+	MainApplicationFile string
+	Arguments           []string
+}
+
+// Map returns the properties with later values winning, as spark-submit reads them.
+func (s *Submit) Map() map[string]string {
+	out := make(map[string]string, len(s.Conf))
+	for _, p := range s.Conf {
+		out[p.Key] = p.Value
+	}
+	return out
+}
+
+// Options are the pod template files the spark-submit submitter passes; empty means none.
+type Options struct {
+	DriverPodTemplateFile   string
+	ExecutorPodTemplateFile string
+}
+
+// Build translates one attempt of app, which must already be defaulted. The order is
+// deterministic: map-valued fields are emitted in key order, so equal specs give equal confs.
+//
+// The user's sparkConf (without the operator-owned keys) comes first, then hadoopConf, then
+// the properties derived from dedicated spec fields, and the properties the operator must
+// control (namespace, pod name, labels it selects on, templates) last.
+func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Options) (*Submit, error) {
+	if app == nil {
+		return nil, errors.New("no SparkApplication given")
+	}
+	spec := &app.Spec
+	s := &Submit{
+		DeployMode:          string(spec.Mode),
+		MainClass:           deref(spec.MainClass),
+		Name:                app.Name,
+		ProxyUser:           deref(spec.ProxyUser),
+		Jars:                spec.Deps.Jars,
+		Files:               spec.Deps.Files,
+		PyFiles:             spec.Deps.PyFiles,
+		Packages:            spec.Deps.Packages,
+		ExcludePackages:     spec.Deps.ExcludePackages,
+		Repositories:        spec.Deps.Repositories,
+		Archives:            spec.Deps.Archives,
+		MainApplicationFile: spec.MainApplicationFile,
+		Arguments:           spec.Arguments,
+	}
+	c := &confList{}
+	for _, k := range sortedKeys(spec.SparkConf) {
+		if !operatorOwned[k] {
+			c.add(k, spec.SparkConf[k])
+		}
+	}
+	for _, k := range sortedKeys(spec.HadoopConf) {
+		c.add("spark.hadoop."+k, spec.HadoopConf[k])
+	}
+
+	if err := specConf(c, app); err != nil {
+		return nil, err
+	}
+
+	c.add(KeyNamespace, app.Namespace)
+	c.add(KeyAppName, app.Name)
+	c.add(KeyDriverPodName, attempt.DriverPodName)
+	c.add(KeyWaitAppCompletion, "false")
+	for _, r := range roles {
+		c.add(r.k8sPrefix+"label."+v1beta2.LabelAppName, app.Name)
+		c.add(r.k8sPrefix+"label."+v1beta2.LabelLaunchedByOperator, "true")
+		c.add(r.k8sPrefix+"label."+v1beta2.LabelSubmissionID, attempt.SubmissionID)
+	}
+	if opts.DriverPodTemplateFile != "" {
+		c.add(KeyDriverTemplate, opts.DriverPodTemplateFile)
+		c.add(KeyDriverTemplateCtr, v1beta2.SparkDriverContainerName)
+	}
+	if opts.ExecutorPodTemplateFile != "" {
+		c.add(KeyExecutorTemplate, opts.ExecutorPodTemplateFile)
+		c.add(KeyExecutorTemplateCtr, v1beta2.SparkExecutorContainerName)
+	}
+	s.Conf = c.kv
+	return s, nil
+}
+
+// Role is the driver or executor half of the spec.
+type Role int
+
+const (
+	Driver Role = iota
+	Executor
+)
+
+// roleInfo holds the property prefixes that differ between the two roles.
+type roleInfo struct {
+	role      Role
+	name      string // "driver" or "executor"
+	k8sPrefix string // spark.kubernetes.driver. / spark.kubernetes.executor.
+	envPrefix string // where plain environment variables go
+}
+
+var roles = [2]roleInfo{
+	{role: Driver, name: "driver", k8sPrefix: "spark.kubernetes.driver.", envPrefix: "spark.kubernetes.driverEnv."},
+	{role: Executor, name: "executor", k8sPrefix: "spark.kubernetes.executor.", envPrefix: "spark.executorEnv."},
+}
+
+// String is "driver" or "executor", as in the spec's field names.
+func (r Role) String() string { return roles[r].name }
+
+// PodSpec is the role's part of the spec.
+func (r Role) PodSpec(app *v1beta2.SparkApplication) *v1beta2.SparkPodSpec {
+	if r == Driver {
+		return &app.Spec.Driver.SparkPodSpec
+	}
+	return &app.Spec.Executor.SparkPodSpec
+}
+
+type confList struct{ kv []Property }
+
+func (c *confList) add(k, v string) { c.kv = append(c.kv, Property{k, v}) }
+
+// specConf adds the properties derived from the dedicated fields of the spec.
+func specConf(c *confList, app *v1beta2.SparkApplication) error {
+	spec := &app.Spec
+	if spec.Image != nil && *spec.Image != "" {
+		c.add("spark.kubernetes.container.image", *spec.Image)
+	}
+	if spec.ImagePullPolicy != nil && *spec.ImagePullPolicy != "" {
+		c.add("spark.kubernetes.container.image.pullPolicy", *spec.ImagePullPolicy)
+	}
+	if len(spec.ImagePullSecrets) > 0 {
+		c.add("spark.kubernetes.container.image.pullSecrets", strings.Join(spec.ImagePullSecrets, ","))
+	}
+	if spec.PythonVersion != nil && *spec.PythonVersion != "" {
+		c.add("spark.kubernetes.pyspark.pythonVersion", *spec.PythonVersion)
+	}
+	if spec.MemoryOverheadFactor != nil && *spec.MemoryOverheadFactor != "" {
+		if _, err := strconv.ParseFloat(*spec.MemoryOverheadFactor, 64); err != nil {
+			return fmt.Errorf("spec.memoryOverheadFactor %q is not a decimal number", *spec.MemoryOverheadFactor)
+		}
+		// The per-role keys replaced the global one in Spark 3.3 and take precedence over it;
+		// the global key is still read by older Spark versions.
+		c.add("spark.kubernetes.memoryOverheadFactor", *spec.MemoryOverheadFactor)
+		c.add("spark.driver.memoryOverheadFactor", *spec.MemoryOverheadFactor)
+		c.add("spark.executor.memoryOverheadFactor", *spec.MemoryOverheadFactor)
+	}
+	if name := deref(spec.HadoopConfigMap); name != "" {
+		// Spark mounts it into the driver and executors and points HADOOP_CONF_DIR at it.
+		c.add("spark.kubernetes.hadoop.configMapName", name)
+	}
+	for _, k := range sortedKeys(spec.NodeSelector) {
+		c.add("spark.kubernetes.node.selector."+k, spec.NodeSelector[k])
+	}
+
+	drv := &spec.Driver
+	if drv.KubernetesMaster != nil && *drv.KubernetesMaster != "" {
+		c.add("spark.kubernetes.driver.master", *drv.KubernetesMaster)
+	}
+	for _, k := range sortedKeys(drv.ServiceLabels) {
+		c.add("spark.kubernetes.driver.service.label."+k, drv.ServiceLabels[k])
+	}
+	for _, k := range sortedKeys(drv.ServiceAnnotations) {
+		c.add("spark.kubernetes.driver.service.annotation."+k, drv.ServiceAnnotations[k])
+	}
+
+	ex := &spec.Executor
+	if ex.Instances != nil {
+		c.add("spark.executor.instances", strconv.Itoa(int(*ex.Instances)))
+	}
+	if ex.DeleteOnTermination != nil {
+		c.add("spark.kubernetes.executor.deleteOnTermination", strconv.FormatBool(*ex.DeleteOnTermination))
+	}
+
+	javaOpts := monitoringConf(c, app)
+	for i, r := range roles {
+		if err := roleConf(c, app, r, javaOpts[i]); err != nil {
+			return err
+		}
+	}
+
+	if da := spec.DynamicAllocation; da != nil && da.Enabled {
+		c.add("spark.dynamicAllocation.enabled", "true")
+		if da.InitialExecutors != nil {
+			c.add("spark.dynamicAllocation.initialExecutors", strconv.Itoa(int(*da.InitialExecutors)))
+		}
+		if da.MinExecutors != nil {
+			c.add("spark.dynamicAllocation.minExecutors", strconv.Itoa(int(*da.MinExecutors)))
+		}
+		if da.MaxExecutors != nil {
+			c.add("spark.dynamicAllocation.maxExecutors", strconv.Itoa(int(*da.MaxExecutors)))
+		}
+		// Without an external shuffle service (never present on Kubernetes by default)
+		// dynamic allocation only works with shuffle tracking.
+		tracking := da.ShuffleTrackingEnabled == nil || *da.ShuffleTrackingEnabled
+		c.add("spark.dynamicAllocation.shuffleTracking.enabled", strconv.FormatBool(tracking))
+		if da.ShuffleTrackingTimeout != nil {
+			c.add("spark.dynamicAllocation.shuffleTracking.timeout", strconv.FormatInt(*da.ShuffleTrackingTimeout, 10))
+		}
+	}
+	return nil
+}
+
+// monitoringConf adds the metrics properties and returns the extra JVM options (the Prometheus
+// JMX exporter agent) for the driver and the executors. The ConfigMap holding a generated
+// metrics.properties or exporter configuration is not created here: that is the controller's
+// work, as it outlives one submission.
+func monitoringConf(c *confList, app *v1beta2.SparkApplication) [2]string {
+	m := app.Spec.Monitoring
+	if m == nil {
+		return [2]string{}
+	}
+	metricsFile := defaultMetricsPropFile
+	if m.MetricsPropertiesFile != nil && *m.MetricsPropertiesFile != "" {
+		metricsFile = *m.MetricsPropertiesFile
+	}
+	c.add(confMetricsConf, metricsFile)
+	// Without a namespace the metric names carry the random application ID, which changes
+	// on every run and defeats dashboards.
+	c.add(confMetricsNamespace, app.Namespace+"."+app.Name)
+
+	p := m.Prometheus
+	if p == nil || p.JmxExporterJar == "" {
+		return [2]string{}
+	}
+	configFile := defaultPromConfigFile
+	if p.ConfigFile != nil && *p.ConfigFile != "" {
+		configFile = *p.ConfigFile
+	}
+	agent := fmt.Sprintf("-javaagent:%s=%d:%s", p.JmxExporterJar, prometheusPort(p), configFile)
+	var out [2]string
+	if m.ExposeDriverMetrics {
+		out[0] = agent
+	}
+	if m.ExposeExecutorMetrics {
+		out[1] = agent
+	}
+	return out
+}
+
+func prometheusPort(p *v1beta2.PrometheusSpec) int32 {
+	if p.Port != nil {
+		return *p.Port
+	}
+	return defaultPrometheusPort
+}
+
+// MetricsPort is the container port of the Prometheus JMX exporter in the role's JVM, nil when
+// that role does not expose metrics.
+func MetricsPort(app *v1beta2.SparkApplication, r Role) *corev1.ContainerPort {
+	m := app.Spec.Monitoring
+	if m == nil || m.Prometheus == nil || m.Prometheus.JmxExporterJar == "" ||
+		(r == Driver && !m.ExposeDriverMetrics) || (r == Executor && !m.ExposeExecutorMetrics) {
+		return nil
+	}
+	name := defaultPromPortName
+	if n := m.Prometheus.PortName; n != nil && *n != "" {
+		name = *n
+	}
+	return &corev1.ContainerPort{Name: name, ContainerPort: prometheusPort(m.Prometheus), Protocol: corev1.ProtocolTCP}
+}
+
+// roleConf adds the properties of spec.driver or spec.executor.
+func roleConf(c *confList, app *v1beta2.SparkApplication, r roleInfo, extraJavaOpts string) error {
+	p := r.role.PodSpec(app)
+	sparkPrefix := "spark." + r.name + "."
+	image := app.Spec.Image
+	if p.Image != nil && *p.Image != "" {
+		image = p.Image
+	}
+	if image != nil && *image != "" {
+		c.add(r.k8sPrefix+"container.image", *image)
+	}
+	if p.Cores != nil {
+		c.add(sparkPrefix+"cores", strconv.Itoa(int(*p.Cores)))
+	}
+	if p.CoreRequest != nil && *p.CoreRequest != "" {
+		c.add(r.k8sPrefix+"request.cores", *p.CoreRequest)
+	}
+	if p.CoreLimit != nil && *p.CoreLimit != "" {
+		c.add(r.k8sPrefix+"limit.cores", *p.CoreLimit)
+	}
+	if p.Memory != nil && *p.Memory != "" {
+		c.add(sparkPrefix+"memory", *p.Memory)
+	}
+	if p.MemoryOverhead != nil && *p.MemoryOverhead != "" {
+		c.add(sparkPrefix+"memoryOverhead", *p.MemoryOverhead)
+	}
+	if p.ServiceAccount != nil && *p.ServiceAccount != "" {
+		c.add("spark.kubernetes.authenticate."+r.name+".serviceAccountName", *p.ServiceAccount)
+	}
+	javaOpts := joinNonEmpty(" ", deref(p.JavaOptions), extraJavaOpts)
+	if javaOpts != "" {
+		c.add(sparkPrefix+"extraJavaOptions", javaOpts)
+	}
+
+	// The application's own labels come first so that the pod-level ones win, and the
+	// operator's labels (added last by Build) win over both.
+	labels := maps.Clone(app.Labels)
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	maps.Copy(labels, p.Labels)
+	for _, k := range sortedKeys(labels) {
+		c.add(r.k8sPrefix+"label."+k, labels[k])
+	}
+	annotations := maps.Clone(p.Annotations)
+	if port := MetricsPort(app, r.role); port != nil {
+		if annotations == nil {
+			annotations = map[string]string{}
+		}
+		annotations["prometheus.io/scrape"] = "true"
+		annotations["prometheus.io/port"] = strconv.Itoa(int(port.ContainerPort))
+		annotations["prometheus.io/path"] = "/metrics"
+	}
+	for _, k := range sortedKeys(annotations) {
+		c.add(r.k8sPrefix+"annotation."+k, annotations[k])
+	}
+	for _, k := range sortedKeys(p.NodeSelector) {
+		c.add(r.k8sPrefix+"node.selector."+k, p.NodeSelector[k])
+	}
+
+	for _, s := range p.Secrets {
+		if s.Name == "" || s.Path == "" {
+			return fmt.Errorf("spec.%s.secrets: every secret needs a name and a path (got name %q, path %q)", r.name, s.Name, s.Path)
+		}
+		c.add(r.k8sPrefix+"secrets."+s.Name, s.Path)
+		switch s.Type {
+		case v1beta2.SecretTypeGCPServiceAccount:
+			c.add(r.envPrefix+envGoogleCredentials, path.Join(s.Path, gcpKeyFileName))
+		case v1beta2.SecretTypeHadoopDelegationToken:
+			c.add(r.envPrefix+envHadoopTokenLocation, path.Join(s.Path, hadoopTokenFileName))
+		case v1beta2.SecretTypeGeneric, "":
+		default:
+			return fmt.Errorf("spec.%s.secrets[%s]: unknown secretType %q (want %s, %s or %s)", r.name, s.Name, s.Type,
+				v1beta2.SecretTypeGCPServiceAccount, v1beta2.SecretTypeHadoopDelegationToken, v1beta2.SecretTypeGeneric)
+		}
+	}
+	for _, k := range sortedKeys(p.EnvVars) {
+		c.add(r.envPrefix+k, p.EnvVars[k])
+	}
+	for _, k := range sortedKeys(p.EnvSecretKeyRefs) {
+		ref := p.EnvSecretKeyRefs[k]
+		if ref.Name == "" || ref.Key == "" {
+			return fmt.Errorf("spec.%s.envSecretKeyRefs[%s]: needs both a secret name and a key", r.name, k)
+		}
+		c.add(r.k8sPrefix+"secretKeyRef."+k, ref.Name+":"+ref.Key)
+	}
+
+	mounts, err := confVolumeMounts(app, r.role)
+	if err != nil {
+		return err
+	}
+	for _, m := range mounts {
+		base := r.k8sPrefix + "volumes." + m.kind + "." + m.mount.Name + "."
+		c.add(base+"mount.path", m.mount.MountPath)
+		if m.mount.SubPath != "" {
+			c.add(base+"mount.subPath", m.mount.SubPath)
+		}
+		if m.mount.SubPathExpr != "" {
+			c.add(base+"mount.subPathExpr", m.mount.SubPathExpr)
+		}
+		if m.mount.ReadOnly || m.volumeReadOnly {
+			c.add(base+"mount.readOnly", "true")
+		}
+		for _, k := range sortedKeys(m.options) {
+			c.add(base+"options."+k, m.options[k])
+		}
+	}
+	return nil
+}
+
+// confVolume is a volume mount of the main container that Spark properties can express.
+type confVolume struct {
+	kind           string // Spark's volume type: hostPath, emptyDir, nfs, persistentVolumeClaim
+	mount          corev1.VolumeMount
+	options        map[string]string
+	volumeReadOnly bool
+}
+
+// sparkVolumeKind maps a volume to Spark's volume type; ok is false for sources Spark has no
+// properties for (they go into the pod template). A volume without any source is an error.
+func sparkVolumeKind(v *corev1.Volume) (kind string, options map[string]string, readOnly, ok bool, err error) {
+	switch {
+	case v.HostPath != nil:
+		o := map[string]string{"path": v.HostPath.Path}
+		if v.HostPath.Type != nil && *v.HostPath.Type != "" {
+			o["type"] = string(*v.HostPath.Type)
+		}
+		return "hostPath", o, false, true, nil
+	case v.EmptyDir != nil:
+		o := map[string]string{}
+		if v.EmptyDir.Medium != "" {
+			o["medium"] = string(v.EmptyDir.Medium)
+		}
+		if v.EmptyDir.SizeLimit != nil {
+			o["sizeLimit"] = v.EmptyDir.SizeLimit.String()
+		}
+		return "emptyDir", o, false, true, nil
+	case v.NFS != nil:
+		return "nfs", map[string]string{"server": v.NFS.Server, "path": v.NFS.Path}, v.NFS.ReadOnly, true, nil
+	case v.PersistentVolumeClaim != nil:
+		return "persistentVolumeClaim", map[string]string{"claimName": v.PersistentVolumeClaim.ClaimName}, v.PersistentVolumeClaim.ReadOnly, true, nil
+	}
+	if v.VolumeSource == (corev1.VolumeSource{}) {
+		return "", nil, false, false, fmt.Errorf("spec.volumes[%s]: no volume source set (unknown volume type)", v.Name)
+	}
+	return "", nil, false, false, nil
+}
+
+// confVolumeMounts splits the main container's mounts: those whose volume Spark can declare
+// itself from properties, returned here, and the rest, which belong in the pod (template). A
+// volume also mounted by a sidecar or init container must be declared in the template, or the
+// pod would declare it twice.
+func confVolumeMounts(app *v1beta2.SparkApplication, r Role) ([]confVolume, error) {
+	p := r.PodSpec(app)
+	volumes := VolumesByName(app)
+	shared := MountedByOthers(p)
+	var out []confVolume
+	for _, m := range p.VolumeMounts {
+		v, ok := volumes[m.Name]
+		if !ok {
+			return nil, fmt.Errorf("spec.%s.volumeMounts: volume %q is not declared in spec.volumes", r, m.Name)
+		}
+		if m.MountPath == "" {
+			return nil, fmt.Errorf("spec.%s.volumeMounts[%s]: mountPath is empty", r, m.Name)
+		}
+		kind, options, readOnly, ok, err := sparkVolumeKind(v)
+		if err != nil {
+			return nil, err
+		}
+		if !ok || shared[m.Name] {
+			continue
+		}
+		out = append(out, confVolume{kind: kind, mount: m, options: options, volumeReadOnly: readOnly})
+	}
+	return out, nil
+}
+
+// ConfVolumes returns the names of the role's main-container mounts that the properties
+// declare (spark.kubernetes.<role>.volumes.*): Spark creates those volumes, so a pod template
+// must not declare them again.
+func ConfVolumes(app *v1beta2.SparkApplication, r Role) (map[string]bool, error) {
+	mounts, err := confVolumeMounts(app, r)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(mounts))
+	for _, m := range mounts {
+		out[m.mount.Name] = true
+	}
+	return out, nil
+}
+
+// VolumesByName indexes spec.volumes.
+func VolumesByName(app *v1beta2.SparkApplication) map[string]*corev1.Volume {
+	out := make(map[string]*corev1.Volume, len(app.Spec.Volumes))
+	for i := range app.Spec.Volumes {
+		out[app.Spec.Volumes[i].Name] = &app.Spec.Volumes[i]
+	}
+	return out
+}
+
+// MountedByOthers returns the names of the volumes the role's sidecars and init containers
+// mount.
+func MountedByOthers(p *v1beta2.SparkPodSpec) map[string]bool {
+	out := map[string]bool{}
+	for _, cs := range [][]corev1.Container{p.Sidecars, p.InitContainers} {
+		for _, c := range cs {
+			for _, m := range c.VolumeMounts {
+				out[m.Name] = true
+			}
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	return slices.Sorted(maps.Keys(m))
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func joinNonEmpty(sep string, parts ...string) string {
+	var keep []string
+	for _, p := range parts {
+		if p != "" {
+			keep = append(keep, p)
+		}
+	}
+	return strings.Join(keep, sep)
+}

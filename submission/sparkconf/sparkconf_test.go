@@ -1,0 +1,146 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package sparkconf
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/submission"
+)
+
+var testAttempt = submission.Attempt{SubmissionID: "sub-1", DriverPodName: "pi-driver"}
+
+func baseApp() *v1beta2.SparkApplication {
+	app := &v1beta2.SparkApplication{
+		ObjectMeta: metav1.ObjectMeta{Name: "pi", Namespace: "ns"},
+		Spec: v1beta2.SparkApplicationSpec{
+			Type:                v1beta2.SparkApplicationTypeScala,
+			MainClass:           ptr("org.apache.spark.examples.SparkPi"),
+			MainApplicationFile: "local:///app.jar",
+			Arguments:           []string{"10"},
+			Deps:                v1beta2.Dependencies{Jars: []string{"a.jar", "b.jar"}},
+		},
+	}
+	v1beta2.SetSparkApplicationDefaults(app)
+	return app
+}
+
+func TestBuildCommandLineValues(t *testing.T) {
+	app := baseApp()
+	app.Spec.ProxyUser = ptr("bob")
+	got, err := Build(app, testAttempt, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Conf = nil
+	want := &Submit{
+		DeployMode:          "cluster",
+		MainClass:           "org.apache.spark.examples.SparkPi",
+		Name:                "pi",
+		ProxyUser:           "bob",
+		Jars:                []string{"a.jar", "b.jar"},
+		MainApplicationFile: "local:///app.jar",
+		Arguments:           []string{"10"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Build (-want +got):\n%s", diff)
+	}
+}
+
+func TestBuildMap(t *testing.T) {
+	tests := []struct {
+		name   string
+		modify func(*v1beta2.SparkApplication)
+		opts   Options
+		want   map[string]string // a subset of Map()
+	}{{
+		name: "operator-owned keys win over sparkConf",
+		modify: func(a *v1beta2.SparkApplication) {
+			a.Spec.SparkConf = map[string]string{KeyNamespace: "elsewhere", KeyDriverTemplate: "/x", "spark.foo": "bar"}
+		},
+		want: map[string]string{KeyNamespace: "ns", KeyDriverTemplate: "", "spark.foo": "bar"},
+	}, {
+		name: "spec fields win over sparkConf, hadoopConf prefixed",
+		modify: func(a *v1beta2.SparkApplication) {
+			a.Spec.SparkConf = map[string]string{"spark.driver.memory": "8g"}
+			a.Spec.HadoopConf = map[string]string{"fs.s3a.impl": "S3"}
+			a.Spec.Driver.Memory = ptr("2g")
+		},
+		want: map[string]string{"spark.driver.memory": "2g", "spark.hadoop.fs.s3a.impl": "S3"},
+	}, {
+		name: "templates",
+		opts: Options{DriverPodTemplateFile: "/t/d.yaml"},
+		want: map[string]string{
+			KeyDriverTemplate:    "/t/d.yaml",
+			KeyDriverTemplateCtr: v1beta2.SparkDriverContainerName,
+			KeyExecutorTemplate:  "",
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			app := baseApp()
+			if tt.modify != nil {
+				tt.modify(app)
+			}
+			s, err := Build(app, testAttempt, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := s.Map()
+			got := map[string]string{}
+			for k := range tt.want {
+				got[k] = m[k]
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Map (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestConfVolumesAndMetricsPort(t *testing.T) {
+	app := baseApp()
+	app.Spec.Volumes = []corev1.Volume{
+		{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "shared", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "cm", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{}}},
+	}
+	app.Spec.Executor.VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/s"}, {Name: "shared", MountPath: "/sh"}, {Name: "cm", MountPath: "/c"}}
+	app.Spec.Executor.Sidecars = []corev1.Container{{Name: "side", VolumeMounts: []corev1.VolumeMount{{Name: "shared", MountPath: "/sh"}}}}
+	app.Spec.Monitoring = &v1beta2.MonitoringSpec{ExposeExecutorMetrics: true, Prometheus: &v1beta2.PrometheusSpec{JmxExporterJar: "/j.jar"}}
+
+	tests := []struct {
+		role     Role
+		wantVols map[string]bool
+		wantPort *corev1.ContainerPort
+	}{
+		{role: Driver, wantVols: map[string]bool{}},
+		{role: Executor, wantVols: map[string]bool{"scratch": true}, wantPort: &corev1.ContainerPort{Name: "jmx-exporter", ContainerPort: 8090, Protocol: corev1.ProtocolTCP}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.role.String(), func(t *testing.T) {
+			vols, err := ConfVolumes(app, tt.role)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.wantVols, vols); diff != "" {
+				t.Errorf("ConfVolumes (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantPort, MetricsPort(app, tt.role)); diff != "" {
+				t.Errorf("MetricsPort (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
