@@ -181,6 +181,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	if err := s.run(ctx); err != nil {
+		if errors.Is(err, errStale) {
+			// The cache lags the API server; the watch brings the newer object.
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
 		return ctrl.Result{}, err
 	}
 	if s.deleted {
@@ -285,10 +289,11 @@ func (r *Reconciler) event(app *v1beta2.SparkApplication, warning bool, reason, 
 // current submission.
 func (r *Reconciler) observe(ctx context.Context, app *v1beta2.SparkApplication) (*step, error) {
 	s := &step{
-		r:    r,
-		app:  app.DeepCopy(),
-		from: app.Status.AppState.State,
-		now:  r.Clock.Now(),
+		r:        r,
+		app:      app.DeepCopy(),
+		observed: app,
+		from:     app.Status.AppState.State,
+		now:      r.Clock.Now(),
 	}
 	pod := &corev1.Pod{}
 	err := r.Client.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: app.DriverPodName()}, pod)

@@ -25,12 +25,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
@@ -606,5 +608,66 @@ func TestAdoptsDriverOfInterruptedSubmission(t *testing.T) {
 	got = []any{e.sub.count(replaced), app.Status.SubmissionID, pod.Labels[v1beta2.LabelSubmissionID], pod.UID != staleUID}
 	if diff := cmp.Diff([]any{1, "sub-2", "sub-2", true}, got); diff != "" {
 		t.Errorf("[submissions, submissionID, driver's submission, driver replaced] (-want +got):\n%s", diff)
+	}
+}
+
+// staleCache serves one SparkApplication as an older version of it, as an informer cache that
+// has not yet seen the latest write does.
+type staleCache struct {
+	client.Client
+	stale *v1beta2.SparkApplication
+}
+
+func (c staleCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if app, ok := obj.(*v1beta2.SparkApplication); ok && key == client.ObjectKeyFromObject(c.stale) {
+		c.stale.DeepCopyInto(app)
+		return nil
+	}
+	return c.Client.Get(ctx, key, obj, opts...)
+}
+
+// TestStaleCacheNeverDeletesTheNewDriver: the submission pool has recorded submission "new"
+// and created its driver, but the reconcile's cache still shows the previous submission. The
+// driver must not be mistaken for a leftover and deleted.
+func TestStaleCacheNeverDeletesTheNewDriver(t *testing.T) {
+	c := cluster.Client(t)
+	ctx := context.Background()
+	ns := cluster.Namespace(t, c, "sparkapp-stale")
+	app := newApp(ns, "stale")
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	stale := app.DeepCopy()
+	stale.Status.SubmissionID = "old"
+	app.Status.SubmissionID = "new"
+	app.Status.LastSubmissionAttemptTime = metav1.Now()
+	if err := c.Status().Update(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	pod := driverPod(app, app.DriverPodName(), "new", "spark-new")
+	if err := c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+
+	r := &Reconciler{
+		Client:    staleCache{Client: c, stale: stale},
+		APIReader: c,
+		Scheme:    cluster.Scheme,
+		Recorder:  &events.FakeRecorder{},
+		Pool:      submission.NewPool(1, func(context.Context, types.NamespacedName) error { return nil }),
+	}
+	res, err := r.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(app)})
+	if err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	if res.RequeueAfter <= 0 {
+		t.Errorf("a reconcile on a stale cache should come back soon; got %+v", res)
+	}
+	got := &corev1.Pod{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(pod), got); err != nil {
+		t.Fatalf("the new driver is gone: %v", err)
+	}
+	if !got.DeletionTimestamp.IsZero() {
+		t.Fatal("the new driver was deleted")
 	}
 }

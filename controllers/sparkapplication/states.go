@@ -81,10 +81,13 @@ func (s *step) run(ctx context.Context) error {
 // step is one reconcile of one application: what was observed, the status being changed, and
 // the effects to perform once that status is stored.
 type step struct {
-	r    *Reconciler
-	app  *v1beta2.SparkApplication // a copy; its status becomes the new status
-	from v1beta2.ApplicationStateType
-	now  time.Time
+	r        *Reconciler
+	app      *v1beta2.SparkApplication // a copy; its status becomes the new status
+	observed *v1beta2.SparkApplication // the application as read, before this step
+	from     v1beta2.ApplicationStateType
+	now      time.Time
+	// confirmed is set once the API server has shown that observed is still current.
+	confirmed bool
 
 	driver      *corev1.Pod // the driver pod of status.submissionID
 	staleDriver *corev1.Pod // a pod with the driver's name from another submission
@@ -376,6 +379,9 @@ func (s *step) finished(ctx context.Context) error {
 		s.requeue(wait)
 		return nil
 	}
+	if err := s.confirmCurrent(ctx); err != nil {
+		return err
+	}
 	uid := s.app.UID
 	err := s.r.Client.Delete(ctx, s.app, client.Preconditions{UID: &uid})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
@@ -433,11 +439,37 @@ func (s *step) deleteUI(ctx context.Context) error {
 		// Nothing was created; skipping spares a cache of every Service and Ingress.
 		return nil
 	}
+	if err := s.confirmCurrent(ctx); err != nil {
+		return err
+	}
 	if err := uiresources.Delete(ctx, s.r.Client, s.app); err != nil {
 		return fmt.Errorf("deleting the Spark UI resources: %w", err)
 	}
 	di := &s.app.Status.DriverInfo
 	*di = v1beta2.DriverInfo{PodName: di.PodName}
+	return nil
+}
+
+// confirmCurrent checks with the API server that the application is still as this step read
+// it from the cache, and returns errStale if not. Every deletion asks first: a reconcile that
+// has not yet seen the submission pool's latest write would otherwise take the driver just
+// created for a leftover of an older submission, and delete it.
+func (s *step) confirmCurrent(ctx context.Context) error {
+	if s.confirmed {
+		return nil
+	}
+	latest := &v1beta2.SparkApplication{}
+	if err := s.r.APIReader.Get(ctx, client.ObjectKeyFromObject(s.observed), latest); err != nil {
+		if apierrors.IsNotFound(err) {
+			return errStale
+		}
+		return err
+	}
+	if latest.UID != s.observed.UID || latest.Generation != s.observed.Generation ||
+		!statusEqual(&latest.Status, &s.observed.Status) {
+		return errStale
+	}
+	s.confirmed = true
 	return nil
 }
 
@@ -458,6 +490,9 @@ func (s *step) deleteRun(ctx context.Context) error {
 func (s *step) deletePod(ctx context.Context, pod *corev1.Pod) error {
 	if pod == nil || !pod.DeletionTimestamp.IsZero() {
 		return nil
+	}
+	if err := s.confirmCurrent(ctx); err != nil {
+		return err
 	}
 	uid := pod.UID
 	err := s.r.Client.Delete(ctx, pod, client.Preconditions{UID: &uid},
