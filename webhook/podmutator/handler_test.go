@@ -1,0 +1,83 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package podmutator
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+)
+
+func request(t *testing.T, op admissionv1.Operation, pod *corev1.Pod) admission.Request {
+	t.Helper()
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: op, Namespace: pod.Namespace, Object: runtime.RawExtension{Raw: raw}}}
+}
+
+func TestHandle(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := v1beta2.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	app := baseApp()
+	app.Spec.Driver.Env = []corev1.EnvVar{{Name: "A", Value: "1"}}
+	app.Spec.Driver.GPU = &v1beta2.GPUSpec{Name: "bad name", Quantity: 1}
+	h := &Handler{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(app).Build()}
+
+	labelled := basePod(v1beta2.SparkRoleDriver)
+	unknown := basePod(v1beta2.SparkRoleDriver)
+	unknown.Labels[v1beta2.LabelAppName] = "gone"
+	unlabelled := basePod(v1beta2.SparkRoleDriver)
+	delete(unlabelled.Labels, v1beta2.LabelLaunchedByOperator)
+
+	tests := []struct {
+		name    string
+		req     admission.Request
+		fixGPU  bool
+		allowed bool
+		patches string // the JSON patch
+	}{
+		{"update ignored", request(t, admissionv1.Update, labelled), false, true, "null"},
+		{"unlabelled pod", request(t, admissionv1.Create, unlabelled), false, true, "null"},
+		{"unknown application", request(t, admissionv1.Create, unknown), false, true, "null"},
+		{"invalid GPU name refused", request(t, admissionv1.Create, labelled), false, false, "null"},
+		{"patched", request(t, admissionv1.Create, labelled), true, true,
+			`[{"op":"add","path":"/spec/containers/1/env","value":[{"name":"A","value":"1"}]}]`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.fixGPU {
+				app.Spec.Driver.GPU = nil
+				h.Reader = fake.NewClientBuilder().WithScheme(scheme).WithObjects(app).Build()
+			}
+			resp := h.Handle(context.Background(), tc.req)
+			if resp.Allowed != tc.allowed {
+				t.Fatalf("allowed = %v (%v), want %v", resp.Allowed, resp.Result, tc.allowed)
+			}
+			got, err := json.Marshal(resp.Patches)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.patches, string(got)); d != "" {
+				t.Errorf("patches (-want +got):\n%s", d)
+			}
+		})
+	}
+}

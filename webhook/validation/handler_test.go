@@ -1,0 +1,64 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package validation
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+)
+
+func raw(t *testing.T, v any) runtime.RawExtension {
+	t.Helper()
+	data, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runtime.RawExtension{Raw: data}
+}
+
+func TestSparkApplicationHandler(t *testing.T) {
+	invalid := validApp()
+	invalid.Spec.SparkConf = map[string]string{"spark.master": "local"}
+	relabelled := invalid.DeepCopy()
+	relabelled.Labels = map[string]string{"team": "data"}
+	respecced := invalid.DeepCopy()
+	respecced.Spec.Arguments = []string{"10"}
+
+	tests := []struct {
+		name    string
+		op      admissionv1.Operation
+		obj     *v1beta2.SparkApplication
+		old     *v1beta2.SparkApplication
+		allowed bool
+	}{
+		{"valid create", admissionv1.Create, validApp(), nil, true},
+		{"invalid create", admissionv1.Create, invalid, nil, false},
+		// An object stored before a rule existed can still get labels and finalizers.
+		{"update leaving the spec alone", admissionv1.Update, relabelled, invalid, true},
+		{"update changing the spec", admissionv1.Update, respecced, invalid, false},
+	}
+	h := &SparkApplicationHandler{}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: tc.op, Namespace: "ns", Object: raw(t, tc.obj)}}
+			if tc.old != nil {
+				req.OldObject = raw(t, tc.old)
+			}
+			if resp := h.Handle(context.Background(), req); resp.Allowed != tc.allowed {
+				t.Errorf("allowed = %v (%v), want %v", resp.Allowed, resp.Result, tc.allowed)
+			}
+		})
+	}
+}

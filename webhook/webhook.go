@@ -1,0 +1,230 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+// Package webhook runs the operator's admission webhooks: the pod mutator (package podmutator)
+// and the SparkApplication and ScheduledSparkApplication validators (package validation). It
+// makes its own certificates (package certs) and registers its own webhook configurations.
+//
+// Wiring into a controller-runtime manager:
+//
+//	mgr, _ := ctrl.NewManager(cfg, ctrl.Options{WebhookServer: webhook.NewServer(opts), ...})
+//	if err := webhook.Setup(ctx, mgr, opts); err != nil { ... }
+package webhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/sparkop/spark-operator/webhook/certs"
+	"github.com/sparkop/spark-operator/webhook/podmutator"
+	"github.com/sparkop/spark-operator/webhook/validation"
+)
+
+// Paths the handlers are served at (the Kubeflow operator's paths).
+const (
+	PathMutatePods                        = "/mutate--v1-pod"
+	PathValidateSparkApplication          = "/validate-sparkoperator-k8s-io-v1beta2-sparkapplication"
+	PathValidateScheduledSparkApplication = "/validate-sparkoperator-k8s-io-v1beta2-scheduledsparkapplication"
+)
+
+// Defaults of Options.
+const (
+	DefaultPort          = 9443
+	DefaultSecretName    = "spark-operator-webhook-certs"
+	DefaultCertValidity  = 365 * 24 * time.Hour
+	DefaultConfigName    = "spark-operator-webhook"
+	DefaultTimeout       = int32(10)
+	defaultServiceDomain = "cluster.local"
+)
+
+// Options configure the webhooks. The zero value of a field takes its default.
+type Options struct {
+	// Port and Host are where the webhook server listens (default :9443, all addresses).
+	Port int
+	Host string
+	// CertDir is where the serving certificate is written and read (tls.crt, tls.key);
+	// default <temp dir>/spark-operator-webhook-certs.
+	CertDir string
+	// SecretName and SecretNamespace name the Secret keeping the certificates (default
+	// spark-operator-webhook-certs in ServiceNamespace).
+	SecretName, SecretNamespace string
+	// ServiceName and ServiceNamespace name the Service in front of the webhook server; the
+	// configurations point at it unless URLHost is set, and the certificate names it.
+	ServiceName, ServiceNamespace string
+	// URLHost, when set, registers the webhooks by URL https://URLHost:Port/<path> instead of
+	// through the Service: for a webhook running outside the cluster (local development).
+	URLHost string
+	// FailurePolicy of all the webhooks: Fail (default) refuses the requests the webhook does
+	// not answer, Ignore lets them through unchanged and unvalidated.
+	FailurePolicy admissionregistrationv1.FailurePolicyType
+	// EnableResourceQuota refuses new SparkApplications whose driver and executors do not fit
+	// in what a ResourceQuota of their namespace has left.
+	EnableResourceQuota bool
+	// NamespaceSelector limits the webhooks to matching namespaces; nil means all.
+	NamespaceSelector *metav1.LabelSelector
+	// CertValidity is the lifetime of the certificates made (default one year); they are
+	// renewed when less than a third of it is left.
+	CertValidity time.Duration
+
+	// ConfigName names the MutatingWebhookConfiguration and ValidatingWebhookConfiguration
+	// (default spark-operator-webhook).
+	ConfigName string
+	// ServicePort is the port of the Service (default Port).
+	ServicePort int32
+	// CertCheckInterval is how often the certificates are checked for renewal (default a
+	// tenth of CertValidity, at most 10 minutes).
+	CertCheckInterval time.Duration
+	// TimeoutSeconds is how long the API server waits for the webhook (default 10).
+	TimeoutSeconds int32
+}
+
+// withDefaults fills in the defaults.
+func (o Options) withDefaults() Options {
+	if o.Port == 0 {
+		o.Port = DefaultPort
+	}
+	if o.CertDir == "" {
+		o.CertDir = filepath.Join(os.TempDir(), "spark-operator-webhook-certs")
+	}
+	if o.SecretName == "" {
+		o.SecretName = DefaultSecretName
+	}
+	if o.SecretNamespace == "" {
+		o.SecretNamespace = o.ServiceNamespace
+	}
+	if o.FailurePolicy == "" {
+		o.FailurePolicy = admissionregistrationv1.Fail
+	}
+	if o.CertValidity == 0 {
+		o.CertValidity = DefaultCertValidity
+	}
+	if o.ConfigName == "" {
+		o.ConfigName = DefaultConfigName
+	}
+	if o.ServicePort == 0 {
+		o.ServicePort = int32(o.Port)
+	}
+	if o.TimeoutSeconds == 0 {
+		o.TimeoutSeconds = DefaultTimeout
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	var errs []error
+	if o.URLHost == "" && (o.ServiceName == "" || o.ServiceNamespace == "") {
+		errs = append(errs, errors.New("webhook: set ServiceName and ServiceNamespace, or URLHost"))
+	}
+	if o.SecretNamespace == "" {
+		errs = append(errs, errors.New("webhook: set SecretNamespace (or ServiceNamespace)"))
+	}
+	if o.FailurePolicy != admissionregistrationv1.Fail && o.FailurePolicy != admissionregistrationv1.Ignore {
+		errs = append(errs, fmt.Errorf("webhook: failure policy %q is neither Fail nor Ignore", o.FailurePolicy))
+	}
+	if o.CertValidity < 0 {
+		errs = append(errs, errors.New("webhook: negative certificate validity"))
+	}
+	return errors.Join(errs...)
+}
+
+// Hosts are the names the serving certificate must be valid for: the Service's DNS names
+// and URLHost.
+func (o Options) Hosts() certs.Hosts {
+	var h certs.Hosts
+	if o.ServiceName != "" && o.ServiceNamespace != "" {
+		svc := o.ServiceName + "." + o.ServiceNamespace
+		h.DNSNames = append(h.DNSNames, svc+".svc", svc, o.ServiceName, svc+".svc."+defaultServiceDomain)
+	}
+	if o.URLHost != "" {
+		if ip := net.ParseIP(o.URLHost); ip != nil {
+			h.IPs = append(h.IPs, ip)
+		} else {
+			h.DNSNames = append(h.DNSNames, o.URLHost)
+		}
+	}
+	return h
+}
+
+// NewServer returns the webhook server for manager.Options.WebhookServer: it listens on
+// Host:Port and serves the certificate in CertDir, reloading it when it is renewed.
+func NewServer(opts Options) ctrlwebhook.Server {
+	o := opts.withDefaults()
+	return ctrlwebhook.NewServer(ctrlwebhook.Options{
+		Host:     o.Host,
+		Port:     o.Port,
+		CertDir:  o.CertDir,
+		CertName: certs.CertFile,
+		KeyName:  certs.KeyFile,
+	})
+}
+
+// Setup makes or loads the certificates (writing them to CertDir), creates or updates the
+// webhook configurations with their CA bundle, registers the handlers on mgr's webhook server
+// and adds the certificate renewal to mgr. mgr's webhook server must serve CertDir: build it
+// with NewServer(opts).
+func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
+	o := opts.withDefaults()
+	if err := o.validate(); err != nil {
+		return err
+	}
+	if ds, ok := mgr.GetWebhookServer().(*ctrlwebhook.DefaultServer); ok {
+		if ds.Options.CertDir != o.CertDir || ds.Options.Port != o.Port {
+			return fmt.Errorf("webhook: the manager's webhook server serves %s on port %d, not %s on port %d: build it with webhook.NewServer(opts)",
+				ds.Options.CertDir, ds.Options.Port, o.CertDir, o.Port)
+		}
+	}
+	// The manager's client reads from a cache that has not started yet: read and write the
+	// Secret and the configurations directly.
+	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return fmt.Errorf("webhook: creating a client: %w", err)
+	}
+	cm := &certs.Manager{
+		Client:          direct,
+		SecretName:      o.SecretName,
+		SecretNamespace: o.SecretNamespace,
+		Hosts:           o.Hosts(),
+		Validity:        o.CertValidity,
+		CertDir:         o.CertDir,
+		CheckInterval:   o.CertCheckInterval,
+		OnCABundle: func(ctx context.Context, caBundle []byte) error {
+			return ApplyConfigurations(ctx, direct, o, caBundle)
+		},
+	}
+	if _, err := cm.Ensure(ctx); err != nil {
+		return fmt.Errorf("webhook: certificates: %w", err)
+	}
+	if err := mgr.Add(cm); err != nil {
+		return err
+	}
+	Register(mgr.GetWebhookServer(), mgr.GetAPIReader(), o)
+	return nil
+}
+
+// Register adds the handlers to server. reader reads SparkApplications and ResourceQuotas; it
+// should read from the API server, not a cache, so that an application created a moment before
+// its driver is found.
+func Register(server ctrlwebhook.Server, reader client.Reader, opts Options) {
+	o := opts.withDefaults()
+	server.Register(PathMutatePods, &admission.Webhook{Handler: instrument("pod-mutator", &podmutator.Handler{Reader: reader})})
+	server.Register(PathValidateSparkApplication, &admission.Webhook{Handler: instrument("sparkapplication-validator",
+		&validation.SparkApplicationHandler{Reader: reader, EnforceQuota: o.EnableResourceQuota})})
+	server.Register(PathValidateScheduledSparkApplication, &admission.Webhook{Handler: instrument("scheduledsparkapplication-validator",
+		&validation.ScheduledSparkApplicationHandler{})})
+}
