@@ -48,11 +48,13 @@ start_operator() {
   fi
   stop_operator
   mkdir -p "$DEV"
-  local metrics health
-  metrics=$(free_port); health=$(free_port)
+  local metrics health webhook
+  metrics=$(free_port); health=$(free_port); webhook=$(free_port)
   log "starting the operator (log: $DEV/operator.log, metrics: http://127.0.0.1:$metrics/metrics)"
   setsid "$OPERATOR" --kubeconfig "$kubeconfig" --metrics-bind-address "127.0.0.1:$metrics" \
     --health-probe-bind-address "127.0.0.1:$health" -logtostderr -v=1 \
+    --enable-webhook --webhook-url-host 127.0.0.1 --webhook-port "$webhook" \
+    --webhook-secret-namespace default --webhook-cert-dir "$DEV/webhook-certs" \
     </dev/null >"$DEV/operator.log" 2>&1 &
   echo $! > "$DEV/operator.pid"
   echo "$sum" > "$DEV/operator.sum"

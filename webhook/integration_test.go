@@ -473,9 +473,17 @@ func TestWebhooks(t *testing.T) {
 		if d := cmp.Diff(sent.Mounts, after.Mounts[:len(sent.Mounts)]); d != "" {
 			t.Errorf("mounts changed (-sent +stored):\n%s", d)
 		}
+		// Env is the exception: Spark sets SPARK_CONF_DIR itself after the pod template's, so
+		// the webhook appends the application's once more, last, where it takes effect.
+		if d := cmp.Diff(sent.Env, after.Env[:len(sent.Env)]); d != "" {
+			t.Errorf("env changed (-sent +stored):\n%s", d)
+		}
+		assertUnique(t, "added env", after.Env[len(sent.Env):])
+		if last := after.Env[len(after.Env)-1]; !strings.HasPrefix(last, "SPARK_CONF_DIR=") && contains(sent.Env, "SPARK_CONF_DIR=/opt/spark/conf") {
+			t.Errorf("the effective SPARK_CONF_DIR is not the application's: env ends with %s", last)
+		}
 		assertUnique(t, "volumes", after.Volumes)
 		assertUnique(t, "mounts", after.Mounts)
-		assertUnique(t, "env", after.Env)
 		assertUnique(t, "init containers", after.InitContainers)
 		assertUnique(t, "containers", after.Containers)
 		assertUnique(t, "owners", after.Owners)

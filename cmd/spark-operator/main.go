@@ -47,6 +47,7 @@ import (
 	"github.com/sparkop/spark-operator/submission"
 	"github.com/sparkop/spark-operator/submission/native"
 	"github.com/sparkop/spark-operator/submission/sparksubmit"
+	"github.com/sparkop/spark-operator/webhook"
 )
 
 func main() {
@@ -96,7 +97,7 @@ func run(ctx context.Context, o *options) error {
 		return err
 	}
 
-	mgr, err := manager.New(cfg, manager.Options{
+	mgrOpts := manager.Options{
 		Scheme:                        scheme,
 		Cache:                         cacheOptions(o),
 		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
@@ -106,9 +107,18 @@ func run(ctx context.Context, o *options) error {
 		LeaderElectionNamespace:       o.leaderElectionNS,
 		LeaderElectionReleaseOnCancel: true,
 		Controller:                    config.Controller{MaxConcurrentReconciles: o.controllerWorkers},
-	})
+	}
+	if o.webhookEnabled {
+		mgrOpts.WebhookServer = webhook.NewServer(o.webhook)
+	}
+	mgr, err := manager.New(cfg, mgrOpts)
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
+	}
+	if o.webhookEnabled {
+		if err := webhook.Setup(ctx, mgr, o.webhook); err != nil {
+			return fmt.Errorf("setting up the webhooks: %w", err)
+		}
 	}
 
 	var namespaces *nsfilter.Filter

@@ -14,11 +14,32 @@ import (
 	"strings"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/sparkop/spark-operator/submission"
+	"github.com/sparkop/spark-operator/webhook"
 )
+
+// selectorOperator maps a parsed selector's operator to its LabelSelector spelling; = and ==
+// become In and != becomes NotIn, as LabelSelector has no equality operators (nor Gt, Lt).
+func selectorOperator(op selection.Operator) (metav1.LabelSelectorOperator, bool) {
+	switch op {
+	case selection.Equals, selection.DoubleEquals, selection.In:
+		return metav1.LabelSelectorOpIn, true
+	case selection.NotEquals, selection.NotIn:
+		return metav1.LabelSelectorOpNotIn, true
+	case selection.Exists:
+		return metav1.LabelSelectorOpExists, true
+	case selection.DoesNotExist:
+		return metav1.LabelSelectorOpDoesNotExist, true
+	}
+	return "", false
+}
 
 // options are the operator's command-line settings.
 type options struct {
@@ -45,6 +66,9 @@ type options struct {
 	uiServiceEnabled     bool
 	ingressURLFormat     string
 	ingressClassName     string
+
+	webhookEnabled bool
+	webhook        webhook.Options
 }
 
 // parseOptions reads the flags in args into options, registering them on fs (which also holds
@@ -73,6 +97,18 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.BoolVar(&o.uiServiceEnabled, "enable-ui-service", true, "Create a Service for each application's Spark UI.")
 	fs.StringVar(&o.ingressURLFormat, "ingress-url-format", "", "If set, create an Ingress for each Spark UI at this URL; {{$appName}} and {{$appNamespace}} are replaced.")
 	fs.StringVar(&o.ingressClassName, "ingress-class-name", "", "IngressClass of the Spark UI Ingresses.")
+	var failurePolicy string
+	fs.BoolVar(&o.webhookEnabled, "enable-webhook", false, "Serve the mutating and validating admission webhooks and register them with the API server.")
+	fs.IntVar(&o.webhook.Port, "webhook-port", webhook.DefaultPort, "Port the webhook server listens on.")
+	fs.StringVar(&o.webhook.CertDir, "webhook-cert-dir", "", "Where the webhook's serving certificate is written; a temporary folder by default.")
+	fs.StringVar(&o.webhook.ServiceName, "webhook-service-name", "", "Service in front of the webhook, named in its registrations (in a cluster).")
+	fs.StringVar(&o.webhook.ServiceNamespace, "webhook-service-namespace", "", "Namespace of that Service.")
+	fs.StringVar(&o.webhook.URLHost, "webhook-url-host", "", "Register the webhook by URL https://HOST:PORT instead of by Service (an operator running outside the cluster).")
+	fs.StringVar(&o.webhook.SecretName, "webhook-secret-name", webhook.DefaultSecretName, "Secret holding the webhook's CA and serving certificate.")
+	fs.StringVar(&o.webhook.SecretNamespace, "webhook-secret-namespace", "", "Namespace of that Secret; the Service's namespace by default.")
+	fs.StringVar(&failurePolicy, "webhook-failure-policy", "Fail", `What the API server does when the webhook cannot be reached: "Fail" or "Ignore".`)
+	fs.StringVar(&o.webhook.ConfigName, "webhook-config-name", webhook.DefaultConfigName, "Name of the Mutating- and ValidatingWebhookConfiguration the operator keeps.")
+	fs.BoolVar(&o.webhook.EnableResourceQuota, "enable-resource-quota-enforcement", false, "Reject applications whose driver and executors would exceed a ResourceQuota of their namespace.")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -119,5 +155,47 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	if o.apiQPS <= 0 || o.apiBurst < 1 {
 		errs = append(errs, fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive"))
 	}
+	switch p := admissionregistrationv1.FailurePolicyType(failurePolicy); p {
+	case admissionregistrationv1.Fail, admissionregistrationv1.Ignore:
+		o.webhook.FailurePolicy = p
+	default:
+		errs = append(errs, fmt.Errorf(`--webhook-failure-policy must be "Fail" or "Ignore", got %q`, failurePolicy))
+	}
+	if o.webhookEnabled && o.webhook.URLHost == "" && (o.webhook.ServiceName == "" || o.webhook.ServiceNamespace == "") {
+		errs = append(errs, errors.New("--enable-webhook needs --webhook-service-name and --webhook-service-namespace, or --webhook-url-host"))
+	}
+	if o.webhookEnabled && o.webhook.URLHost != "" && o.webhook.SecretNamespace == "" && o.webhook.ServiceNamespace == "" {
+		errs = append(errs, errors.New("--webhook-url-host needs --webhook-secret-namespace for the certificate Secret"))
+	}
+	if o.webhook.NamespaceSelector, err = webhookNamespaceSelector(o); err != nil {
+		errs = append(errs, err)
+	}
 	return o, errors.Join(errs...)
+}
+
+// webhookNamespaceSelector limits the webhooks to the namespaces the operator watches, so the
+// API server does not call them for namespaces the operator ignores.
+func webhookNamespaceSelector(o *options) (*metav1.LabelSelector, error) {
+	sel := &metav1.LabelSelector{}
+	if len(o.namespaces) > 0 {
+		sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{
+			Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: o.namespaces,
+		})
+	}
+	if o.namespaceSelector != nil && !o.namespaceSelector.Empty() {
+		reqs, _ := o.namespaceSelector.Requirements()
+		for _, r := range reqs {
+			op, ok := selectorOperator(r.Operator())
+			if !ok {
+				return nil, fmt.Errorf("--namespace-selector: operator %q cannot select namespaces for the webhook", r.Operator())
+			}
+			sel.MatchExpressions = append(sel.MatchExpressions, metav1.LabelSelectorRequirement{
+				Key: r.Key(), Operator: op, Values: r.Values().List(),
+			})
+		}
+	}
+	if len(sel.MatchExpressions) == 0 {
+		return nil, nil
+	}
+	return sel, nil
 }

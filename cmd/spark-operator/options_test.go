@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkop/spark-operator/submission"
 )
@@ -64,6 +65,28 @@ func TestParseOptions(t *testing.T) {
 			},
 		},
 		{name: "stray argument", args: []string{"extra"}, wantErr: "unexpected arguments"},
+		{name: "webhook without a way to be reached", args: []string{"--enable-webhook"}, wantErr: "--enable-webhook needs --webhook-service-name"},
+		{name: "webhook by URL without a Secret namespace", args: []string{"--enable-webhook", "--webhook-url-host", "127.0.0.1"}, wantErr: "needs --webhook-secret-namespace"},
+		{name: "bad failure policy", args: []string{"--webhook-failure-policy", "Maybe"}, wantErr: `--webhook-failure-policy must be "Fail" or "Ignore"`},
+		{name: "selector the webhook cannot express", args: []string{"--namespace-selector", "tier>3"}, wantErr: "cannot select namespaces for the webhook"},
+		{
+			name: "webhook follows the watched namespaces",
+			args: []string{"--enable-webhook", "--webhook-service-name", "svc", "--webhook-service-namespace", "ops",
+				"--namespaces", "a,b", "--namespace-selector", "spark=enabled,!legacy", "--webhook-failure-policy", "Ignore"},
+			check: func(t *testing.T, o *options) {
+				want := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+					{Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: []string{"a", "b"}},
+					{Key: "legacy", Operator: metav1.LabelSelectorOpDoesNotExist, Values: []string{}},
+					{Key: "spark", Operator: metav1.LabelSelectorOpIn, Values: []string{"enabled"}},
+				}}
+				if diff := cmp.Diff(want, o.webhook.NamespaceSelector); diff != "" {
+					t.Errorf("namespace selector (-want +got):\n%s", diff)
+				}
+				if !o.webhookEnabled || o.webhook.FailurePolicy != "Ignore" || o.webhook.ServiceNamespace != "ops" {
+					t.Errorf("webhook options = %+v", o.webhook)
+				}
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,11 +10,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -46,7 +48,7 @@ type operator struct {
 	log string
 }
 
-func startOperator(t *testing.T, namespace string) *operator {
+func startOperator(t *testing.T, namespace string, extraArgs ...string) *operator {
 	t.Helper()
 	bin, err := operatorBinary()
 	if err != nil {
@@ -57,9 +59,10 @@ func startOperator(t *testing.T, namespace string) *operator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--kubeconfig", cluster.Kubeconfig(t), "--namespaces", namespace,
-		"--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:"+strconv.Itoa(port),
-		"--submission-workers", "8", "-logtostderr", "-v=1")
+	args := append([]string{"--kubeconfig", cluster.Kubeconfig(t), "--namespaces", namespace,
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(port),
+		"--submission-workers", "8", "-logtostderr", "-v=1"}, extraArgs...)
+	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -226,5 +229,55 @@ func TestKilledMidSubmissionNeverSubmitsTwice(t *testing.T) {
 	}
 	if caughtInWindow == 0 {
 		t.Fatal("in 3 rounds the kill never landed between a driver's creation and its status write; the test proved nothing")
+	}
+}
+
+// TestOperatorServesItsWebhooks starts the operator with its webhooks registered by URL, as
+// `make dev` does, and checks both through the API server: a SparkApplication setting a key
+// the operator owns is refused, and a driver gets the mutation that only the webhook makes
+// (SPARK_CONF_DIR pointing at the application's Spark ConfigMap, after Spark's own).
+func TestOperatorServesItsWebhooks(t *testing.T) {
+	ctx := context.Background()
+	c := cluster.Client(t)
+	ns := cluster.Namespace(t, c, "e2e-webhook")
+	configName := "e2e-webhook-" + ns
+	t.Cleanup(func() {
+		_ = c.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
+		_ = c.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
+	})
+	startOperator(t, ns, "--enable-webhook", "--webhook-url-host", "127.0.0.1",
+		"--webhook-port", strconv.Itoa(freePort(t)), "--webhook-secret-namespace", ns,
+		"--webhook-config-name", configName, "--webhook-cert-dir", t.TempDir())
+
+	bad := sparkPi(ns, "owns-master")
+	bad.Spec.SparkConf = map[string]string{"spark.master": "local[2]"}
+	err := c.Create(ctx, bad)
+	if err == nil || !strings.Contains(err.Error(), "spark.master") {
+		t.Fatalf("creating an application that sets spark.master: err = %v, want a rejection naming spark.master", err)
+	}
+
+	app := sparkPi(ns, "with-conf")
+	app.Spec.SparkConfigMap = ptr.To("my-spark-conf")
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	var driver corev1.Pod
+	cluster.Eventually(t, 30*time.Second, "the driver pod", func() (bool, error) {
+		err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: app.DriverPodName()}, &driver)
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	confDir := ""
+	for _, ctr := range driver.Spec.Containers {
+		if ctr.Name != v1beta2.SparkDriverContainerName {
+			continue
+		}
+		for _, e := range ctr.Env {
+			if e.Name == "SPARK_CONF_DIR" {
+				confDir = e.Value // the last definition is the one the container sees
+			}
+		}
+	}
+	if confDir != "/etc/spark/conf" {
+		t.Errorf("driver SPARK_CONF_DIR = %q, want /etc/spark/conf from the webhook", confDir)
 	}
 }

@@ -192,13 +192,19 @@ func ensureMount(c *corev1.Container, m corev1.VolumeMount) error {
 	return nil
 }
 
-// ensureEnv adds e unless c has an identical variable. A variable of the same name with another
-// value is not replaced: e is appended, and as the last definition it is the one that applies.
+// ensureEnv makes e the value c's process sees. When a name is defined more than once the last
+// definition applies, so only the last one of e's name counts: if it already equals e nothing
+// is added; otherwise e is appended. (Spark's pods define SPARK_CONF_DIR early from the pod
+// template and again later itself; an early match is not enough.)
 func ensureEnv(c *corev1.Container, e corev1.EnvVar) {
-	for _, have := range c.Env {
-		if have.Name == e.Name && equality.Semantic.DeepEqual(have, e) {
+	for i := len(c.Env) - 1; i >= 0; i-- {
+		if c.Env[i].Name != e.Name {
+			continue
+		}
+		if equality.Semantic.DeepEqual(c.Env[i], e) {
 			return
 		}
+		break
 	}
 	c.Env = append(c.Env, e)
 }

@@ -370,13 +370,43 @@ func TestSubmitterPodsUnchanged(t *testing.T) {
 	driver.Labels = map[string]string{v1beta2.SparkRoleLabel: v1beta2.SparkRoleDriver}
 	for name, pod := range map[string]*corev1.Pod{"native driver": objs.Pod, "spark-submit driver": driver, "spark-submit executor": executor} {
 		t.Run(name, func(t *testing.T) {
-			got := pod.DeepCopy()
-			if err := Mutate(got, app); err != nil {
-				t.Fatal(err)
+			// The one thing a submitter cannot do is have the application's Spark ConfigMap
+			// win over the SPARK_CONF_DIR Spark itself sets later in the container's env.
+			want := pod.DeepCopy()
+			if ctr := sparkContainerOf(want); app.Spec.SparkConfigMap != nil && lastEnv(ctr, "SPARK_CONF_DIR") != sparkConfDir {
+				ctr.Env = append(ctr.Env, corev1.EnvVar{Name: "SPARK_CONF_DIR", Value: sparkConfDir})
 			}
-			if d := cmp.Diff(pod, got); d != "" {
-				t.Errorf("mutation changed a customised pod (-before +after):\n%s", d)
+			got := pod.DeepCopy()
+			for range 2 {
+				if err := Mutate(got, app); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("mutation changed a customised pod beyond SPARK_CONF_DIR (-want +got):\n%s", d)
 			}
 		})
 	}
+}
+
+const sparkConfDir = "/etc/spark/conf"
+
+func sparkContainerOf(pod *corev1.Pod) *corev1.Container {
+	for i := range pod.Spec.Containers {
+		switch pod.Spec.Containers[i].Name {
+		case v1beta2.SparkDriverContainerName, v1beta2.SparkExecutorContainerName, "executor":
+			return &pod.Spec.Containers[i]
+		}
+	}
+	return &pod.Spec.Containers[0]
+}
+
+func lastEnv(c *corev1.Container, name string) string {
+	value := ""
+	for _, e := range c.Env {
+		if e.Name == name {
+			value = e.Value
+		}
+	}
+	return value
 }
