@@ -24,6 +24,8 @@ import (
 	"path/filepath"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -213,13 +215,35 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	if err := mgr.Add(cm); err != nil {
 		return err
 	}
-	Register(mgr.GetWebhookServer(), mgr.GetAPIReader(), o)
+	Register(mgr.GetWebhookServer(), CacheFirst{Cache: mgr.GetClient(), API: mgr.GetAPIReader()}, o)
 	return nil
 }
 
-// Register adds the handlers to server. reader reads SparkApplications and ResourceQuotas; it
-// should read from the API server, not a cache, so that an application created a moment before
-// its driver is found.
+// CacheFirst reads from the manager's cache, which already holds every SparkApplication, and
+// asks the API server only for what the cache has not seen yet (an application created a
+// moment before its driver). A live read per admitted pod would put an API round trip, and
+// its queueing under load, into every pod creation.
+type CacheFirst struct {
+	Cache client.Reader
+	API   client.Reader
+}
+
+func (r CacheFirst) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	err := r.Cache.Get(ctx, key, obj, opts...)
+	if apierrors.IsNotFound(err) {
+		return r.API.Get(ctx, key, obj, opts...)
+	}
+	return err
+}
+
+// List reads from the API server: it serves the ResourceQuota check, whose usage figures must
+// be current, and runs once per application rather than once per pod.
+func (r CacheFirst) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return r.API.List(ctx, list, opts...)
+}
+
+// Register adds the handlers to server. reader reads SparkApplications and ResourceQuotas; an
+// application created a moment before its driver must be found (see CacheFirst).
 func Register(server ctrlwebhook.Server, reader client.Reader, opts Options) {
 	o := opts.withDefaults()
 	server.Register(PathMutatePods, &admission.Webhook{Handler: instrument("pod-mutator", &podmutator.Handler{Reader: reader})})

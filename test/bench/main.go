@@ -20,6 +20,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -33,6 +34,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,6 +63,7 @@ type config struct {
 	timeout    time.Duration
 	keep       bool
 	extraArgs  string
+	webhook    bool
 }
 
 func main() {
@@ -72,6 +77,7 @@ func main() {
 	flag.DurationVar(&c.timeout, "timeout", 15*time.Minute, "give up after this long")
 	flag.BoolVar(&c.keep, "keep", false, "keep the namespace and its applications afterwards")
 	flag.StringVar(&c.extraArgs, "operator-args", "", "extra flags for the operator, space-separated")
+	flag.BoolVar(&c.webhook, "webhook", false, "run the operator with its admission webhooks and report their latency")
 	flag.Parse()
 	if err := run(context.Background(), c); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -107,6 +113,8 @@ func run(ctx context.Context, c config) error {
 		defer func() {
 			nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
 			_ = cl.Delete(context.Background(), nsObj)
+			_ = cl.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+			_ = cl.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 			_ = wait.PollUntilContextTimeout(context.Background(), time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 				err := cl.Get(ctx, client.ObjectKeyFromObject(nsObj), nsObj)
 				return apierrors.IsNotFound(err), nil
@@ -236,6 +244,14 @@ func run(ctx context.Context, c config) error {
 	fmt.Printf("%-13s %6d %9s %12.0f %9.1f %9.1f %9.1f\n", c.mode, c.apps, offered, perMin, ms(p50), ms(p99), rss)
 	fmt.Printf("RESULT mode=%s apps=%d offered=%s apps_per_min=%.0f p50_ms=%.1f p99_ms=%.1f rss_mib=%.1f\n",
 		c.mode, c.apps, offered, perMin, ms(p50), ms(p99), rss)
+	if c.webhook {
+		wp50, wp99, n, err := op.webhookLatency()
+		if err != nil {
+			return err
+		}
+		fmt.Printf("webhook: %d admission requests, p50 %.2f ms, p99 %.2f ms\n", n, ms(wp50), ms(wp99))
+		fmt.Printf("RESULT mode=webhook apps=%d requests=%d p50_ms=%.2f p99_ms=%.2f\n", c.apps, n, ms(wp50), ms(wp99))
+	}
 	return nil
 }
 
@@ -260,6 +276,9 @@ func benchApp(ns string, i int) *v1beta2.SparkApplication {
 	}
 }
 
+// webhookHistogram is the webhook's own latency metric (webhook/metrics.go).
+const webhookHistogram = "spark_webhook_request_duration_seconds"
+
 func percentile(sorted []time.Duration, p float64) time.Duration {
 	if len(sorted) == 0 {
 		return 0
@@ -272,7 +291,55 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // operatorProcess is the operator the benchmark started and measures.
 type operatorProcess struct {
-	cmd *exec.Cmd
+	cmd        *exec.Cmd
+	metricsURL string
+}
+
+// webhookLatency reads the webhook's own request-duration histogram from the operator's
+// metrics and estimates p50 and p99 within its buckets, as Prometheus' histogram_quantile does.
+func (o *operatorProcess) webhookLatency() (p50, p99 time.Duration, count uint64, err error) {
+	resp, err := http.Get(o.metricsURL)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	family, ok := families[webhookHistogram]
+	if !ok {
+		return 0, 0, 0, fmt.Errorf("the operator exposes no %s", webhookHistogram)
+	}
+	cumulative := map[float64]uint64{}
+	for _, m := range family.GetMetric() {
+		h := m.GetHistogram()
+		count += h.GetSampleCount()
+		for _, b := range h.GetBucket() {
+			cumulative[b.GetUpperBound()] += b.GetCumulativeCount()
+		}
+	}
+	bounds := slices.Sorted(maps.Keys(cumulative))
+	quantile := func(q float64) time.Duration {
+		rank := q * float64(count)
+		lower, below := 0.0, uint64(0)
+		for _, ub := range bounds {
+			if n := cumulative[ub]; float64(n) >= rank {
+				if math.IsInf(ub, 1) {
+					ub = lower
+				}
+				frac := 0.0
+				if n > below {
+					frac = (rank - float64(below)) / float64(n-below)
+				}
+				return time.Duration((lower + (ub-lower)*frac) * float64(time.Second))
+			}
+			lower, below = ub, cumulative[ub]
+		}
+		return time.Duration(lower * float64(time.Second))
+	}
+	return quantile(0.5), quantile(0.99), count, nil
 }
 
 func startOperator(ctx context.Context, c config, ns string) (*operatorProcess, error) {
@@ -280,10 +347,23 @@ func startOperator(ctx context.Context, c config, ns string) (*operatorProcess, 
 	if err != nil {
 		return nil, err
 	}
+	metrics, err := freePort()
+	if err != nil {
+		return nil, err
+	}
 	args := []string{
 		"--kubeconfig", c.kubeconfig, "--namespaces", ns, "--submission-mode", c.mode,
-		"--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(health),
+		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(metrics),
+		"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(health),
 		"--kube-api-qps", "1000", "--kube-api-burst", "2000",
+	}
+	if c.webhook {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--enable-webhook", "--webhook-url-host", "127.0.0.1", "--webhook-port", strconv.Itoa(port),
+			"--webhook-secret-namespace", ns, "--webhook-config-name", ns, "--webhook-cert-dir", filepath.Join(os.TempDir(), ns+"-certs"))
 	}
 	if c.sparkHome != "" {
 		args = append(args, "--spark-home", c.sparkHome)
@@ -299,7 +379,7 @@ func startOperator(ctx context.Context, c config, ns string) (*operatorProcess, 
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", c.operator, err)
 	}
-	op := &operatorProcess{cmd: cmd}
+	op := &operatorProcess{cmd: cmd, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics)}
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", health))
 		if err != nil {
