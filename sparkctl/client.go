@@ -17,6 +17,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -154,19 +155,33 @@ func (o *rootOptions) completeApps(cmd *cobra.Command, args []string, toComplete
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
+	return o.completeNames(cmd, &v1beta2.SparkApplicationList{}, toComplete)
+}
+
+// completeScheduledApps completes ScheduledSparkApplication names for --from.
+func (o *rootOptions) completeScheduledApps(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	return o.completeNames(cmd, &v1beta2.ScheduledSparkApplicationList{}, toComplete)
+}
+
+// completeNames offers the names of the objects of list's kind in the selected namespace that
+// start with toComplete.
+func (o *rootOptions) completeNames(cmd *cobra.Command, list client.ObjectList, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	c, err := o.clients()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}
-	var list v1beta2.SparkApplicationList
-	if err := c.ctrl.List(cmd.Context(), &list, client.InNamespace(c.namespace)); err != nil {
+	if err := c.ctrl.List(cmd.Context(), list, client.InNamespace(c.namespace)); err != nil {
 		return nil, cobra.ShellCompDirectiveError
 	}
 	var names []cobra.Completion
-	for _, app := range list.Items {
-		if strings.HasPrefix(app.Name, toComplete) {
-			names = append(names, app.Name)
+	err = meta.EachListItem(list, func(obj runtime.Object) error {
+		if m, err := meta.Accessor(obj); err == nil && strings.HasPrefix(m.GetName(), toComplete) {
+			names = append(names, m.GetName())
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, cobra.ShellCompDirectiveError
 	}
 	return names, cobra.ShellCompDirectiveNoFileComp
 }

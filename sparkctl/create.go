@@ -335,22 +335,3 @@ func waitForDriver(ctx context.Context, c *clients, name string, progress io.Wri
 	})
 	return pod, err
 }
-
-// completeScheduledApps completes ScheduledSparkApplication names for --from.
-func (o *rootOptions) completeScheduledApps(cmd *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	c, err := o.clients()
-	if err != nil {
-		return nil, cobra.ShellCompDirectiveError
-	}
-	var list v1beta2.ScheduledSparkApplicationList
-	if err := c.ctrl.List(cmd.Context(), &list, client.InNamespace(c.namespace)); err != nil {
-		return nil, cobra.ShellCompDirectiveError
-	}
-	var names []cobra.Completion
-	for _, s := range list.Items {
-		if strings.HasPrefix(s.Name, toComplete) {
-			names = append(names, s.Name)
-		}
-	}
-	return names, cobra.ShellCompDirectiveNoFileComp
-}

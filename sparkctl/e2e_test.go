@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -637,4 +638,49 @@ func TestCreate(t *testing.T) {
 			t.Errorf("owner references %+v: want the scheduled application, not as controller", run.OwnerReferences)
 		}
 	})
+}
+
+// TestCompletion asks for completions the way a shell does (cobra's hidden __complete command)
+// and checks the names come from the cluster, filtered by the typed prefix.
+func TestCompletion(t *testing.T) {
+	ctx := context.Background()
+	c := cluster.Client(t)
+	ns := cluster.Namespace(t, c, "sparkctl-complete")
+	for _, name := range []string{"pi-one", "pi-two", "other"} {
+		if _, _, err := sparkctl(t, ctx, fmt.Sprintf(sparkPiYAML, name), ns, "create", "-f", "-"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nightly := &v1beta2.ScheduledSparkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "nightly"},
+		Spec: v1beta2.ScheduledSparkApplicationSpec{Schedule: "@daily", Template: v1beta2.SparkApplicationSpec{
+			Type: v1beta2.SparkApplicationTypeScala, SparkVersion: "4.0.4", MainApplicationFile: "local:///app.jar"}}}
+	if err := c.Create(ctx, nightly); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{args: []string{"__complete", "status", "pi-"}, want: []string{"pi-one", "pi-two"}},
+		{args: []string{"__complete", "delete", ""}, want: []string{"other", "pi-one", "pi-two"}},
+		{args: []string{"__complete", "status", "pi-one", ""}, want: nil}, // one name only
+		{args: []string{"__complete", "create", "--from", "ni"}, want: []string{"nightly"}},
+	} {
+		t.Run(strings.Join(tc.args[1:], " "), func(t *testing.T) {
+			out, _, err := sparkctl(t, ctx, "", ns, tc.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+				if line != "" && !strings.HasPrefix(line, ":") { // ":4" is cobra's directive line
+					got = append(got, line)
+				}
+			}
+			sort.Strings(got)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("completions (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
