@@ -125,7 +125,7 @@ func run(ctx context.Context, o *options) error {
 	if !o.namespaceSelector.Empty() {
 		namespaces = &nsfilter.Filter{Reader: mgr.GetClient(), Selector: o.namespaceSelector}
 	}
-	submitters, err := buildSubmitters(o, cfg, mgr.GetClient())
+	submitters, err := buildSubmitters(o, cfg, mgr.GetClient(), mgr.GetAPIReader())
 	if err != nil {
 		return err
 	}
@@ -199,10 +199,12 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 
 // cacheOptions keeps in memory only what the operator owns: pods, Services, ConfigMaps and
 // Ingresses it launched (by label), so memory stays flat however much else the cluster holds.
+// Nothing reads managedFields, which are a large part of every cached pod and application.
 func cacheOptions(o *options) cache.Options {
-	launched := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{v1beta2.LabelLaunchedByOperator: "true"})}
-	opts := cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}:           launched,
+	selector := labels.SelectorFromSet(labels.Set{v1beta2.LabelLaunchedByOperator: "true"})
+	launched := cache.ByObject{Label: selector}
+	opts := cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
+		&corev1.Pod{}:           {Label: selector, Transform: sparkapplication.TrimPodForCache},
 		&corev1.Service{}:       launched,
 		&corev1.ConfigMap{}:     launched,
 		&networkingv1.Ingress{}: launched,
@@ -216,13 +218,13 @@ func cacheOptions(o *options) cache.Options {
 	return opts
 }
 
-func buildSubmitters(o *options, cfg *rest.Config, c client.Client) (map[submission.Mode]submission.Submitter, error) {
+func buildSubmitters(o *options, cfg *rest.Config, c client.Client, api client.Reader) (map[submission.Mode]submission.Submitter, error) {
 	sparkUser := "spark"
 	if u, err := user.Current(); err == nil {
 		sparkUser = u.Username
 	}
 	submitters := map[submission.Mode]submission.Submitter{
-		submission.ModeNative: &native.Submitter{Client: c, Options: native.Options{
+		submission.ModeNative: &native.Submitter{Client: c, Reader: api, Options: native.Options{
 			Master: "k8s://" + cfg.Host, SparkUser: sparkUser,
 		}},
 	}

@@ -207,3 +207,26 @@ func countExecutors(states map[string]v1beta2.ExecutorState) (running, failed in
 	}
 	return running, failed
 }
+
+// TrimPodForCache is a cache transform for the pods the operator watches. The controller reads
+// a pod's metadata and status only; a driver's spec (its env, volumes, ports, the Spark
+// properties it points at) is most of its size, and with thousands of applications present the
+// cache would otherwise hold all of it. What remains is enough to tell pods apart and follow
+// them: metadata without managedFields, the node, the container names, and the status.
+func TrimPodForCache(obj any) (any, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	trimmed := &corev1.Pod{
+		TypeMeta:   pod.TypeMeta,
+		ObjectMeta: pod.ObjectMeta,
+		Spec:       corev1.PodSpec{NodeName: pod.Spec.NodeName},
+		Status:     pod.Status,
+	}
+	trimmed.ManagedFields = nil
+	for _, c := range pod.Spec.Containers {
+		trimmed.Spec.Containers = append(trimmed.Spec.Containers, corev1.Container{Name: c.Name})
+	}
+	return trimmed, nil
+}

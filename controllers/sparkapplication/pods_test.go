@@ -236,3 +236,31 @@ func TestRetryDecisions(t *testing.T) {
 		}
 	}
 }
+
+func TestTrimPodForCache(t *testing.T) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "ns", Labels: map[string]string{v1beta2.SparkRoleLabel: "driver"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "operator"}}},
+		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: v1beta2.SparkDriverContainerName,
+			Image: "spark", Env: []corev1.EnvVar{{Name: "A", Value: "b"}}}}, Volumes: []corev1.Volume{{Name: "v"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+	got, err := TrimPodForCache(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "ns", Labels: map[string]string{v1beta2.SparkRoleLabel: "driver"}},
+		Spec:       corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: v1beta2.SparkDriverContainerName}}},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("trimmed pod (-want +got):\n%s", diff)
+	}
+	if len(pod.ManagedFields) != 1 || len(pod.Spec.Volumes) != 1 {
+		t.Error("the transform changed its input")
+	}
+	if other, _ := TrimPodForCache("not a pod"); other != "not a pod" {
+		t.Errorf("non-pods must pass through, got %v", other)
+	}
+}

@@ -25,13 +25,24 @@ import (
 
 // Submitter creates drivers natively. It implements submission.Submitter.
 type Submitter struct {
-	Client  client.Client
+	Client client.Client
+	// Reader serves the reads of an interrupted attempt (the existing driver, its ConfigMap).
+	// It should read the API server, not a cache: the operator caches pods trimmed of their
+	// spec and no unlabelled ConfigMaps. Client is used when nil.
+	Reader  client.Reader
 	Options Options
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
 
 var _ submission.Submitter = (*Submitter)(nil)
+
+func (s *Submitter) reader() client.Reader {
+	if s.Reader != nil {
+		return s.Reader
+	}
+	return s.Client
+}
 
 // Submit creates the driver pod and then, owned by it, the ConfigMaps and the Service. The
 // pod goes first because the others need its UID for their owner reference; creating it is
@@ -103,7 +114,7 @@ func (s *Submitter) createOwned(ctx context.Context, obj client.Object) error {
 func (s *Submitter) resume(ctx context.Context, app *v1beta2.SparkApplication, attempt submission.Attempt, fresh *Objects) (submission.Result, error) {
 	pod := &corev1.Pod{}
 	key := client.ObjectKey{Namespace: fresh.Pod.Namespace, Name: fresh.Pod.Name}
-	if err := s.Client.Get(ctx, key, pod); err != nil {
+	if err := s.reader().Get(ctx, key, pod); err != nil {
 		return submission.Result{}, fmt.Errorf("reading existing driver pod %s: %w", key, err)
 	}
 	if got := pod.Labels[v1beta2.LabelSubmissionID]; got != attempt.SubmissionID {
@@ -119,7 +130,7 @@ func (s *Submitter) resume(ctx context.Context, app *v1beta2.SparkApplication, a
 		return result, nil
 	}
 	existing := &corev1.ConfigMap{}
-	err := s.Client.Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: ids.configMapName}, existing)
+	err := s.reader().Get(ctx, client.ObjectKey{Namespace: pod.Namespace, Name: ids.configMapName}, existing)
 	switch {
 	case err == nil:
 		if props, perr := ParseProperties(existing.Data[propertiesKey]); perr == nil {

@@ -217,7 +217,13 @@ func run(ctx context.Context, c config) error {
 	case <-time.After(c.timeout):
 		return fmt.Errorf("only %d of %d driver pods appeared within %s", seenCount.Load(), c.apps, c.timeout)
 	}
-	rss, err := op.peakRSSMiB()
+	rss, err := op.rssMiB("VmHWM")
+	if err != nil {
+		return err
+	}
+	// What stays resident once the burst is over and the applications are simply present.
+	time.Sleep(settle)
+	settled, err := op.rssMiB("VmRSS")
 	if err != nil {
 		return err
 	}
@@ -240,10 +246,10 @@ func run(ctx context.Context, c config) error {
 	if c.perMinute > 0 {
 		offered = strconv.FormatFloat(c.perMinute, 'f', 0, 64) + "/min"
 	}
-	fmt.Printf("%-13s %6s %9s %12s %9s %9s %9s\n", "mode", "apps", "offered", "apps/min", "p50 ms", "p99 ms", "rss MiB")
-	fmt.Printf("%-13s %6d %9s %12.0f %9.1f %9.1f %9.1f\n", c.mode, c.apps, offered, perMin, ms(p50), ms(p99), rss)
-	fmt.Printf("RESULT mode=%s apps=%d offered=%s apps_per_min=%.0f p50_ms=%.1f p99_ms=%.1f rss_mib=%.1f\n",
-		c.mode, c.apps, offered, perMin, ms(p50), ms(p99), rss)
+	fmt.Printf("%-13s %6s %9s %12s %9s %9s %9s %12s\n", "mode", "apps", "offered", "apps/min", "p50 ms", "p99 ms", "peak MiB", "settled MiB")
+	fmt.Printf("%-13s %6d %9s %12.0f %9.1f %9.1f %9.1f %12.1f\n", c.mode, c.apps, offered, perMin, ms(p50), ms(p99), rss, settled)
+	fmt.Printf("RESULT mode=%s apps=%d offered=%s apps_per_min=%.0f p50_ms=%.1f p99_ms=%.1f rss_mib=%.1f settled_rss_mib=%.1f\n",
+		c.mode, c.apps, offered, perMin, ms(p50), ms(p99), rss, settled)
 	if c.webhook {
 		wp50, wp99, n, err := op.webhookLatency()
 		if err != nil {
@@ -406,8 +412,13 @@ func (o *operatorProcess) stop() {
 	}
 }
 
-// peakRSSMiB reads the kernel's high-water mark of the operator's resident memory.
-func (o *operatorProcess) peakRSSMiB() (float64, error) {
+// settle is how long the benchmark waits after the last driver appears before it reads the
+// operator's resident memory again.
+const settle = 20 * time.Second
+
+// rssMiB reads one of the kernel's figures of the operator's resident memory: VmHWM, the
+// high-water mark, or VmRSS, the current size.
+func (o *operatorProcess) rssMiB(field string) (float64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", o.cmd.Process.Pid))
 	if err != nil {
 		return 0, err
@@ -415,7 +426,7 @@ func (o *operatorProcess) peakRSSMiB() (float64, error) {
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		if rest, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(s.Text(), field+":"); ok {
 			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
 			if err != nil {
 				return 0, err
@@ -423,7 +434,7 @@ func (o *operatorProcess) peakRSSMiB() (float64, error) {
 			return kb / 1024, nil
 		}
 	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", o.cmd.Process.Pid)
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, o.cmd.Process.Pid)
 }
 
 func freePort() (int, error) {
