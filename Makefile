@@ -60,7 +60,7 @@ dev-down:
 bench: build
 	@mkdir -p bin && go build -o bin/bench ./test/bench
 	@kc=$$(hack/local-cluster.sh up | tail -n 1); spark=$$(hack/install-spark.sh | tail -n 1); \
-	bin/bench --kubeconfig $$kc --mode native --apps 1000; \
+	bin/bench --kubeconfig $$kc --mode native --apps 1000 --webhook; \
 	bin/bench --kubeconfig $$kc --mode native --apps 1000 --rate 1000; \
 	bin/bench --kubeconfig $$kc --mode spark-submit --apps 50 --spark-home $$spark; \
 	bin/bench --kubeconfig $$kc --mode native --apps 10000

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -25,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
@@ -33,6 +36,18 @@ const modulePath = "github.com/sparkop/spark-operator"
 
 // Scheme knows the built-in Kubernetes kinds and ours.
 var Scheme = newScheme()
+
+// Controllers started by tests log nowhere unless SPARKOP_TEST_LOG is set; without a logger at
+// all, controller-runtime prints a stack trace to say so.
+func init() {
+	if os.Getenv("SPARKOP_TEST_LOG") == "" {
+		ctrllog.SetLogger(logr.Discard())
+		return
+	}
+	ctrllog.SetLogger(funcr.New(func(prefix, args string) {
+		fmt.Fprintln(os.Stderr, prefix, args)
+	}, funcr.Options{Verbosity: 1}))
+}
 
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()

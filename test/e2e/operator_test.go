@@ -281,3 +281,60 @@ func TestOperatorServesItsWebhooks(t *testing.T) {
 		t.Errorf("driver SPARK_CONF_DIR = %q, want /etc/spark/conf from the webhook", confDir)
 	}
 }
+
+// TestUnreachableWebhookFailsSubmission registers a pod webhook that nothing serves, with
+// failurePolicy Fail, for the test's namespace: the API server refuses the driver, and the
+// operator reports that refusal as SUBMISSION_FAILED, retries per the restart policy, and then
+// gives up with the message.
+func TestUnreachableWebhookFailsSubmission(t *testing.T) {
+	ctx := context.Background()
+	c := cluster.Client(t)
+	ns := cluster.Namespace(t, c, "e2e-nowebhook")
+	fail := admissionregistrationv1.Fail
+	none := admissionregistrationv1.SideEffectClassNone
+	cfg := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-unreachable-" + ns},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name:                    "pods.unreachable.sparkop.dev",
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: ptr.To(fmt.Sprintf("https://127.0.0.1:%d/mutate", freePort(t)))},
+			Rules:                   []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}}}},
+			FailurePolicy:           &fail,
+			SideEffects:             &none,
+			AdmissionReviewVersions: []string{"v1"},
+			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}},
+			ObjectSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{v1beta2.LabelLaunchedByOperator: "true"}},
+			TimeoutSeconds:          ptr.To[int32](2),
+		}},
+	}
+	if err := c.Create(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), cfg) })
+	startOperator(t, ns)
+
+	app := sparkPi(ns, "refused")
+	app.Spec.RestartPolicy = v1beta2.RestartPolicy{Type: v1beta2.RestartPolicyOnFailure,
+		OnSubmissionFailureRetries: ptr.To[int32](1), OnSubmissionFailureRetryInterval: ptr.To[int64](1)}
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Eventually(t, 60*time.Second, "the application to fail", func() (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
+			return false, err
+		}
+		return app.Status.AppState.State == v1beta2.ApplicationStateFailed, nil
+	})
+	if msg := app.Status.AppState.ErrorMessage; !strings.Contains(msg, "pods.unreachable.sparkop.dev") {
+		t.Errorf("error message %q does not name the webhook that refused the driver", msg)
+	}
+	if got := app.Status.SubmissionAttempts; got != 2 {
+		t.Errorf("submissionAttempts = %d, want 2 (the first and one retry)", got)
+	}
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 0 {
+		t.Errorf("%d pods exist; a refused driver must leave none", len(pods.Items))
+	}
+}
