@@ -67,6 +67,9 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 	var result submission.Result
 	submitter, err := r.submitterFor(app)
 	if err == nil {
+		err = r.ensureMetricsConfigMap(ctx, prepared)
+	}
+	if err == nil {
 		result, err = submitter.Submit(ctx, prepared, submission.Attempt{
 			SubmissionID:  id,
 			DriverPodName: prepared.DriverPodName(),

@@ -54,7 +54,7 @@ const (
 // exporter configuration of app, mounted at /etc/metrics/conf when the application gives that
 // content inline (spec.monitoring.metricsProperties or prometheus.configuration).
 func PrometheusConfigMapName(app *v1beta2.SparkApplication) string {
-	return v1beta2.ShortName(app.Name, "-prom-conf")
+	return app.MetricsConfigMapName()
 }
 
 // target is the pod being mutated, its main Spark container and the settings that apply to it.

@@ -64,6 +64,12 @@ func (a *SparkApplication) UIServiceName() string {
 	return ShortName(a.Name, "-ui-svc")
 }
 
+// MetricsConfigMapName is the ConfigMap holding the metrics.properties and Prometheus JMX
+// exporter configuration given inline in spec.monitoring; it is mounted at /etc/metrics/conf.
+func (a *SparkApplication) MetricsConfigMapName() string {
+	return ShortName(a.Name, "-prom-conf")
+}
+
 // ShortName joins base and suffix, cutting base and appending a short hash of it when the
 // result would be longer than a DNS-1035 label allows.
 func ShortName(base, suffix string) string {

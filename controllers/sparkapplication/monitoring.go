@@ -1,0 +1,88 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package sparkapplication
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/submission/sparkconf"
+)
+
+// metricsConfigMap is the ConfigMap for the monitoring configuration app gives inline, or nil
+// when it gives none (no monitoring, or only files inside the image).
+func metricsConfigMap(app *v1beta2.SparkApplication) *corev1.ConfigMap {
+	m := app.Spec.Monitoring
+	if m == nil {
+		return nil
+	}
+	data := map[string]string{}
+	if m.MetricsProperties != nil && (m.MetricsPropertiesFile == nil || *m.MetricsPropertiesFile == "") {
+		data[sparkconf.MetricsPropertiesKey] = *m.MetricsProperties
+	}
+	if p := m.Prometheus; p != nil && p.Configuration != nil && (p.ConfigFile == nil || *p.ConfigFile == "") {
+		data[sparkconf.PrometheusConfigKey] = *p.Configuration
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: app.Namespace,
+			Name:      app.MetricsConfigMapName(),
+			Labels: map[string]string{
+				v1beta2.LabelAppName:            app.Name,
+				v1beta2.LabelLaunchedByOperator: "true",
+			},
+		},
+		Data: data,
+	}
+}
+
+// ensureMetricsConfigMap writes the application's inline monitoring configuration before its
+// pods are created, since they mount it. It belongs to the application, not to one run, so a
+// rerun finds it in place and only a changed configuration is written again.
+func (r *Reconciler) ensureMetricsConfigMap(ctx context.Context, app *v1beta2.SparkApplication) error {
+	want := metricsConfigMap(app)
+	if want == nil {
+		return nil
+	}
+	if err := controllerutil.SetControllerReference(app, want, r.Scheme); err != nil {
+		return err
+	}
+	err := r.Client.Create(ctx, want)
+	if !apierrors.IsAlreadyExists(err) {
+		if err != nil {
+			return fmt.Errorf("creating the metrics ConfigMap %s: %w", want.Name, err)
+		}
+		return nil
+	}
+	have := &corev1.ConfigMap{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), have); err != nil {
+		return fmt.Errorf("reading the metrics ConfigMap %s: %w", want.Name, err)
+	}
+	if !metav1.IsControlledBy(have, app) {
+		return fmt.Errorf("ConfigMap %s exists and is not this application's", want.Name)
+	}
+	if equality.Semantic.DeepEqual(have.Data, want.Data) {
+		return nil
+	}
+	have.Data = want.Data
+	if err := r.Client.Update(ctx, have); err != nil {
+		return fmt.Errorf("updating the metrics ConfigMap %s: %w", want.Name, err)
+	}
+	return nil
+}
