@@ -19,23 +19,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-	"github.com/sparkop/spark-operator/submission/sparkconf"
 )
 
 // metricsConfigMap is the ConfigMap for the monitoring configuration app gives inline, or nil
 // when it gives none (no monitoring, or only files inside the image).
 func metricsConfigMap(app *v1beta2.SparkApplication) *corev1.ConfigMap {
-	m := app.Spec.Monitoring
-	if m == nil {
-		return nil
-	}
-	data := map[string]string{}
-	if m.MetricsProperties != nil && (m.MetricsPropertiesFile == nil || *m.MetricsPropertiesFile == "") {
-		data[sparkconf.MetricsPropertiesKey] = *m.MetricsProperties
-	}
-	if p := m.Prometheus; p != nil && p.Configuration != nil && (p.ConfigFile == nil || *p.ConfigFile == "") {
-		data[sparkconf.PrometheusConfigKey] = *p.Configuration
-	}
+	data := app.InlineMetricsConfig()
 	if len(data) == 0 {
 		return nil
 	}

@@ -42,8 +42,8 @@ const (
 	confMetricsConf        = "spark.metrics.conf"
 	confMetricsNamespace   = "spark.metrics.namespace"
 	defaultMetricsConfDir  = "/etc/metrics/conf"
-	defaultMetricsPropFile = defaultMetricsConfDir + "/" + MetricsPropertiesKey
-	defaultPromConfigFile  = defaultMetricsConfDir + "/" + PrometheusConfigKey
+	defaultMetricsPropFile = defaultMetricsConfDir + "/" + v1beta2.MetricsPropertiesKey
+	defaultPromConfigFile  = defaultMetricsConfDir + "/" + v1beta2.PrometheusConfigKey
 	defaultPrometheusPort  = int32(8090)
 	defaultPromPortName    = "jmx-exporter"
 
@@ -279,13 +279,6 @@ func specConf(c *confList, app *v1beta2.SparkApplication) error {
 	}
 	return nil
 }
-
-// The files of the application's metrics ConfigMap (v1beta2.MetricsConfigMapName), which the
-// controller writes from spec.monitoring and the pods mount at /etc/metrics/conf.
-const (
-	MetricsPropertiesKey = "metrics.properties"
-	PrometheusConfigKey  = "prometheus.yaml"
-)
 
 // monitoringConf adds the metrics properties and returns the extra JVM options (the Prometheus
 // JMX exporter agent) for the driver and the executors. The ConfigMap holding a generated

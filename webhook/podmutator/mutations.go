@@ -515,8 +515,7 @@ func addPrometheus(t *target) error {
 		name = *p.PortName
 	}
 	ensurePort(&t.pod.Spec, t.container(), corev1.ContainerPort{Name: name, ContainerPort: port, Protocol: corev1.ProtocolTCP})
-	inline := m.MetricsProperties != nil || (p.Configuration != nil && (p.ConfigFile == nil || *p.ConfigFile == ""))
-	if !inline {
+	if len(t.app.InlineMetricsConfig()) == 0 {
 		return nil
 	}
 	if err := ensureMount(t.container(), corev1.VolumeMount{Name: PrometheusConfigVolume, MountPath: PrometheusConfigPath}); err != nil {

@@ -64,6 +64,30 @@ func (a *SparkApplication) UIServiceName() string {
 	return ShortName(a.Name, "-ui-svc")
 }
 
+// The files of the application's metrics ConfigMap (MetricsConfigMapName).
+const (
+	MetricsPropertiesKey = "metrics.properties"
+	PrometheusConfigKey  = "prometheus.yaml"
+)
+
+// InlineMetricsConfig is the monitoring configuration the application gives as text rather than
+// as files inside its image, keyed by file name: what its metrics ConfigMap holds. Empty when
+// there is none, and then no ConfigMap is needed. A file path, where given, wins over text.
+func (a *SparkApplication) InlineMetricsConfig() map[string]string {
+	m := a.Spec.Monitoring
+	if m == nil {
+		return nil
+	}
+	files := map[string]string{}
+	if m.MetricsProperties != nil && (m.MetricsPropertiesFile == nil || *m.MetricsPropertiesFile == "") {
+		files[MetricsPropertiesKey] = *m.MetricsProperties
+	}
+	if p := m.Prometheus; p != nil && p.Configuration != nil && (p.ConfigFile == nil || *p.ConfigFile == "") {
+		files[PrometheusConfigKey] = *p.Configuration
+	}
+	return files
+}
+
 // MetricsConfigMapName is the ConfigMap holding the metrics.properties and Prometheus JMX
 // exporter configuration given inline in spec.monitoring; it is mounted at /etc/metrics/conf.
 func (a *SparkApplication) MetricsConfigMapName() string {
