@@ -10,12 +10,22 @@ package webhook
 import (
 	"context"
 	"fmt"
+	"maps"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
@@ -128,7 +138,10 @@ func ApplyConfigurations(ctx context.Context, c client.Client, opts Options, caB
 		} else if err != nil {
 			return err
 		}
-		have.Labels = mutating.Labels
+		if equality.Semantic.DeepEqual(have.Webhooks, mutating.Webhooks) && hasLabels(have, mutating.Labels) {
+			return nil
+		}
+		have.Labels = mergeLabels(have.Labels, mutating.Labels)
 		have.Webhooks = mutating.Webhooks
 		return c.Update(ctx, have)
 	}); err != nil {
@@ -142,13 +155,59 @@ func ApplyConfigurations(ctx context.Context, c client.Client, opts Options, caB
 		} else if err != nil {
 			return err
 		}
-		have.Labels = validating.Labels
+		if equality.Semantic.DeepEqual(have.Webhooks, validating.Webhooks) && hasLabels(have, validating.Labels) {
+			return nil
+		}
+		have.Labels = mergeLabels(have.Labels, validating.Labels)
 		have.Webhooks = validating.Webhooks
 		return c.Update(ctx, have)
 	}); err != nil {
 		return fmt.Errorf("applying ValidatingWebhookConfiguration %s: %w", validating.Name, err)
 	}
 	return nil
+}
+
+// hasLabels tells whether obj carries all of want.
+func hasLabels(obj client.Object, want map[string]string) bool {
+	for k, v := range want {
+		if obj.GetLabels()[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeLabels adds want to have, keeping labels others set (an installer's, such as Helm's).
+func mergeLabels(have, want map[string]string) map[string]string {
+	out := make(map[string]string, len(have)+len(want))
+	maps.Copy(out, have)
+	maps.Copy(out, want)
+	return out
+}
+
+// setupConfigurationKeeper adds a controller that re-applies the webhook configurations,
+// with the CA bundle caBundle returns, whenever they change or disappear: an upgrade, a
+// `kubectl apply` of an older copy or a deletion would otherwise leave the API server with a
+// stale CA bundle, refusing every Spark pod until the next certificate renewal. Every replica
+// runs it; they all write the same thing.
+func setupConfigurationKeeper(mgr manager.Manager, c client.Client, o Options, caBundle func() []byte) error {
+	key := types.NamespacedName{Name: o.ConfigName}
+	ours := predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetName() == o.ConfigName })
+	toKey := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: key}}
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("webhook-configurations-" + o.ConfigName).
+		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&admissionregistrationv1.MutatingWebhookConfiguration{}), toKey, ours)).
+		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&admissionregistrationv1.ValidatingWebhookConfiguration{}), toKey, ours)).
+		WithOptions(controller.Options{NeedLeaderElection: ptr(false), MaxConcurrentReconciles: 1}).
+		Complete(reconcile.Func(func(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+			bundle := caBundle()
+			if len(bundle) == 0 {
+				return reconcile.Result{}, nil // certs.Manager registers the first bundle itself
+			}
+			return reconcile.Result{}, ApplyConfigurations(ctx, c, o, bundle)
+		}))
 }
 
 // DeleteConfigurations removes the webhook configurations named by opts, if present.

@@ -36,6 +36,7 @@ import (
 	"github.com/sparkop/spark-operator/test/cluster"
 	"github.com/sparkop/spark-operator/test/executors"
 	"github.com/sparkop/spark-operator/webhook"
+	"github.com/sparkop/spark-operator/webhook/certs"
 )
 
 // testLabel marks the namespaces of one test; the webhook configurations select only those, so
@@ -756,4 +757,87 @@ func TestCertificateRotation(t *testing.T) {
 		return len(serials) >= 3 && string(mwc()) != firstBundle, nil
 	})
 	t.Logf("%d serving certificates over %d requests", len(serials), requests)
+}
+
+// TestConfigurationsKept: a changed CA bundle or a deleted configuration is put back at once,
+// not at the next certificate renewal.
+func TestConfigurationsKept(t *testing.T) {
+	e := startWebhook(t, nil)
+	ctx := context.Background()
+	key := client.ObjectKey{Name: e.opts.ConfigName}
+	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := e.c.Get(ctx, key, mwc); err != nil {
+		t.Fatal(err)
+	}
+	want := string(mwc.Webhooks[0].ClientConfig.CABundle)
+	mwc.Webhooks[0].ClientConfig.CABundle = []byte("stale")
+	if err := e.c.Update(ctx, mwc); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.Delete(ctx, &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: e.opts.ConfigName}}); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Eventually(t, 30*time.Second, "configurations put back", func() (bool, error) {
+		m := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		if err := e.c.Get(ctx, key, m); err != nil {
+			return false, err
+		}
+		if err := e.c.Get(ctx, key, v); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return string(m.Webhooks[0].ClientConfig.CABundle) == want && string(v.Webhooks[0].ClientConfig.CABundle) == want, nil
+	})
+	e.waitServing(t)
+}
+
+// TestExternalCertificates: with CertProviderExternal the webhook serves the certificate it
+// finds in CertDir, reloads it when the provider replaces it, and writes neither a Secret nor
+// the configurations; here the test plays cert-manager (test/chart runs the real one).
+func TestExternalCertificates(t *testing.T) {
+	c := cluster.Client(t)
+	ctx := context.Background()
+	provide := func(o webhook.Options) {
+		t.Helper()
+		b, err := certs.Generate(o.Hosts(), time.Hour, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := certs.WriteFiles(o.CertDir, b); err != nil {
+			t.Fatal(err)
+		}
+		if err := webhook.ApplyConfigurations(ctx, c, o, b.CABundle); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	missing := webhook.Options{CertProvider: webhook.CertProviderExternal, CertDir: t.TempDir(), Port: freePort(t)}
+	mgr, err := manager.New(cluster.Config(t), manager.Options{
+		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0", WebhookServer: webhook.NewServer(missing),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := webhook.Setup(ctx, mgr, missing); err == nil || !strings.Contains(err.Error(), "has not provided a certificate") {
+		t.Fatalf("Setup without a certificate: %v, want a clear error", err)
+	}
+
+	e := startWebhook(t, func(o *webhook.Options) {
+		o.CertProvider = webhook.CertProviderExternal
+		provide(*o)
+	})
+	first := e.servedSerial(t)
+	secrets := &corev1.SecretList{}
+	if err := c.List(ctx, secrets, client.InNamespace(e.ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(secrets.Items) != 0 {
+		t.Errorf("the webhook wrote Secrets with an external certificate provider: %d", len(secrets.Items))
+	}
+
+	provide(e.opts) // a renewal with a new CA, as cert-manager and its CA injector do it
+	cluster.Eventually(t, 30*time.Second, "the renewed certificate served", func() (bool, error) {
+		return e.servedSerial(t) != first, nil
+	})
+	e.waitServing(t)
 }

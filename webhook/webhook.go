@@ -94,6 +94,31 @@ type Options struct {
 	CertCheckInterval time.Duration
 	// TimeoutSeconds is how long the API server waits for the webhook (default 10).
 	TimeoutSeconds int32
+	// CertProvider says who makes the serving certificate and registers the webhooks:
+	// CertProviderSelf (default) or CertProviderExternal.
+	CertProvider CertProvider
+}
+
+// CertProvider says who provides the webhook's certificates.
+type CertProvider string
+
+const (
+	// CertProviderSelf: the webhook makes its own CA and serving certificate, keeps them in the
+	// Secret, and creates and keeps its webhook configurations with that CA bundle.
+	CertProviderSelf CertProvider = "self"
+	// CertProviderExternal: another tool (cert-manager) writes tls.crt and tls.key into CertDir
+	// (a mounted Secret) and the CA bundle into the webhook configurations, which the installer
+	// (the Helm chart) owns. The webhook only serves, reloading the files when they change.
+	CertProviderExternal CertProvider = "external"
+)
+
+// ParseCertProvider reads a CertProvider from its name.
+func ParseCertProvider(s string) (CertProvider, error) {
+	switch p := CertProvider(s); p {
+	case CertProviderSelf, CertProviderExternal:
+		return p, nil
+	}
+	return "", fmt.Errorf("certificate provider must be %q or %q, got %q", CertProviderSelf, CertProviderExternal, s)
 }
 
 // withDefaults fills in the defaults.
@@ -125,16 +150,24 @@ func (o Options) withDefaults() Options {
 	if o.TimeoutSeconds == 0 {
 		o.TimeoutSeconds = DefaultTimeout
 	}
+	if o.CertProvider == "" {
+		o.CertProvider = CertProviderSelf
+	}
 	return o
 }
 
 func (o Options) validate() error {
 	var errs []error
-	if o.URLHost == "" && (o.ServiceName == "" || o.ServiceNamespace == "") {
-		errs = append(errs, errors.New("webhook: set ServiceName and ServiceNamespace, or URLHost"))
+	if _, err := ParseCertProvider(string(o.CertProvider)); err != nil {
+		errs = append(errs, fmt.Errorf("webhook: %w", err))
 	}
-	if o.SecretNamespace == "" {
-		errs = append(errs, errors.New("webhook: set SecretNamespace (or ServiceNamespace)"))
+	if o.CertProvider == CertProviderSelf {
+		if o.URLHost == "" && (o.ServiceName == "" || o.ServiceNamespace == "") {
+			errs = append(errs, errors.New("webhook: set ServiceName and ServiceNamespace, or URLHost"))
+		}
+		if o.SecretNamespace == "" {
+			errs = append(errs, errors.New("webhook: set SecretNamespace (or ServiceNamespace)"))
+		}
 	}
 	if o.FailurePolicy != admissionregistrationv1.Fail && o.FailurePolicy != admissionregistrationv1.Ignore {
 		errs = append(errs, fmt.Errorf("webhook: failure policy %q is neither Fail nor Ignore", o.FailurePolicy))
@@ -176,10 +209,12 @@ func NewServer(opts Options) ctrlwebhook.Server {
 	})
 }
 
-// Setup makes or loads the certificates (writing them to CertDir), creates or updates the
-// webhook configurations with their CA bundle, registers the handlers on mgr's webhook server
-// and adds the certificate renewal to mgr. mgr's webhook server must serve CertDir: build it
-// with NewServer(opts).
+// Setup registers the handlers on mgr's webhook server. With CertProviderSelf it also makes or
+// loads the certificates (writing them to CertDir), creates the webhook configurations with
+// their CA bundle, and adds to mgr the certificate renewal and a controller that puts the
+// configurations back when something else changes them. With CertProviderExternal it checks
+// that CertDir holds a certificate. mgr's webhook server must serve CertDir: build it with
+// NewServer(opts).
 func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	o := opts.withDefaults()
 	if err := o.validate(); err != nil {
@@ -191,6 +226,18 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 				ds.Options.CertDir, ds.Options.Port, o.CertDir, o.Port)
 		}
 	}
+	if o.CertProvider == CertProviderExternal {
+		if err := certs.CheckFiles(o.CertDir); err != nil {
+			return fmt.Errorf("webhook: the external certificate provider has not provided a certificate: %w", err)
+		}
+	} else if err := setupSelfSigned(ctx, mgr, o); err != nil {
+		return err
+	}
+	Register(mgr.GetWebhookServer(), CacheFirst{Cache: mgr.GetClient(), API: mgr.GetAPIReader()}, o)
+	return nil
+}
+
+func setupSelfSigned(ctx context.Context, mgr manager.Manager, o Options) error {
 	// The manager's client reads from a cache that has not started yet: read and write the
 	// Secret and the configurations directly.
 	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
@@ -215,8 +262,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	if err := mgr.Add(cm); err != nil {
 		return err
 	}
-	Register(mgr.GetWebhookServer(), CacheFirst{Cache: mgr.GetClient(), API: mgr.GetAPIReader()}, o)
-	return nil
+	return setupConfigurationKeeper(mgr, direct, o, cm.CABundle)
 }
 
 // CacheFirst reads from the manager's cache, which already holds every SparkApplication, and

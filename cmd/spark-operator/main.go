@@ -17,8 +17,10 @@ import (
 	"os"
 	"os/user"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -121,6 +123,23 @@ func run(ctx context.Context, o *options) error {
 		}
 	}
 
+	if o.controllerEnabled {
+		if err := setupControllers(mgr, o, cfg, scheme); err != nil {
+			return err
+		}
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// setupControllers adds the SparkApplication and ScheduledSparkApplication controllers and the
+// submission pool to mgr.
+func setupControllers(mgr manager.Manager, o *options, cfg *rest.Config, scheme *runtime.Scheme) error {
 	var namespaces *nsfilter.Filter
 	if !o.namespaceSelector.Empty() {
 		namespaces = &nsfilter.Filter{Reader: mgr.GetClient(), Selector: o.namespaceSelector}
@@ -169,14 +188,7 @@ func run(ctx context.Context, o *options) error {
 	if err := scheduled.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ScheduledSparkApplication controller: %w", err)
 	}
-
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
-		return err
-	}
-	return mgr.Start(ctx)
+	return nil
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {
@@ -209,6 +221,12 @@ func cacheOptions(o *options) cache.Options {
 		&corev1.ConfigMap{}:     launched,
 		&networkingv1.Ingress{}: launched,
 	}}
+	if o.webhookEnabled {
+		// The webhook keeps its two configurations; nothing else of the kind is worth caching.
+		named := cache.ByObject{Field: fields.OneTermEqualSelector("metadata.name", o.webhook.ConfigName)}
+		opts.ByObject[&admissionregistrationv1.MutatingWebhookConfiguration{}] = named
+		opts.ByObject[&admissionregistrationv1.ValidatingWebhookConfiguration{}] = named
+	}
 	if len(o.namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range o.namespaces {

@@ -67,8 +67,9 @@ type options struct {
 	ingressURLFormat     string
 	ingressClassName     string
 
-	webhookEnabled bool
-	webhook        webhook.Options
+	controllerEnabled bool
+	webhookEnabled    bool
+	webhook           webhook.Options
 }
 
 // parseOptions reads the flags in args into options, registering them on fs (which also holds
@@ -97,10 +98,13 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.BoolVar(&o.uiServiceEnabled, "enable-ui-service", true, "Create a Service for each application's Spark UI.")
 	fs.StringVar(&o.ingressURLFormat, "ingress-url-format", "", "If set, create an Ingress for each Spark UI at this URL; {{$appName}} and {{$appNamespace}} are replaced.")
 	fs.StringVar(&o.ingressClassName, "ingress-class-name", "", "IngressClass of the Spark UI Ingresses.")
-	var failurePolicy string
+	var failurePolicy, certProvider string
+	fs.BoolVar(&o.controllerEnabled, "enable-controller", true, "Run the controllers and the submission pool; turn it off to run only the webhooks (a webhook Deployment).")
 	fs.BoolVar(&o.webhookEnabled, "enable-webhook", false, "Serve the mutating and validating admission webhooks and register them with the API server.")
 	fs.IntVar(&o.webhook.Port, "webhook-port", webhook.DefaultPort, "Port the webhook server listens on.")
-	fs.StringVar(&o.webhook.CertDir, "webhook-cert-dir", "", "Where the webhook's serving certificate is written; a temporary folder by default.")
+	fs.StringVar(&o.webhook.CertDir, "webhook-cert-dir", "", "Where the webhook's serving certificate (tls.crt, tls.key) is written, or read with an external provider; a temporary folder by default.")
+	fs.StringVar(&certProvider, "webhook-cert-provider", string(webhook.CertProviderSelf), `Who makes the webhook's certificate: "self" (the operator, kept in --webhook-secret-name, `+
+		`with the webhook configurations it registers) or "external" (cert-manager writes it to --webhook-cert-dir and the CA bundle into the installer's configurations).`)
 	fs.StringVar(&o.webhook.ServiceName, "webhook-service-name", "", "Service in front of the webhook, named in its registrations (in a cluster).")
 	fs.StringVar(&o.webhook.ServiceNamespace, "webhook-service-namespace", "", "Namespace of that Service.")
 	fs.StringVar(&o.webhook.URLHost, "webhook-url-host", "", "Register the webhook by URL https://HOST:PORT instead of by Service (an operator running outside the cluster).")
@@ -161,10 +165,20 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	default:
 		errs = append(errs, fmt.Errorf(`--webhook-failure-policy must be "Fail" or "Ignore", got %q`, failurePolicy))
 	}
-	if o.webhookEnabled && o.webhook.URLHost == "" && (o.webhook.ServiceName == "" || o.webhook.ServiceNamespace == "") {
+	if !o.controllerEnabled && !o.webhookEnabled {
+		errs = append(errs, errors.New("--enable-controller=false needs --enable-webhook: there would be nothing to run"))
+	}
+	if o.webhook.CertProvider, err = webhook.ParseCertProvider(certProvider); err != nil {
+		errs = append(errs, fmt.Errorf("--webhook-cert-provider: %w", err))
+	}
+	external := o.webhook.CertProvider == webhook.CertProviderExternal
+	if o.webhookEnabled && external && o.webhook.CertDir == "" {
+		errs = append(errs, errors.New("--webhook-cert-provider=external needs --webhook-cert-dir, where the certificate is mounted"))
+	}
+	if o.webhookEnabled && !external && o.webhook.URLHost == "" && (o.webhook.ServiceName == "" || o.webhook.ServiceNamespace == "") {
 		errs = append(errs, errors.New("--enable-webhook needs --webhook-service-name and --webhook-service-namespace, or --webhook-url-host"))
 	}
-	if o.webhookEnabled && o.webhook.URLHost != "" && o.webhook.SecretNamespace == "" && o.webhook.ServiceNamespace == "" {
+	if o.webhookEnabled && !external && o.webhook.URLHost != "" && o.webhook.SecretNamespace == "" && o.webhook.ServiceNamespace == "" {
 		errs = append(errs, errors.New("--webhook-url-host needs --webhook-secret-namespace for the certificate Secret"))
 	}
 	if o.webhook.NamespaceSelector, err = webhookNamespaceSelector(o); err != nil {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkop/spark-operator/submission"
+	"github.com/sparkop/spark-operator/webhook"
 )
 
 func TestParseOptions(t *testing.T) {
@@ -25,7 +26,7 @@ func TestParseOptions(t *testing.T) {
 			check: func(t *testing.T, o *options) {
 				if o.submissionMode != submission.ModeNative || o.namespaces != nil || !o.namespaceSelector.Empty() ||
 					o.driverPodGracePeriod != 10*time.Second || o.maxTrackedExecutors != 1000 || o.leaderElect ||
-					o.submissionWorkers != 32 {
+					o.submissionWorkers != 32 || !o.controllerEnabled || o.webhook.CertProvider != webhook.CertProviderSelf {
 					t.Errorf("unexpected defaults: %+v", o)
 				}
 			},
@@ -68,6 +69,18 @@ func TestParseOptions(t *testing.T) {
 		{name: "webhook without a way to be reached", args: []string{"--enable-webhook"}, wantErr: "--enable-webhook needs --webhook-service-name"},
 		{name: "webhook by URL without a Secret namespace", args: []string{"--enable-webhook", "--webhook-url-host", "127.0.0.1"}, wantErr: "needs --webhook-secret-namespace"},
 		{name: "bad failure policy", args: []string{"--webhook-failure-policy", "Maybe"}, wantErr: `--webhook-failure-policy must be "Fail" or "Ignore"`},
+		{name: "nothing to run", args: []string{"--enable-controller=false"}, wantErr: "--enable-controller=false needs --enable-webhook"},
+		{name: "unknown certificate provider", args: []string{"--webhook-cert-provider", "vault"}, wantErr: `--webhook-cert-provider: certificate provider must be "self" or "external", got "vault"`},
+		{name: "external certificates need their folder", args: []string{"--enable-webhook", "--webhook-cert-provider", "external"}, wantErr: "needs --webhook-cert-dir"},
+		{
+			name: "webhook Deployment with cert-manager's certificate",
+			args: []string{"--enable-controller=false", "--enable-webhook", "--webhook-cert-provider", "external", "--webhook-cert-dir", "/etc/webhook/certs"},
+			check: func(t *testing.T, o *options) {
+				if o.controllerEnabled || !o.webhookEnabled || o.webhook.CertProvider != webhook.CertProviderExternal || o.webhook.CertDir != "/etc/webhook/certs" {
+					t.Errorf("options = %+v", o)
+				}
+			},
+		},
 		{name: "selector the webhook cannot express", args: []string{"--namespace-selector", "tier>3"}, wantErr: "cannot select namespaces for the webhook"},
 		{
 			name: "webhook follows the watched namespaces",

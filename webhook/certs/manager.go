@@ -10,6 +10,7 @@ package certs
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -93,6 +94,23 @@ func (m *Manager) Ensure(ctx context.Context) (*Bundle, error) {
 }
 
 func slicesClone(b []byte) []byte { return append([]byte(nil), b...) }
+
+// CABundle is the CA bundle last handed to OnCABundle; nil before the first Ensure.
+func (m *Manager) CABundle() []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slicesClone(m.lastBundle)
+}
+
+// CheckFiles tells whether dir holds a serving certificate and its key that belong together,
+// as a certificate provided by someone else (a mounted cert-manager Secret) must.
+func CheckFiles(dir string) error {
+	certPath, keyPath := filepath.Join(dir, CertFile), filepath.Join(dir, KeyFile)
+	if _, err := tls.LoadX509KeyPair(certPath, keyPath); err != nil {
+		return fmt.Errorf("loading %s and %s: %w", certPath, keyPath, err)
+	}
+	return nil
+}
 
 // ensureSecret returns the Secret's bundle, changing it when Next says so. Replicas racing to
 // write it settle on the first write: the others see a conflict and adopt it.
