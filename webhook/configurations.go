@@ -10,7 +10,6 @@ package webhook
 import (
 	"context"
 	"fmt"
-	"maps"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -129,67 +128,74 @@ func Configurations(opts Options, caBundle []byte) (*admissionregistrationv1.Mut
 // ApplyConfigurations creates the webhook configurations, or replaces their webhooks, with
 // caBundle.
 func ApplyConfigurations(ctx context.Context, c client.Client, opts Options, caBundle []byte) error {
+	return applyConfigurations(ctx, c, opts, caBundle, true)
+}
+
+// applyConfigurations writes the configurations with caBundle where they differ; it creates
+// the missing ones only if create is set.
+func applyConfigurations(ctx context.Context, c client.Client, opts Options, caBundle []byte, create bool) error {
 	mutating, validating := Configurations(opts, caBundle)
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		have := &admissionregistrationv1.MutatingWebhookConfiguration{}
-		err := c.Get(ctx, client.ObjectKeyFromObject(mutating), have)
-		if apierrors.IsNotFound(err) {
-			return c.Create(ctx, mutating.DeepCopy())
-		} else if err != nil {
-			return err
-		}
-		if equality.Semantic.DeepEqual(have.Webhooks, mutating.Webhooks) && hasLabels(have, mutating.Labels) {
-			return nil
-		}
-		have.Labels = mergeLabels(have.Labels, mutating.Labels)
-		have.Webhooks = mutating.Webhooks
-		return c.Update(ctx, have)
-	}); err != nil {
+	if err := applyOne(ctx, c, mutating, &admissionregistrationv1.MutatingWebhookConfiguration{}, create,
+		func(have *admissionregistrationv1.MutatingWebhookConfiguration) bool {
+			if equality.Semantic.DeepEqual(have.Webhooks, mutating.Webhooks) {
+				return false
+			}
+			have.Webhooks = mutating.Webhooks
+			return true
+		}); err != nil {
 		return fmt.Errorf("applying MutatingWebhookConfiguration %s: %w", mutating.Name, err)
 	}
-	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		have := &admissionregistrationv1.ValidatingWebhookConfiguration{}
-		err := c.Get(ctx, client.ObjectKeyFromObject(validating), have)
-		if apierrors.IsNotFound(err) {
-			return c.Create(ctx, validating.DeepCopy())
-		} else if err != nil {
-			return err
-		}
-		if equality.Semantic.DeepEqual(have.Webhooks, validating.Webhooks) && hasLabels(have, validating.Labels) {
-			return nil
-		}
-		have.Labels = mergeLabels(have.Labels, validating.Labels)
-		have.Webhooks = validating.Webhooks
-		return c.Update(ctx, have)
-	}); err != nil {
+	if err := applyOne(ctx, c, validating, &admissionregistrationv1.ValidatingWebhookConfiguration{}, create,
+		func(have *admissionregistrationv1.ValidatingWebhookConfiguration) bool {
+			if equality.Semantic.DeepEqual(have.Webhooks, validating.Webhooks) {
+				return false
+			}
+			have.Webhooks = validating.Webhooks
+			return true
+		}); err != nil {
 		return fmt.Errorf("applying ValidatingWebhookConfiguration %s: %w", validating.Name, err)
 	}
 	return nil
 }
 
-// hasLabels tells whether obj carries all of want.
-func hasLabels(obj client.Object, want map[string]string) bool {
-	for k, v := range want {
-		if obj.GetLabels()[k] != v {
-			return false
+// applyOne creates want if it is missing (and create is set), or sets have's webhooks (through
+// setWebhooks, which tells whether they changed) and labels, keeping labels others set (an
+// installer's, such as Helm's).
+func applyOne[T client.Object](ctx context.Context, c client.Client, want, have T, create bool, setWebhooks func(have T) bool) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		err := c.Get(ctx, client.ObjectKeyFromObject(want), have)
+		if apierrors.IsNotFound(err) {
+			if !create {
+				return nil
+			}
+			return c.Create(ctx, want.DeepCopyObject().(T))
+		} else if err != nil {
+			return err
 		}
-	}
-	return true
-}
-
-// mergeLabels adds want to have, keeping labels others set (an installer's, such as Helm's).
-func mergeLabels(have, want map[string]string) map[string]string {
-	out := make(map[string]string, len(have)+len(want))
-	maps.Copy(out, have)
-	maps.Copy(out, want)
-	return out
+		changed := setWebhooks(have)
+		labels := have.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		for k, v := range want.GetLabels() {
+			if labels[k] != v {
+				labels[k], changed = v, true
+			}
+		}
+		if !changed {
+			return nil
+		}
+		have.SetLabels(labels)
+		return c.Update(ctx, have)
+	})
 }
 
 // setupConfigurationKeeper adds a controller that re-applies the webhook configurations,
-// with the CA bundle caBundle returns, whenever they change or disappear: an upgrade, a
-// `kubectl apply` of an older copy or a deletion would otherwise leave the API server with a
-// stale CA bundle, refusing every Spark pod until the next certificate renewal. Every replica
-// runs it; they all write the same thing.
+// with the CA bundle caBundle returns, whenever they change: a `kubectl apply` of an older copy
+// would otherwise leave the API server with a stale CA bundle, refusing every Spark pod until
+// the next certificate renewal. A deleted configuration stays deleted: that is an uninstall,
+// and one brought back would refuse requests for a webhook that is gone. Every replica runs
+// it; they all write the same thing.
 func setupConfigurationKeeper(mgr manager.Manager, c client.Client, o Options, caBundle func() []byte) error {
 	key := types.NamespacedName{Name: o.ConfigName}
 	ours := predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetName() == o.ConfigName })
@@ -200,13 +206,14 @@ func setupConfigurationKeeper(mgr manager.Manager, c client.Client, o Options, c
 		Named("webhook-configurations-" + o.ConfigName).
 		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&admissionregistrationv1.MutatingWebhookConfiguration{}), toKey, ours)).
 		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&admissionregistrationv1.ValidatingWebhookConfiguration{}), toKey, ours)).
-		WithOptions(controller.Options{NeedLeaderElection: ptr(false), MaxConcurrentReconciles: 1}).
+		// A process that sets the webhook up again (a restart in place) names it again.
+		WithOptions(controller.Options{NeedLeaderElection: ptr(false), MaxConcurrentReconciles: 1, SkipNameValidation: ptr(true)}).
 		Complete(reconcile.Func(func(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
 			bundle := caBundle()
 			if len(bundle) == 0 {
 				return reconcile.Result{}, nil // certs.Manager registers the first bundle itself
 			}
-			return reconcile.Result{}, ApplyConfigurations(ctx, c, o, bundle)
+			return reconcile.Result{}, applyConfigurations(ctx, c, o, bundle, false)
 		}))
 }
 

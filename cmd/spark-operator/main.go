@@ -134,6 +134,13 @@ func run(ctx context.Context, o *options) error {
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
+	if o.webhookEnabled {
+		// Not ready until it serves: a Service must not send admission requests to a replica
+		// still loading its certificate.
+		if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+			return err
+		}
+	}
 	return mgr.Start(ctx)
 }
 

@@ -111,6 +111,8 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.StringVar(&o.webhook.SecretName, "webhook-secret-name", webhook.DefaultSecretName, "Secret holding the webhook's CA and serving certificate.")
 	fs.StringVar(&o.webhook.SecretNamespace, "webhook-secret-namespace", "", "Namespace of that Secret; the Service's namespace by default.")
 	fs.StringVar(&failurePolicy, "webhook-failure-policy", "Fail", `What the API server does when the webhook cannot be reached: "Fail" or "Ignore".`)
+	var timeout int
+	fs.IntVar(&timeout, "webhook-timeout-seconds", int(webhook.DefaultTimeout), "How long the API server waits for the webhook, 1 to 30 seconds.")
 	fs.StringVar(&o.webhook.ConfigName, "webhook-config-name", webhook.DefaultConfigName, "Name of the Mutating- and ValidatingWebhookConfiguration the operator keeps.")
 	fs.BoolVar(&o.webhook.EnableResourceQuota, "enable-resource-quota-enforcement", false, "Reject applications whose driver and executors would exceed a ResourceQuota of their namespace.")
 	if err := fs.Parse(args); err != nil {
@@ -165,6 +167,10 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	default:
 		errs = append(errs, fmt.Errorf(`--webhook-failure-policy must be "Fail" or "Ignore", got %q`, failurePolicy))
 	}
+	if timeout < 1 || timeout > 30 {
+		errs = append(errs, fmt.Errorf("--webhook-timeout-seconds must be between 1 and 30, got %d", timeout))
+	}
+	o.webhook.TimeoutSeconds = int32(timeout)
 	if !o.controllerEnabled && !o.webhookEnabled {
 		errs = append(errs, errors.New("--enable-controller=false needs --enable-webhook: there would be nothing to run"))
 	}

@@ -69,6 +69,7 @@ func TestParseOptions(t *testing.T) {
 		{name: "webhook without a way to be reached", args: []string{"--enable-webhook"}, wantErr: "--enable-webhook needs --webhook-service-name"},
 		{name: "webhook by URL without a Secret namespace", args: []string{"--enable-webhook", "--webhook-url-host", "127.0.0.1"}, wantErr: "needs --webhook-secret-namespace"},
 		{name: "bad failure policy", args: []string{"--webhook-failure-policy", "Maybe"}, wantErr: `--webhook-failure-policy must be "Fail" or "Ignore"`},
+		{name: "webhook timeout out of range", args: []string{"--webhook-timeout-seconds", "31"}, wantErr: "--webhook-timeout-seconds must be between 1 and 30, got 31"},
 		{name: "nothing to run", args: []string{"--enable-controller=false"}, wantErr: "--enable-controller=false needs --enable-webhook"},
 		{name: "unknown certificate provider", args: []string{"--webhook-cert-provider", "vault"}, wantErr: `--webhook-cert-provider: certificate provider must be "self" or "external", got "vault"`},
 		{name: "external certificates need their folder", args: []string{"--enable-webhook", "--webhook-cert-provider", "external"}, wantErr: "needs --webhook-cert-dir"},
