@@ -65,7 +65,8 @@ func Configurations(opts Options, caBundle []byte) (*admissionregistrationv1.Mut
 	timeout := o.TimeoutSeconds
 	equivalent := admissionregistrationv1.Equivalent
 	never := admissionregistrationv1.NeverReinvocationPolicy
-	labels := map[string]string{"app.kubernetes.io/managed-by": "spark-operator"}
+	// Not managed-by, which belongs to whoever installed them (Helm, when the chart did).
+	labels := map[string]string{"app.kubernetes.io/part-of": "spark-operator"}
 	nsSel := o.NamespaceSelector.DeepCopy()
 	if nsSel == nil {
 		nsSel = &metav1.LabelSelector{}

@@ -1,0 +1,287 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package chart
+
+import (
+	"flag"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/sparkop/spark-operator/webhook"
+)
+
+func TestLint(t *testing.T) {
+	for _, set := range [][]string{nil, {"certManager.enable=true"}, {"spark.jobNamespaces={}", "webhook.enable=false"}} {
+		args := append([]string{"lint", "--strict", chartDir}, setFlags(set)...)
+		if out, err := helm(t, args...); err != nil {
+			t.Errorf("helm lint with %v: %v\n%s", set, err, out)
+		}
+	}
+}
+
+// TestRender checks what each kind of values makes. Names follow <release>-spark-operator.
+func TestRender(t *testing.T) {
+	const (
+		ns         = "ops"
+		controller = "rel-spark-operator-controller"
+		hook       = "rel-spark-operator-webhook"
+		sparkSA    = "rel-spark-operator-spark"
+	)
+	tests := []struct {
+		name  string
+		set   []string
+		check func(t *testing.T, objs []unstructured.Unstructured)
+	}{
+		{
+			name: "defaults: job namespace default, webhook with its own certificates",
+			check: func(t *testing.T, objs []unstructured.Unstructured) {
+				args := containerArgs(t, find(objs, "Deployment", ns, controller))
+				for _, want := range []string{"--enable-webhook=false", "--namespaces=default", "--leader-elect", "--leader-election-namespace=ops", "--submission-mode=native"} {
+					if !slices.Contains(args, want) {
+						t.Errorf("controller args %v lack %s", args, want)
+					}
+				}
+				args = containerArgs(t, find(objs, "Deployment", ns, hook))
+				for _, want := range []string{"--enable-controller=false", "--enable-webhook", "--webhook-cert-provider=self", "--webhook-secret-name=" + hook + "-certs"} {
+					if !slices.Contains(args, want) {
+						t.Errorf("webhook args %v lack %s", args, want)
+					}
+				}
+				for _, rb := range []string{controller, hook} {
+					if find(objs, "RoleBinding", "default", rb) == nil {
+						t.Errorf("no RoleBinding %s in the job namespace", rb)
+					}
+				}
+				if find(objs, "ServiceAccount", "default", sparkSA) == nil || find(objs, "RoleBinding", "default", sparkSA) == nil {
+					t.Error("no driver service account and RoleBinding in the job namespace")
+				}
+				if n := kinds(objs); n["Certificate"] != 0 || n["ClusterRoleBinding"] != 1 {
+					t.Errorf("kinds %v: want no Certificate and only the webhook configurations' ClusterRoleBinding", n)
+				}
+			},
+		},
+		{
+			name: "cert-manager with a CA of the chart's",
+			set:  []string{"certManager.enable=true"},
+			check: func(t *testing.T, objs []unstructured.Unstructured) {
+				if n := kinds(objs); n["Issuer"] != 2 || n["Certificate"] != 2 {
+					t.Errorf("kinds %v: want a self-signed and a CA Issuer, a CA and a serving Certificate", n)
+				}
+				cert := find(objs, "Certificate", ns, hook)
+				dns, _, _ := unstructured.NestedStringSlice(cert.Object, "spec", "dnsNames")
+				if !slices.Contains(dns, hook+".ops.svc") {
+					t.Errorf("serving certificate names %v, not the Service", dns)
+				}
+				if secret, _, _ := unstructured.NestedString(cert.Object, "spec", "secretName"); secret != hook+"-certs" {
+					t.Errorf("certificate Secret %q", secret)
+				}
+				for _, kind := range []string{"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} {
+					if got := find(objs, kind, "", hook).GetAnnotations()["cert-manager.io/inject-ca-from"]; got != "ops/"+hook {
+						t.Errorf("%s inject-ca-from = %q", kind, got)
+					}
+				}
+				args := containerArgs(t, find(objs, "Deployment", ns, hook))
+				if !slices.Contains(args, "--webhook-cert-provider=external") || slices.Contains(args, "--webhook-secret-name="+hook+"-certs") {
+					t.Errorf("webhook args %v: want the external provider", args)
+				}
+				if find(objs, "Role", ns, hook) != nil || find(objs, "ClusterRole", "", hook+"-configurations") != nil {
+					t.Error("rights to write the Secret and the configurations, which cert-manager owns")
+				}
+			},
+		},
+		{
+			name: "cert-manager with the user's issuer",
+			set:  []string{"certManager.enable=true", "certManager.issuerRef.name=corp-ca", "certManager.issuerRef.kind=ClusterIssuer"},
+			check: func(t *testing.T, objs []unstructured.Unstructured) {
+				if n := kinds(objs); n["Issuer"] != 0 || n["Certificate"] != 1 {
+					t.Errorf("kinds %v: want only the serving Certificate", n)
+				}
+				ref, _, _ := unstructured.NestedStringMap(find(objs, "Certificate", ns, hook).Object, "spec", "issuerRef")
+				if diff := cmp.Diff(map[string]string{"name": "corp-ca", "kind": "ClusterIssuer"}, ref); diff != "" {
+					t.Errorf("issuerRef (-want +got):\n%s", diff)
+				}
+			},
+		},
+		{
+			name: "every namespace",
+			set:  []string{"spark.jobNamespaces={}"},
+			check: func(t *testing.T, objs []unstructured.Unstructured) {
+				for _, d := range []string{controller, hook} {
+					for _, a := range containerArgs(t, find(objs, "Deployment", ns, d)) {
+						if strings.HasPrefix(a, "--namespaces") {
+							t.Errorf("%s: %s, want every namespace", d, a)
+						}
+					}
+					if find(objs, "ClusterRoleBinding", "", d) == nil {
+						t.Errorf("no ClusterRoleBinding %s", d)
+					}
+				}
+				if n := kinds(objs); n["RoleBinding"] != 2 || n["ServiceAccount"] != 2 {
+					t.Errorf("kinds %v: want only the release namespace's RoleBindings and no driver service account", n)
+				}
+			},
+		},
+		{
+			name: "several job namespaces",
+			set:  []string{"spark.jobNamespaces={team-a,team-b}"},
+			check: func(t *testing.T, objs []unstructured.Unstructured) {
+				for _, jobNS := range []string{"team-a", "team-b"} {
+					for _, rb := range []string{controller, hook, sparkSA} {
+						if find(objs, "RoleBinding", jobNS, rb) == nil {
+							t.Errorf("no RoleBinding %s in %s", rb, jobNS)
+						}
+					}
+				}
+			},
+		},
+		{
+			name: "no webhook",
+			set:  []string{"webhook.enable=false"},
+			check: func(t *testing.T, objs []unstructured.Unstructured) {
+				for _, o := range objs {
+					if strings.HasPrefix(o.GetName(), hook) {
+						t.Errorf("%s %s rendered with the webhook off", o.GetKind(), o.GetName())
+					}
+				}
+				if find(objs, "Deployment", ns, controller) == nil {
+					t.Error("no controller")
+				}
+			},
+		},
+		{
+			name: "UI ingress and a default batch scheduler",
+			set:  []string{"controller.uiIngress.enable=true", "literal:controller.uiIngress.urlFormat={{$appName}}.spark.example.com", "controller.batchScheduler.default=volcano", "controller.replicas=2", "controller.leaderElection.enable=false"},
+			check: func(t *testing.T, objs []unstructured.Unstructured) {
+				args := containerArgs(t, find(objs, "Deployment", ns, controller))
+				for _, want := range []string{"--ingress-url-format={{$appName}}.spark.example.com", "--default-batch-scheduler=volcano", "--leader-elect"} {
+					if !slices.Contains(args, want) {
+						t.Errorf("controller args %v lack %s", args, want)
+					}
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			objs, err := render(t, ns, tt.set...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, objs)
+		})
+	}
+}
+
+// TestRenderRefusesBadValues: a misspelt value fails the install with a message naming it.
+func TestRenderRefusesBadValues(t *testing.T) {
+	tests := []struct {
+		set  []string
+		want string
+	}{
+		{[]string{"webhook.failurePolicy=Maybe"}, "/webhook/failurePolicy"},
+		{[]string{"controller.submissionMode=jvm"}, "/controller/submissionMode"},
+		{[]string{"webhook.timeoutSeconds=60"}, "/webhook/timeoutSeconds"},
+		{[]string{"spark.jobNamespaces={Team_A}"}, "/spark/jobNamespaces/0"},
+		{[]string{"controller.driverPodGracePeriod=soon"}, "/controller/driverPodGracePeriod"},
+		{[]string{"controller.uiIngress.enable=true"}, "controller.uiIngress.urlFormat is required"},
+	}
+	for _, tt := range tests {
+		_, err := render(t, "ops", tt.set...)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("values %v: %v, want an error naming %s", tt.set, err, tt.want)
+		}
+	}
+}
+
+// TestRenderedConfigurationsMatchTheWebhook: the configurations the chart installs are those the
+// webhook would register itself with the arguments the chart gives it, so that the webhook
+// keeping its own (certificates by the webhook) never fights the chart over them.
+func TestRenderedConfigurationsMatchTheWebhook(t *testing.T) {
+	for _, set := range [][]string{
+		nil,
+		{"spark.jobNamespaces={}"},
+		{"spark.jobNamespaces={a,b}", "webhook.failurePolicy=Ignore", "webhook.timeoutSeconds=5", "webhook.port=8443"},
+	} {
+		objs, err := render(t, "ops", set...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts := webhookOptionsFromArgs(t, containerArgs(t, find(objs, "Deployment", "ops", "rel-spark-operator-webhook")))
+		wantM, wantV := webhook.Configurations(opts, nil)
+		var gotM admissionregistrationv1.MutatingWebhookConfiguration
+		var gotV admissionregistrationv1.ValidatingWebhookConfiguration
+		fromUnstructured(t, find(objs, "MutatingWebhookConfiguration", "", opts.ConfigName), &gotM)
+		fromUnstructured(t, find(objs, "ValidatingWebhookConfiguration", "", opts.ConfigName), &gotV)
+		if diff := cmp.Diff(wantM.Webhooks, gotM.Webhooks); diff != "" {
+			t.Errorf("values %v: mutating webhooks (-webhook +chart):\n%s", set, diff)
+		}
+		if diff := cmp.Diff(wantV.Webhooks, gotV.Webhooks); diff != "" {
+			t.Errorf("values %v: validating webhooks (-webhook +chart):\n%s", set, diff)
+		}
+		for k, v := range wantM.Labels {
+			if gotM.Labels[k] != v || gotV.Labels[k] != v {
+				t.Errorf("values %v: the chart's configurations lack the label %s=%s the webhook sets", set, k, v)
+			}
+		}
+	}
+}
+
+func fromUnstructured(t *testing.T, u *unstructured.Unstructured, obj any) {
+	t.Helper()
+	if u == nil {
+		t.Fatal("not rendered")
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, obj, true); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// webhookOptionsFromArgs reads the webhook flags the configurations depend on, as the
+// operator's own flag parsing does (cmd/spark-operator/options.go).
+func webhookOptionsFromArgs(t *testing.T, args []string) webhook.Options {
+	t.Helper()
+	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var o webhook.Options
+	var policy, namespaces string
+	var timeout int
+	fs.IntVar(&o.Port, "webhook-port", webhook.DefaultPort, "")
+	fs.StringVar(&o.ServiceName, "webhook-service-name", "", "")
+	fs.StringVar(&o.ServiceNamespace, "webhook-service-namespace", "", "")
+	fs.StringVar(&o.ConfigName, "webhook-config-name", "", "")
+	fs.StringVar(&policy, "webhook-failure-policy", "", "")
+	fs.IntVar(&timeout, "webhook-timeout-seconds", 0, "")
+	fs.StringVar(&namespaces, "namespaces", "", "")
+	var known []string
+	for _, a := range args {
+		name := strings.SplitN(strings.TrimLeft(a, "-"), "=", 2)[0]
+		if fs.Lookup(name) != nil {
+			known = append(known, a)
+		}
+	}
+	if err := fs.Parse(known); err != nil {
+		t.Fatal(err)
+	}
+	o.FailurePolicy = admissionregistrationv1.FailurePolicyType(policy)
+	o.TimeoutSeconds = int32(timeout)
+	if namespaces != "" {
+		o.NamespaceSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+			Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: strings.Split(namespaces, ","),
+		}}}
+	}
+	return o
+}
