@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,20 +27,6 @@ import (
 	"github.com/sparkop/spark-operator/test/cluster"
 )
 
-var operatorBinary = sync.OnceValues(func() (string, error) {
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	out := filepath.Join(os.TempDir(), fmt.Sprintf("spark-operator-e2e-%d", os.Getpid()))
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/spark-operator")
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the operator: %v\n%s", err, b)
-	}
-	return out, nil
-})
-
 // operator is one running operator process watching one namespace.
 type operator struct {
 	cmd *exec.Cmd
@@ -50,7 +35,7 @@ type operator struct {
 
 func startOperator(t *testing.T, namespace string, extraArgs ...string) *operator {
 	t.Helper()
-	bin, err := operatorBinary()
+	bin, err := cluster.OperatorBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
