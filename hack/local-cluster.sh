@@ -2,12 +2,17 @@
 # A real Kubernetes control plane on 127.0.0.1 for tests and `make dev`: etcd, kube-apiserver,
 # kube-controller-manager, kube-scheduler, and kwok simulating the kubelets of N nodes.
 #
-#   hack/local-cluster.sh build                 build the binaries into the cache (once)
+#   hack/local-cluster.sh build [--with-helm] [--with-cert-manager]
+#                                               build the binaries into the cache (once)
 #   hack/local-cluster.sh up [flags]            start the cluster (or reuse a running one);
 #                                               the last line printed is the kubeconfig path
 #   hack/local-cluster.sh down                  stop every process `up` started, remove the state
 #   hack/local-cluster.sh status                exit 0 if the cluster is up and healthy
 #   hack/local-cluster.sh kubeconfig            print the kubeconfig path of a running cluster
+#   hack/local-cluster.sh cert-manager          on a running cluster: install cert-manager's CRDs and
+#                                               start cert-manager-lite (its controllers for the
+#                                               SelfSigned and CA issuers, and its cainjector; no
+#                                               webhook) unless it runs; `down` stops it too
 #
 # Flags of `up`: --nodes N (4), --node-cpu C (16), --node-memory M (64Gi), --node-pods P (110).
 # Environment: SPARKOP_CACHE (default .cache in the repository) holds the binaries;
@@ -38,8 +43,9 @@ die() { log "error: $*"; exit 1; }
 # ---------------------------------------------------------------------------------------------
 # Build
 
-# stamp MODULE_DIR: a fingerprint of a tools module's pins; a binary built from other pins is stale.
-stamp() { cat "$1/go.mod" "$1/go.sum" | sha256sum | cut -c1-16; }
+# stamp MODULE_DIR: a fingerprint of a tools module's pins and of its own Go files, if any
+# (hack/tools/cert-manager has a main); a binary built from other pins or sources is stale.
+stamp() { cat "$1/go.mod" "$1/go.sum" $(find "$1" -maxdepth 1 -name '*.go' | sort) | sha256sum | cut -c1-16; }
 
 # build_module MODULE BINARY=PACKAGE... : builds each package of hack/tools/MODULE into
 # $BIN/BINARY unless the binaries there were built from the same pins. Go's build cache makes a
@@ -74,8 +80,19 @@ cmd_build() {
   build_module kubernetes kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver \
     kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager \
     kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler kubectl=k8s.io/kubernetes/cmd/kubectl
-  if [ "${1:-}" = --with-helm ]; then build_module helm helm=helm.sh/helm/v3/cmd/helm; fi
+  local flag
+  for flag in "$@"; do
+    case $flag in
+      --with-helm) build_module helm helm=helm.sh/helm/v3/cmd/helm ;;
+      --with-cert-manager) build_cert_manager ;;
+      *) die "unknown flag of build: $flag" ;;
+    esac
+  done
 }
+
+# cert-manager-lite is our own main (hack/tools/cert-manager/main.go) around the controllers and
+# cainjector of the pinned cert-manager module: its cmd/ modules are not published.
+build_cert_manager() { build_module cert-manager cert-manager-lite=.; }
 
 # ---------------------------------------------------------------------------------------------
 # State helpers
@@ -301,23 +318,54 @@ EOF
   echo "$kc"
 }
 
+# stop COMPONENT: TERM, then KILL after 15 seconds, if it is running.
+stop() {
+  local pid
+  running "$1" || return 0
+  pid=$(cat "$(pidfile "$1")")
+  kill -TERM "$pid" 2>/dev/null || true
+  local deadline=$((SECONDS + 15))
+  while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+}
+
 cmd_down() {
-  local i c pid
-  for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do
-    c=${COMPONENTS[$i]}
-    running "$c" || continue
-    pid=$(cat "$(pidfile "$c")")
-    kill -TERM "$pid" 2>/dev/null || true
-    local deadline=$((SECONDS + 15))
-    while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-  done
+  local i
+  stop cert-manager-lite # started by `cert-manager`, if at all; it talks to the API server
+  for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do stop "${COMPONENTS[$i]}"; done
   rm -rf "$STATE"
   log "cluster in $STATE is down"
 }
 
-# All of up/down/status run under one lock per state folder: concurrent `go test` packages may
-# all ask for the cluster at once, and only the first should start it.
+# ---------------------------------------------------------------------------------------------
+# cert-manager (optional)
+
+# cmd_cert_manager: installs the CRDs of the pinned cert-manager and starts cert-manager-lite
+# against the running cluster, logging to logs/cert-manager-lite.log; nothing when it runs.
+# The CRDs are the plain ones of the module's deploy/crds, without the conversion webhook.
+cmd_cert_manager() {
+  healthy || die "no healthy cluster in $STATE; run \`$0 up\` first"
+  if running cert-manager-lite; then
+    log "cert-manager-lite is already running in $STATE"
+    echo "$STATE/kubeconfig"
+    return 0
+  fi
+  build_cert_manager
+  log "installing cert-manager's CRDs"
+  local cmdir; cmdir=$(cd "$TOOLS/cert-manager" && go list -m -f '{{.Dir}}' github.com/cert-manager/cert-manager)
+  kctl apply --server-side -f "$cmdir/deploy/crds/" >/dev/null
+  kctl wait --for condition=Established crd --all --timeout 60s >/dev/null
+  start cert-manager-lite --kubeconfig "$STATE/kubeconfig" --v=2
+  # It has no health endpoint: it waits for the CRDs, then starts its controllers; a wrong flag
+  # or kubeconfig makes it exit at once.
+  sleep 1
+  running cert-manager-lite || die "cert-manager-lite exited during start-up (log: $STATE/logs/cert-manager-lite.log)"
+  log "cert-manager-lite is running (log: $STATE/logs/cert-manager-lite.log)"
+  echo "$STATE/kubeconfig"
+}
+
+# All of up/down/status/cert-manager run under one lock per state folder: concurrent `go test`
+# packages may all ask for the cluster at once, and only the first should start it.
 with_lock() {
   mkdir -p "$(dirname "$STATE")"
   exec 9>"$STATE.lock"
@@ -331,5 +379,6 @@ case ${1:-} in
   down) with_lock cmd_down ;;
   status) with_lock healthy ;;
   kubeconfig) healthy && echo "$STATE/kubeconfig" ;;
-  *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  cert-manager) with_lock cmd_cert_manager ;;
+  *) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
