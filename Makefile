@@ -66,9 +66,10 @@ bench: build
 	bin/bench --kubeconfig $$kc --mode spark-submit --apps 50 --spark-home $$spark; \
 	bin/bench --kubeconfig $$kc --mode native --apps 10000
 
-## cluster-up: build (once) and start the local control plane; prints its kubeconfig
+## cluster-up: build (once) the control plane, helm and cert-manager, and start the control plane
 .PHONY: cluster-up
 cluster-up:
+	hack/local-cluster.sh build --with-helm --with-cert-manager
 	hack/local-cluster.sh up
 
 ## cluster-down: stop the local control plane and remove its state

@@ -14,6 +14,7 @@ package chart
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,17 +32,27 @@ import (
 	"github.com/sparkop/spark-operator/test/cluster"
 )
 
-// helm runs the pinned helm (hack/local-cluster.sh build --with-helm) with args.
+// buildHelm builds the pinned helm once per test binary (a no-op when it is built already).
+var buildHelm = sync.OnceValue(func() error {
+	_, err := cluster.Script(context.Background(), "", "build", "--with-helm")
+	return err
+})
+
+// helm runs the pinned helm with args.
 func helm(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	root, err := cluster.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	bin := filepath.Join(root, ".cache", "bin", "helm")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("helm is not built: run hack/local-cluster.sh build --with-helm (%v)", err)
+	if err := buildHelm(); err != nil {
+		t.Fatal(err)
 	}
+	cache := os.Getenv("SPARKOP_CACHE") // as hack/local-cluster.sh reads it
+	if cache == "" {
+		cache = filepath.Join(root, ".cache")
+	}
+	bin := filepath.Join(cache, "bin", "helm")
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())

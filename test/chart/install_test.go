@@ -8,7 +8,9 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package chart
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"net/http"
@@ -365,4 +367,111 @@ func TestInstallWithOwnCertificates(t *testing.T) {
 	webhook.stop()
 	r.uninstall(t)
 	r.requireConfigurationsGone(t)
+}
+
+// TestInstallWithCertManager installs the chart with certManager.enable against a real
+// cert-manager (hack/local-cluster.sh cert-manager): its Certificate becomes the webhook's
+// Secret, its CA injector fills the configurations' CA bundle, and the webhook, with no rights
+// to either, serves the mounted certificate and picks up a renewed one.
+func TestInstallWithCertManager(t *testing.T) {
+	ctx := context.Background()
+	if _, err := cluster.Script(ctx, "", "cert-manager"); err != nil {
+		t.Fatal(err)
+	}
+	r := install(t, "certManager.enable=true")
+	r.routeServiceHere(t)
+
+	secretName := r.name + "-webhook-certs"
+	certDir := t.TempDir()
+	first := r.mountSecret(t, secretName, certDir, nil)
+	caBundles := func() (mutating, validating []byte) {
+		m := &admissionregistrationv1.MutatingWebhookConfiguration{}
+		v := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		key := client.ObjectKey{Name: r.name + "-webhook"}
+		if err := r.c.Get(ctx, key, m); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.c.Get(ctx, key, v); err != nil {
+			t.Fatal(err)
+		}
+		return m.Webhooks[0].ClientConfig.CABundle, v.Webhooks[0].ClientConfig.CABundle
+	}
+	cluster.Eventually(t, 60*time.Second, "cert-manager's CA injector to fill the CA bundles", func() (bool, error) {
+		m, v := caBundles()
+		if len(m) == 0 || len(v) == 0 {
+			return false, nil
+		}
+		if !bytes.Equal(m, first.Data["ca.crt"]) || !bytes.Equal(v, first.Data["ca.crt"]) {
+			return false, fmt.Errorf("CA bundles are not the certificate's CA")
+		}
+		return true, nil
+	})
+
+	webhook := r.run(t, r.name+"-webhook", certDir)
+	controller := r.run(t, r.name+"-controller", "")
+	r.requireValidatedThroughService(t)
+	r.requireMutatedThroughService(t)
+	served := r.servedSerial(t)
+
+	// A renewal: cert-manager issues a new key and certificate from the same CA when the Secret
+	// goes; the kubelet would update the mounted files, which the webhook reloads.
+	if err := r.c.Delete(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: r.namespace, Name: secretName}}); err != nil {
+		t.Fatal(err)
+	}
+	renewed := r.mountSecret(t, secretName, certDir, first)
+	if !bytes.Equal(renewed.Data["ca.crt"], first.Data["ca.crt"]) {
+		t.Fatal("the renewal changed the CA")
+	}
+	cluster.Eventually(t, 30*time.Second, "the webhook to serve the renewed certificate", func() (bool, error) {
+		return r.servedSerial(t) != served, nil
+	})
+	r.requireValidatedThroughService(t)
+
+	webhook.stop()
+	controller.stop()
+	r.uninstall(t)
+	r.requireConfigurationsGone(t)
+}
+
+// mountSecret waits for the kubernetes.io/tls Secret name (a new one, if old is given) and
+// writes its certificate and key into dir, as the kubelet does for a Secret volume.
+func (r *release) mountSecret(t *testing.T, name, dir string, old *corev1.Secret) *corev1.Secret {
+	t.Helper()
+	secret := &corev1.Secret{}
+	cluster.Eventually(t, 60*time.Second, "cert-manager to write Secret "+name, func() (bool, error) {
+		err := r.c.Get(context.Background(), client.ObjectKey{Namespace: r.namespace, Name: name}, secret)
+		if err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		if old != nil && secret.UID == old.UID {
+			return false, nil
+		}
+		return len(secret.Data["tls.crt"]) > 0 && len(secret.Data["tls.key"]) > 0 && len(secret.Data["ca.crt"]) > 0, nil
+	})
+	for _, key := range []string{"tls.key", "tls.crt"} {
+		tmp := filepath.Join(dir, "."+key)
+		if err := os.WriteFile(tmp, secret.Data[key], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(dir, key)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return secret
+}
+
+// servedSerial is the serial number of the certificate served behind the webhook Service.
+func (r *release) servedSerial(t *testing.T) string {
+	t.Helper()
+	svc, err := r.cs.CoreV1().Services(r.namespace).Get(context.Background(), r.name+"-webhook", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := net.JoinHostPort(svc.Spec.ClusterIP, strconv.Itoa(r.webhookPort))
+	conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	return conn.ConnectionState().PeerCertificates[0].SerialNumber.String()
 }
