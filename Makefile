@@ -34,6 +34,12 @@ build:
 	go build ./...
 	@if [ -d cmd ]; then mkdir -p bin && go build -o bin/ ./cmd/...; fi
 
+## image: the operator image the Helm chart runs (needs a Docker daemon; IMAGE to name it)
+IMAGE ?= ghcr.io/sparkop/spark-operator:0.1.0
+.PHONY: image
+image:
+	docker build -t $(IMAGE) .
+
 ## lint: gofmt and go vet
 .PHONY: lint
 lint:
