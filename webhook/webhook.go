@@ -7,7 +7,8 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 
 // Package webhook runs the operator's admission webhooks: the pod mutator (package podmutator)
 // and the SparkApplication and ScheduledSparkApplication validators (package validation). It
-// makes its own certificates (package certs) and registers its own webhook configurations.
+// makes its own certificates (package certs) and registers and keeps its own webhook
+// configurations, or serves a certificate cert-manager provides (CertProviderExternal).
 //
 // Wiring into a controller-runtime manager:
 //
