@@ -58,15 +58,16 @@ build_module() {
   for entry in "$@"; do [ -x "$BIN/${entry%%=*}" ] || missing=1; done
   if [ "$want" = "$have" ] && [ $missing = 0 ]; then return 0; fi
 
-  local ldflags="-s -w"
+  local ldflags="-s -w" cold="~1-3 minutes"
   if [ "$module" = kubernetes ]; then
+    cold="~6-12 minutes"
     local v minor
     v=$(cd "$dir" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
     minor=${v#v1.}; minor=${minor%%.*}
     ldflags="$ldflags -X k8s.io/component-base/version.gitVersion=$v"
     ldflags="$ldflags -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
   fi
-  log "building $module into $BIN (Kubernetes itself takes ~6-12 minutes cold on 2 cores)"
+  log "building $module into $BIN ($cold cold on 2 cores)"
   mkdir -p "$BIN"
   for entry in "$@"; do
     (cd "$dir" && go build -ldflags "$ldflags" -o "$BIN/${entry%%=*}" "${entry#*=}")
