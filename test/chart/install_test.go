@@ -367,6 +367,10 @@ func TestInstallWithOwnCertificates(t *testing.T) {
 	webhook.stop()
 	r.uninstall(t)
 	r.requireConfigurationsGone(t)
+	err := r.c.Get(context.Background(), client.ObjectKey{Namespace: r.namespace, Name: r.name + "-webhook-certs"}, &corev1.Secret{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("the webhook's certificate Secret after uninstall: %v", err)
+	}
 }
 
 // TestInstallWithCertManager installs the chart with certManager.enable against a real

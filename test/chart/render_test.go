@@ -69,6 +69,9 @@ func TestRender(t *testing.T) {
 				if find(objs, "ServiceAccount", "default", sparkSA) == nil || find(objs, "RoleBinding", "default", sparkSA) == nil {
 					t.Error("no driver service account and RoleBinding in the job namespace")
 				}
+				if find(objs, "Secret", ns, hook+"-certs") == nil {
+					t.Error("no certificate Secret for the webhook to fill")
+				}
 				if n := kinds(objs); n["Certificate"] != 0 || n["ClusterRoleBinding"] != 1 {
 					t.Errorf("kinds %v: want no Certificate and only the webhook configurations' ClusterRoleBinding", n)
 				}
@@ -97,6 +100,9 @@ func TestRender(t *testing.T) {
 				args := containerArgs(t, find(objs, "Deployment", ns, hook))
 				if !slices.Contains(args, "--webhook-cert-provider=external") || slices.Contains(args, "--webhook-secret-name="+hook+"-certs") {
 					t.Errorf("webhook args %v: want the external provider", args)
+				}
+				if find(objs, "Secret", ns, hook+"-certs") != nil {
+					t.Error("a Secret of the chart's where cert-manager writes its own")
 				}
 				if find(objs, "Role", ns, hook) != nil || find(objs, "ClusterRole", "", hook+"-configurations") != nil {
 					t.Error("rights to write the Secret and the configurations, which cert-manager owns")
