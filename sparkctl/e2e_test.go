@@ -10,6 +10,7 @@ package sparkctl
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -34,6 +35,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/test/cluster"
@@ -297,6 +299,24 @@ func TestCommands(t *testing.T) {
 			{"1", execPods[0].Name, "RUNNING"},
 			{"2", execPods[1].Name, "RUNNING"},
 		})
+	})
+
+	t.Run("status -o json and yaml", func(t *testing.T) {
+		for format, unmarshal := range map[string]func([]byte, any) error{
+			"json": json.Unmarshal,
+			"yaml": func(b []byte, v any) error { return yaml.Unmarshal(b, v) },
+		} {
+			out := mustSparkctl(t, ns, "status", name, "-o", format)
+			var got v1beta2.SparkApplication
+			if err := unmarshal([]byte(out), &got); err != nil {
+				t.Fatalf("status -o %s: %v\n%s", format, err, out)
+			}
+			if got.Kind != "SparkApplication" || got.Name != name || got.Status.AppState.State != v1beta2.ApplicationStateRunning ||
+				got.Status.DriverInfo.PodName != app.DriverPodName() || len(got.Status.ExecutorState) != 2 || got.ManagedFields != nil {
+				t.Errorf("status -o %s: kind %q, name %q, state %q, driver %q, %d executors, managed fields %v",
+					format, got.Kind, got.Name, got.Status.AppState.State, got.Status.DriverInfo.PodName, len(got.Status.ExecutorState), got.ManagedFields != nil)
+			}
+		}
 	})
 
 	t.Run("event", func(t *testing.T) {

@@ -124,18 +124,19 @@ func (o *eventOptions) run(ctx context.Context, name string) error {
 		fmt.Fprintf(o.streams.ErrOut, "No events found for sparkapplication %q in namespace %q.\n", app.Name, app.Namespace)
 		return nil
 	}
-	if err := printEvents(o.streams.Out, events, true, time.Now()); err != nil {
+	printer := &eventPrinter{out: o.streams.Out}
+	if err := printer.print(events, time.Now()); err != nil {
 		return err
 	}
 	if !o.follow {
 		return nil
 	}
-	return interrupted(ctx, o.watch(ctx, c, m, list.ResourceVersion))
+	return interrupted(ctx, o.watch(ctx, c, m, printer, list.ResourceVersion))
 }
 
 // watch prints matching events from resourceVersion on, until ctx ends. A watch the server
 // closes is resumed where it stopped; one too old to resume starts afresh from now.
-func (o *eventOptions) watch(ctx context.Context, c *clients, m *eventMatcher, resourceVersion string) error {
+func (o *eventOptions) watch(ctx context.Context, c *clients, m *eventMatcher, printer *eventPrinter, resourceVersion string) error {
 	for ctx.Err() == nil {
 		if resourceVersion == "" {
 			// Too old to resume: carry on from now, leaving out what was missed in between.
@@ -163,7 +164,7 @@ func (o *eventOptions) watch(ctx context.Context, c *clients, m *eventMatcher, r
 				}
 				resourceVersion = e.ResourceVersion
 				if ev.Type != watch.Bookmark && m.matches(e) {
-					if err := printEvents(o.streams.Out, []corev1.Event{*e}, false, time.Now()); err != nil {
+					if err := printer.print([]corev1.Event{*e}, time.Now()); err != nil {
 						w.Stop()
 						return err
 					}
@@ -194,22 +195,36 @@ func eventTime(e *corev1.Event) time.Time {
 	return e.CreationTimestamp.Time
 }
 
-// printEvents writes events oldest first under kubectl's columns. Without a header, rows
-// carry no alignment with earlier ones: that is how followed events come.
-func printEvents(out io.Writer, events []corev1.Event, header bool, now time.Time) error {
+// eventPrinter writes events oldest first under kubectl's columns. The first call prints the
+// header and sets the column widths; later calls (followed events, one at a time) keep them,
+// so that their rows stay under the header.
+type eventPrinter struct {
+	out    io.Writer
+	widths []int
+}
+
+var eventColumns = []string{"LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"}
+
+func (p *eventPrinter) print(events []corev1.Event, now time.Time) error {
 	slices.SortStableFunc(events, func(a, b corev1.Event) int {
 		return eventTime(&a).Compare(eventTime(&b))
 	})
-	var t *table
-	if header {
-		t = newTable(out, "LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE")
-	} else {
-		t = newTable(out)
+	var rows [][]string
+	if p.widths == nil {
+		rows = append(rows, eventColumns)
 	}
 	for i := range events {
 		e := &events[i]
-		t.row(age(metav1.NewTime(eventTime(e)), now), e.Type, e.Reason,
-			strings.ToLower(e.InvolvedObject.Kind)+"/"+e.InvolvedObject.Name, strings.TrimSpace(e.Message))
+		rows = append(rows, []string{age(metav1.NewTime(eventTime(e)), now), e.Type, e.Reason,
+			strings.ToLower(e.InvolvedObject.Kind) + "/" + e.InvolvedObject.Name, strings.TrimSpace(e.Message)})
 	}
-	return t.flush()
+	if p.widths == nil {
+		p.widths = columnWidths(rows)
+	}
+	var b strings.Builder
+	for _, row := range rows {
+		writeRow(&b, row, p.widths)
+	}
+	_, err := io.WriteString(p.out, b.String())
+	return err
 }

@@ -147,10 +147,34 @@ func TestEventsGolden(t *testing.T) {
 		},
 	}
 	var out bytes.Buffer
-	if err := printEvents(&out, events, true, now); err != nil {
+	printer := &eventPrinter{out: &out}
+	if err := printer.print(events, now); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "events.golden", out.String())
+	header, _, _ := strings.Cut(out.String(), "\n")
+
+	// A followed event, printed alone, stays under the header; a cell longer than its column
+	// pushes only the rest of its own row.
+	for _, tc := range []struct{ reason, object string }{{"Pulled", "spark-pi-driver"}, {"AReasonLongerThanAnyBefore", "spark-pi-driver"}} {
+		out.Reset()
+		followed := []corev1.Event{{
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: tc.object}, Type: corev1.EventTypeNormal,
+			Reason: tc.reason, Message: "m", LastTimestamp: ago(time.Second),
+		}}
+		if err := printer.print(followed, now); err != nil {
+			t.Fatal(err)
+		}
+		row := out.String()
+		for _, col := range []string{"TYPE", "REASON"} {
+			if want, got := strings.Index(header, col), strings.Index(row, map[string]string{"TYPE": "Normal", "REASON": tc.reason}[col]); want != got {
+				t.Errorf("followed row %q: %s at %d, header's at %d", row, col, got, want)
+			}
+		}
+		if tc.reason == "Pulled" && strings.Index(row, "pod/") != strings.Index(header, "OBJECT") {
+			t.Errorf("followed row %q: OBJECT not under its header %q", row, header)
+		}
+	}
 }
 
 func TestCheckRemoteFiles(t *testing.T) {
@@ -243,6 +267,7 @@ func TestOfflineCommands(t *testing.T) {
 		{[]string{"completion", "fish"}, `(?s)^# fish completion for sparkctl`, ""},
 		{[]string{"completion", "tcsh"}, `^$`, `invalid argument "tcsh" for "sparkctl completion"`},
 		{[]string{"list", "-o", "table"}, `^$`, `unknown output format "table": use wide, json, yaml or name`},
+		{[]string{"status", "app", "-o", "wide"}, `^$`, `unknown output format "wide": use json or yaml`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var out, errOut bytes.Buffer

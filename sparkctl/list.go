@@ -108,13 +108,18 @@ func printList(out io.Writer, list *v1beta2.SparkApplicationList, format string)
 		list.Items[i].APIVersion, list.Items[i].Kind = v1beta2.GroupVersion.String(), "SparkApplication"
 		list.Items[i].ManagedFields = nil
 	}
+	return printObject(out, list, format)
+}
+
+// printObject writes obj as JSON (indented as kubectl does) or YAML.
+func printObject(out io.Writer, obj any, format string) error {
 	var data []byte
 	var err error
 	if format == outputJSON {
-		data, err = json.MarshalIndent(list, "", "    ")
+		data, err = json.MarshalIndent(obj, "", "    ")
 		data = append(data, '\n')
 	} else {
-		data, err = yaml.Marshal(list)
+		data, err = yaml.Marshal(obj)
 	}
 	if err != nil {
 		return err

@@ -24,12 +24,16 @@ import (
 )
 
 func newStatusCommand(root *rootOptions) *cobra.Command {
-	return &cobra.Command{
+	var output string
+	cmd := &cobra.Command{
 		Use:               "status NAME",
 		Short:             "Show the state of a SparkApplication, its driver and its executors",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: root.completeApps,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if output != outputTable && output != outputJSON && output != outputYAML {
+				return fmt.Errorf("unknown output format %q: use json or yaml", output)
+			}
 			c, err := root.clients()
 			if err != nil {
 				return err
@@ -37,6 +41,12 @@ func newStatusCommand(root *rootOptions) *cobra.Command {
 			app, err := c.getApp(cmd.Context(), args[0])
 			if err != nil {
 				return err
+			}
+			if output != outputTable {
+				// The whole application, status included, for scripts.
+				app.APIVersion, app.Kind = v1beta2.GroupVersion.String(), "SparkApplication"
+				app.ManagedFields = nil
+				return printObject(root.streams.Out, app, output)
 			}
 			// Executor IDs come from the pods' spark-exec-id labels where the pods still exist.
 			pods, err := c.appPods(cmd.Context(), app)
@@ -52,6 +62,10 @@ func newStatusCommand(root *rootOptions) *cobra.Command {
 			return printStatus(root.streams.Out, app, ids, time.Now())
 		},
 	}
+	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml (the whole application)")
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(
+		[]cobra.Completion{outputJSON, outputYAML}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
 }
 
 // printStatus writes the status of app; ids maps executor pod names to executor IDs where
