@@ -55,16 +55,6 @@ type env struct {
 	stop  func()
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // labelledNamespace makes a namespace the test's webhooks apply to.
 func labelledNamespace(t *testing.T, c client.Client, token string) string {
 	t.Helper()
@@ -93,7 +83,7 @@ func startWebhook(t *testing.T, modify func(*webhook.Options)) *env {
 	ns := labelledNamespace(t, c, token)
 	opts := webhook.Options{
 		Host:              "127.0.0.1",
-		Port:              freePort(t),
+		Port:              cluster.FreePort(t),
 		URLHost:           "127.0.0.1",
 		CertDir:           t.TempDir(),
 		SecretName:        "webhook-certs",
@@ -812,7 +802,7 @@ func TestExternalCertificates(t *testing.T) {
 		}
 	}
 
-	missing := webhook.Options{CertProvider: webhook.CertProviderExternal, CertDir: t.TempDir(), Port: freePort(t)}
+	missing := webhook.Options{CertProvider: webhook.CertProviderExternal, CertDir: t.TempDir(), Port: cluster.FreePort(t)}
 	mgr, err := manager.New(cluster.Config(t), manager.Options{
 		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0", WebhookServer: webhook.NewServer(missing),
 	})

@@ -13,18 +13,15 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -59,7 +56,7 @@ func install(t *testing.T, set ...string) *release {
 		name:         "so-" + strconv.FormatInt(time.Now().UnixNano()%1e9, 36),
 		namespace:    cluster.Namespace(t, c, "chart"),
 		jobNamespace: cluster.Namespace(t, c, "chart-jobs"),
-		webhookPort:  freePort(t),
+		webhookPort:  cluster.FreePort(t),
 		c:            c,
 		cs:           kubernetes.NewForConfigOrDie(cluster.Config(t)),
 	}
@@ -85,16 +82,6 @@ func (r *release) uninstall(t *testing.T) {
 	if out, err := helm(t, "uninstall", r.name, "--kubeconfig", cluster.Kubeconfig(t), "--namespace", r.namespace, "--wait"); err != nil {
 		t.Errorf("%v\n%s", err, out)
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // routeServiceHere makes the chart's webhook Service reachable on this machine, as kube-proxy
@@ -148,30 +135,18 @@ func (r *release) saClient(t *testing.T, namespace, sa string) client.Client {
 	return c
 }
 
-// process is the operator run as one of the chart's Deployments would run it.
-type process struct {
-	cmd *exec.Cmd
-	log string
-}
-
 // run starts the operator with the arguments of the installed Deployment and as its service
 // account. What differs from a pod: the kubeconfig stands for the in-cluster configuration,
 // certDir for the mounted certificate volume, and the metrics and health ports are free ones.
-func (r *release) run(t *testing.T, deployment, certDir string) *process {
+func (r *release) run(t *testing.T, deployment, certDir string) *cluster.Operator {
 	t.Helper()
-	bin, err := cluster.OperatorBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
 	d, err := r.cs.AppsV1().Deployments(r.namespace).Get(context.Background(), deployment, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	health := freePort(t)
-	args := []string{"--kubeconfig", r.saKubeconfig(t, r.namespace, d.Spec.Template.Spec.ServiceAccountName),
-		"--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(health)}
-	for _, a := range containerOf(d).Args {
-		switch name := strings.SplitN(a, "=", 2)[0]; name {
+	args := []string{"--kubeconfig", r.saKubeconfig(t, r.namespace, d.Spec.Template.Spec.ServiceAccountName)}
+	for _, a := range d.Spec.Template.Spec.Containers[0].Args {
+		switch name, _, _ := strings.Cut(a, "="); name {
 		case "--metrics-bind-address", "--health-probe-bind-address":
 		case "--webhook-cert-dir":
 			args = append(args, name+"="+certDir)
@@ -179,85 +154,18 @@ func (r *release) run(t *testing.T, deployment, certDir string) *process {
 			args = append(args, a)
 		}
 	}
-	logFile, err := os.CreateTemp(t.TempDir(), deployment+"-*.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &process{cmd: cmd, log: logFile.Name()}
-	t.Cleanup(func() {
-		p.stop()
-		if t.Failed() {
-			b, _ := os.ReadFile(p.log)
-			t.Logf("%s log:\n%s", deployment, tail(string(b), 40))
-		}
-	})
-	cluster.Eventually(t, 60*time.Second, deployment+" to be ready", func() (bool, error) {
-		if cmd.ProcessState != nil {
-			return false, fmt.Errorf("%s exited", deployment)
-		}
-		resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(health) + "/readyz")
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	return p
-}
-
-func (p *process) stop() {
-	if p.cmd.ProcessState != nil {
-		return
-	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _, _ = p.cmd.Process.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		<-done
-	}
-}
-
-func containerOf(d *appsv1.Deployment) corev1.Container { return d.Spec.Template.Spec.Containers[0] }
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
+	return cluster.StartOperator(t, deployment, args...)
 }
 
 // app is a small application of the job namespace whose driver runs as the chart's driver
 // service account and, simulated by kwok, ends after a few seconds.
 func (r *release) app(name string) *v1beta2.SparkApplication {
-	return &v1beta2.SparkApplication{
-		ObjectMeta: metav1.ObjectMeta{Namespace: r.jobNamespace, Name: name},
-		Spec: v1beta2.SparkApplicationSpec{
-			Type:                v1beta2.SparkApplicationTypeScala,
-			Mode:                v1beta2.DeployModeCluster,
-			SparkVersion:        "4.0.4",
-			Image:               ptr.To("docker.io/apache/spark:4.0.4"),
-			MainClass:           ptr.To("org.apache.spark.examples.SparkPi"),
-			MainApplicationFile: "local:///opt/spark/examples/jars/spark-examples.jar",
-			Driver: v1beta2.DriverSpec{
-				SparkPodSpec: v1beta2.SparkPodSpec{
-					Cores: ptr.To[int32](1), CoreRequest: ptr.To("100m"), Memory: ptr.To("512m"),
-					Annotations:    map[string]string{executors.AnnotationRunSeconds: "4"},
-					Env:            []corev1.EnvVar{{Name: "INSTALLED_BY", Value: "helm"}},
-					ServiceAccount: ptr.To(r.name + "-spark"),
-				},
-			},
-			Executor: v1beta2.ExecutorSpec{SparkPodSpec: v1beta2.SparkPodSpec{Cores: ptr.To[int32](1), Memory: ptr.To("512m")}, Instances: ptr.To[int32](1)},
-		},
-	}
+	app := cluster.SparkPi(r.jobNamespace, name)
+	driver := &app.Spec.Driver.SparkPodSpec
+	driver.Annotations = map[string]string{executors.AnnotationRunSeconds: "4"}
+	driver.Env = []corev1.EnvVar{{Name: "INSTALLED_BY", Value: "helm"}}
+	driver.ServiceAccount = ptr.To(r.name + "-spark")
+	return app
 }
 
 // requireValidatedThroughService waits until the API server reaches the validating webhook
@@ -363,8 +271,8 @@ func TestInstallWithOwnCertificates(t *testing.T) {
 		t.Errorf("the controller's leader-election Lease: %v", err)
 	}
 
-	controller.stop()
-	webhook.stop()
+	controller.Stop()
+	webhook.Stop()
 	r.uninstall(t)
 	r.requireConfigurationsGone(t)
 	err := r.c.Get(context.Background(), client.ObjectKey{Namespace: r.namespace, Name: r.name + "-webhook-certs"}, &corev1.Secret{})
@@ -431,8 +339,8 @@ func TestInstallWithCertManager(t *testing.T) {
 	})
 	r.requireValidatedThroughService(t)
 
-	webhook.stop()
-	controller.stop()
+	webhook.Stop()
+	controller.Stop()
 	r.uninstall(t)
 	r.requireConfigurationsGone(t)
 }

@@ -213,19 +213,3 @@ func tail(s string, lines int) string {
 	}
 	return strings.Join(all, "\n")
 }
-
-// OperatorBinary builds cmd/spark-operator once per test binary and returns its path, for tests
-// that run the operator as its own process, as it runs in a cluster.
-var OperatorBinary = sync.OnceValues(func() (string, error) {
-	root, err := RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	out := filepath.Join(os.TempDir(), fmt.Sprintf("spark-operator-test-%d", os.Getpid()))
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/spark-operator")
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the operator: %v\n%s", err, b)
-	}
-	return out, nil
-})

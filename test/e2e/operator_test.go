@@ -4,14 +4,9 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,52 +22,11 @@ import (
 	"github.com/sparkop/spark-operator/test/cluster"
 )
 
-// operator is one running operator process watching one namespace.
-type operator struct {
-	cmd *exec.Cmd
-	log string
-}
-
-func startOperator(t *testing.T, namespace string, extraArgs ...string) *operator {
+// startOperator runs the operator as its own process, watching namespace.
+func startOperator(t *testing.T, namespace string, extraArgs ...string) *cluster.Operator {
 	t.Helper()
-	bin, err := cluster.OperatorBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := freePort(t)
-	logFile, err := os.CreateTemp(t.TempDir(), "operator-*.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{"--kubeconfig", cluster.Kubeconfig(t), "--namespaces", namespace,
-		"--metrics-bind-address", "0", "--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(port),
-		"--submission-workers", "8", "-logtostderr", "-v=1"}, extraArgs...)
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	op := &operator{cmd: cmd, log: logFile.Name()}
-	t.Cleanup(func() { op.kill() })
-	cluster.Eventually(t, 30*time.Second, "operator to be ready", func() (bool, error) {
-		resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/readyz")
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
-	})
-	return op
-}
-
-// kill ends the operator at once, as a crashed or OOM-killed process ends: no deferred status
-// writes, no graceful shutdown.
-func (o *operator) kill() {
-	if o.cmd.ProcessState != nil {
-		return
-	}
-	_ = o.cmd.Process.Signal(syscall.SIGKILL)
-	_, _ = o.cmd.Process.Wait()
+	return cluster.StartOperator(t, "operator", append([]string{"--kubeconfig", cluster.Kubeconfig(t), "--namespaces", namespace,
+		"--submission-workers", "8", "-logtostderr", "-v=1"}, extraArgs...)...)
 }
 
 // requireDriverVolumes fails the test if a ConfigMap the driver pod mounts does not exist: a
@@ -90,34 +44,6 @@ func requireDriverVolumes(t *testing.T, c client.Client, ns, driver string) {
 		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: v.ConfigMap.Name}, &corev1.ConfigMap{}); err != nil {
 			t.Errorf("driver %s mounts ConfigMap %s: %v", driver, v.ConfigMap.Name, err)
 		}
-	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-func sparkPi(ns, name string) *v1beta2.SparkApplication {
-	return &v1beta2.SparkApplication{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1beta2.SparkApplicationSpec{
-			Type:                v1beta2.SparkApplicationTypeScala,
-			Mode:                v1beta2.DeployModeCluster,
-			SparkVersion:        "4.0.4",
-			Image:               ptr.To("docker.io/apache/spark:4.0.4"),
-			MainClass:           ptr.To("org.apache.spark.examples.SparkPi"),
-			MainApplicationFile: "local:///opt/spark/examples/jars/spark-examples.jar",
-			// A small CPU request, so forty drivers fit beside other tests on the shared cluster.
-			Driver: v1beta2.DriverSpec{SparkPodSpec: v1beta2.SparkPodSpec{Cores: ptr.To[int32](1), CoreRequest: ptr.To("100m"), Memory: ptr.To("512m")}},
-			Executor: v1beta2.ExecutorSpec{SparkPodSpec: v1beta2.SparkPodSpec{Cores: ptr.To[int32](1), Memory: ptr.To("512m")},
-				Instances: ptr.To[int32](1)},
-		},
 	}
 }
 
@@ -157,16 +83,16 @@ func TestKilledMidSubmissionNeverSubmitsTwice(t *testing.T) {
 
 		op := startOperator(t, ns)
 		for i := range apps {
-			if err := c.Create(ctx, sparkPi(ns, fmt.Sprintf("app-%02d", i))); err != nil {
+			if err := c.Create(ctx, cluster.SparkPi(ns, fmt.Sprintf("app-%02d", i))); err != nil {
 				t.Fatal(err)
 			}
 		}
 		select {
 		case <-firstDriver:
 		case <-time.After(30 * time.Second):
-			t.Fatalf("no driver pod was created; operator log: %s", op.log)
+			t.Fatalf("no driver pod was created; operator log: %s", op.Log)
 		}
-		op.kill()
+		op.Kill()
 
 		// What the killed operator left behind: apps whose driver exists while their status
 		// still says NEW are the ones caught between "created the driver" and "wrote status".
@@ -201,11 +127,11 @@ func TestKilledMidSubmissionNeverSubmitsTwice(t *testing.T) {
 		})
 		w.Stop()
 		for i := range apps {
-			requireDriverVolumes(t, c, ns, sparkPi(ns, fmt.Sprintf("app-%02d", i)).DriverPodName())
+			requireDriverVolumes(t, c, ns, cluster.SparkPi(ns, fmt.Sprintf("app-%02d", i)).DriverPodName())
 		}
 		mu.Lock()
 		for i := range apps {
-			name := sparkPi(ns, fmt.Sprintf("app-%02d", i)).DriverPodName()
+			name := cluster.SparkPi(ns, fmt.Sprintf("app-%02d", i)).DriverPodName()
 			if created[name] != 1 {
 				t.Errorf("%s: driver pod created %d times, want once", name, created[name])
 			}
@@ -231,17 +157,17 @@ func TestOperatorServesItsWebhooks(t *testing.T) {
 		_ = c.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
 	})
 	startOperator(t, ns, "--enable-webhook", "--webhook-url-host", "127.0.0.1",
-		"--webhook-port", strconv.Itoa(freePort(t)), "--webhook-secret-namespace", ns,
+		"--webhook-port", strconv.Itoa(cluster.FreePort(t)), "--webhook-secret-namespace", ns,
 		"--webhook-config-name", configName, "--webhook-cert-dir", t.TempDir())
 
-	bad := sparkPi(ns, "owns-master")
+	bad := cluster.SparkPi(ns, "owns-master")
 	bad.Spec.SparkConf = map[string]string{"spark.master": "local[2]"}
 	err := c.Create(ctx, bad)
 	if err == nil || !strings.Contains(err.Error(), "spark.master") {
 		t.Fatalf("creating an application that sets spark.master: err = %v, want a rejection naming spark.master", err)
 	}
 
-	app := sparkPi(ns, "with-conf")
+	app := cluster.SparkPi(ns, "with-conf")
 	app.Spec.SparkConfigMap = ptr.To("my-spark-conf")
 	if err := c.Create(ctx, app); err != nil {
 		t.Fatal(err)
@@ -281,7 +207,7 @@ func TestUnreachableWebhookFailsSubmission(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "e2e-unreachable-" + ns},
 		Webhooks: []admissionregistrationv1.MutatingWebhook{{
 			Name:                    "pods.unreachable.sparkop.dev",
-			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: ptr.To(fmt.Sprintf("https://127.0.0.1:%d/mutate", freePort(t)))},
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: ptr.To(fmt.Sprintf("https://127.0.0.1:%d/mutate", cluster.FreePort(t)))},
 			Rules:                   []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}}}},
 			FailurePolicy:           &fail,
 			SideEffects:             &none,
@@ -297,7 +223,7 @@ func TestUnreachableWebhookFailsSubmission(t *testing.T) {
 	t.Cleanup(func() { _ = c.Delete(context.Background(), cfg) })
 	startOperator(t, ns)
 
-	app := sparkPi(ns, "refused")
+	app := cluster.SparkPi(ns, "refused")
 	app.Spec.RestartPolicy = v1beta2.RestartPolicy{Type: v1beta2.RestartPolicyOnFailure,
 		OnSubmissionFailureRetries: ptr.To[int32](1), OnSubmissionFailureRetryInterval: ptr.To[int64](1)}
 	if err := c.Create(ctx, app); err != nil {

@@ -1,0 +1,144 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package cluster
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+)
+
+// OperatorBinary builds cmd/spark-operator once per test binary and returns its path, for tests
+// that run the operator as its own process, as it runs in a cluster.
+var OperatorBinary = sync.OnceValues(func() (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(os.TempDir(), fmt.Sprintf("spark-operator-test-%d", os.Getpid()))
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/spark-operator")
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building the operator: %v\n%s", err, b)
+	}
+	return out, nil
+})
+
+// Operator is an operator process a test started.
+type Operator struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+	// Log is the file its output goes to.
+	Log string
+}
+
+// StartOperator runs the operator with args (which must not set the metrics or health
+// addresses: it picks them) and waits until /readyz answers. The process is stopped when the
+// test ends, and the end of its log is shown if the test failed.
+func StartOperator(t *testing.T, name string, args ...string) *Operator {
+	t.Helper()
+	bin, err := OperatorBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	health := FreePort(t)
+	logFile, err := os.CreateTemp(t.TempDir(), name+"-*.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	args = append([]string{"--metrics-bind-address=0", "--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(health)}, args...)
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	op := &Operator{cmd: cmd, exited: make(chan struct{}), Log: logFile.Name()}
+	go func() { _ = cmd.Wait(); close(op.exited) }()
+	t.Cleanup(func() {
+		op.Stop()
+		if t.Failed() {
+			b, _ := os.ReadFile(op.Log)
+			t.Logf("%s log:\n%s", name, tail(string(b), 40))
+		}
+	})
+	Eventually(t, 60*time.Second, name+" to be ready", func() (bool, error) {
+		select {
+		case <-op.exited:
+			return false, fmt.Errorf("%s exited (log: %s)", name, op.Log)
+		default:
+		}
+		resp, err := http.Get("http://127.0.0.1:" + strconv.Itoa(health) + "/readyz")
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+	return op
+}
+
+// Stop ends the operator as Kubernetes ends a pod: SIGTERM, then SIGKILL after 15 seconds.
+func (o *Operator) Stop() {
+	_ = o.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-o.exited:
+	case <-time.After(15 * time.Second):
+		o.Kill()
+	}
+}
+
+// Kill ends the operator at once, as a crashed or OOM-killed process ends: no deferred status
+// writes, no graceful shutdown.
+func (o *Operator) Kill() {
+	_ = o.cmd.Process.Signal(syscall.SIGKILL)
+	<-o.exited
+}
+
+// FreePort is a TCP port free on 127.0.0.1 at the time of the call.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// SparkPi is a small SparkPi application of one executor: a tenth of a CPU for the driver, so
+// that many fit beside other tests on the shared cluster. Tests change what they need.
+func SparkPi(ns, name string) *v1beta2.SparkApplication {
+	return &v1beta2.SparkApplication{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1beta2.SparkApplicationSpec{
+			Type:                v1beta2.SparkApplicationTypeScala,
+			Mode:                v1beta2.DeployModeCluster,
+			SparkVersion:        "4.0.4",
+			Image:               ptr.To("docker.io/apache/spark:4.0.4"),
+			MainClass:           ptr.To("org.apache.spark.examples.SparkPi"),
+			MainApplicationFile: "local:///opt/spark/examples/jars/spark-examples.jar",
+			Driver:              v1beta2.DriverSpec{SparkPodSpec: v1beta2.SparkPodSpec{Cores: ptr.To[int32](1), CoreRequest: ptr.To("100m"), Memory: ptr.To("512m")}},
+			Executor: v1beta2.ExecutorSpec{SparkPodSpec: v1beta2.SparkPodSpec{Cores: ptr.To[int32](1), Memory: ptr.To("512m")},
+				Instances: ptr.To[int32](1)},
+		},
+	}
+}
