@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/user"
 
+	"github.com/go-logr/glogr"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -43,7 +44,6 @@ import (
 	"github.com/sparkop/spark-operator/controllers/scheduledsparkapplication"
 	"github.com/sparkop/spark-operator/controllers/sparkapplication"
 	"github.com/sparkop/spark-operator/controllers/uiresources"
-	"github.com/sparkop/spark-operator/internal/glogr"
 	"github.com/sparkop/spark-operator/internal/nsfilter"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/submission"
