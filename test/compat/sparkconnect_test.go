@@ -1,0 +1,122 @@
+package compat
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
+	"github.com/sparkop/spark-operator/test/cluster"
+)
+
+// The Kubeflow operator's SparkConnect (v1alpha1) CRD and example sit apart from the v1beta2
+// ones in the reference material.
+const (
+	sparkConnectCRD = "sparkoperator.k8s.io_sparkconnects.yaml"
+	sparkConnectDir = "sparkconnect"
+)
+
+func TestSparkConnectCRDAcceptsEveryReferenceField(t *testing.T) {
+	shared := sharedDir(t)
+	out, err := exec.Command(filepath.Join(shared, "bin", "crd-compat"),
+		filepath.Join(shared, "reference", "crds", sparkConnectCRD),
+		filepath.Join(repoRoot(t), "charts", "spark-operator", "crds", sparkConnectCRD),
+		"--version", v1alpha1.Version).CombinedOutput()
+	if err != nil {
+		t.Fatalf("crd-compat: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), " 0 problems") {
+		t.Fatalf("crd-compat did not report 0 problems:\n%s", out)
+	}
+}
+
+// sparkConnectManifests are the reference SparkConnect examples and ours.
+func sparkConnectManifests(t *testing.T) map[string]manifest {
+	t.Helper()
+	out := map[string]manifest{}
+	for _, m := range loadManifests(t, filepath.Join(sharedDir(t), "reference", sparkConnectDir)) {
+		out["reference/"+m.file] = m
+	}
+	for _, m := range loadManifests(t, filepath.Join(repoRoot(t), "examples")) {
+		if m.obj.GetKind() == "SparkConnect" {
+			out["ours/"+m.file] = m
+		}
+	}
+	if len(out) < 2 {
+		t.Fatalf("expected the reference SparkConnect example and ours, found %d", len(out))
+	}
+	return out
+}
+
+// TestSparkConnectExamplesAcceptedByAPIServer creates each example with strict field validation.
+func TestSparkConnectExamplesAcceptedByAPIServer(t *testing.T) {
+	dyn := dynamic.NewForConfigOrDie(cluster.Config(t))
+	ns := cluster.Namespace(t, cluster.Client(t), "compat-connect")
+	gvr := v1alpha1.GroupVersion.WithResource("sparkconnects")
+	for name, m := range sparkConnectManifests(t) {
+		t.Run(name, func(t *testing.T) {
+			obj := m.obj.DeepCopy()
+			obj.SetNamespace(ns)
+			_, err := dyn.Resource(gvr).Namespace(ns).Create(context.Background(), obj,
+				metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: metav1.FieldValidationStrict})
+			if err != nil {
+				t.Fatalf("API server rejected %s: %v", name, err)
+			}
+		})
+	}
+}
+
+// ignoredInConnectTemplates: the reference example puts container-level security settings in
+// its pod templates' pod-level securityContext, which Kubernetes' pod type does not know.
+var ignoredInConnectTemplates = [][]string{
+	{"spec", "server", "template", "spec", "securityContext", "capabilities"},
+	{"spec", "server", "template", "spec", "securityContext", "allowPrivilegeEscalation"},
+	{"spec", "executor", "template", "spec", "securityContext", "capabilities"},
+	{"spec", "executor", "template", "spec", "securityContext", "allowPrivilegeEscalation"},
+}
+
+func TestSparkConnectExamplesRoundTripThroughGoTypes(t *testing.T) {
+	for name, m := range sparkConnectManifests(t) {
+		t.Run(name, func(t *testing.T) {
+			obj := m.obj.DeepCopy()
+			for _, path := range ignoredInConnectTemplates {
+				unstructured.RemoveNestedField(obj.Object, path...)
+			}
+			in, err := json.Marshal(obj.Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			typed := &v1alpha1.SparkConnect{}
+			if err := yaml.UnmarshalStrict(in, typed); err != nil {
+				t.Fatalf("strict decode: %v", err)
+			}
+			out, err := json.Marshal(typed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var before, after map[string]any
+			if err := json.Unmarshal(in, &before); err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(out, &after); err != nil {
+				t.Fatal(err)
+			}
+			normalize(before)
+			normalize(after)
+			// The zero start and update times of an empty status are written as null.
+			delete(after, "status")
+			if diff := cmp.Diff(before, after); diff != "" {
+				t.Errorf("round trip changed the manifest (-before +after):\n%s", diff)
+			}
+		})
+	}
+}
