@@ -39,9 +39,11 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/controllers/metrics"
 	"github.com/sparkop/spark-operator/controllers/scheduledsparkapplication"
+	"github.com/sparkop/spark-operator/controllers/sparkconnect"
 	"github.com/sparkop/spark-operator/controllers/sparkapplication"
 	"github.com/sparkop/spark-operator/controllers/uiresources"
 	"github.com/sparkop/spark-operator/internal/nsfilter"
@@ -96,6 +98,9 @@ func run(ctx context.Context, o *options) error {
 		return err
 	}
 	if err := v1beta2.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return err
 	}
 
@@ -194,6 +199,12 @@ func setupControllers(mgr manager.Manager, o *options, cfg *rest.Config, scheme 
 	scheduled := &scheduledsparkapplication.Reconciler{Namespaces: namespaces}
 	if err := scheduled.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the ScheduledSparkApplication controller: %w", err)
+	}
+	if o.sparkConnectEnabled {
+		connects := &sparkconnect.Reconciler{Namespaces: namespaces}
+		if err := connects.SetupWithManager(mgr); err != nil {
+			return fmt.Errorf("setting up the SparkConnect controller: %w", err)
+		}
 	}
 	return nil
 }

@@ -67,9 +67,10 @@ type options struct {
 	ingressURLFormat     string
 	ingressClassName     string
 
-	controllerEnabled bool
-	webhookEnabled    bool
-	webhook           webhook.Options
+	controllerEnabled   bool
+	sparkConnectEnabled bool
+	webhookEnabled      bool
+	webhook             webhook.Options
 }
 
 // parseOptions reads the flags in args into options, registering them on fs (which also holds
@@ -100,6 +101,7 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.StringVar(&o.ingressClassName, "ingress-class-name", "", "IngressClass of the Spark UI Ingresses.")
 	var failurePolicy, certProvider string
 	fs.BoolVar(&o.controllerEnabled, "enable-controller", true, "Run the controllers and the submission pool; turn it off to run only the webhooks (a webhook Deployment).")
+	fs.BoolVar(&o.sparkConnectEnabled, "enable-spark-connect", true, "Run the SparkConnect controller (needs the sparkconnects CRD); with --enable-controller.")
 	fs.BoolVar(&o.webhookEnabled, "enable-webhook", false, "Serve the mutating and validating admission webhooks and register them with the API server.")
 	fs.IntVar(&o.webhook.Port, "webhook-port", webhook.DefaultPort, "Port the webhook server listens on.")
 	fs.StringVar(&o.webhook.CertDir, "webhook-cert-dir", "", "Where the webhook's serving certificate (tls.crt, tls.key) is written, or read with an external provider; a temporary folder by default.")

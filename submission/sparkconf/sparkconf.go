@@ -258,26 +258,37 @@ func specConf(c *confList, app *v1beta2.SparkApplication) error {
 		}
 	}
 
-	if da := spec.DynamicAllocation; da != nil && da.Enabled {
-		c.add("spark.dynamicAllocation.enabled", "true")
-		if da.InitialExecutors != nil {
-			c.add("spark.dynamicAllocation.initialExecutors", strconv.Itoa(int(*da.InitialExecutors)))
-		}
-		if da.MinExecutors != nil {
-			c.add("spark.dynamicAllocation.minExecutors", strconv.Itoa(int(*da.MinExecutors)))
-		}
-		if da.MaxExecutors != nil {
-			c.add("spark.dynamicAllocation.maxExecutors", strconv.Itoa(int(*da.MaxExecutors)))
-		}
-		// Without an external shuffle service (never present on Kubernetes by default)
-		// dynamic allocation only works with shuffle tracking.
-		tracking := da.ShuffleTrackingEnabled == nil || *da.ShuffleTrackingEnabled
-		c.add("spark.dynamicAllocation.shuffleTracking.enabled", strconv.FormatBool(tracking))
-		if da.ShuffleTrackingTimeout != nil {
-			c.add("spark.dynamicAllocation.shuffleTracking.timeout", strconv.FormatInt(*da.ShuffleTrackingTimeout, 10))
-		}
+	for _, p := range DynamicAllocationConf(spec.DynamicAllocation) {
+		c.add(p.Key, p.Value)
 	}
 	return nil
+}
+
+// DynamicAllocationConf is the Spark properties of spec.dynamicAllocation; none when it is
+// off. The SparkConnect controller passes the same to its servers.
+func DynamicAllocationConf(da *v1beta2.DynamicAllocation) []Property {
+	if da == nil || !da.Enabled {
+		return nil
+	}
+	c := &confList{}
+	c.add("spark.dynamicAllocation.enabled", "true")
+	if da.InitialExecutors != nil {
+		c.add("spark.dynamicAllocation.initialExecutors", strconv.Itoa(int(*da.InitialExecutors)))
+	}
+	if da.MinExecutors != nil {
+		c.add("spark.dynamicAllocation.minExecutors", strconv.Itoa(int(*da.MinExecutors)))
+	}
+	if da.MaxExecutors != nil {
+		c.add("spark.dynamicAllocation.maxExecutors", strconv.Itoa(int(*da.MaxExecutors)))
+	}
+	// Without an external shuffle service (never present on Kubernetes by default)
+	// dynamic allocation only works with shuffle tracking.
+	tracking := da.ShuffleTrackingEnabled == nil || *da.ShuffleTrackingEnabled
+	c.add("spark.dynamicAllocation.shuffleTracking.enabled", strconv.FormatBool(tracking))
+	if da.ShuffleTrackingTimeout != nil {
+		c.add("spark.dynamicAllocation.shuffleTracking.timeout", strconv.FormatInt(*da.ShuffleTrackingTimeout, 10))
+	}
+	return c.kv
 }
 
 // monitoringConf adds the metrics properties and returns the extra JVM options (the Prometheus

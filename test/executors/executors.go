@@ -67,6 +67,9 @@ type Options struct {
 	// MemoryMiB is spark.executor.memory in MiB; 0 means 1024. The pod requests it plus
 	// Spark's overhead.
 	MemoryMiB int
+	// PodNamePrefix is spark.kubernetes.executor.podNamePrefix (a SparkConnect server sets it
+	// to the SparkConnect's name); empty means the prefix Spark derives (PodNamePrefix).
+	PodNamePrefix string
 }
 
 // PodNamePrefix is the executor pod name prefix Spark would choose for the application of
@@ -145,6 +148,9 @@ func Build(driver *corev1.Pod, id int, opts Options) (*corev1.Pod, error) {
 		driverHost = fmt.Sprintf("%s-svc.%s.svc", driver.Name, driver.Namespace)
 	}
 	name := Name(driver, id)
+	if opts.PodNamePrefix != "" {
+		name = fmt.Sprintf("%s-exec-%d", opts.PodNamePrefix, id)
+	}
 	yes := true
 	memory := fmt.Sprintf("%dm", memMiB)
 	cpu := resource.NewQuantity(int64(cores), resource.DecimalSI)

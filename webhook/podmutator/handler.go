@@ -50,7 +50,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	}
 	appName := pod.Labels[v1beta2.LabelAppName]
 	if appName == "" {
-		return admission.Allowed("no " + v1beta2.LabelAppName + " label")
+		return h.handleConnectPod(ctx, req, pod)
 	}
 	ns := pod.Namespace
 	if ns == "" {
@@ -63,12 +63,17 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 		}
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("reading SparkApplication %s/%s: %w", ns, appName, err))
 	}
-	if err := Mutate(pod, app); err != nil {
+	return patched(ctx, req, pod, Mutate(pod, app), "app", appName)
+}
+
+// patched answers with the changes mutate made to pod, or with its error.
+func patched(ctx context.Context, req admission.Request, pod *corev1.Pod, mutateErr error, ownerKind, owner string) admission.Response {
+	if mutateErr != nil {
 		var rej *RejectError
-		if errors.As(err, &rej) {
+		if errors.As(mutateErr, &rej) {
 			return admission.Denied(rej.Message)
 		}
-		return admission.Errored(http.StatusInternalServerError, err)
+		return admission.Errored(http.StatusInternalServerError, mutateErr)
 	}
 	out, err := json.Marshal(pod)
 	if err != nil {
@@ -76,7 +81,7 @@ func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.R
 	}
 	resp := admission.PatchResponseFromRaw(req.Object.Raw, out)
 	if len(resp.Patches) > 0 {
-		log.FromContext(ctx).V(1).Info("mutated Spark pod", "pod", pod.Name, "app", appName, "patches", len(resp.Patches))
+		log.FromContext(ctx).V(1).Info("mutated Spark pod", "pod", pod.Name, ownerKind, owner, "patches", len(resp.Patches))
 	}
 	return resp
 }

@@ -139,7 +139,11 @@ func SparkContainerIndex(pod *corev1.Pod, role string) int {
 // Mutate applies app's customisations for pod's role (its spark-role label) to pod in place.
 // A *RejectError means the pod must be refused.
 func Mutate(pod *corev1.Pod, app *v1beta2.SparkApplication) error {
-	role := pod.Labels[v1beta2.SparkRoleLabel]
+	return mutateAs(pod, app, pod.Labels[v1beta2.SparkRoleLabel])
+}
+
+// mutateAs applies app's customisations for role to pod.
+func mutateAs(pod *corev1.Pod, app *v1beta2.SparkApplication, role string) error {
 	var spec *v1beta2.SparkPodSpec
 	switch role {
 	case v1beta2.SparkRoleDriver:

@@ -1,0 +1,277 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+// Package sparkconnect runs SparkConnects: for each, a Spark Connect server pod (a Spark driver
+// in client mode), the Service clients connect to, and the ConfigMap holding the executor pod
+// template; and it reports their state in the SparkConnect's status as the Kubeflow operator's
+// clients read it.
+package sparkconnect
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/internal/nsfilter"
+)
+
+// ControllerName names the controller in the manager and as the reporter of its events.
+const ControllerName = "spark-connect-controller"
+
+// Event reasons.
+const (
+	ReasonServerPodCreated    = "ServerPodCreated"
+	ReasonServiceCreated      = "ServiceCreated"
+	ReasonStateChanged        = "StateChanged"
+	ReasonInvalidSpec         = v1alpha1.ReasonInvalidSpec
+	ReasonNameTaken           = "NameTaken"
+	ReasonServerPodTerminated = "ServerPodTerminated"
+)
+
+// Reconciler runs SparkConnects.
+type Reconciler struct {
+	Client   client.Client
+	Clock    clock.PassiveClock
+	Recorder events.EventRecorder
+	// Namespaces, when set, limits the controller to namespaces whose labels match.
+	Namespaces *nsfilter.Filter
+}
+
+// SetupWithManager registers the reconciler. Pods are mapped to their SparkConnect by the
+// connect-name label: the server carries it, and the server passes it on to its executors.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Client == nil {
+		r.Client = mgr.GetClient()
+	}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder(ControllerName)
+	}
+	ofConnect := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.GetLabels()[v1beta2.LabelLaunchedByOperator] == "true" && o.GetLabels()[v1alpha1.LabelConnectName] != ""
+	})
+	b := ctrl.NewControllerManagedBy(mgr)
+	if r.Namespaces != nil {
+		b = b.WithEventFilter(r.Namespaces.Predicate())
+	}
+	return b.
+		Named("sparkconnect").
+		For(&v1alpha1.SparkConnect{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(byConnectName), builder.WithPredicates(ofConnect)).
+		Owns(&corev1.Service{}, builder.WithPredicates(ofConnect)).
+		Owns(&corev1.ConfigMap{}, builder.WithPredicates(ofConnect)).
+		Complete(r)
+}
+
+func byConnectName(_ context.Context, o client.Object) []reconcile.Request {
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetLabels()[v1alpha1.LabelConnectName]}}}
+}
+
+// +kubebuilder:rbac:groups=sparkoperator.k8s.io,resources=sparkconnects,verbs=get;list;watch
+// +kubebuilder:rbac:groups=sparkoperator.k8s.io,resources=sparkconnects/status,verbs=get;update
+// +kubebuilder:rbac:groups="",resources=pods;services;configmaps,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile makes sure the SparkConnect's ConfigMap, server pod and Service exist, and writes
+// what it observed of them and of the executors into the status. It creates only what is
+// missing, so running it twice does no harm.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	conn := &v1alpha1.SparkConnect{}
+	if err := r.Client.Get(ctx, req.NamespacedName, conn); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !conn.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil // owner references remove the rest
+	}
+	obs, svcName, err := r.ensureObjects(ctx, conn)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	executors := &corev1.PodList{}
+	if err := r.Client.List(ctx, executors, client.InNamespace(conn.Namespace), client.MatchingLabels(conn.ExecutorSelector())); err != nil {
+		return ctrl.Result{}, fmt.Errorf("listing executors: %w", err)
+	}
+
+	v := decide(conn.Status.State, obs)
+	status := *conn.Status.DeepCopy()
+	status.State = v.state
+	meta.SetStatusCondition(&status.Conditions, metav1.Condition{
+		Type: v1alpha1.ConditionServerPodReady, Status: v.status, Reason: v.reason, Message: v.message,
+		ObservedGeneration: conn.Generation,
+	})
+	status.Server = v1alpha1.SparkConnectServerStatus{ServiceName: svcName}
+	if obs.server != nil {
+		status.Server.PodName, status.Server.PodIP = obs.server.Name, obs.server.Status.PodIP
+	}
+	status.Executors = executorCounts(executors.Items)
+	if status.StartTime.IsZero() {
+		status.StartTime = metav1.NewTime(r.Clock.Now())
+	}
+	written, err := r.writeStatus(ctx, conn, status)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if written && v.state != conn.Status.State {
+		typ := corev1.EventTypeNormal
+		if v.state == v1alpha1.SparkConnectStateFailed || v.state == v1alpha1.SparkConnectStateNotReady {
+			typ = corev1.EventTypeWarning
+		}
+		r.Recorder.Eventf(conn, obs.server, typ, ReasonStateChanged, "Observe", "%s: %s", v.state, v.message)
+	}
+	return ctrl.Result{}, nil
+}
+
+// ensureObjects creates what is missing of the ConfigMap, the server pod and the Service. Once
+// created, the server pod and the Service are left as they are (a pod cannot be changed; a
+// Service may have been edited): spec changes reach the next server pod. The executor template
+// ConfigMap follows the spec, for that next server.
+func (r *Reconciler) ensureObjects(ctx context.Context, conn *v1alpha1.SparkConnect) (observation, string, error) {
+	want, err := ServerPod(conn)
+	if err != nil {
+		r.warnOnce(conn, ReasonInvalidSpec, err.Error())
+		return observation{invalid: err.Error()}, "", nil
+	}
+	cm, err := ExecutorTemplateConfigMap(conn)
+	if err != nil {
+		return observation{invalid: err.Error()}, "", nil
+	}
+	if cm != nil {
+		if err := r.ensureConfigMap(ctx, conn, cm); err != nil {
+			return observation{}, "", err
+		}
+	}
+
+	obs := observation{}
+	pod := &corev1.Pod{}
+	err = r.Client.Get(ctx, client.ObjectKeyFromObject(want), pod)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := r.Client.Create(ctx, want); err != nil {
+			if apierrors.IsAlreadyExists(err) {
+				return observation{}, "", fmt.Errorf("server pod %s exists but is not in the cache yet: %w", want.Name, err)
+			}
+			return observation{}, "", fmt.Errorf("creating the server pod: %w", err)
+		}
+		r.Recorder.Eventf(conn, want, corev1.EventTypeNormal, ReasonServerPodCreated, "Create", "Created server pod %s", want.Name)
+		obs.server, obs.created = want, true
+	case err != nil:
+		return observation{}, "", fmt.Errorf("reading the server pod: %w", err)
+	case !metav1.IsControlledBy(pod, conn):
+		msg := fmt.Sprintf("pod %s exists and does not belong to this SparkConnect; delete or rename it", pod.Name)
+		r.warnOnce(conn, ReasonNameTaken, msg)
+		return observation{invalid: msg}, "", nil
+	case !pod.DeletionTimestamp.IsZero():
+		// Being deleted: a new one is created once it is gone (its deletion wakes us).
+	default:
+		obs.server = pod
+	}
+
+	svc := ServerService(conn)
+	have := &corev1.Service{}
+	err = r.Client.Get(ctx, client.ObjectKeyFromObject(svc), have)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := r.Client.Create(ctx, svc); err != nil && !apierrors.IsAlreadyExists(err) {
+			return observation{}, "", fmt.Errorf("creating Service %s: %w", svc.Name, err)
+		}
+		r.Recorder.Eventf(conn, svc, corev1.EventTypeNormal, ReasonServiceCreated, "Create", "Created Service %s", svc.Name)
+	case err != nil:
+		return observation{}, "", fmt.Errorf("reading Service %s: %w", svc.Name, err)
+	case !metav1.IsControlledBy(have, conn):
+		msg := fmt.Sprintf("Service %s exists and does not belong to this SparkConnect; delete it or name another in spec.server.service", svc.Name)
+		r.warnOnce(conn, ReasonNameTaken, msg)
+		return observation{invalid: msg}, "", nil
+	}
+	return obs, svc.Name, nil
+}
+
+// ensureConfigMap creates the executor template ConfigMap, or brings its data up to date.
+func (r *Reconciler) ensureConfigMap(ctx context.Context, conn *v1alpha1.SparkConnect, want *corev1.ConfigMap) error {
+	have := &corev1.ConfigMap{}
+	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), have)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := r.Client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating ConfigMap %s: %w", want.Name, err)
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading ConfigMap %s: %w", want.Name, err)
+	case !metav1.IsControlledBy(have, conn):
+		return fmt.Errorf("ConfigMap %s exists and does not belong to SparkConnect %s", want.Name, conn.Name)
+	case maps.Equal(have.Data, want.Data):
+		return nil
+	}
+	have.Data = want.Data
+	if err := r.Client.Update(ctx, have); err != nil {
+		return fmt.Errorf("updating ConfigMap %s: %w", want.Name, err)
+	}
+	return nil
+}
+
+// warnOnce records a warning event; the events library folds repeats into one event.
+func (r *Reconciler) warnOnce(conn *v1alpha1.SparkConnect, reason, msg string) {
+	r.Recorder.Eventf(conn, nil, corev1.EventTypeWarning, reason, "Validate", "%s", msg)
+}
+
+// writeStatus stores status through the status subresource, with lastUpdateTime, unless it is
+// what is stored already. On a conflict it re-reads the object: only the operator writes this
+// status, and the observation it was computed from still holds.
+func (r *Reconciler) writeStatus(ctx context.Context, conn *v1alpha1.SparkConnect, status v1alpha1.SparkConnectStatus) (bool, error) {
+	same := func(have v1alpha1.SparkConnectStatus) bool {
+		status.LastUpdateTime = have.LastUpdateTime
+		return equality.Semantic.DeepEqual(have, status)
+	}
+	if same(conn.Status) {
+		return false, nil
+	}
+	latest := conn.DeepCopy()
+	written := false
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(conn), latest); err != nil {
+			return err
+		}
+		if same(latest.Status) {
+			return nil
+		}
+		latest.Status = status
+		latest.Status.LastUpdateTime = metav1.NewTime(r.Clock.Now())
+		if err := r.Client.Status().Update(ctx, latest); err != nil {
+			return err
+		}
+		written = true
+		return nil
+	})
+	if client.IgnoreNotFound(err) != nil {
+		return false, fmt.Errorf("updating status: %w", err)
+	}
+	if written {
+		log.FromContext(ctx).V(1).Info("status written", "state", status.State, "executors", status.Executors)
+	}
+	return written, nil
+}

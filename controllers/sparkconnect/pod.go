@@ -1,0 +1,352 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package sparkconnect
+
+// What a SparkConnect means for Kubernetes objects: the server pod (its Spark conf included),
+// the ConfigMap with the executor pod template, the Service. Pure functions of the spec, kept in
+// this one file so that they can move onto the shared pod-settings source when it lands.
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/submission/sparkconf"
+	"github.com/sparkop/spark-operator/webhook/podmutator"
+)
+
+// Ports of the server. The Service exposes all four; clients use ConnectPort.
+const (
+	ConnectPort      = 15002
+	UIPort           = 4040
+	DriverPort       = 7078
+	BlockManagerPort = 7079
+)
+
+const (
+	// ExecutorTemplateKey is the file name of the executor pod template in its ConfigMap.
+	ExecutorTemplateKey = "executor-pod-template.yaml"
+	// executorTemplateDir is where the server pod mounts it (the Kubeflow operator's path).
+	executorTemplateDir = "/tmp/spark"
+	executorTemplateVol = "spark-conf"
+	// masterURL is the API server as seen from inside the cluster.
+	masterURL = "k8s://https://kubernetes.default.svc"
+)
+
+// operatorOwned are Spark properties the operator decides: a user value would make the server
+// or its executors unreachable, or lose them for the status. They are passed last, so they win.
+var operatorOwned = []string{
+	"spark.master", "spark.submit.deployMode", "spark.kubernetes.namespace",
+	"spark.driver.host", "spark.driver.port", "spark.driver.blockManager.port", "spark.driver.bindAddress",
+	"spark.kubernetes.driver.pod.name", "spark.kubernetes.executor.podNamePrefix",
+	"spark.kubernetes.executor.podTemplateFile", "spark.kubernetes.executor.podTemplateContainerName",
+}
+
+// ServerPod builds the server pod of conn from spec.server.template: the Spark Connect server
+// started in client mode against the cluster, the operator's labels, and conn as its
+// controller. An error means no server can be built from this spec (a message for the user).
+func ServerPod(conn *v1alpha1.SparkConnect) (*corev1.Pod, error) {
+	pod := &corev1.Pod{}
+	if t := conn.Spec.Server.Template; t != nil {
+		t = t.DeepCopy()
+		pod.Labels, pod.Annotations, pod.Spec = t.Labels, t.Annotations, t.Spec
+	}
+	pod.Name, pod.Namespace = conn.ServerPodName(), conn.Namespace
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	maps.Copy(pod.Labels, conn.ServerSelector())
+	pod.Labels[v1alpha1.LabelSparkVersion] = conn.Spec.SparkVersion
+	pod.OwnerReferences = []metav1.OwnerReference{ownerRef(conn)}
+
+	if len(pod.Spec.Containers) == 0 {
+		pod.Spec.Containers = []corev1.Container{{Name: v1beta2.SparkDriverContainerName}}
+	}
+	c := &pod.Spec.Containers[podmutator.SparkContainerIndex(pod, v1beta2.SparkRoleDriver)]
+	if c.Image == "" {
+		c.Image = deref(conn.Spec.Image)
+	}
+	if c.Image == "" {
+		return nil, errors.New("no image for the server: set spec.image or the image of the server template's " +
+			v1beta2.SparkDriverContainerName + " container")
+	}
+	conf, err := ServerConf(conn)
+	if err != nil {
+		return nil, err
+	}
+	c.Command = []string{"bash", "-c", startScript(conf)}
+	c.Args = nil
+	c.Env = append(c.Env,
+		corev1.EnvVar{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
+		// start-connect-server.sh stays in the foreground, so the pod lives as long as the server.
+		corev1.EnvVar{Name: "SPARK_NO_DAEMONIZE", Value: "true"},
+	)
+	for _, p := range []corev1.ContainerPort{
+		{Name: "spark-connect", ContainerPort: ConnectPort}, {Name: "spark-ui", ContainerPort: UIPort},
+		{Name: "driver-rpc", ContainerPort: DriverPort}, {Name: "blockmanager", ContainerPort: BlockManagerPort},
+	} {
+		if !slices.ContainsFunc(c.Ports, func(have corev1.ContainerPort) bool { return have.ContainerPort == p.ContainerPort }) {
+			p.Protocol = corev1.ProtocolTCP
+			c.Ports = append(c.Ports, p)
+		}
+	}
+	// Ready means a client can connect: the gRPC port accepts connections.
+	if c.ReadinessProbe == nil {
+		c.ReadinessProbe = &corev1.Probe{
+			ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(ConnectPort)}},
+			PeriodSeconds: 5,
+		}
+	}
+	if c.Lifecycle == nil {
+		c.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{
+			Command: []string{"bash", "-c", "${SPARK_HOME}/sbin/stop-connect-server.sh"},
+		}}}
+	}
+	if conn.Spec.Executor.Template != nil {
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{
+			Name: executorTemplateVol, MountPath: executorTemplateDir + "/" + ExecutorTemplateKey,
+			SubPath: ExecutorTemplateKey, ReadOnly: true,
+		})
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: executorTemplateVol, VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: conn.ExecutorTemplateConfigMapName()}},
+		}})
+	}
+	return pod, nil
+}
+
+// ServerConf is the Spark properties the server is started with, in order (a later value for a
+// key wins): the user's sparkConf and hadoopConf, then what the spec's fields mean, then what the
+// operator owns. spark.driver.host is not among them: it is the pod's IP, known only in the pod.
+func ServerConf(conn *v1alpha1.SparkConnect) ([]sparkconf.Property, error) {
+	var conf []sparkconf.Property
+	add := func(k, v string) { conf = append(conf, sparkconf.Property{Key: k, Value: v}) }
+	for _, k := range sortedKeys(conn.Spec.SparkConf) {
+		if !slices.Contains(operatorOwned, k) {
+			add(k, conn.Spec.SparkConf[k])
+		}
+	}
+	for _, k := range sortedKeys(conn.Spec.HadoopConf) {
+		key := k
+		if !strings.HasPrefix(key, "spark.hadoop.") {
+			key = "spark.hadoop." + key
+		}
+		add(key, conn.Spec.HadoopConf[k])
+	}
+
+	image := ExecutorImage(conn)
+	if image == "" {
+		return nil, errors.New("no image for the executors: set spec.image or the image of the executor template's " +
+			v1beta2.SparkExecutorContainerName + " container")
+	}
+	add("spark.kubernetes.container.image", image)
+	add("spark.kubernetes.executor.container.image", image)
+	srv, ex := &conn.Spec.Server, &conn.Spec.Executor
+	if srv.Cores != nil {
+		add("spark.driver.cores", strconv.Itoa(int(*srv.Cores)))
+	}
+	if srv.Memory != nil {
+		add("spark.driver.memory", *srv.Memory)
+	}
+	if ex.Instances != nil {
+		add("spark.executor.instances", strconv.Itoa(int(*ex.Instances)))
+	}
+	if ex.Cores != nil {
+		add("spark.executor.cores", strconv.Itoa(int(*ex.Cores)))
+	}
+	if ex.Memory != nil {
+		add("spark.executor.memory", *ex.Memory)
+	}
+	conf = append(conf, sparkconf.DynamicAllocationConf(conn.Spec.DynamicAllocation)...)
+	// The SparkConnect's labels and the operator's go on the executors, which is how the
+	// controller finds them (executorSelector) and the webhook knows whose they are.
+	execLabels := maps.Clone(conn.Labels)
+	if execLabels == nil {
+		execLabels = map[string]string{}
+	}
+	execLabels[v1beta2.LabelLaunchedByOperator] = "true"
+	execLabels[v1alpha1.LabelConnectName] = conn.Name
+	for _, k := range sortedKeys(execLabels) {
+		add("spark.kubernetes.executor.label."+k, execLabels[k])
+	}
+
+	add("spark.master", masterURL)
+	add("spark.submit.deployMode", "client")
+	add("spark.kubernetes.namespace", conn.Namespace)
+	add("spark.driver.bindAddress", "0.0.0.0")
+	add("spark.driver.port", strconv.Itoa(DriverPort))
+	add("spark.driver.blockManager.port", strconv.Itoa(BlockManagerPort))
+	// Naming the server pod makes it the owner of the executors: deleting it removes them.
+	add("spark.kubernetes.driver.pod.name", conn.ServerPodName())
+	add("spark.kubernetes.executor.podNamePrefix", conn.Name)
+	if conn.Spec.Executor.Template != nil {
+		add("spark.kubernetes.executor.podTemplateFile", executorTemplateDir+"/"+ExecutorTemplateKey)
+		add("spark.kubernetes.executor.podTemplateContainerName", v1beta2.SparkExecutorContainerName)
+	}
+	return conf, nil
+}
+
+// ExecutorImage is the executors' image: the executor template's spark-kubernetes-executor
+// container's, else spec.image.
+func ExecutorImage(conn *v1alpha1.SparkConnect) string {
+	if t := conn.Spec.Executor.Template; t != nil {
+		for _, c := range t.Spec.Containers {
+			if c.Name == v1beta2.SparkExecutorContainerName && c.Image != "" {
+				return c.Image
+			}
+		}
+	}
+	return deref(conn.Spec.Image)
+}
+
+// startScript is the server container's bash command. Every property is single-quoted, so
+// values reach Spark as written; only the driver host is expanded (bracketed when it is an
+// IPv6 address).
+func startScript(conf []sparkconf.Property) string {
+	var b strings.Builder
+	b.WriteString(`host="${POD_IP}"; case "$host" in *:*) host="[$host]" ;; esac; `)
+	b.WriteString(`exec "${SPARK_HOME}/sbin/start-connect-server.sh" --conf "spark.driver.host=${host}"`)
+	for _, p := range conf {
+		b.WriteString(" --conf ")
+		b.WriteString(shellQuote(p.Key + "=" + p.Value))
+	}
+	return b.String()
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// ExecutorTemplateConfigMap holds spec.executor.template for the server to read; nil when there
+// is no template.
+func ExecutorTemplateConfigMap(conn *v1alpha1.SparkConnect) (*corev1.ConfigMap, error) {
+	if conn.Spec.Executor.Template == nil {
+		return nil, nil
+	}
+	data, err := yaml.Marshal(conn.Spec.Executor.Template)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the executor template: %w", err)
+	}
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: conn.ExecutorTemplateConfigMapName(), Namespace: conn.Namespace,
+			Labels: ownedLabels(conn), OwnerReferences: []metav1.OwnerReference{ownerRef(conn)},
+		},
+		Data: map[string]string{ExecutorTemplateKey: string(data)},
+	}, nil
+}
+
+// ServerService is the Service in front of the server, from spec.server.service: the server's
+// four ports unless it names ports itself, and always a selector for the server pod.
+func ServerService(conn *v1alpha1.SparkConnect) *corev1.Service {
+	svc := &corev1.Service{}
+	if s := conn.Spec.Server.Service; s != nil {
+		svc.Labels, svc.Annotations, svc.Spec = maps.Clone(s.Labels), maps.Clone(s.Annotations), *s.Spec.DeepCopy()
+	}
+	svc.Name, svc.Namespace = conn.ServerServiceName(), conn.Namespace
+	if svc.Labels == nil {
+		svc.Labels = map[string]string{}
+	}
+	maps.Copy(svc.Labels, ownedLabels(conn))
+	svc.OwnerReferences = []metav1.OwnerReference{ownerRef(conn)}
+	if len(svc.Spec.Ports) == 0 {
+		port := func(name string, n int32, protocol string) corev1.ServicePort {
+			return corev1.ServicePort{Name: name, Port: n, TargetPort: intstr.FromInt32(n), Protocol: corev1.ProtocolTCP, AppProtocol: &protocol}
+		}
+		svc.Spec.Ports = []corev1.ServicePort{
+			port("driver-rpc", DriverPort, "tcp"), port("blockmanager", BlockManagerPort, "tcp"),
+			port("web-ui", UIPort, "http"), port("spark-connect-server", ConnectPort, "grpc"),
+		}
+	}
+	if svc.Spec.Selector == nil {
+		svc.Spec.Selector = map[string]string{}
+	}
+	maps.Copy(svc.Spec.Selector, conn.ServerSelector())
+	return svc
+}
+
+// Demand is what a session needs admitted at once, for a batch scheduler treating it as a gang:
+// the server pod, and the executor template with the number of executors the server starts
+// with. It is the seam for the batch-scheduler plug-in point; nothing calls it yet.
+type Demand struct {
+	Server           *corev1.Pod
+	ExecutorTemplate *corev1.PodTemplateSpec // may be nil: Spark's defaults
+	ExecutorCores    int32                   // spark.executor.cores (1 when unset)
+	ExecutorMemory   string                  // spark.executor.memory ("1g" when unset)
+	InitialExecutors int32
+}
+
+// SessionDemand returns the Demand of conn.
+func SessionDemand(conn *v1alpha1.SparkConnect) (*Demand, error) {
+	server, err := ServerPod(conn)
+	if err != nil {
+		return nil, err
+	}
+	d := &Demand{Server: server, ExecutorTemplate: conn.Spec.Executor.Template, ExecutorCores: 1, ExecutorMemory: "1g",
+		InitialExecutors: InitialExecutors(conn)}
+	if c := conn.Spec.Executor.Cores; c != nil {
+		d.ExecutorCores = *c
+	}
+	if m := conn.Spec.Executor.Memory; m != nil {
+		d.ExecutorMemory = *m
+	}
+	return d, nil
+}
+
+// InitialExecutors is how many executors the server asks for at start: spec.executor.instances
+// (Spark's default 2 when unset), or with dynamic allocation the largest of that,
+// initialExecutors and minExecutors, as Spark computes it.
+func InitialExecutors(conn *v1alpha1.SparkConnect) int32 {
+	n := int32(2)
+	if i := conn.Spec.Executor.Instances; i != nil {
+		n = *i
+	}
+	da := conn.Spec.DynamicAllocation
+	if da == nil || !da.Enabled {
+		return n
+	}
+	if conn.Spec.Executor.Instances == nil {
+		n = 0
+	}
+	for _, v := range []*int32{da.InitialExecutors, da.MinExecutors} {
+		if v != nil && *v > n {
+			n = *v
+		}
+	}
+	return n
+}
+
+func ownerRef(conn *v1alpha1.SparkConnect) metav1.OwnerReference {
+	return *metav1.NewControllerRef(conn, v1alpha1.GroupVersion.WithKind("SparkConnect"))
+}
+
+// ownedLabels mark the Service and ConfigMap: the Kubeflow operator's labels, and the one the
+// operator's caches select on.
+func ownedLabels(conn *v1alpha1.SparkConnect) map[string]string {
+	return map[string]string{
+		v1alpha1.LabelCreatedByOperator: "true",
+		v1beta2.LabelLaunchedByOperator: "true",
+		v1alpha1.LabelConnectName:       conn.Name,
+	}
+}
+
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

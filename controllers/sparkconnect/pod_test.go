@@ -1,0 +1,282 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package sparkconnect
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/submission/sparkconf"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func newConnect(mods ...func(*v1alpha1.SparkConnect)) *v1alpha1.SparkConnect {
+	c := &v1alpha1.SparkConnect{
+		ObjectMeta: metav1.ObjectMeta{Name: "sc", Namespace: "ns", UID: "uid-1"},
+		Spec: v1alpha1.SparkConnectSpec{
+			SparkVersion: "4.0.4",
+			Image:        ptr("spark:4"),
+		},
+	}
+	for _, m := range mods {
+		m(c)
+	}
+	return c
+}
+
+func confMap(conf []sparkconf.Property) map[string]string {
+	m := map[string]string{}
+	for _, p := range conf {
+		m[p.Key] = p.Value
+	}
+	return m
+}
+
+func TestServerConf(t *testing.T) {
+	tests := []struct {
+		name string
+		conn *v1alpha1.SparkConnect
+		want map[string]string // a subset of the result
+		not  []string          // keys that must be absent
+	}{{
+		name: "minimal",
+		conn: newConnect(),
+		want: map[string]string{
+			"spark.master":                              "k8s://https://kubernetes.default.svc",
+			"spark.submit.deployMode":                   "client",
+			"spark.kubernetes.namespace":                "ns",
+			"spark.kubernetes.container.image":          "spark:4",
+			"spark.kubernetes.executor.container.image": "spark:4",
+			"spark.kubernetes.driver.pod.name":          "sc-server",
+			"spark.kubernetes.executor.podNamePrefix":   "sc",
+			"spark.driver.port":                         "7078",
+			"spark.driver.blockManager.port":            "7079",
+			"spark.driver.bindAddress":                  "0.0.0.0",
+			"spark.kubernetes.executor.label.sparkoperator.k8s.io/connect-name":               "sc",
+			"spark.kubernetes.executor.label.sparkoperator.k8s.io/launched-by-spark-operator": "true",
+		},
+		not: []string{"spark.executor.instances", "spark.dynamicAllocation.enabled", "spark.kubernetes.executor.podTemplateFile"},
+	}, {
+		name: "sizes, user conf, hadoop conf and labels",
+		conn: newConnect(func(c *v1alpha1.SparkConnect) {
+			c.Labels = map[string]string{"team": "a"}
+			c.Spec.SparkConf = map[string]string{"spark.sql.x": "1", "spark.kubernetes.driver.pod.name": "mine"}
+			c.Spec.HadoopConf = map[string]string{"fs.a": "b", "spark.hadoop.fs.c": "d"}
+			c.Spec.Server.Cores, c.Spec.Server.Memory = ptr(int32(2)), ptr("2g")
+			c.Spec.Executor.Instances, c.Spec.Executor.Cores, c.Spec.Executor.Memory = ptr(int32(3)), ptr(int32(4)), ptr("512m")
+		}),
+		want: map[string]string{
+			"spark.sql.x": "1", "spark.hadoop.fs.a": "b", "spark.hadoop.fs.c": "d",
+			"spark.kubernetes.driver.pod.name": "sc-server",
+			"spark.driver.cores":               "2", "spark.driver.memory": "2g",
+			"spark.executor.instances": "3", "spark.executor.cores": "4", "spark.executor.memory": "512m",
+			"spark.kubernetes.executor.label.team": "a",
+		},
+	}, {
+		name: "executor template: its image and the template file",
+		conn: newConnect(func(c *v1alpha1.SparkConnect) {
+			c.Spec.Executor.Template = &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
+				{Name: "sidecar", Image: "other"}, {Name: v1beta2.SparkExecutorContainerName, Image: "exec:1"},
+			}}}
+		}),
+		want: map[string]string{
+			"spark.kubernetes.executor.container.image":          "exec:1",
+			"spark.kubernetes.executor.podTemplateFile":          "/tmp/spark/executor-pod-template.yaml",
+			"spark.kubernetes.executor.podTemplateContainerName": "spark-kubernetes-executor",
+		},
+	}, {
+		name: "dynamic allocation",
+		conn: newConnect(func(c *v1alpha1.SparkConnect) {
+			c.Spec.DynamicAllocation = &v1beta2.DynamicAllocation{Enabled: true, MinExecutors: ptr(int32(1)), MaxExecutors: ptr(int32(5))}
+		}),
+		want: map[string]string{
+			"spark.dynamicAllocation.enabled": "true", "spark.dynamicAllocation.minExecutors": "1",
+			"spark.dynamicAllocation.maxExecutors": "5", "spark.dynamicAllocation.shuffleTracking.enabled": "true",
+		},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conf, err := ServerConf(tt.conn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := confMap(conf)
+			sub := map[string]string{}
+			for k := range tt.want {
+				sub[k] = got[k]
+			}
+			if diff := cmp.Diff(tt.want, sub); diff != "" {
+				t.Errorf("conf (-want +got):\n%s", diff)
+			}
+			for _, k := range tt.not {
+				if v, ok := got[k]; ok {
+					t.Errorf("%s = %q, want unset", k, v)
+				}
+			}
+		})
+	}
+}
+
+func TestServerPodErrors(t *testing.T) {
+	tests := []struct {
+		name, want string
+		conn       *v1alpha1.SparkConnect
+	}{
+		{"no image anywhere", "no image for the server", newConnect(func(c *v1alpha1.SparkConnect) { c.Spec.Image = nil })},
+		{"server image only", "no image for the executors", newConnect(func(c *v1alpha1.SparkConnect) {
+			c.Spec.Image = nil
+			c.Spec.Server.Template = &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "spark-kubernetes-driver", Image: "s"}}}}
+		})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ServerPod(tt.conn)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestServerPod(t *testing.T) {
+	conn := newConnect(func(c *v1alpha1.SparkConnect) {
+		c.Spec.Server.Template = &corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"k": "v"}, Annotations: map[string]string{"a": "b"}},
+			Spec: corev1.PodSpec{
+				ServiceAccountName: "spark",
+				Containers: []corev1.Container{
+					{Name: "sidecar", Image: "side"},
+					{Name: "spark-kubernetes-driver", Image: "srv:1", Ports: []corev1.ContainerPort{{Name: "ui", ContainerPort: 4040}}},
+				},
+			},
+		}
+		c.Spec.Executor.Template = &corev1.PodTemplateSpec{}
+		c.Spec.SparkConf = map[string]string{"spark.x": "it's"}
+	})
+	pod, err := ServerPod(conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]string{
+		"k": "v", "spark-role": "connect-server", "spark-version": "4.0.4",
+		"sparkoperator.k8s.io/connect-name": "sc", "sparkoperator.k8s.io/launched-by-spark-operator": "true",
+	}, pod.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	if pod.Name != "sc-server" || pod.Namespace != "ns" || pod.Annotations["a"] != "b" || pod.Spec.ServiceAccountName != "spark" {
+		t.Errorf("name, namespace, annotations or service account lost: %+v", pod.ObjectMeta)
+	}
+	if len(pod.OwnerReferences) != 1 || pod.OwnerReferences[0].UID != "uid-1" || !*pod.OwnerReferences[0].Controller {
+		t.Errorf("owner references = %+v", pod.OwnerReferences)
+	}
+	if pod.Spec.Containers[0].Command != nil {
+		t.Errorf("the sidecar was changed: %+v", pod.Spec.Containers[0])
+	}
+	c := pod.Spec.Containers[1]
+	if c.Image != "srv:1" {
+		t.Errorf("image = %q, want the template's", c.Image)
+	}
+	script := c.Command[2]
+	for _, want := range []string{`exec "${SPARK_HOME}/sbin/start-connect-server.sh"`, `--conf "spark.driver.host=${host}"`,
+		`--conf 'spark.x=it'\''s'`, `--conf 'spark.kubernetes.driver.pod.name=sc-server'`} {
+		if !strings.Contains(script, want) {
+			t.Errorf("start script lacks %s:\n%s", want, script)
+		}
+	}
+	var ports []int32
+	for _, p := range c.Ports {
+		ports = append(ports, p.ContainerPort)
+	}
+	if diff := cmp.Diff([]int32{4040, 15002, 7078, 7079}, ports); diff != "" {
+		t.Errorf("ports (-want +got):\n%s", diff)
+	}
+	if c.ReadinessProbe == nil || c.ReadinessProbe.TCPSocket.Port.IntValue() != ConnectPort {
+		t.Errorf("readiness probe = %+v, want TCP on %d", c.ReadinessProbe, ConnectPort)
+	}
+	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != "/tmp/spark/executor-pod-template.yaml" ||
+		len(pod.Spec.Volumes) != 1 || pod.Spec.Volumes[0].ConfigMap.Name != "sc-conf" {
+		t.Errorf("executor template mount: %+v %+v", c.VolumeMounts, pod.Spec.Volumes)
+	}
+	// The template itself is left alone.
+	if conn.Spec.Server.Template.Spec.Containers[1].Command != nil || len(conn.Spec.Server.Template.Labels) != 1 {
+		t.Error("ServerPod changed the SparkConnect's template")
+	}
+}
+
+func TestServerService(t *testing.T) {
+	tests := []struct {
+		name      string
+		conn      *v1alpha1.SparkConnect
+		wantName  string
+		wantPorts []int32
+		wantType  corev1.ServiceType
+	}{
+		{"default", newConnect(), "sc-server", []int32{7078, 7079, 4040, 15002}, ""},
+		{"customised", newConnect(func(c *v1alpha1.SparkConnect) {
+			c.Spec.Server.Service = &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Name: "connect", Namespace: "elsewhere", Labels: map[string]string{"x": "y"}},
+				Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Name: "grpc", Port: 15002}}},
+			}
+		}), "connect", []int32{15002}, corev1.ServiceTypeNodePort},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			svc := ServerService(tt.conn)
+			var ports []int32
+			for _, p := range svc.Spec.Ports {
+				ports = append(ports, p.Port)
+			}
+			if svc.Name != tt.wantName || svc.Namespace != "ns" || svc.Spec.Type != tt.wantType {
+				t.Errorf("Service %s/%s type %q, want ns/%s type %q", svc.Namespace, svc.Name, svc.Spec.Type, tt.wantName, tt.wantType)
+			}
+			if diff := cmp.Diff(tt.wantPorts, ports); diff != "" {
+				t.Errorf("ports (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.conn.ServerSelector(), svc.Spec.Selector); diff != "" {
+				t.Errorf("selector (-want +got):\n%s", diff)
+			}
+			if svc.Labels[v1alpha1.LabelConnectName] != "sc" || svc.Labels[v1beta2.LabelLaunchedByOperator] != "true" {
+				t.Errorf("labels = %v", svc.Labels)
+			}
+		})
+	}
+}
+
+func TestInitialExecutors(t *testing.T) {
+	da := func(initial, min *int32) *v1beta2.DynamicAllocation {
+		return &v1beta2.DynamicAllocation{Enabled: true, InitialExecutors: initial, MinExecutors: min}
+	}
+	tests := []struct {
+		name      string
+		instances *int32
+		da        *v1beta2.DynamicAllocation
+		want      int32
+	}{
+		{"Spark's default", nil, nil, 2},
+		{"instances", ptr(int32(5)), nil, 5},
+		{"dynamic, nothing set", nil, da(nil, nil), 0},
+		{"dynamic, initial above instances", ptr(int32(1)), da(ptr(int32(3)), nil), 3},
+		{"dynamic, min above initial", nil, da(ptr(int32(1)), ptr(int32(2))), 2},
+		{"dynamic off", ptr(int32(1)), &v1beta2.DynamicAllocation{InitialExecutors: ptr(int32(9))}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conn := newConnect(func(c *v1alpha1.SparkConnect) { c.Spec.Executor.Instances, c.Spec.DynamicAllocation = tt.instances, tt.da })
+			if got := InitialExecutors(conn); got != tt.want {
+				t.Errorf("InitialExecutors = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
