@@ -54,17 +54,17 @@ func TestServerConf(t *testing.T) {
 		name: "minimal",
 		conn: newConnect(),
 		want: map[string]string{
-			"spark.master":                              "k8s://https://kubernetes.default.svc",
-			"spark.submit.deployMode":                   "client",
-			"spark.kubernetes.namespace":                "ns",
-			"spark.kubernetes.container.image":          "spark:4",
-			"spark.kubernetes.executor.container.image": "spark:4",
-			"spark.kubernetes.driver.pod.name":          "sc-server",
-			"spark.kubernetes.executor.podNamePrefix":   "sc",
-			"spark.driver.port":                         "7078",
-			"spark.driver.blockManager.port":            "7079",
-			"spark.driver.bindAddress":                  "0.0.0.0",
-			"spark.kubernetes.executor.label.sparkoperator.k8s.io/connect-name":               "sc",
+			"spark.master":                                                      "k8s://https://kubernetes.default.svc",
+			"spark.submit.deployMode":                                           "client",
+			"spark.kubernetes.namespace":                                        "ns",
+			"spark.kubernetes.container.image":                                  "spark:4",
+			"spark.kubernetes.executor.container.image":                         "spark:4",
+			"spark.kubernetes.driver.pod.name":                                  "sc-server",
+			"spark.kubernetes.executor.podNamePrefix":                           "sc",
+			"spark.driver.port":                                                 "7078",
+			"spark.driver.blockManager.port":                                    "7079",
+			"spark.driver.bindAddress":                                          "0.0.0.0",
+			"spark.kubernetes.executor.label.sparkoperator.k8s.io/connect-name": "sc",
 			"spark.kubernetes.executor.label.sparkoperator.k8s.io/launched-by-spark-operator": "true",
 		},
 		not: []string{"spark.executor.instances", "spark.dynamicAllocation.enabled", "spark.kubernetes.executor.podTemplateFile"},
@@ -273,7 +273,9 @@ func TestInitialExecutors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			conn := newConnect(func(c *v1alpha1.SparkConnect) { c.Spec.Executor.Instances, c.Spec.DynamicAllocation = tt.instances, tt.da })
+			conn := newConnect(func(c *v1alpha1.SparkConnect) {
+				c.Spec.Executor.Instances, c.Spec.DynamicAllocation = tt.instances, tt.da
+			})
 			if got := InitialExecutors(conn); got != tt.want {
 				t.Errorf("InitialExecutors = %d, want %d", got, tt.want)
 			}
