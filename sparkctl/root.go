@@ -75,6 +75,7 @@ variable or ~/.kube/config, and the in-cluster configuration when run in a pod.`
 		newLogCommand(o),
 		newForwardCommand(o),
 		newDeleteCommand(o),
+		newSessionCommand(o),
 		newVersionCommand(o),
 		newCompletionCommand(o),
 	)
