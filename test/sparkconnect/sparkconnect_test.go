@@ -26,6 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -83,6 +84,20 @@ func (e *env) waitState(name string, state v1alpha1.SparkConnectState) *v1alpha1
 		return conn.Status.State == state, nil
 	})
 	return conn
+}
+
+// update changes the spec of the SparkConnect as it is stored (the operator writes its status
+// meanwhile).
+func (e *env) update(name string, change func(*v1alpha1.SparkConnect)) {
+	e.t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		conn := e.get(name)
+		change(conn)
+		return e.c.Update(context.Background(), conn)
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 func (e *env) pod(name string) *corev1.Pod {
@@ -307,11 +322,7 @@ func TestCustomisations(t *testing.T) {
 	}
 
 	// A spec change updates the executor template for the next server; the running server stays.
-	conn = e.get(conn.Name)
-	conn.Spec.Executor.Template.Spec.NodeSelector["disk"] = "ssd"
-	if err := e.c.Update(ctx, conn); err != nil {
-		t.Fatal(err)
-	}
+	e.update(conn.Name, func(c *v1alpha1.SparkConnect) { c.Spec.Executor.Template.Spec.NodeSelector["disk"] = "ssd" })
 	cluster.Eventually(t, wait, "the executor template ConfigMap to follow the spec", func() (bool, error) {
 		cm := &corev1.ConfigMap{}
 		if err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: conn.ExecutorTemplateConfigMapName()}, cm); err != nil {
@@ -370,10 +381,7 @@ func TestBadSpecs(t *testing.T) {
 			t.Errorf("ServerPodReady = %+v, want InvalidSpec asking for spec.image", cond)
 		}
 		// Fixing the spec starts the server.
-		conn.Spec.Image = ptr.To("docker.io/apache/spark:4.0.4")
-		if err := e.c.Update(ctx, conn); err != nil {
-			t.Fatal(err)
-		}
+		e.update(conn.Name, func(c *v1alpha1.SparkConnect) { c.Spec.Image = ptr.To("docker.io/apache/spark:4.0.4") })
 		e.waitState(conn.Name, v1alpha1.SparkConnectStateReady)
 	})
 }
