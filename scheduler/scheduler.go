@@ -6,9 +6,14 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 */
 
 // Package scheduler is the plug-in point for batch schedulers. Before an application is
-// submitted, its batch scheduler may hold it back (it stays queued, with the reason in its
-// status) or decorate it (pod groups, labels, annotations, schedulerName); when the application
-// ends, the scheduler releases what it held for it.
+// submitted, its batch scheduler decides on its demand (driver plus initial executors, from
+// sparkpod): admit it now, with settings for its pods; hold it, saying why; or reject it as
+// never able to run. When the application ends, is deleted, suspended or rerun, the scheduler
+// releases what it held for it.
+//
+// A scheduler implements Interface; what else it can do it declares through the optional
+// capability interfaces below, each discovered by a type assertion, so an integration
+// implements only what it needs.
 package scheduler
 
 import (
@@ -18,27 +23,59 @@ import (
 	"sort"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // Decision is a batch scheduler's answer for one application.
 type Decision struct {
-	// Admit lets the application be submitted now.
+	// Admit lets the application be submitted now, with Pods applied to its pods.
 	Admit bool
-	// Reason explains a held-back application; it is shown in the application's status.
+	// Pods are the settings both submitters apply to the driver pod and the executor pod
+	// template of an admitted application.
+	Pods sparkpod.RoleScheduling
+	// Reason explains a held-back or rejected application; it is shown in its status.
 	Reason string
+	// Reject says the application can never be admitted as it is (bigger than any node
+	// arrangement or than its queue's quota): it fails with Reason instead of waiting.
+	Reject bool
 }
 
 // Interface is implemented by each batch scheduler integration.
 type Interface interface {
 	// Name is the value of spec.batchScheduler that selects this scheduler.
 	Name() string
-	// BeforeSubmit decides whether app may be submitted now. It may decorate app, which is the
-	// controller's private copy, and may create objects the submission needs (a pod group).
-	// It is called again for every retry, so it must be idempotent.
-	BeforeSubmit(ctx context.Context, app *v1beta2.SparkApplication) (Decision, error)
-	// OnFinish releases whatever the scheduler holds for app once it has ended or is deleted.
-	OnFinish(ctx context.Context, app *v1beta2.SparkApplication) error
+	// Admit decides whether app (a defaulted copy it must not change) may be submitted now,
+	// given its demand. It is called again each time the application is reconsidered, so it
+	// must be idempotent: an application already admitted is admitted again with the same
+	// pod settings.
+	Admit(ctx context.Context, app *v1beta2.SparkApplication, demand sparkpod.Demand) (Decision, error)
+	// Release frees whatever the scheduler holds for app. It is called on every way out
+	// (completion, failure, deletion, suspension, rerun, spec change), possibly more than once;
+	// an error is retried.
+	Release(ctx context.Context, app *v1beta2.SparkApplication) error
+}
+
+// Waker brings held applications back for another decision. The controller gives one to
+// schedulers that implement WithManager.
+type Waker interface {
+	Wake(apps ...types.NamespacedName)
+}
+
+// WithManager is implemented by schedulers that watch the cluster (nodes, pods, queues) or run
+// loops of their own; they are set up once the operator's manager exists.
+type WithManager interface {
+	SetupWithManager(mgr manager.Manager, wake Waker) error
+}
+
+// ApplicationValidator is implemented by schedulers that can refuse an application's
+// scheduling options up front (an unknown queue, say); the validating webhook calls it.
+type ApplicationValidator interface {
+	ValidateApplication(ctx context.Context, app *v1beta2.SparkApplication) field.ErrorList
 }
 
 // Registry holds the enabled batch schedulers by name.
@@ -90,7 +127,7 @@ func (r *Registry) namesLocked() []string {
 }
 
 // AdmitAll is the default scheduler: it lets every application through unchanged and holds
-// nothing. Applications that name no batch scheduler, or one that is not enabled, use it.
+// nothing. Applications that name no batch scheduler use it.
 type AdmitAll struct{}
 
 // DefaultName is the registry name of AdmitAll.
@@ -98,8 +135,8 @@ const DefaultName = "default"
 
 func (AdmitAll) Name() string { return DefaultName }
 
-func (AdmitAll) BeforeSubmit(context.Context, *v1beta2.SparkApplication) (Decision, error) {
+func (AdmitAll) Admit(context.Context, *v1beta2.SparkApplication, sparkpod.Demand) (Decision, error) {
 	return Decision{Admit: true}, nil
 }
 
-func (AdmitAll) OnFinish(context.Context, *v1beta2.SparkApplication) error { return nil }
+func (AdmitAll) Release(context.Context, *v1beta2.SparkApplication) error { return nil }

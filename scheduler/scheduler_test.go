@@ -8,15 +8,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 type named string
 
 func (n named) Name() string { return string(n) }
-func (named) BeforeSubmit(context.Context, *v1beta2.SparkApplication) (Decision, error) {
+func (named) Admit(context.Context, *v1beta2.SparkApplication, sparkpod.Demand) (Decision, error) {
 	return Decision{Reason: "held"}, nil
 }
-func (named) OnFinish(context.Context, *v1beta2.SparkApplication) error { return nil }
+func (named) Release(context.Context, *v1beta2.SparkApplication) error { return nil }
 
 func TestRegistry(t *testing.T) {
 	r := NewRegistry(AdmitAll{}, named("volcano"))
@@ -55,7 +56,7 @@ func TestAdmitAllAdmitsWithoutChanges(t *testing.T) {
 	app := &v1beta2.SparkApplication{}
 	app.Name = "a"
 	before := app.DeepCopy()
-	d, err := AdmitAll{}.BeforeSubmit(context.Background(), app)
+	d, err := AdmitAll{}.Admit(context.Background(), app, sparkpod.Demand{})
 	if err != nil || !d.Admit {
 		t.Fatalf("decision = %+v, %v; want admitted", d, err)
 	}

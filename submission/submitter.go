@@ -15,6 +15,7 @@ import (
 	"fmt"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // Mode names a submitter.
@@ -45,6 +46,9 @@ type Attempt struct {
 	SubmissionID string
 	// DriverPodName is the deterministic driver pod name (app.DriverPodName()).
 	DriverPodName string
+	// Scheduling is the batch scheduler's decision for the pods of this attempt: both
+	// submitters apply it to the driver pod and to the executor pod template.
+	Scheduling sparkpod.RoleScheduling
 }
 
 // Result is what a successful submission reports back for the status.
@@ -62,8 +66,7 @@ type Result struct {
 // driver; it completes what the attempt still lacks (the driver's ConfigMaps, Service) where it
 // can, and reports success. If a driver pod of that name exists for another attempt, it
 // returns an error and creates nothing.
-// The application passed in is already defaulted and decorated by the batch scheduler; Submit
-// must not modify it.
+// The application passed in is already defaulted; Submit must not modify it.
 type Submitter interface {
 	Submit(ctx context.Context, app *v1beta2.SparkApplication, attempt Attempt) (Result, error)
 }

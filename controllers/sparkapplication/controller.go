@@ -248,16 +248,12 @@ func (r *Reconciler) finished(ctx context.Context, app *v1beta2.SparkApplication
 		execTime = app.Status.TerminationTime.Sub(app.Status.LastSubmissionAttemptTime.Time)
 	}
 	r.metrics(func(m MetricsRecorder) { m.Finished(app, app.Status.AppState.State, execTime) })
-	name := r.batchSchedulerName(app)
-	if name == "" {
-		return
-	}
-	sched, err := r.Schedulers.Get(name)
+	sched, err := r.batchScheduler(app)
 	if err != nil {
 		return
 	}
-	if err := sched.OnFinish(ctx, app); err != nil {
-		log.FromContext(ctx).Error(err, "batch scheduler could not release the application", "scheduler", name)
+	if err := sched.Release(ctx, app); err != nil {
+		log.FromContext(ctx).Error(err, "batch scheduler could not release the application", "scheduler", sched.Name())
 	}
 }
 

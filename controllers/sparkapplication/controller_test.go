@@ -36,6 +36,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/submission"
 	"github.com/sparkop/spark-operator/test/cluster"
 )
@@ -176,14 +177,14 @@ type gate struct{ open atomic.Bool }
 
 func (g *gate) Name() string { return "gate" }
 
-func (g *gate) BeforeSubmit(context.Context, *v1beta2.SparkApplication) (scheduler.Decision, error) {
+func (g *gate) Admit(context.Context, *v1beta2.SparkApplication, sparkpod.Demand) (scheduler.Decision, error) {
 	if g.open.Load() {
 		return scheduler.Decision{Admit: true}, nil
 	}
 	return scheduler.Decision{Reason: "waiting for 2 free cores"}, nil
 }
 
-func (g *gate) OnFinish(context.Context, *v1beta2.SparkApplication) error { return nil }
+func (g *gate) Release(context.Context, *v1beta2.SparkApplication) error { return nil }
 
 func newApp(ns, name string, mutate ...func(*v1beta2.SparkApplication)) *v1beta2.SparkApplication {
 	app := &v1beta2.SparkApplication{
@@ -555,9 +556,17 @@ func testBatchSchedulers(t *testing.T, e *env) {
 		t.Errorf("Queued condition %+v left on a running application", c)
 	}
 
+	// A scheduler this operator lacks is never taken for none: the application fails, naming
+	// the enabled ones.
 	key = e.create(t, newApp(e.ns, "volcano", func(a *v1beta2.SparkApplication) { a.Spec.BatchScheduler = ptr.To("volcano") }))
-	e.waitState(t, key, v1beta2.ApplicationStateRunning, 20*time.Second)
-	e.waitEvents(t, "volcano", "BatchSchedulerNotEnabled")
+	app = e.waitState(t, key, v1beta2.ApplicationStateFailed, 20*time.Second)
+	if want := `batch scheduler "volcano" is not enabled in this operator (enabled: [gate])`; app.Status.AppState.ErrorMessage != want {
+		t.Errorf("error message %q, want %q", app.Status.AppState.ErrorMessage, want)
+	}
+	if n := e.sub.count(key); n != 0 {
+		t.Errorf("an application naming a missing scheduler was submitted %d times", n)
+	}
+	e.waitEvents(t, "volcano", "SparkApplicationRejected")
 }
 
 // TestAdoptsDriverOfInterruptedSubmission plays an operator killed between creating a driver

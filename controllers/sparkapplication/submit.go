@@ -18,6 +18,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/submission"
 )
 
@@ -42,24 +43,32 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 		return nil
 	}
 
-	// The scheduler and the submitter get a private, defaulted copy: what they change is for
-	// this submission only, never written back to the spec.
+	// The scheduler and the submitter get a private, defaulted copy, never written back.
 	prepared := app.DeepCopy()
 	v1beta2.SetSparkApplicationDefaults(prepared)
-	decision, err := r.batchScheduler(prepared).BeforeSubmit(ctx, prepared)
+	decision, err := r.decide(ctx, prepared)
 	if err != nil {
-		return fmt.Errorf("batch scheduler: %w", err)
+		return err
 	}
 	if !decision.Admit {
 		_, err := r.updateStatus(ctx, key, func(latest *v1beta2.SparkApplication) error {
 			if err := sameAttempt(latest); err != nil {
 				return err
 			}
+			if decision.Reject {
+				latest.Status.AppState = v1beta2.ApplicationState{State: v1beta2.ApplicationStateFailed, ErrorMessage: decision.Reason}
+				syncConditions(&latest.Status, r.Clock.Now())
+				return nil
+			}
 			setQueued(&latest.Status, decision.Reason, r.Clock.Now())
 			return nil
 		})
 		if err != nil && !errors.Is(err, errSkip) {
 			return err
+		}
+		if decision.Reject {
+			r.event(app, true, "SparkApplicationRejected", "Submit", decision.Reason)
+			return nil
 		}
 		return submission.RetryAfter(r.Options.QueuedRetryInterval, decision.Reason)
 	}
@@ -73,6 +82,7 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 		result, err = submitter.Submit(ctx, prepared, submission.Attempt{
 			SubmissionID:  id,
 			DriverPodName: prepared.DriverPodName(),
+			Scheduling:    decision.Pods,
 		})
 	}
 	now := r.Clock.Now()
@@ -130,19 +140,33 @@ func awaitingSubmission(app *v1beta2.SparkApplication) bool {
 	return app.Status.SubmissionID != "" && !app.IsSuspended() && app.DeletionTimestamp.IsZero()
 }
 
-// batchScheduler picks the application's batch scheduler. One that is not enabled is
-// reported and replaced by AdmitAll: the application still runs, without gang scheduling.
-func (r *Reconciler) batchScheduler(app *v1beta2.SparkApplication) scheduler.Interface {
+// decide asks the application's batch scheduler about its demand. A scheduler that is not
+// enabled, or a demand that cannot be computed, rejects the application with the reason: it is
+// never submitted as if it named no scheduler.
+func (r *Reconciler) decide(ctx context.Context, app *v1beta2.SparkApplication) (scheduler.Decision, error) {
+	sched, err := r.batchScheduler(app)
+	if err != nil {
+		return scheduler.Decision{Reject: true, Reason: err.Error()}, nil
+	}
+	demand, err := sparkpod.DemandOf(app)
+	if err != nil {
+		return scheduler.Decision{Reject: true, Reason: err.Error()}, nil
+	}
+	d, err := sched.Admit(ctx, app, demand)
+	if err != nil {
+		return d, fmt.Errorf("batch scheduler %s: %w", sched.Name(), err)
+	}
+	return d, nil
+}
+
+// batchScheduler picks the application's batch scheduler: the one it names, else the
+// operator's default, else AdmitAll.
+func (r *Reconciler) batchScheduler(app *v1beta2.SparkApplication) (scheduler.Interface, error) {
 	name := r.batchSchedulerName(app)
 	if name == "" || name == scheduler.DefaultName {
-		return scheduler.AdmitAll{}
+		return scheduler.AdmitAll{}, nil
 	}
-	s, err := r.Schedulers.Get(name)
-	if err != nil {
-		r.event(app, true, "BatchSchedulerNotEnabled", "Submit", err.Error()+"; submitting without it")
-		return scheduler.AdmitAll{}
-	}
-	return s
+	return r.Schedulers.Get(name)
 }
 
 // submitterFor picks the submitter named by the application's annotation, or the default.

@@ -420,7 +420,7 @@ func TestBuildArgsErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			attempt := tt.attempt
-			if attempt == (submission.Attempt{}) {
+			if attempt.SubmissionID == "" && attempt.DriverPodName == "" {
 				attempt = testAttempt
 			}
 			master := tt.master

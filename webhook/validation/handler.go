@@ -68,7 +68,7 @@ func (h *SparkApplicationHandler) Handle(ctx context.Context, req admission.Requ
 }
 
 func (h *SparkApplicationHandler) checkQuota(ctx context.Context, app *v1beta2.SparkApplication) (admission.Response, bool) {
-	need, err := AppResources(&app.Spec)
+	need, err := AppResources(app)
 	if err != nil {
 		return denied(field.ErrorList{field.Invalid(field.NewPath("spec"), "", err.Error())}), false
 	}

@@ -124,14 +124,15 @@ func TestValidateScheduledSparkApplication(t *testing.T) {
 }
 
 func TestAppResources(t *testing.T) {
-	s := &validApp().Spec
+	app := validApp()
+	s := &app.Spec
 	s.Driver.Cores = ptr(int32(1))
 	s.Driver.Memory = ptr("1g") // 1024 + 384 overhead
 	s.Executor.Cores = ptr(int32(2))
 	s.Executor.Memory = ptr("4g") // 4096 + 409
 	s.Executor.Instances = ptr(int32(3))
 	s.Executor.CoreLimit = ptr("3")
-	got, err := AppResources(s)
+	got, err := AppResources(app)
 	if err != nil {
 		t.Fatal(err)
 	}
