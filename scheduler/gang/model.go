@@ -1,0 +1,114 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+// Package gang is the embedded gang scheduler (spec.batchScheduler: gang): an application is
+// submitted only when its queue has quota for its whole gang (driver plus initial executors)
+// and the whole gang fits on the nodes now.
+//
+// The decision core (model.go, schedule*.go) is pure: Schedule takes a Snapshot of the cluster
+// (nodes, queues, workloads) and returns an Outcome (who is admitted where, who waits and why,
+// who is rejected or preempted), with no client and no clock. Everything that talks to the
+// cluster (the cache that builds snapshots, reservations stored in the API, the cycle loop)
+// lives beside it and only calls Schedule.
+package gang
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sparkop/spark-operator/sparkpod"
+)
+
+// Node is a schedulable node as the cycle sees it.
+type Node struct {
+	Name          string
+	Labels        map[string]string
+	Taints        []corev1.Taint
+	Unschedulable bool
+	Allocatable   corev1.ResourceList
+	// Used: requests of non-terminal pods bound to it, plus the reservations of admitted
+	// applications' members not yet bound (their pods not yet on the node).
+	Used corev1.ResourceList
+}
+
+// Queue is one Queue object with its admitted usage.
+type Queue struct {
+	Name, Parent string
+	Priority     int32
+	// Quota limits what the queue's applications (and its children's) may use at once. A
+	// resource absent from it is not limited by this queue.
+	Quota corev1.ResourceList
+	// BorrowingLimit caps, per resource, how far beyond its own quota the queue may use its
+	// parent's unused quota. nil (or a resource absent) = it may borrow all the parent's unused.
+	BorrowingLimit corev1.ResourceList
+	// NoBorrowing: the queue never uses more than its own quota.
+	NoBorrowing bool
+	// Usage is what the queue's own admitted workloads use (children's are summed by the core).
+	Usage corev1.ResourceList
+}
+
+// Workload is one application in the scheduler: waiting, or admitted (Admission set).
+type Workload struct {
+	Key      types.NamespacedName
+	Queue    string
+	Priority int32     // the value of spec.driver.priorityClassName's PriorityClass, else 0
+	Created  time.Time // creationTimestamp (queue order tie-break)
+	Demand   sparkpod.Demand
+	// Admission is set for an admitted workload: its reservation, which counts against its
+	// queue and (for members not yet bound) the planned nodes' Used.
+	Admission *Admission
+}
+
+// Admission is an admitted workload's reservation: its queue and the node planned for
+// each member. It is what gang-runtime stores in the API and turns into pod settings.
+type Admission struct {
+	Queue     string
+	Driver    string           // node of the driver
+	Executors map[string]int32 // node → executors planned there
+}
+
+// Snapshot is everything one admission cycle decides on.
+type Snapshot struct {
+	Nodes     []Node
+	Queues    map[string]*Queue
+	Workloads []Workload // admitted and waiting
+}
+
+// Options tune an admission cycle.
+type Options struct {
+	Backfill   bool // a smaller workload may go first only if it cannot delay the head
+	Preemption bool // off by default
+}
+
+// Outcome is the result of one admission cycle.
+type Outcome struct {
+	Admitted  []Admitted // in admission order
+	Preempted []Preemption
+	// Waiting says why each waiting workload waits: over quota, no node fits, behind N
+	// applications in its queue; and what it needs.
+	Waiting map[types.NamespacedName]string
+	// Rejected says why a workload can never be admitted as it is: bigger than any node
+	// arrangement, or than its queue's (or an ancestor's) quota.
+	Rejected map[types.NamespacedName]string
+	// Order is, per queue, the waiting workloads in admission order (for Queue status).
+	Order map[string][]types.NamespacedName
+}
+
+// Admitted is one workload admitted by the cycle, with its reservation.
+type Admitted struct {
+	Key       types.NamespacedName
+	Admission Admission
+}
+
+// Preemption is an admitted workload the cycle evicts (whole) so By can be admitted.
+type Preemption struct {
+	Key    types.NamespacedName
+	By     types.NamespacedName
+	Reason string
+}
