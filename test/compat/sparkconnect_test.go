@@ -3,6 +3,7 @@ package compat
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -16,17 +17,52 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/test/cluster"
+	"github.com/sparkop/spark-operator/test/crdpaths"
 )
 
 // The Kubeflow operator's SparkConnect (v1alpha1) CRD and example sit apart from the v1beta2
 // ones in the reference material.
 const (
-	sparkConnectCRD = "sparkoperator.k8s.io_sparkconnects.yaml"
-	sparkConnectDir = "sparkconnect"
+	sparkConnectCRD          = "sparkoperator.k8s.io_sparkconnects.yaml"
+	sparkConnectDir          = "sparkconnect"
+	kubeflowConnectFieldFile = "testdata/kubeflow-v1alpha1-fields.txt"
 )
 
-func TestSparkConnectCRDAcceptsEveryReferenceField(t *testing.T) {
+// TestSparkConnectCRDAcceptsEveryKubeflowField requires our SparkConnect CRD to have every
+// field path of the Kubeflow operator's, with the same type; with the reference beside the
+// repository, the list must be current and crd-compat must agree.
+func TestSparkConnectCRDAcceptsEveryKubeflowField(t *testing.T) {
+	f, err := os.Open(kubeflowConnectFieldFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	kubeflow, err := crdpaths.Read(f)
+	if err != nil {
+		t.Fatalf("%s: %v", kubeflowConnectFieldFile, err)
+	}
+	if len(kubeflow) < 100 {
+		t.Fatalf("%s lists %d paths; it is not the whole schema", kubeflowConnectFieldFile, len(kubeflow))
+	}
+	ours, err := crdpaths.Load(filepath.Join(repoRoot(t), "charts", "spark-operator", "crds", sparkConnectCRD), v1alpha1.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range crdpaths.Missing(kubeflow, ours) {
+		t.Error(p)
+	}
+
 	shared := sharedDir(t)
+	if shared == "" {
+		return
+	}
+	reference, err := crdpaths.Load(filepath.Join(shared, "reference", "crds", sparkConnectCRD), v1alpha1.Version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(reference, kubeflow); d != "" {
+		t.Errorf("%s is not current with %s (run hack/kubeflow-fields.sh) (-reference +list):\n%s", kubeflowConnectFieldFile, shared, d)
+	}
 	out, err := exec.Command(filepath.Join(shared, "bin", "crd-compat"),
 		filepath.Join(shared, "reference", "crds", sparkConnectCRD),
 		filepath.Join(repoRoot(t), "charts", "spark-operator", "crds", sparkConnectCRD),
@@ -39,20 +75,23 @@ func TestSparkConnectCRDAcceptsEveryReferenceField(t *testing.T) {
 	}
 }
 
-// sparkConnectManifests are the reference SparkConnect examples and ours.
+// sparkConnectManifests are our SparkConnect examples, and the reference ones when the
+// reference is beside the repository.
 func sparkConnectManifests(t *testing.T) map[string]manifest {
 	t.Helper()
 	out := map[string]manifest{}
-	for _, m := range loadManifests(t, filepath.Join(sharedDir(t), "reference", sparkConnectDir)) {
-		out["reference/"+m.file] = m
+	if shared := sharedDir(t); shared != "" {
+		for _, m := range loadManifests(t, filepath.Join(shared, "reference", sparkConnectDir)) {
+			out["reference/"+m.file] = m
+		}
 	}
 	for _, m := range loadManifests(t, filepath.Join(repoRoot(t), "examples")) {
 		if m.obj.GetKind() == "SparkConnect" {
 			out["ours/"+m.file] = m
 		}
 	}
-	if len(out) < 2 {
-		t.Fatalf("expected the reference SparkConnect example and ours, found %d", len(out))
+	if len(out) == 0 {
+		t.Fatal("no SparkConnect examples found")
 	}
 	return out
 }

@@ -10,7 +10,9 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package sparkconnect
 
 import (
+	"cmp"
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,6 +24,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -117,42 +120,66 @@ func (e *env) gone(obj client.Object) {
 	})
 }
 
-// referenceExample is the Kubeflow operator's example, as a user would apply it.
-func referenceExample(t *testing.T, ns string) *unstructured.Unstructured {
+// examples are the SparkConnect manifests a user would apply: ours, and the Kubeflow
+// operator's when its reference material is beside the repository (../shared or SPARKOP_SHARED).
+func examples(t *testing.T) map[string]string {
 	t.Helper()
 	root, err := cluster.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
+	files := map[string]string{"ours": filepath.Join(root, "examples", "spark-connect.yaml")}
 	dir := os.Getenv("SPARKOP_SHARED")
 	if dir == "" {
 		dir = filepath.Join(root, "..", "shared")
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "reference", "sparkconnect", "spark-connect.yaml"))
+	if ref := filepath.Join(dir, "reference", "sparkconnect", "spark-connect.yaml"); fileExists(ref) {
+		files["kubeflow"] = ref
+	}
+	return files
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// TestExamples applies each example unchanged (strict field validation) and follows it
+// through its life: Ready with its Service, executors counted and customised by the webhook,
+// the server dying and being replaced, and deletion taking everything with it.
+func TestExamples(t *testing.T) {
+	for set, file := range examples(t) {
+		t.Run(set, func(t *testing.T) { testExample(t, file) })
+	}
+}
+
+func testExample(t *testing.T, file string) {
+	e := setUp(t, "connect-example")
+	ctx := context.Background()
+	data, err := os.ReadFile(file)
 	if err != nil {
-		t.Fatalf("the Kubeflow operator's SparkConnect example (set SPARKOP_SHARED): %v", err)
+		t.Fatal(err)
 	}
 	obj := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal(data, &obj.Object); err != nil {
 		t.Fatal(err)
 	}
-	obj.SetNamespace(ns)
-	return obj
-}
-
-// TestReferenceExample applies the Kubeflow operator's example unchanged (strict field
-// validation) and follows it through its life: Ready with its Service, executors counted,
-// the server dying and being replaced, and deletion taking everything with it.
-func TestReferenceExample(t *testing.T) {
-	e := setUp(t, "connect-ref")
-	ctx := context.Background()
-	obj := referenceExample(t, e.ns)
+	obj.SetNamespace(e.ns)
 	dyn := dynamic.NewForConfigOrDie(cluster.Config(t))
 	if _, err := dyn.Resource(v1alpha1.GroupVersion.WithResource("sparkconnects")).Namespace(e.ns).Create(ctx, obj,
 		metav1.CreateOptions{FieldValidation: metav1.FieldValidationStrict}); err != nil {
-		t.Fatalf("the API server refused the reference example: %v", err)
+		t.Fatalf("the API server refused %s: %v", file, err)
 	}
 	name := obj.GetName()
+	// What the example asks for, to check against what was made.
+	asked := &v1alpha1.SparkConnect{}
+	if err := yaml.Unmarshal(data, asked); err != nil {
+		t.Fatal(err)
+	}
+	serverTmpl, execTmpl := asked.Spec.Server.Template, asked.Spec.Executor.Template
+	if serverTmpl == nil || execTmpl == nil {
+		t.Fatalf("%s: the test expects server and executor templates", file)
+	}
 
 	conn := e.waitState(name, v1alpha1.SparkConnectStateReady)
 	server := e.pod(conn.ServerPodName())
@@ -167,15 +194,22 @@ func TestReferenceExample(t *testing.T) {
 	}
 
 	// The server pod: the template's labels and settings, the operator's labels and owner.
-	for k, v := range map[string]string{"key1": "value1", "spark-role": "connect-server", "spark-version": "4.0.4",
-		v1alpha1.LabelConnectName: name, v1beta2.LabelLaunchedByOperator: "true"} {
+	want := map[string]string{"spark-role": "connect-server", "spark-version": asked.Spec.SparkVersion,
+		v1alpha1.LabelConnectName: name, v1beta2.LabelLaunchedByOperator: "true"}
+	maps.Copy(want, serverTmpl.Labels)
+	for k, v := range want {
 		if server.Labels[k] != v {
 			t.Errorf("server label %s = %q, want %q", k, server.Labels[k], v)
 		}
 	}
-	if server.Annotations["key3"] != "value3" || server.Spec.ServiceAccountName != "spark-operator-spark" ||
-		!metav1.IsControlledBy(server, conn) {
-		t.Errorf("server pod lacks the template's annotations or service account, or its owner: %+v", server.ObjectMeta)
+	for k, v := range serverTmpl.Annotations {
+		if server.Annotations[k] != v {
+			t.Errorf("server annotation %s = %q, want %q", k, server.Annotations[k], v)
+		}
+	}
+	wantSA := cmp.Or(serverTmpl.Spec.ServiceAccountName, serverTmpl.Spec.DeprecatedServiceAccount)
+	if server.Spec.ServiceAccountName != wantSA || !metav1.IsControlledBy(server, conn) {
+		t.Errorf("server pod: service account %q (want %q), owners %+v", server.Spec.ServiceAccountName, wantSA, server.OwnerReferences)
 	}
 	ctr := server.Spec.Containers[0]
 	if ctr.Image != "docker.io/apache/spark:4.0.4" || !strings.Contains(ctr.Command[2], "start-connect-server.sh") ||
@@ -210,8 +244,14 @@ func TestReferenceExample(t *testing.T) {
 		return e.get(name).Status.Executors["running"] == 2, nil
 	})
 	ex := e.pod(name + "-exec-1")
-	if sc := ex.Spec.SecurityContext; sc == nil || sc.RunAsUser == nil || *sc.RunAsUser != 185 {
-		t.Errorf("executor pod security context = %+v, want the executor template's (runAsUser 185)", sc)
+	if want := execTmpl.Spec.SecurityContext; want != nil && !equality.Semantic.DeepEqual(ex.Spec.SecurityContext, want) {
+		t.Errorf("executor pod security context = %+v, want the executor template's %+v", ex.Spec.SecurityContext, want)
+	}
+	if want := execTmpl.Spec.Containers[0].SecurityContext; want != nil && !equality.Semantic.DeepEqual(ex.Spec.Containers[0].SecurityContext, want) {
+		t.Errorf("executor container security context = %+v, want the executor template's %+v", ex.Spec.Containers[0].SecurityContext, want)
+	}
+	if ex.Spec.SecurityContext == nil && ex.Spec.Containers[0].SecurityContext == nil {
+		t.Error("the executor got no security context from the webhook")
 	}
 	if err := executors.Fail(ctx, e.c, execs[1], 137); err != nil {
 		t.Fatal(err)
@@ -223,7 +263,7 @@ func TestReferenceExample(t *testing.T) {
 
 	// The server dies: Failed, and the pod is kept for its logs.
 	patch := client.MergeFrom(server.DeepCopy())
-	server.Annotations[executors.AnnotationExitCode] = "1"
+	server.Annotations = map[string]string{executors.AnnotationExitCode: "1"}
 	if err := e.c.Patch(ctx, server, patch); err != nil {
 		t.Fatal(err)
 	}
