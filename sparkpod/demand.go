@@ -5,7 +5,6 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-
 package sparkpod
 
 import (
@@ -13,6 +12,7 @@ import (
 	"math"
 	"strconv"
 
+	"gopkg.in/inf.v0"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -69,14 +69,19 @@ func (d Demand) Total() corev1.ResourceList {
 		pods += int64(p.Count)
 		for name, q := range p.Requests {
 			sum := total[name]
-			for range p.Count {
-				sum.Add(q)
-			}
+			sum.Add(Times(q, p.Count))
 			total[name] = sum
 		}
 	}
 	total[corev1.ResourcePods] = *resource.NewQuantity(pods, resource.DecimalSI)
 	return total
+}
+
+// Times returns q·n exactly. Quantities have no multiplication, and adding q n times would
+// loop 2³¹ times for the largest executor count.
+func Times(q resource.Quantity, n int32) resource.Quantity {
+	product := new(inf.Dec).Mul(q.AsDec(), inf.NewDec(int64(n), 0))
+	return *resource.NewDecimalQuantity(*product, q.Format)
 }
 
 // InitialExecutors is the number of executors the application starts with: with dynamic
@@ -157,7 +162,11 @@ func podDemand(role Role, s *v1beta2.SparkApplicationSpec, p *v1beta2.SparkPodSp
 	if err != nil {
 		return d, fmt.Errorf("spec.%s.memory: %v", role, err)
 	}
-	overhead := max(int64(math.Floor(factor*float64(mem))), minOverheadMiB)
+	scaled := math.Floor(factor * float64(mem))
+	if scaled > math.MaxInt64>>20 {
+		return d, fmt.Errorf("spec.memoryOverheadFactor %g of spec.%s.memory %q is larger than any memory size Kubernetes can express", factor, role, memStr)
+	}
+	overhead := max(int64(scaled), minOverheadMiB)
 	if p.MemoryOverhead != nil && *p.MemoryOverhead != "" {
 		if overhead, err = ParseMiB(*p.MemoryOverhead); err != nil {
 			return d, fmt.Errorf("spec.%s.memoryOverhead: %v", role, err)

@@ -207,9 +207,9 @@ func retryAfterSubmissionFailure(app *v1beta2.SparkApplication) bool {
 
 func seconds(p *int64) time.Duration {
 	if p == nil {
-		return time.Duration(v1beta2.DefaultRetryIntervalSeconds) * time.Second
+		return v1beta2.Seconds(v1beta2.DefaultRetryIntervalSeconds)
 	}
-	return time.Duration(*p) * time.Second
+	return v1beta2.Seconds(*p)
 }
 
 // statusEqual compares statuses as the API server stores them.

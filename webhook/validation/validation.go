@@ -21,6 +21,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/controllers/scheduledsparkapplication"
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // Spark properties the operator sets itself. A user value would put the driver somewhere the
@@ -66,6 +67,30 @@ func ValidateSpec(p *field.Path, s *v1beta2.SparkApplicationSpec, namespace stri
 	errs = append(errs, validateTemplates(p, s)...)
 	errs = append(errs, validateNodeSelectors(p, s)...)
 	errs = append(errs, validateSparkConf(p.Child("sparkConf"), s.SparkConf, namespace)...)
+	errs = append(errs, validateMemory(p, s)...)
+	return errs
+}
+
+// validateMemory refuses memory sizes that are not sizes, or are too large for Kubernetes'
+// arithmetic, when the application is created rather than when it is submitted.
+func validateMemory(p *field.Path, s *v1beta2.SparkApplicationSpec) field.ErrorList {
+	var errs field.ErrorList
+	for _, f := range []struct {
+		path *field.Path
+		v    *string
+	}{
+		{p.Child("driver", "memory"), s.Driver.Memory},
+		{p.Child("driver", "memoryOverhead"), s.Driver.MemoryOverhead},
+		{p.Child("executor", "memory"), s.Executor.Memory},
+		{p.Child("executor", "memoryOverhead"), s.Executor.MemoryOverhead},
+	} {
+		if f.v == nil || *f.v == "" {
+			continue
+		}
+		if _, err := sparkpod.ParseMiB(*f.v); err != nil {
+			errs = append(errs, field.Invalid(f.path, *f.v, err.Error()))
+		}
+	}
 	return errs
 }
 

@@ -8,6 +8,8 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package validation
 
 import (
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -95,6 +97,21 @@ func TestValidateSparkApplication(t *testing.T) {
 			`spec.sparkConf[spark.kubernetes.namespace]: Forbidden: must be the application's namespace "ns" or unset`,
 			"spec.sparkConf[spark.master]: Forbidden: set by the operator: the operator submits to its own cluster",
 		},
+	}, {
+		name: "memory sizes that are not sizes or too large",
+		change: func(a *v1beta2.SparkApplication) {
+			a.Spec.Driver.Memory = ptr("9999999999999p")
+			a.Spec.Executor.MemoryOverhead = ptr("lots")
+			a.Spec.Executor.Memory = ptr("9999999999999g") // about 9.5 EiB
+		},
+		want: []string{
+			`spec.driver.memory: Invalid value: "9999999999999p": "9999999999999p" is larger than any memory size Kubernetes can express`,
+			`spec.executor.memory: Invalid value: "9999999999999g": "9999999999999g" is larger than any memory size Kubernetes can express`,
+			`spec.executor.memoryOverhead: Invalid value: "lots": "lots" is not a Spark memory size such as 512m or 2g`,
+		},
+	}, {
+		name:   "a large memory size that fits is accepted",
+		change: func(a *v1beta2.SparkApplication) { a.Spec.Driver.Memory = ptr("8190p") },
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -148,6 +165,50 @@ func TestAppResources(t *testing.T) {
 	}
 	if d := cmp.Diff(want, got, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); d != "" {
 		t.Errorf("resources (-want +got):\n%s", d)
+	}
+}
+
+// TestAppResourcesExtremes: the largest counts and sizes add up exactly, without looping once
+// per executor or wrapping around, and sizes Kubernetes cannot express are refused by name.
+func TestAppResourcesExtremes(t *testing.T) {
+	app := validApp()
+	s := &app.Spec
+	s.Driver.Cores = ptr(int32(math.MaxInt32))
+	s.Driver.Memory = ptr("8190p")
+	s.Driver.MemoryOverhead = ptr("1p")
+	s.Executor.Cores = ptr(int32(math.MaxInt32))
+	s.Executor.Memory = ptr("1m")
+	s.Executor.MemoryOverhead = ptr("1m")
+	s.Executor.Instances = ptr(int32(math.MaxInt32))
+	got, err := AppResources(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int64(math.MaxInt32)
+	wantCPU := resource.MustParse(strconv.FormatInt(n*(n+1), 10))
+	if q := got[corev1.ResourceRequestsCPU]; q.Cmp(wantCPU) != 0 {
+		t.Errorf("requests.cpu = %s, want %s", q.String(), wantCPU.String())
+	}
+	// 8191 PiB for the driver, 2 MiB for each executor: more bytes than an int64 holds, so
+	// compared as written (parsing it would clamp it).
+	wantMem := strconv.FormatInt(8191<<30+2*n, 10) + "Mi"
+	if q := got[corev1.ResourceRequestsMemory]; q.String() != wantMem {
+		t.Errorf("requests.memory = %s, want %s", q.String(), wantMem)
+	}
+
+	for _, tc := range []struct{ memory, factor, want string }{
+		{"9999999999999999p", "", `spec.driver.memory: "9999999999999999p" is larger than any memory size`},
+		{"99999999999999999999g", "", `spec.driver.memory: "99999999999999999999g" is not a Spark memory size`},
+		{"1t", "1e300", "spec.memoryOverheadFactor 1e+300 of spec.driver.memory"},
+	} {
+		app := validApp()
+		app.Spec.Driver.Memory = ptr(tc.memory)
+		if tc.factor != "" {
+			app.Spec.MemoryOverheadFactor = ptr(tc.factor)
+		}
+		if _, err := AppResources(app); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("memory %q, factor %q: error %v, want one containing %q", tc.memory, tc.factor, err, tc.want)
+		}
 	}
 }
 

@@ -7,7 +7,10 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 
 package v1beta2
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // IsFinished reports whether the application has reached a terminal state
 // (COMPLETED or FAILED).
@@ -32,8 +35,21 @@ func (a *SparkApplication) ExpirationTime() (time.Time, bool) {
 	if !a.IsFinished() || a.Spec.TimeToLiveSeconds == nil || a.Status.TerminationTime.IsZero() {
 		return time.Time{}, false
 	}
-	ttl := time.Duration(*a.Spec.TimeToLiveSeconds) * time.Second
-	return a.Status.TerminationTime.Add(ttl), true
+	return a.Status.TerminationTime.Add(Seconds(*a.Spec.TimeToLiveSeconds)), true
+}
+
+// Seconds converts a count of seconds from the spec into a duration. Counts beyond what a
+// duration holds (about 292 years) saturate instead of overflowing, so an enormous time to
+// live or retry interval means "practically never" rather than wrapping to a short or
+// negative one. Negative counts, which the CRD refuses, are treated as zero.
+func Seconds(s int64) time.Duration {
+	switch {
+	case s <= 0:
+		return 0
+	case s > math.MaxInt64/int64(time.Second):
+		return math.MaxInt64
+	}
+	return time.Duration(s) * time.Second
 }
 
 // IsSuspended reports whether spec.suspend is set to true.

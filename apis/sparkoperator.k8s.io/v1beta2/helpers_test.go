@@ -8,6 +8,7 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package v1beta2
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -116,6 +117,10 @@ func TestExpirationTime(t *testing.T) {
 		{"no ttl", ApplicationStateCompleted, nil, end, time.Time{}, false},
 		{"still running", ApplicationStateRunning, ptrTo(int64(30)), end, time.Time{}, false},
 		{"no termination time", ApplicationStateFailed, ptrTo(int64(30)), time.Time{}, time.Time{}, false},
+		// The largest int64 once expired 6 s after termination: the multiplication wrapped.
+		{"largest ttl", ApplicationStateCompleted, ptrTo(int64(math.MaxInt64)), end, end.Add(math.MaxInt64), true},
+		{"largest ttl that fits", ApplicationStateCompleted, ptrTo(int64(math.MaxInt64 / int64(time.Second))), end,
+			end.Add(time.Duration(math.MaxInt64/int64(time.Second)) * time.Second), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			app := &SparkApplication{
@@ -130,6 +135,24 @@ func TestExpirationTime(t *testing.T) {
 				t.Errorf("ExpirationTime() = %v, %v; want %v, %v", got, ok, tc.want, tc.wantOK)
 			}
 		})
+	}
+}
+
+func TestSeconds(t *testing.T) {
+	for _, tc := range []struct {
+		in   int64
+		want time.Duration
+	}{
+		{-1, 0},
+		{0, 0},
+		{5, 5 * time.Second},
+		{math.MaxInt64 / int64(time.Second), time.Duration(math.MaxInt64/int64(time.Second)) * time.Second},
+		{math.MaxInt64/int64(time.Second) + 1, math.MaxInt64},
+		{math.MaxInt64, math.MaxInt64},
+	} {
+		if got := Seconds(tc.in); got != tc.want {
+			t.Errorf("Seconds(%d) = %v, want %v", tc.in, got, tc.want)
+		}
 	}
 }
 
