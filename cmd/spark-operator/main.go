@@ -113,6 +113,9 @@ func run(ctx context.Context, o *options) error {
 		LeaderElectionID:              o.leaderElectionID,
 		LeaderElectionNamespace:       o.leaderElectionNS,
 		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &o.leaseDuration,
+		RenewDeadline:                 &o.renewDeadline,
+		RetryPeriod:                   &o.retryPeriod,
 		Controller:                    config.Controller{MaxConcurrentReconciles: o.controllerWorkers},
 	}
 	if o.webhookEnabled {
@@ -188,6 +191,7 @@ func setupControllers(mgr manager.Manager, o *options, cfg *rest.Config, scheme 
 		Options: sparkapplication.Options{
 			DriverPodGracePeriod: o.driverPodGracePeriod,
 			MaxTrackedExecutors:  o.maxTrackedExecutors,
+			UnschedulableTimeout: o.unschedulableTimeout,
 			SubmissionWorkers:    o.submissionWorkers,
 		},
 	}

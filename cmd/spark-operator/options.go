@@ -52,6 +52,10 @@ type options struct {
 	leaderElect          bool
 	leaderElectionID     string
 	leaderElectionNS     string
+	leaseDuration        time.Duration
+	renewDeadline        time.Duration
+	retryPeriod          time.Duration
+	unschedulableTimeout time.Duration
 	metricsAddr          string
 	healthProbeAddr      string
 	controllerWorkers    int
@@ -84,6 +88,9 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader among replicas; the chart turns it on when it runs more than one.")
 	fs.StringVar(&o.leaderElectionID, "leader-election-id", "spark-operator-lock", "Name of the leader-election Lease.")
 	fs.StringVar(&o.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the operator's own.")
+	fs.DurationVar(&o.leaseDuration, "leader-election-lease-duration", 15*time.Second, "How long a standby waits after the leader's last renewal before it takes over.")
+	fs.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader keeps retrying to renew before it gives up leading; less than the lease duration.")
+	fs.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often candidates try to acquire or renew the lease.")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
 	fs.StringVar(&o.healthProbeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 disables them.")
 	fs.IntVar(&o.controllerWorkers, "controller-workers", 10, "Concurrent reconciles of SparkApplications (status work).")
@@ -95,6 +102,7 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.IntVar(&o.apiBurst, "kube-api-burst", 200, "Burst of queries to the Kubernetes API.")
 	fs.StringVar(&o.defaultBatchSched, "default-batch-scheduler", "", "Batch scheduler for applications that name none; empty lets every application through.")
 	fs.DurationVar(&o.driverPodGracePeriod, "driver-pod-grace-period", 10*time.Second, "How long a submitted application's driver pod may be missing before the application fails.")
+	fs.DurationVar(&o.unschedulableTimeout, "driver-unschedulable-timeout", 0, "Fail a run whose driver pod the scheduler cannot place for this long (with its reason); 0 waits indefinitely.")
 	fs.IntVar(&o.maxTrackedExecutors, "max-tracked-executors", 1000, "Most executors listed in an application's status, so it never outgrows etcd's object size limit.")
 	fs.BoolVar(&o.uiServiceEnabled, "enable-ui-service", true, "Create a Service for each application's Spark UI.")
 	fs.StringVar(&o.ingressURLFormat, "ingress-url-format", "", "If set, create an Ingress for each Spark UI at this URL; {{$appName}} and {{$appNamespace}} are replaced.")
@@ -159,6 +167,13 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	}
 	if o.driverPodGracePeriod <= 0 {
 		errs = append(errs, fmt.Errorf("--driver-pod-grace-period must be positive, got %s", o.driverPodGracePeriod))
+	}
+	if o.unschedulableTimeout < 0 {
+		errs = append(errs, fmt.Errorf("--driver-unschedulable-timeout must not be negative, got %s", o.unschedulableTimeout))
+	}
+	if o.retryPeriod <= 0 || o.renewDeadline <= o.retryPeriod || o.leaseDuration <= o.renewDeadline {
+		errs = append(errs, fmt.Errorf("leader election needs 0 < --leader-election-retry-period (%s) < --leader-election-renew-deadline (%s) < --leader-election-lease-duration (%s)",
+			o.retryPeriod, o.renewDeadline, o.leaseDuration))
 	}
 	if o.apiQPS <= 0 || o.apiBurst < 1 {
 		errs = append(errs, fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive"))

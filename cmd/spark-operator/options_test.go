@@ -26,6 +26,7 @@ func TestParseOptions(t *testing.T) {
 			check: func(t *testing.T, o *options) {
 				if o.submissionMode != submission.ModeNative || o.namespaces != nil || !o.namespaceSelector.Empty() ||
 					o.driverPodGracePeriod != 10*time.Second || o.maxTrackedExecutors != 1000 || o.leaderElect ||
+					o.unschedulableTimeout != 0 || o.leaseDuration != 15*time.Second ||
 					o.submissionWorkers != 32 || !o.controllerEnabled || o.webhook.CertProvider != webhook.CertProviderSelf {
 					t.Errorf("unexpected defaults: %+v", o)
 				}
@@ -55,6 +56,21 @@ func TestParseOptions(t *testing.T) {
 		{name: "bad mode", args: []string{"--submission-mode", "jvm"}, wantErr: `unknown submission mode "jvm"`},
 		{name: "bad namespace", args: []string{"--namespaces", "Not_A_Namespace"}, wantErr: `"Not_A_Namespace" is not a namespace name`},
 		{name: "bad selector", args: []string{"--namespace-selector", "a=(b"}, wantErr: "--namespace-selector"},
+		{
+			name: "leader election timing and the unschedulable timeout",
+			args: []string{"--leader-election-lease-duration=8s", "--leader-election-renew-deadline=5s",
+				"--leader-election-retry-period=1s", "--driver-unschedulable-timeout=5m"},
+			check: func(t *testing.T, o *options) {
+				got := []time.Duration{o.leaseDuration, o.renewDeadline, o.retryPeriod, o.unschedulableTimeout}
+				if diff := cmp.Diff([]time.Duration{8 * time.Second, 5 * time.Second, time.Second, 5 * time.Minute}, got); diff != "" {
+					t.Errorf("[lease, renew, retry, unschedulable] (-want +got):\n%s", diff)
+				}
+			},
+		},
+		{name: "renew deadline beyond the lease", args: []string{"--leader-election-renew-deadline=20s"},
+			wantErr: "leader election needs 0 < --leader-election-retry-period (2s) < --leader-election-renew-deadline (20s) < --leader-election-lease-duration (15s)"},
+		{name: "negative unschedulable timeout", args: []string{"--driver-unschedulable-timeout=-1s"},
+			wantErr: "--driver-unschedulable-timeout must not be negative, got -1s"},
 		{name: "negative workers", args: []string{"--submission-workers", "-1"}, wantErr: "--submission-workers must be at least 1"},
 		{
 			name: "explicit workers win over the mode's default",

@@ -49,8 +49,12 @@ const ControllerName = "scheduled-spark-application-controller"
 
 // Reconciler creates SparkApplications for ScheduledSparkApplications.
 type Reconciler struct {
+	// Client reads from the manager's cache and writes to the API server.
 	Client client.Client
-	Scheme *runtime.Scheme
+	// APIReader reads straight from the API server: status writes and run creation decide
+	// on the latest object, never on a cache that may not yet show the last write.
+	APIReader client.Reader
+	Scheme    *runtime.Scheme
 	// Clock is the only source of "now", so tests can step through schedules.
 	Clock    clock.PassiveClock
 	Recorder events.EventRecorder
@@ -64,6 +68,9 @@ type Reconciler struct {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Client == nil {
 		r.Client = mgr.GetClient()
+	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
 	}
 	if r.Scheme == nil {
 		r.Scheme = mgr.GetScheme()
@@ -97,6 +104,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // scheduled time, so a second attempt to create it finds it instead.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
+	if r.APIReader == nil {
+		r.APIReader = r.Client
+	}
 
 	ssa := &v1beta2.ScheduledSparkApplication{}
 	if err := r.Client.Get(ctx, req.NamespacedName, ssa); err != nil {
@@ -111,14 +121,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	v1beta2.SetScheduledSparkApplicationDefaults(spec)
 
 	now := r.Clock.Now()
-	status := *ssa.Status.DeepCopy()
 
 	sched, err := ParseSchedule(ssa.Spec.Schedule, ssa.Spec.TimeZone)
 	if err == nil && sched.Next(now).IsZero() {
 		err = fmt.Errorf("schedule %q never fires after %s", ssa.Spec.Schedule, now.UTC().Format(time.RFC3339))
 	}
 	if err != nil {
-		return ctrl.Result{}, r.failValidation(ctx, ssa, status, err)
+		return ctrl.Result{}, r.failValidation(ctx, ssa, err)
 	}
 
 	runs, err := r.listRuns(ctx, ssa)
@@ -127,19 +136,23 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 
 	since := ssa.CreationTimestamp.Time
-	if !status.LastRun.IsZero() {
-		since = status.LastRun.Time
+	if !ssa.Status.LastRun.IsZero() {
+		since = ssa.Status.LastRun.Time
 	}
 	due, next := sched.Due(since, now)
 
+	var started *v1beta2.SparkApplication
 	if !due.IsZero() && !ssa.IsSuspended() {
-		started, err := r.startRun(ctx, ssa, spec.Spec.ConcurrencyPolicy, due, runs)
+		// A cache that has not seen the last status write would take a run already started
+		// (and perhaps already pruned) for due, and start it again.
+		if current, err := r.lastRunCurrent(ctx, ssa); err != nil || !current {
+			return ctrl.Result{RequeueAfter: time.Second}, client.IgnoreNotFound(err)
+		}
+		started, err = r.startRun(ctx, ssa, spec.Spec.ConcurrencyPolicy, due, runs)
 		if err != nil {
 			return ctrl.Result{}, err
 		}
 		if started != nil {
-			status.LastRun = metav1.NewTime(due)
-			status.LastRunName = started.Name
 			runs = append(runs, *started)
 		}
 	}
@@ -150,11 +163,17 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 
-	status.ScheduleState = v1beta2.ScheduleStateScheduled
-	status.Reason = ""
-	status.NextRun = metav1.NewTime(next)
-	status.PastSuccessfulRunNames, status.PastFailedRunNames = pastRunNames(runs)
-	if err := r.writeStatus(ctx, ssa, status); err != nil {
+	succeeded, failed := pastRunNames(runs)
+	if _, err := r.writeStatus(ctx, ssa, func(st *v1beta2.ScheduledSparkApplicationStatus) {
+		if started != nil && due.After(st.LastRun.Time) {
+			st.LastRun = metav1.NewTime(due)
+			st.LastRunName = started.Name
+		}
+		st.ScheduleState = v1beta2.ScheduleStateScheduled
+		st.Reason = ""
+		st.NextRun = metav1.NewTime(next)
+		st.PastSuccessfulRunNames, st.PastFailedRunNames = succeeded, failed
+	}); err != nil {
 		return ctrl.Result{}, err
 	}
 
@@ -169,13 +188,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 // failValidation records why the schedule cannot be used. No run is started and nothing
 // is requeued: only an edit of the spec can fix it, and that triggers a reconcile.
-func (r *Reconciler) failValidation(ctx context.Context, ssa *v1beta2.ScheduledSparkApplication, status v1beta2.ScheduledSparkApplicationStatus, cause error) error {
+func (r *Reconciler) failValidation(ctx context.Context, ssa *v1beta2.ScheduledSparkApplication, cause error) error {
 	msg := cause.Error()
-	changed := ssa.Status.ScheduleState != v1beta2.ScheduleStateFailedValidation || ssa.Status.Reason != msg
-	status.ScheduleState = v1beta2.ScheduleStateFailedValidation
-	status.Reason = msg
-	status.NextRun = metav1.Time{}
-	if err := r.writeStatus(ctx, ssa, status); err != nil {
+	changed, err := r.writeStatus(ctx, ssa, func(st *v1beta2.ScheduledSparkApplicationStatus) {
+		st.ScheduleState = v1beta2.ScheduleStateFailedValidation
+		st.Reason = msg
+		st.NextRun = metav1.Time{}
+	})
+	if err != nil {
 		return err
 	}
 	// Only on a change, so a resync does not repeat the same warning.
@@ -344,25 +364,50 @@ func pastRunNames(runs []v1beta2.SparkApplication) (succeeded, failed []string) 
 	return succeeded, failed
 }
 
-// writeStatus stores status through the status subresource. On a conflict it re-reads the
-// object: only the operator writes this status, so what it computed still holds.
-func (r *Reconciler) writeStatus(ctx context.Context, ssa *v1beta2.ScheduledSparkApplication, status v1beta2.ScheduledSparkApplicationStatus) error {
-	if equality.Semantic.DeepEqual(ssa.Status, status) {
-		return nil
+// lastRunCurrent reports whether the API server's status.lastRun is still the one ssa was
+// read with, that is, whether the run ssa takes for due has not been started already.
+func (r *Reconciler) lastRunCurrent(ctx context.Context, ssa *v1beta2.ScheduledSparkApplication) (bool, error) {
+	latest := &v1beta2.ScheduledSparkApplication{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(ssa), latest); err != nil {
+		return false, err
 	}
-	latest := ssa.DeepCopy()
+	return latest.UID == ssa.UID && latest.Status.LastRun.Equal(&ssa.Status.LastRun), nil
+}
+
+// writeStatus applies mutate to the status of the latest object, read from the API server,
+// and stores it through the status subresource; a conflict starts over with a fresh read. The
+// new status is always computed from the object it is written to, so a decision taken on a
+// stale read cannot put back what a later write replaced: mutate only moves lastRun forward.
+// It reports whether anything changed.
+func (r *Reconciler) writeStatus(ctx context.Context, ssa *v1beta2.ScheduledSparkApplication,
+	mutate func(*v1beta2.ScheduledSparkApplicationStatus)) (bool, error) {
+	cached := ssa.Status.DeepCopy()
+	mutate(cached)
+	if equality.Semantic.DeepEqual(ssa.Status, *cached) {
+		// Nothing to write as far as this reconcile knows, so no read either; a write it
+		// has not seen yet brings another reconcile.
+		return false, nil
+	}
+	changed := false
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(ssa), latest); err != nil {
+		latest := &v1beta2.ScheduledSparkApplication{}
+		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(ssa), latest); err != nil {
 			return err
 		}
-		if equality.Semantic.DeepEqual(latest.Status, status) {
+		if latest.UID != ssa.UID {
+			return apierrors.NewNotFound(v1beta2.GroupVersion.WithResource("scheduledsparkapplications").GroupResource(), ssa.Name)
+		}
+		before := latest.Status.DeepCopy()
+		mutate(&latest.Status)
+		if equality.Semantic.DeepEqual(*before, latest.Status) {
+			changed = false
 			return nil
 		}
-		latest.Status = status
+		changed = true
 		return r.Client.Status().Update(ctx, latest)
 	})
 	if client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("updating status: %w", err)
+		return false, fmt.Errorf("updating status: %w", err)
 	}
-	return nil
+	return changed && err == nil, nil
 }

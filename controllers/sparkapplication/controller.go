@@ -27,6 +27,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -56,6 +57,9 @@ type Options struct {
 	// QueuedRetryInterval is how soon an application held back by its batch scheduler is
 	// offered to it again. Default 10s.
 	QueuedRetryInterval time.Duration
+	// UnschedulableTimeout, when positive, fails a run whose driver pod the scheduler has
+	// been unable to place for that long. Zero (the default) waits for as long as it takes.
+	UnschedulableTimeout time.Duration
 }
 
 func (o *Options) setDefaults() {
@@ -133,7 +137,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return b.
 		Named("sparkapplication").
-		For(&v1beta2.SparkApplication{}).
+		For(&v1beta2.SparkApplication{}, builder.WithPredicates(predicate.Funcs{
+			// On start every application arrives as a create; a finished one with nothing
+			// left to do stays out of the queue, so the applications that are waiting for
+			// submission never wait behind thousands of finished ones.
+			CreateFunc: func(e ctrlevent.CreateEvent) bool {
+				app, ok := e.Object.(*v1beta2.SparkApplication)
+				return !ok || !settled(app)
+			},
+		})).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToApp), builder.WithPredicates(launched)).
 		Complete(r)
 }
@@ -152,6 +164,17 @@ func (r *Reconciler) setDefaults() {
 	if r.APIReader == nil {
 		r.APIReader = r.Client
 	}
+}
+
+// settled reports whether no reconcile has anything to do for app until it changes: it has
+// finished, has no time to live to enforce, and its spec is the one it ran (an edit asks for a
+// rerun). Its update events still reach the controller.
+func settled(app *v1beta2.SparkApplication) bool {
+	if !app.IsFinished() || app.Spec.TimeToLiveSeconds != nil || !app.DeletionTimestamp.IsZero() {
+		return false
+	}
+	hash := app.Status.LastSubmittedSpecHash
+	return hash == "" || hash == specHash(&app.Spec)
 }
 
 // podToApp maps a pod the operator launched to its application.
@@ -191,6 +214,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	syncConditions(&s.app.Status, s.now)
+	if statusEqual(&s.app.Status, &app.Status) {
+		// Nothing to write, so nothing to read from the API server either: a step that
+		// changes nothing costs only cache reads.
+		r.afterWrite(ctx, s, app)
+		return ctrl.Result{RequeueAfter: s.requeueAfter}, nil
+	}
 
 	written, err := r.updateStatus(ctx, req.NamespacedName, func(latest *v1beta2.SparkApplication) error {
 		if latest.UID != app.UID {
@@ -302,7 +331,9 @@ func (r *Reconciler) observe(ctx context.Context, app *v1beta2.SparkApplication)
 	case pod.Labels[v1beta2.LabelAppName] == app.Name:
 		s.staleDriver = pod
 	}
-	if app.Status.SubmissionID != "" {
+	if app.Status.SubmissionID != "" && !app.IsFinished() {
+		// A finished run's executors no longer matter, and listing them scans the
+		// namespace's cached pods.
 		pods := &corev1.PodList{}
 		if err := r.Client.List(ctx, pods, client.InNamespace(app.Namespace), client.MatchingLabels{
 			v1beta2.LabelAppName:      app.Name,

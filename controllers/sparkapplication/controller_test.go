@@ -101,7 +101,8 @@ func driverPod(app *v1beta2.SparkApplication, name, submissionID, appID string) 
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1beta2.GroupVersion.String(), Kind: "SparkApplication",
 				Name: app.Name, UID: app.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
 		},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: v1beta2.SparkDriverContainerName, Image: "spark:test"}}},
+		Spec: corev1.PodSpec{NodeSelector: app.Spec.Driver.NodeSelector,
+			Containers: []corev1.Container{{Name: v1beta2.SparkDriverContainerName, Image: "spark:test"}}},
 	}
 }
 
@@ -128,6 +129,12 @@ func executorPod(driver *corev1.Pod, id int, submissionID string, annotations ma
 // startManager runs the controller for the given namespaces until the test ends, with the
 // pod cache restricted to what the operator launched, as the operator's is.
 func startManager(t *testing.T, namespaces []string, sub *fakeSubmitter, opts Options) {
+	t.Helper()
+	startManagerWith(t, namespaces, sub, opts, nil)
+}
+
+// startManagerWith is startManager with a chance to change the reconciler before it starts.
+func startManagerWith(t *testing.T, namespaces []string, sub *fakeSubmitter, opts Options, change func(*Reconciler)) {
 	t.Helper()
 	nsConfig := map[string]cache.Config{}
 	for _, ns := range namespaces {
@@ -157,6 +164,9 @@ func startManager(t *testing.T, namespaces []string, sub *fakeSubmitter, opts Op
 		DefaultMode: submission.ModeNative,
 		Schedulers:  scheduler.NewRegistry(sub.gate),
 		Options:     opts,
+	}
+	if change != nil {
+		change(r)
 	}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)

@@ -98,6 +98,34 @@ func driverFailureMessage(pod *corev1.Pod) string {
 	return msg
 }
 
+// unschedulable returns the scheduler's PodScheduled=False condition of a pending pod, which
+// says why no node can take it, or nil while the pod is placed or not yet looked at.
+func unschedulable(pod *corev1.Pod) *corev1.PodCondition {
+	if pod == nil || pod.Spec.NodeName != "" {
+		return nil
+	}
+	for i := range pod.Status.Conditions {
+		c := &pod.Status.Conditions[i]
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			return c
+		}
+	}
+	return nil
+}
+
+// unschedulableMessage is how the application's status and events say that its driver cannot
+// be placed, in the scheduler's words.
+func unschedulableMessage(pod *corev1.Pod, c *corev1.PodCondition) string {
+	msg := fmt.Sprintf("driver pod %s cannot be scheduled", pod.Name)
+	if c.Reason != "" {
+		msg += " (" + c.Reason + ")"
+	}
+	if m := strings.TrimSpace(c.Message); m != "" {
+		msg += ": " + m
+	}
+	return msg
+}
+
 // sparkAppID is the Spark application ID that Spark puts on its pods.
 func sparkAppID(pod *corev1.Pod) string {
 	if pod == nil {

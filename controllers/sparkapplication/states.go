@@ -37,7 +37,9 @@ import (
 //	                submission recorded                  → (enqueue; the pool writes SUBMITTED
 //	                                                       or SUBMISSION_FAILED)
 //	SUBMITTED, RUNNING, UNKNOWN: the driver pod's phase decides
-//	                Pending → SUBMITTED, Running → RUNNING [DriverRunning],
+//	                Pending → SUBMITTED, with the scheduler's reason if it cannot place the
+//	                driver [DriverUnschedulable]; after UnschedulableTimeout → FAILING
+//	                [DriverUnschedulable] (driver deleted); Running → RUNNING [DriverRunning],
 //	                Succeeded → SUCCEEDING [DriverCompleted], Failed → FAILING [DriverFailed],
 //	                Unknown → UNKNOWN, missing after DriverPodGracePeriod → FAILING
 //	SUCCEEDING      restart policy Always                → PENDING_RERUN, else COMPLETED
@@ -229,9 +231,7 @@ func (s *step) followDriver(ctx context.Context) error {
 	}
 	switch ds {
 	case v1beta2.DriverStatePending:
-		if s.from == v1beta2.ApplicationStateUnknown {
-			s.moveTo(v1beta2.ApplicationStateSubmitted, "")
-		}
+		return s.driverPending(ctx, driver)
 	case v1beta2.DriverStateRunning:
 		if s.from != v1beta2.ApplicationStateRunning {
 			s.moveTo(v1beta2.ApplicationStateRunning, "")
@@ -245,6 +245,39 @@ func (s *step) followDriver(ctx context.Context) error {
 		s.warning("DriverFailed", "Monitor", st.AppState.ErrorMessage)
 	default:
 		s.moveTo(v1beta2.ApplicationStateUnknown, fmt.Sprintf("driver pod %s is in phase %q", driver.Name, driver.Status.Phase))
+	}
+	return nil
+}
+
+// driverPending keeps a pending driver SUBMITTED and says in the status, and once in an
+// event, why the scheduler cannot place it. After Options.UnschedulableTimeout (if set) the
+// run fails with that reason; its driver is deleted, so that it cannot start after all once
+// the application is said to have failed.
+func (s *step) driverPending(ctx context.Context, driver *corev1.Pod) error {
+	st := &s.app.Status
+	c := unschedulable(driver)
+	if c == nil {
+		if s.from == v1beta2.ApplicationStateUnknown || st.AppState.ErrorMessage != "" {
+			s.moveTo(v1beta2.ApplicationStateSubmitted, "")
+		}
+		return nil
+	}
+	msg := unschedulableMessage(driver, c)
+	if timeout := s.r.Options.UnschedulableTimeout; timeout > 0 {
+		wait := c.LastTransitionTime.Add(timeout).Sub(s.now)
+		if wait <= 0 {
+			if err := s.deletePod(ctx, driver); err != nil {
+				return err
+			}
+			s.terminate(v1beta2.ApplicationStateFailing, fmt.Sprintf("%s for more than %s", msg, timeout))
+			s.warning("DriverUnschedulable", "Monitor", st.AppState.ErrorMessage)
+			return nil
+		}
+		s.requeue(wait)
+	}
+	if st.AppState.State != v1beta2.ApplicationStateSubmitted || st.AppState.ErrorMessage != msg {
+		s.moveTo(v1beta2.ApplicationStateSubmitted, msg)
+		s.warning("DriverUnschedulable", "Monitor", msg)
 	}
 	return nil
 }

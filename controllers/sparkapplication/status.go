@@ -104,8 +104,12 @@ func conditionsFor(st *v1beta2.SparkApplicationStatus) map[string]*cond {
 		return map[string]*cond{ConditionSubmitted: {metav1.ConditionFalse, "SubmissionFailed", msg},
 			ConditionRunning: notRunning("NotSubmitted"), ConditionQueued: nil}
 	case v1beta2.ApplicationStateSubmitted:
-		return map[string]*cond{ConditionSubmitted: submitted, ConditionRunning: notRunning("DriverPending"),
-			ConditionQueued: nil}
+		pending := notRunning("DriverPending")
+		if msg != "" {
+			// The only message SUBMITTED carries: the scheduler cannot place the driver.
+			pending.reason = "DriverUnschedulable"
+		}
+		return map[string]*cond{ConditionSubmitted: submitted, ConditionRunning: pending, ConditionQueued: nil}
 	case v1beta2.ApplicationStateRunning:
 		return map[string]*cond{ConditionSubmitted: submitted,
 			ConditionRunning: {metav1.ConditionTrue, "DriverRunning", "driver pod " + st.DriverInfo.PodName + " is running"},
