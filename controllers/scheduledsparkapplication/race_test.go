@@ -34,14 +34,17 @@ import (
 	"github.com/sparkop/spark-operator/test/cluster"
 )
 
-// staleCache serves one ScheduledSparkApplication as an older copy of it.
+// staleCache serves one ScheduledSparkApplication as an older copy of it the first time it is
+// read, and the current object after that, as an informer cache catching up does.
 type staleCache struct {
 	client.Client
-	stale *v1beta2.ScheduledSparkApplication
+	stale  *v1beta2.ScheduledSparkApplication
+	served *bool
 }
 
 func (c staleCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if ssa, ok := obj.(*v1beta2.ScheduledSparkApplication); ok && key == client.ObjectKeyFromObject(c.stale) {
+	if ssa, ok := obj.(*v1beta2.ScheduledSparkApplication); ok && key == client.ObjectKeyFromObject(c.stale) && !*c.served {
+		*c.served = true
 		c.stale.DeepCopyInto(ssa)
 		return nil
 	}
@@ -51,7 +54,7 @@ func (c staleCache) Get(ctx context.Context, key client.ObjectKey, obj client.Ob
 // staleReconcile reconciles name once through a cache that still shows stale.
 func (h *harness) staleReconcile(stale *v1beta2.ScheduledSparkApplication) ctrl.Result {
 	h.t.Helper()
-	r := &Reconciler{Client: staleCache{Client: h.c, stale: stale}, APIReader: h.c, Scheme: cluster.Scheme,
+	r := &Reconciler{Client: staleCache{Client: h.c, stale: stale, served: new(bool)}, APIReader: h.c, Scheme: cluster.Scheme,
 		Clock: h.clock, Recorder: h.recorder}
 	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(stale)})
 	if err != nil {

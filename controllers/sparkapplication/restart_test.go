@@ -137,7 +137,7 @@ func TestFinishedApplicationsCostNothingOnStart(t *testing.T) {
 		r.APIReader = reads
 	})
 
-	e.waitState(t, fresh, v1beta2.ApplicationStateSubmitted, 20*time.Second)
+	e.waitState(t, fresh, v1beta2.ApplicationStateRunning, 20*time.Second)
 	e.waitFor(t, edited, 20*time.Second, "a rerun of the edited application", func(a *v1beta2.SparkApplication) bool {
 		return a.Status.SubmissionID != "done-edited" && a.Status.SubmissionID != ""
 	})

@@ -113,6 +113,16 @@ func (o *Operator) Kill() {
 	<-o.exited
 }
 
+// Exited reports whether the operator process has ended, by a signal of the test or on its own.
+func (o *Operator) Exited() bool {
+	select {
+	case <-o.exited:
+		return true
+	default:
+		return false
+	}
+}
+
 // FreePort is a TCP port free on 127.0.0.1 at the time of the call.
 func FreePort(t testing.TB) int {
 	t.Helper()
