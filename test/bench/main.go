@@ -5,12 +5,17 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-// Command bench measures submission speed against the local control plane: it starts the
-// operator in a given submission mode, creates N SparkApplications at an offered rate (or as
-// fast as it can), and times each from its create call to its driver pod appearing in a watch.
-// It prints a table and one machine-readable line per run:
+// Command bench measures the operator against the local control plane. Each --scenario prints
+// a table or a few lines and one machine-readable RESULT line per run.
+//
+// submit (the default) starts the operator in a given submission mode, creates N
+// SparkApplications at an offered rate (or as fast as it can), and times each from its create
+// call to its driver pod appearing in a watch:
 //
 //	RESULT mode=native apps=1000 apps_per_min=… p50_ms=… p99_ms=… rss_mib=…
+//
+// restart and failover (restart.go) time how soon a new application gets its driver after the
+// operator is killed, with N finished applications present.
 //
 // See docs/benchmarks.md for how to run it and the figures measured.
 package main
@@ -64,6 +69,7 @@ type config struct {
 	keep       bool
 	extraArgs  string
 	webhook    bool
+	scenario   string
 }
 
 func main() {
@@ -78,54 +84,86 @@ func main() {
 	flag.BoolVar(&c.keep, "keep", false, "keep the namespace and its applications afterwards")
 	flag.StringVar(&c.extraArgs, "operator-args", "", "extra flags for the operator, space-separated")
 	flag.BoolVar(&c.webhook, "webhook", false, "run the operator with its admission webhooks and report their latency")
+	flag.StringVar(&c.scenario, "scenario", "submit", `what to measure: "submit" (submission speed), "restart" or "failover" `+
+		`(time to a new application's driver after the operator is killed, with --apps finished applications present)`)
 	flag.Parse()
-	if err := run(context.Background(), c); err != nil {
+	scenarios := map[string]func(context.Context, config) error{
+		"submit":   run,
+		"restart":  runRestart,
+		"failover": runFailover,
+	}
+	scenario, ok := scenarios[c.scenario]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "bench: unknown --scenario %q\n", c.scenario)
+		os.Exit(2)
+	}
+	if err := scenario(context.Background(), c); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, c config) error {
+// benchEnv is what every scenario works in: clients of the local cluster and a namespace of
+// its own, removed (and waited for) by cleanup unless --keep.
+type benchEnv struct {
+	cl      client.Client
+	cs      kubernetes.Interface
+	ns      string
+	cleanup func()
+}
+
+func newBenchEnv(ctx context.Context, c config, prefix string) (*benchEnv, error) {
 	if c.apps < 1 {
-		return fmt.Errorf("--apps must be at least 1")
+		return nil, fmt.Errorf("--apps must be at least 1")
 	}
 	if c.kubeconfig == "" {
-		return fmt.Errorf("--kubeconfig (or KUBECONFIG) is required")
+		return nil, fmt.Errorf("--kubeconfig (or KUBECONFIG) is required")
 	}
 	restCfg, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	restCfg.QPS, restCfg.Burst = 2000, 4000
 	cl, err := client.New(restCfg, client.Options{Scheme: cluster.Scheme})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	cs := kubernetes.NewForConfigOrDie(restCfg)
-
-	ns := fmt.Sprintf("bench-%s-%d", strings.ReplaceAll(c.mode, "-", ""), time.Now().Unix())
-	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-		return err
+	e := &benchEnv{cl: cl, cs: kubernetes.NewForConfigOrDie(restCfg), cleanup: func() {}}
+	e.ns = fmt.Sprintf("bench-%s-%d", prefix, time.Now().Unix())
+	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}); err != nil {
+		return nil, err
 	}
 	if !c.keep {
 		// Wait for the namespace to be gone: deleting thousands of objects loads the API
 		// server, and the next run must not measure that.
-		defer func() {
-			nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+		e.cleanup = func() {
+			nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}
 			_ = cl.Delete(context.Background(), nsObj)
-			_ = cl.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-			_ = cl.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+			_ = cl.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: e.ns}})
+			_ = cl.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: e.ns}})
 			_ = wait.PollUntilContextTimeout(context.Background(), time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 				err := cl.Get(ctx, client.ObjectKeyFromObject(nsObj), nsObj)
 				return apierrors.IsNotFound(err), nil
 			})
-		}()
+		}
 	}
-	if err := cl.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "spark"}}); err != nil {
+	if err := cl.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "spark"}}); err != nil {
+		e.cleanup()
+		return nil, err
+	}
+	return e, nil
+}
+
+// run is the submit scenario.
+func run(ctx context.Context, c config) error {
+	e, err := newBenchEnv(ctx, c, strings.ReplaceAll(c.mode, "-", ""))
+	if err != nil {
 		return err
 	}
+	defer e.cleanup()
+	cl, cs, ns := e.cl, e.cs, e.ns
 
-	op, err := startOperator(ctx, c, ns)
+	op, err := startOperator(ctx, c, ns, c.mode, "--kube-api-qps", "1000", "--kube-api-burst", "2000")
 	if err != nil {
 		return err
 	}
@@ -299,6 +337,9 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 type operatorProcess struct {
 	cmd        *exec.Cmd
 	metricsURL string
+	log        string
+	waitOnce   sync.Once
+	exited     chan struct{}
 }
 
 // webhookLatency reads the webhook's own request-duration histogram from the operator's
@@ -348,7 +389,9 @@ func (o *operatorProcess) webhookLatency() (p50, p99 time.Duration, count uint64
 	return quantile(0.5), quantile(0.99), count, nil
 }
 
-func startOperator(ctx context.Context, c config, ns string) (*operatorProcess, error) {
+// startOperator starts the operator on ns with the benchmark's flags, then args, logging to a
+// file named after name.
+func startOperator(ctx context.Context, c config, ns, name string, args ...string) (*operatorProcess, error) {
 	health, err := freePort()
 	if err != nil {
 		return nil, err
@@ -357,12 +400,11 @@ func startOperator(ctx context.Context, c config, ns string) (*operatorProcess, 
 	if err != nil {
 		return nil, err
 	}
-	args := []string{
+	args = append([]string{
 		"--kubeconfig", c.kubeconfig, "--namespaces", ns, "--submission-mode", c.mode,
 		"--metrics-bind-address", "127.0.0.1:" + strconv.Itoa(metrics),
 		"--health-probe-bind-address", "127.0.0.1:" + strconv.Itoa(health),
-		"--kube-api-qps", "1000", "--kube-api-burst", "2000",
-	}
+	}, args...)
 	if c.webhook {
 		port, err := freePort()
 		if err != nil {
@@ -375,7 +417,7 @@ func startOperator(ctx context.Context, c config, ns string) (*operatorProcess, 
 		args = append(args, "--spark-home", c.sparkHome)
 	}
 	args = append(args, strings.Fields(c.extraArgs)...)
-	logPath := filepath.Join(os.TempDir(), "bench-operator-"+c.mode+".log")
+	logPath := filepath.Join(os.TempDir(), "bench-operator-"+name+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -385,7 +427,7 @@ func startOperator(ctx context.Context, c config, ns string) (*operatorProcess, 
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", c.operator, err)
 	}
-	op := &operatorProcess{cmd: cmd, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics)}
+	op := &operatorProcess{cmd: cmd, metricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", metrics), log: logPath}
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/readyz", health))
 		if err != nil {
@@ -401,15 +443,28 @@ func startOperator(ctx context.Context, c config, ns string) (*operatorProcess, 
 	return op, nil
 }
 
+// done is closed once the process has exited.
+func (o *operatorProcess) done() <-chan struct{} {
+	o.waitOnce.Do(func() {
+		o.exited = make(chan struct{})
+		go func() { _ = o.cmd.Wait(); close(o.exited) }()
+	})
+	return o.exited
+}
+
 func (o *operatorProcess) stop() {
 	_ = o.cmd.Process.Signal(os.Interrupt)
-	done := make(chan struct{})
-	go func() { _ = o.cmd.Wait(); close(done) }()
 	select {
-	case <-done:
+	case <-o.done():
 	case <-time.After(15 * time.Second):
-		_ = o.cmd.Process.Kill()
+		o.kill()
 	}
+}
+
+// kill ends the operator as a crash or an OOM kill does: no lease released, nothing flushed.
+func (o *operatorProcess) kill() {
+	_ = o.cmd.Process.Kill()
+	<-o.done()
 }
 
 // settle is how long the benchmark waits after the last driver appears before it reads the

@@ -1,0 +1,261 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package main
+
+// The restart and failover scenarios. --apps finished SparkApplications are made present, an
+// operator runs over them, and is killed (SIGKILL, as a crash or an OOM kill); an application
+// is created at the moment of the kill, and what is timed is how long until its driver pod
+// exists. restart starts a fresh operator at once (no leader election: a restarted single
+// replica); failover has a standby running with leader election, which must first wait out
+// the killed leader's lease.
+//
+//	RESULT scenario=restart finished=10000 driver_after_kill_ms=…
+//	RESULT scenario=failover finished=10000 lease_s=15 driver_after_kill_ms=…
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+)
+
+// leaseDuration is the operator's default --leader-election-lease-duration, which the
+// failover target is stated against.
+const leaseDuration = 15 * time.Second
+
+func runRestart(ctx context.Context, c config) error {
+	e, err := newBenchEnv(ctx, c, "restart")
+	if err != nil {
+		return err
+	}
+	defer e.cleanup()
+	if err := e.finishedApps(ctx, c); err != nil {
+		return err
+	}
+	op, err := startOperator(ctx, c, e.ns, "restart-1")
+	if err != nil {
+		return err
+	}
+	if err := waitIdle(ctx, op); err != nil {
+		op.stop()
+		return err
+	}
+	op.kill()
+	// The kill and the create are the same moment; the operator restarts at once, as the
+	// kubelet restarts a crashed container.
+	elapsed, err := e.timeToDriver(ctx, "after-kill", func() error {
+		next, err := startOperator(ctx, c, e.ns, "restart-2")
+		if err != nil {
+			return err
+		}
+		op = next
+		return nil
+	})
+	defer op.stop() // the restarted one, or the killed one if the restart failed
+	if err != nil {
+		return err
+	}
+	fmt.Printf("restart: a new application's driver %.1f s after the kill, %d finished applications present\n",
+		elapsed.Seconds(), c.apps)
+	fmt.Printf("RESULT scenario=restart finished=%d driver_after_kill_ms=%.0f\n", c.apps, ms(elapsed))
+	return nil
+}
+
+func runFailover(ctx context.Context, c config) error {
+	e, err := newBenchEnv(ctx, c, "failover")
+	if err != nil {
+		return err
+	}
+	defer e.cleanup()
+	if err := e.finishedApps(ctx, c); err != nil {
+		return err
+	}
+	elect := []string{"--leader-elect", "--leader-election-namespace", e.ns, "--leader-election-id", "bench-lock"}
+	leader, err := startOperator(ctx, c, e.ns, "failover-leader", elect...)
+	if err != nil {
+		return err
+	}
+	// The leader holds the lease before the standby starts, so which one leads is known.
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		lease := &coordinationv1.Lease{}
+		err := e.cl.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "bench-lock"}, lease)
+		return err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "", nil
+	}); err != nil {
+		leader.stop()
+		return fmt.Errorf("no leader elected (log: %s): %w", leader.log, err)
+	}
+	standby, err := startOperator(ctx, c, e.ns, "failover-standby", elect...)
+	if err != nil {
+		leader.stop()
+		return err
+	}
+	defer standby.stop()
+	if err := waitIdle(ctx, leader); err != nil {
+		leader.stop()
+		return err
+	}
+	leader.kill()
+	elapsed, err := e.timeToDriver(ctx, "after-failover", func() error { return nil })
+	if err != nil {
+		return fmt.Errorf("%w (standby log: %s)", err, standby.log)
+	}
+	fmt.Printf("failover: a new application's driver %.1f s after the leader was killed (lease %s), %d finished applications present\n",
+		elapsed.Seconds(), leaseDuration, c.apps)
+	fmt.Printf("RESULT scenario=failover finished=%d lease_s=%.0f driver_after_kill_ms=%.0f\n",
+		c.apps, leaseDuration.Seconds(), ms(elapsed))
+	return nil
+}
+
+// finishedApps makes --apps COMPLETED applications present. One application is run to the end
+// by an operator, so that its status is what the operator itself writes; the others get a
+// copy of that status (their specs are the same, so is the hash of the spec the status
+// records), under their own names, written while no operator runs.
+func (e *benchEnv) finishedApps(ctx context.Context, c config) error {
+	op, err := startOperator(ctx, c, e.ns, "seed")
+	if err != nil {
+		return err
+	}
+	seed := finishedApp(e.ns, "seed")
+	err = e.cl.Create(ctx, seed)
+	if err == nil {
+		err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+			err := e.cl.Get(ctx, client.ObjectKeyFromObject(seed), seed)
+			return err == nil && seed.Status.AppState.State == v1beta2.ApplicationStateCompleted, nil
+		})
+	}
+	op.stop()
+	if err != nil {
+		return fmt.Errorf("the seed application did not complete (log: %s): %w", op.log, err)
+	}
+
+	start := time.Now()
+	jobs := make(chan int)
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				app := finishedApp(e.ns, fmt.Sprintf("done-%05d", i))
+				if err := e.cl.Create(ctx, app); err != nil {
+					failed.Add(1)
+					fmt.Fprintln(os.Stderr, "create:", err)
+					continue
+				}
+				app.Status = *seed.Status.DeepCopy()
+				app.Status.SubmissionID = fmt.Sprintf("bench-%05d", i)
+				app.Status.SparkApplicationID = "spark-" + app.Status.SubmissionID
+				app.Status.DriverInfo = v1beta2.DriverInfo{PodName: app.DriverPodName()}
+				if err := e.cl.Status().Update(ctx, app); err != nil {
+					failed.Add(1)
+					fmt.Fprintln(os.Stderr, "status:", err)
+				}
+			}
+		}()
+	}
+	for i := range c.apps - 1 {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if n := failed.Load(); n > 0 {
+		return fmt.Errorf("%d finished applications could not be made", n)
+	}
+	fmt.Printf("%d finished applications present (made in %.0f s)\n", c.apps, time.Since(start).Seconds())
+	return nil
+}
+
+// finishedApp is an application whose driver completes as soon as it runs.
+func finishedApp(ns, name string) *v1beta2.SparkApplication {
+	app := benchApp(ns, 0)
+	app.Name = name
+	app.Spec.Driver.Annotations = map[string]string{"kwok.sparkop.dev/run-seconds": "0"}
+	return app
+}
+
+// waitIdle waits until an operator that just started over the finished applications has
+// started its SparkApplication controller and drained its queue (by its own workqueue
+// metrics), so that the kill finds it in its steady state.
+func waitIdle(ctx context.Context, op *operatorProcess) error {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(context.Context) (bool, error) {
+		resp, err := http.Get(op.metricsURL)
+		if err != nil {
+			return false, nil
+		}
+		defer resp.Body.Close()
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		families, err := parser.TextToMetricFamilies(resp.Body)
+		if err != nil {
+			return false, err
+		}
+		for _, m := range families["workqueue_depth"].GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "name" && l.GetValue() == "sparkapplication" {
+					return m.GetGauge().GetValue() == 0, nil
+				}
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the operator did not become idle (log: %s): %w", op.log, err)
+	}
+	return nil
+}
+
+// timeToDriver creates an application, runs then, and returns how long after the create
+// call the application's driver pod appeared.
+func (e *benchEnv) timeToDriver(ctx context.Context, name string, then func() error) (time.Duration, error) {
+	app := benchApp(e.ns, 0)
+	app.Name = name
+	w, err := e.cs.CoreV1().Pods(e.ns).Watch(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", app.DriverPodName()).String(),
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer w.Stop()
+	t0 := time.Now()
+	if err := e.cl.Create(ctx, app); err != nil {
+		return 0, err
+	}
+	if err := then(); err != nil {
+		return 0, err
+	}
+	timeout := time.After(5 * time.Minute)
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return 0, fmt.Errorf("the watch of %s ended", app.DriverPodName())
+			}
+			if _, isPod := ev.Object.(*corev1.Pod); isPod && ev.Type == watch.Added {
+				return time.Since(t0), nil
+			}
+		case <-timeout:
+			return 0, fmt.Errorf("no driver for %s within 5 minutes of the kill", name)
+		}
+	}
+}
