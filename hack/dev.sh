@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job, behind `make dev`: a local cluster, the operator running against it, and
-# examples/spark-pi.yaml followed until it completes. Everything stays up afterwards.
+# The main job, behind `make dev`: a local cluster, the operator running against it,
+# examples/spark-pi.yaml followed until it completes, and a Spark Connect session
+# (examples/spark-connect.yaml) started and followed until Ready. Everything stays up afterwards.
 #
 #   hack/dev.sh up      start (or reuse) the cluster and the operator, run the example
 #   hack/dev.sh down    stop the operator and the cluster
@@ -87,6 +88,26 @@ follow_app() {
   die "$name did not finish within 180s"
 }
 
+# follow_connect NAME: prints each state the SparkConnect passes through until it is Ready.
+follow_connect() {
+  local name=$1 last="" state deadline=$((SECONDS + 120))
+  while [ $SECONDS -lt $deadline ]; do
+    state=$("$KUBECTL" get sparkconnect "$name" -o jsonpath='{.status.state}' 2>/dev/null || true)
+    if [ "$state" != "$last" ]; then
+      log "$name: ${state:-New}"
+      last=$state
+    fi
+    case $state in
+      Ready) return 0 ;;
+      Failed)
+        "$KUBECTL" get sparkconnect "$name" -o jsonpath='{.status.conditions[0].message}{"\n"}' >&2
+        return 1 ;;
+    esac
+    sleep 0.5
+  done
+  die "$name did not become Ready within 120s"
+}
+
 cmd_up() {
   log "building"
   make -C "$ROOT" --no-print-directory build >&2
@@ -107,6 +128,12 @@ cmd_up() {
   log "created examples/spark-pi.yaml (its driver runs ${RUN_SECONDS}s on the simulated nodes)"
   follow_app spark-pi
   "$KUBECTL" get sparkapplication spark-pi >&2
+
+  # A Spark Connect session; its server runs until deleted.
+  "$KUBECTL" apply -f "$ROOT/examples/spark-connect.yaml" >/dev/null
+  log "applied examples/spark-connect.yaml"
+  follow_connect spark-connect
+  "$KUBECTL" get sparkconnect spark-connect >&2
   cat >&2 <<EOF
 
 The cluster and the operator keep running; stop them with: make dev-down
