@@ -4,7 +4,7 @@ SHELL := /usr/bin/env bash
 
 CONTROLLER_GEN := go tool controller-gen
 CRD_DIR := charts/spark-operator/crds
-GENERATED := $(CRD_DIR) apis/sparkoperator.k8s.io/v1beta2/zz_generated.deepcopy.go apis/sparkoperator.k8s.io/v1alpha1/zz_generated.deepcopy.go
+GENERATED := $(CRD_DIR) apis/sparkoperator.k8s.io/v1beta2/zz_generated.deepcopy.go apis/sparkoperator.k8s.io/v1alpha1/zz_generated.deepcopy.go apis/scheduling.sparkop.dev/v1alpha1/zz_generated.deepcopy.go
 # -count=1: results that depend on the local cluster must never come from the test cache.
 GO_TEST_FLAGS ?= -count=1 -timeout 40m
 
