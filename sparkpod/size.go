@@ -5,7 +5,6 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-
 package sparkpod
 
 import (
@@ -15,29 +14,35 @@ import (
 	"strings"
 )
 
-// sizeUnits are Spark's binary size suffixes in MiB (JavaUtils.byteStringAs): "k", "m", "g",
-// "t", "p", each optionally followed by "b".
-var sizeUnits = map[byte]float64{'k': 1.0 / 1024, 'm': 1, 'g': 1024, 't': 1024 * 1024, 'p': 1024 * 1024 * 1024}
+// sizeShift is log2 of each of Spark's size suffixes in bytes (JavaUtils.byteSuffixes).
+var sizeShift = map[string]uint{
+	"b": 0, "k": 10, "kb": 10, "m": 20, "mb": 20, "g": 30, "gb": 30, "t": 40, "tb": 40, "p": 50, "pb": 50,
+}
 
 // ParseMiB parses a Spark size ("512m", "2g", "1024k", "1t"; MiB when it has no unit) into
-// MiB, rounding a fraction of a MiB up, as Spark does for memory settings. Sizes that do not
-// fit in an int64 of bytes are refused rather than wrapped.
+// MiB as Spark reads memory settings (JavaUtils.byteStringAs with MiB): a whole number with an
+// optional suffix, case-insensitive, converted down to whole MiB. Sizes that do not fit in an
+// int64 of bytes are refused rather than wrapped.
 func ParseMiB(s string) (int64, error) {
 	v := strings.ToLower(strings.TrimSpace(s))
-	v = strings.TrimSuffix(v, "b")
-	mult := 1.0
-	if n := len(v); n > 0 {
-		if m, ok := sizeUnits[v[n-1]]; ok {
-			mult, v = m, v[:n-1]
-		}
+	i := strings.IndexFunc(v, func(r rune) bool { return r < '0' || r > '9' })
+	digits, suffix := v, ""
+	if i >= 0 {
+		digits, suffix = v[:i], v[i:]
 	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
+	shift, ok := sizeShift[suffix]
+	if suffix == "" {
+		shift, ok = 20, true
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || !ok {
 		return 0, fmt.Errorf("%q is not a Spark memory size such as 512m or 2g", s)
 	}
-	mib := math.Ceil(float64(n) * mult)
-	if mib > float64(math.MaxInt64>>20) {
+	if shift > 20 && n > math.MaxInt64>>shift || shift <= 20 && n>>(20-shift) > math.MaxInt64>>20 {
 		return 0, fmt.Errorf("%q is larger than any memory size Kubernetes can express", s)
 	}
-	return int64(mib), nil
+	if shift < 20 {
+		return n >> (20 - shift), nil
+	}
+	return n << (shift - 20), nil
 }

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/submission"
 	"github.com/sparkop/spark-operator/submission/sparkconf"
 )
@@ -250,7 +251,7 @@ func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Optio
 	c[keyBlockManagerPort] = strconv.Itoa(int(blockPort))
 
 	var tmplCM *corev1.ConfigMap
-	if tmpl, err := executorTemplate(app); err != nil {
+	if tmpl, err := executorTemplate(app, attempt.Scheduling.Executor); err != nil {
 		return nil, err
 	} else if tmpl != "" {
 		c[keyExecTemplateFile] = templateMountPath + "/" + templateFileName
@@ -291,6 +292,9 @@ func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Optio
 	if err != nil {
 		return nil, err
 	}
+	// The batch scheduler's settings go on last: they win over the spec's (its scheduler name,
+	// the nodes it reserved).
+	attempt.Scheduling.Driver.Apply(&pod.ObjectMeta, &pod.Spec)
 
 	svcLabels := map[string]string{v1beta2.SparkAppSelectorLabel: ids.AppID}
 	for k, v := range c.prefixed(prefixDriverSvcLabel) {
@@ -396,7 +400,7 @@ func driverPod(app *v1beta2.SparkApplication, c conf, p driverParams) (*corev1.P
 	}
 
 	// Resources: Spark overrides cpu and memory, keeping whatever else the template asks for.
-	memMiB, err := mebibytes(c.get(keyDriverMemory, v1beta2.DefaultMemory))
+	memMiB, err := sparkpod.ParseMiB(c.get(keyDriverMemory, v1beta2.DefaultMemory))
 	if err != nil {
 		return nil, userError("driver memory: %v", err)
 	}
@@ -646,10 +650,11 @@ func mounted(ps *corev1.PodSpec, d *v1beta2.SparkPodSpec, volume string) bool {
 }
 
 // executorTemplate renders the executor pod template as YAML, or "" when executors need
-// nothing beyond what Spark properties say (then spark-submit would mount no template).
-func executorTemplate(app *v1beta2.SparkApplication) (string, error) {
+// nothing beyond what Spark properties say (then spark-submit would mount no template). A
+// batch scheduler's settings (sched) are laid over it.
+func executorTemplate(app *v1beta2.SparkApplication, sched sparkpod.Scheduling) (string, error) {
 	e := &app.Spec.Executor.SparkPodSpec
-	if !needsTemplate(app) {
+	if !needsTemplate(app) && sched.IsZero() {
 		return "", nil
 	}
 	pod := corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}}
@@ -674,6 +679,7 @@ func executorTemplate(app *v1beta2.SparkApplication) (string, error) {
 		return "", userError("%v", err)
 	}
 	customise(&pod.Spec, idx, e, &app.Spec, sparkconf.MetricsPort(app, sparkconf.Executor), skip)
+	sched.Apply(&pod.ObjectMeta, &pod.Spec)
 	out, err := yaml.Marshal(&pod)
 	if err != nil {
 		return "", fmt.Errorf("rendering executor pod template: %w", err)
@@ -695,7 +701,7 @@ func needsTemplate(app *v1beta2.SparkApplication) bool {
 
 func driverOverhead(c conf, memMiB int64) (int64, error) {
 	if v, ok := c[keyDriverOverhead]; ok {
-		n, err := mebibytes(v)
+		n, err := sparkpod.ParseMiB(v)
 		if err != nil {
 			return 0, userError("driver memory overhead: %v", err)
 		}
@@ -708,7 +714,7 @@ func driverOverhead(c conf, memMiB int64) (int64, error) {
 	}
 	floor := int64(minOverheadMiB)
 	if v, ok := c[keyDriverMinOverhead]; ok {
-		if floor, err = mebibytes(v); err != nil {
+		if floor, err = sparkpod.ParseMiB(v); err != nil {
 			return 0, userError("driver minimum memory overhead: %v", err)
 		}
 	}

@@ -353,23 +353,6 @@ func TestPropertiesRoundTrip(t *testing.T) {
 	}
 }
 
-func TestMebibytes(t *testing.T) {
-	tests := []struct {
-		in   string
-		want int64
-		err  bool
-	}{
-		{"512m", 512, false}, {"1g", 1024, false}, {"2G", 2048, false}, {"1024k", 1, false},
-		{"384", 384, false}, {"1t", 1 << 20, false}, {"", 0, true}, {"m", 0, true}, {"1q", 0, true},
-	}
-	for _, tt := range tests {
-		got, err := mebibytes(tt.in)
-		if (err != nil) != tt.err || got != tt.want {
-			t.Errorf("mebibytes(%q) = %d, %v; want %d, error %v", tt.in, got, err, tt.want, tt.err)
-		}
-	}
-}
-
 // TestBuildLikeSparkSubmitTemplates covers what the equivalence test (test/equivalence) found
 // native submission doing differently from spark-submit: the dedicated spec fields come first
 // in the driver pod (spark-submit gets them from the pod template, which Spark adds to);

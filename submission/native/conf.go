@@ -140,44 +140,6 @@ func submitConf(app *v1beta2.SparkApplication, attempt submission.Attempt, maste
 	return c, nil
 }
 
-// mebibytes parses a size in Spark's notation ("512m", "2g", "1024k"); a bare number is in
-// MiB, as Spark reads spark.driver.memory and spark.driver.memoryOverhead.
-func mebibytes(s string) (int64, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	i := 0
-	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
-		i++
-	}
-	if i == 0 {
-		return 0, fmt.Errorf("invalid size %q: want a number with an optional unit such as 512m or 2g", s)
-	}
-	n, err := strconv.ParseInt(t[:i], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("invalid size %q: %v", s, err)
-	}
-	var shift uint // log2 of the unit in bytes, relative to MiB below
-	switch t[i:] {
-	case "", "m", "mb":
-		return n, nil
-	case "b":
-		return n >> 20, nil
-	case "k", "kb":
-		return n >> 10, nil
-	case "g", "gb":
-		shift = 10
-	case "t", "tb":
-		shift = 20
-	case "p", "pb":
-		shift = 30
-	default:
-		return 0, fmt.Errorf("invalid size %q: unknown unit %q", s, t[i:])
-	}
-	if n > (1<<62)>>shift {
-		return 0, fmt.Errorf("invalid size %q: too large", s)
-	}
-	return n << shift, nil
-}
-
 // javaDate formats t as java.util.Date#toString does, for the comment that
 // java.util.Properties#store writes.
 func javaDate(t time.Time) string {

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/submission"
 )
 
@@ -469,7 +470,7 @@ func TestPodTemplates(t *testing.T) {
 	app.Spec.Executor.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{}}
 	before := app.DeepCopy()
 
-	driver, executor, err := PodTemplates(app)
+	driver, executor, err := PodTemplates(app, sparkpod.RoleScheduling{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -575,7 +576,7 @@ func TestPodTemplatesErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			app := baseApp()
 			tt.mutate(app)
-			if _, _, err := PodTemplates(app); err == nil || !strings.Contains(err.Error(), tt.want) {
+			if _, _, err := PodTemplates(app, sparkpod.RoleScheduling{}); err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("PodTemplates error = %v, want one containing %q", err, tt.want)
 			}
 		})

@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/submission"
 )
 
@@ -85,7 +86,7 @@ func (s *Submitter) Submit(ctx context.Context, app *v1beta2.SparkApplication, a
 	}
 	defer os.RemoveAll(dir)
 
-	opts, err := writeFiles(dir, app)
+	opts, err := writeFiles(dir, app, attempt.Scheduling)
 	if err != nil {
 		return submission.Result{}, err
 	}
@@ -171,8 +172,8 @@ func (s *Submitter) awaitDriver(ctx context.Context, namespace string, attempt s
 }
 
 // writeFiles puts the pod templates and a quiet log4j configuration into dir.
-func writeFiles(dir string, app *v1beta2.SparkApplication) (Options, error) {
-	driver, executor, err := PodTemplates(app)
+func writeFiles(dir string, app *v1beta2.SparkApplication, sched sparkpod.RoleScheduling) (Options, error) {
+	driver, executor, err := PodTemplates(app, sched)
 	if err != nil {
 		return Options{}, &submission.Error{Message: err.Error()}
 	}

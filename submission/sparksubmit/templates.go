@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/submission/sparkconf"
 )
 
@@ -33,8 +34,9 @@ const (
 // base; the dedicated spec fields are laid over them. The driver template is owned by the
 // SparkApplication, which Spark copies to the driver pod, so that deleting the application
 // garbage-collects the driver (and, through Spark's own owner references, everything else).
-// app must carry its UID (be read from the API server).
-func PodTemplates(app *v1beta2.SparkApplication) (driver, executor *corev1.Pod, err error) {
+// A batch scheduler's pod settings (sched) are laid over both, so every pod carries them from
+// its creation. app must carry its UID (be read from the API server).
+func PodTemplates(app *v1beta2.SparkApplication, sched sparkpod.RoleScheduling) (driver, executor *corev1.Pod, err error) {
 	if app == nil {
 		return nil, nil, errors.New("no SparkApplication given")
 	}
@@ -61,6 +63,8 @@ func PodTemplates(app *v1beta2.SparkApplication) (driver, executor *corev1.Pod, 
 		return r.UID == app.UID || (r.Controller != nil && *r.Controller)
 	})
 	driver.OwnerReferences = append(driver.OwnerReferences, ref)
+	sched.Driver.Apply(&driver.ObjectMeta, &driver.Spec)
+	sched.Executor.Apply(&executor.ObjectMeta, &executor.Spec)
 	return driver, executor, nil
 }
 

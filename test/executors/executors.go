@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -28,6 +29,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
@@ -70,6 +72,41 @@ type Options struct {
 	// PodNamePrefix is spark.kubernetes.executor.podNamePrefix (a SparkConnect server sets it
 	// to the SparkConnect's name); empty means the prefix Spark derives (PodNamePrefix).
 	PodNamePrefix string
+	// Template is the executor pod template the driver was given (see TemplateOf); when set,
+	// executors are built on it as Spark builds them: its metadata and spec are the base, its
+	// executor container (by name, else its first) gets Spark's settings.
+	Template *corev1.Pod
+}
+
+// Where Spark mounts the executor pod template into the driver (both submitters).
+const templateVolume = "pod-template-volume"
+
+// TemplateOf reads the executor pod template mounted into driver from its ConfigMap; nil when
+// the driver has none.
+func TemplateOf(ctx context.Context, c client.Reader, driver *corev1.Pod) (*corev1.Pod, error) {
+	for _, v := range driver.Spec.Volumes {
+		if v.Name != templateVolume || v.ConfigMap == nil {
+			continue
+		}
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: driver.Namespace, Name: v.ConfigMap.Name}, cm); err != nil {
+			return nil, fmt.Errorf("reading executor pod template of driver %s/%s: %w", driver.Namespace, driver.Name, err)
+		}
+		key := ""
+		for _, item := range v.ConfigMap.Items {
+			key = item.Key
+		}
+		data, ok := cm.Data[key]
+		if !ok {
+			return nil, fmt.Errorf("ConfigMap %s/%s has no key %q", cm.Namespace, cm.Name, key)
+		}
+		pod := &corev1.Pod{}
+		if err := yaml.Unmarshal([]byte(data), pod); err != nil {
+			return nil, fmt.Errorf("decoding executor pod template of driver %s/%s: %w", driver.Namespace, driver.Name, err)
+		}
+		return pod, nil
+	}
+	return nil, nil
 }
 
 // PodNamePrefix is the executor pod name prefix Spark would choose for the application of
@@ -155,51 +192,65 @@ func Build(driver *corev1.Pod, id int, opts Options) (*corev1.Pod, error) {
 	memory := fmt.Sprintf("%dm", memMiB)
 	cpu := resource.NewQuantity(int64(cores), resource.DecimalSI)
 	mem := resource.NewQuantity(podMiB*1024*1024, resource.BinarySI)
+	pod := &corev1.Pod{}
+	if opts.Template != nil {
+		t := opts.Template.DeepCopy()
+		pod.ObjectMeta, pod.Spec = metav1.ObjectMeta{Labels: t.Labels, Annotations: t.Annotations, OwnerReferences: t.OwnerReferences}, t.Spec
+	}
+	pod.Name, pod.Namespace = name, driver.Namespace
+	pod.Labels = merged(pod.Labels, labels)
+	pod.Annotations = merged(pod.Annotations, opts.Annotations)
+	pod.OwnerReferences = append(pod.OwnerReferences, metav1.OwnerReference{
+		APIVersion: "v1", Kind: "Pod", Name: driver.Name, UID: driver.UID,
+		Controller: &yes,
+	})
+	pod.Spec.Hostname = name
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	if pod.Spec.SchedulerName == "" {
+		pod.Spec.SchedulerName = driver.Spec.SchedulerName
+	}
+	pod.Spec.NodeSelector = merged(pod.Spec.NodeSelector, driver.Spec.NodeSelector)
+	idx := slices.IndexFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == v1beta2.SparkExecutorContainerName })
+	if idx < 0 && len(pod.Spec.Containers) > 0 {
+		idx = 0
+	}
+	if idx < 0 {
+		pod.Spec.Containers = []corev1.Container{{}}
+		idx = 0
+	}
+	c := &pod.Spec.Containers[idx]
+	c.Name = v1beta2.SparkExecutorContainerName
+	c.Image = image
+	c.Args = append(c.Args, "executor")
+	c.Ports = append(c.Ports, corev1.ContainerPort{Name: "blockmanager", ContainerPort: 7079, Protocol: corev1.ProtocolTCP})
+	c.Env = append(c.Env,
+		corev1.EnvVar{Name: "SPARK_USER", Value: "spark"},
+		corev1.EnvVar{Name: "SPARK_DRIVER_URL", Value: fmt.Sprintf("spark://CoarseGrainedScheduler@%s:%d", driverHost, driverPort)},
+		corev1.EnvVar{Name: "SPARK_EXECUTOR_CORES", Value: strconv.Itoa(cores)},
+		corev1.EnvVar{Name: "SPARK_EXECUTOR_MEMORY", Value: memory},
+		corev1.EnvVar{Name: "SPARK_APPLICATION_ID", Value: appID},
+		corev1.EnvVar{Name: "SPARK_CONF_DIR", Value: "/opt/spark/conf"},
+		corev1.EnvVar{Name: "SPARK_EXECUTOR_ID", Value: strconv.Itoa(id)},
+		corev1.EnvVar{Name: "SPARK_RESOURCE_PROFILE_ID", Value: "0"},
+		corev1.EnvVar{Name: "SPARK_EXECUTOR_POD_IP", ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"},
+		}},
+		corev1.EnvVar{Name: "SPARK_EXECUTOR_POD_NAME", ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"},
+		}},
+	)
+	// Spark sets cpu and memory and keeps whatever else the template asks for.
+	c.Resources.Requests = merged(c.Resources.Requests, corev1.ResourceList{corev1.ResourceCPU: *cpu, corev1.ResourceMemory: *mem})
+	c.Resources.Limits = merged(c.Resources.Limits, corev1.ResourceList{corev1.ResourceMemory: *mem})
+	return pod, nil
+}
 
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        name,
-			Namespace:   driver.Namespace,
-			Labels:      labels,
-			Annotations: maps.Clone(opts.Annotations),
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "v1", Kind: "Pod", Name: driver.Name, UID: driver.UID,
-				Controller: &yes,
-			}},
-		},
-		Spec: corev1.PodSpec{
-			Hostname:      name,
-			RestartPolicy: corev1.RestartPolicyNever,
-			SchedulerName: driver.Spec.SchedulerName,
-			NodeSelector:  maps.Clone(driver.Spec.NodeSelector),
-			Containers: []corev1.Container{{
-				Name:  v1beta2.SparkExecutorContainerName,
-				Image: image,
-				Args:  []string{"executor"},
-				Ports: []corev1.ContainerPort{{Name: "blockmanager", ContainerPort: 7079, Protocol: corev1.ProtocolTCP}},
-				Env: []corev1.EnvVar{
-					{Name: "SPARK_USER", Value: "spark"},
-					{Name: "SPARK_DRIVER_URL", Value: fmt.Sprintf("spark://CoarseGrainedScheduler@%s:%d", driverHost, driverPort)},
-					{Name: "SPARK_EXECUTOR_CORES", Value: strconv.Itoa(cores)},
-					{Name: "SPARK_EXECUTOR_MEMORY", Value: memory},
-					{Name: "SPARK_APPLICATION_ID", Value: appID},
-					{Name: "SPARK_CONF_DIR", Value: "/opt/spark/conf"},
-					{Name: "SPARK_EXECUTOR_ID", Value: strconv.Itoa(id)},
-					{Name: "SPARK_RESOURCE_PROFILE_ID", Value: "0"},
-					{Name: "SPARK_EXECUTOR_POD_IP", ValueFrom: &corev1.EnvVarSource{
-						FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"},
-					}},
-					{Name: "SPARK_EXECUTOR_POD_NAME", ValueFrom: &corev1.EnvVarSource{
-						FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"},
-					}},
-				},
-				Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: *cpu, corev1.ResourceMemory: *mem},
-					Limits:   corev1.ResourceList{corev1.ResourceMemory: *mem},
-				},
-			}},
-		},
-	}, nil
+func merged[M ~map[K]V, K comparable, V any](dst, src M) M {
+	if dst == nil && len(src) > 0 {
+		dst = make(M, len(src))
+	}
+	maps.Copy(dst, src)
+	return dst
 }
 
 // Create creates count executors of driver's application with IDs from opts.FirstID, owned

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/submission"
 	"github.com/sparkop/spark-operator/submission/native"
 	"github.com/sparkop/spark-operator/submission/sparksubmit"
@@ -362,7 +363,7 @@ func TestSubmitterPodsUnchanged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	driver, executor, err := sparksubmit.PodTemplates(app)
+	driver, executor, err := sparksubmit.PodTemplates(app, sparkpod.RoleScheduling{})
 	if err != nil {
 		t.Fatal(err)
 	}
