@@ -26,6 +26,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/submission/sparkconf"
 	"github.com/sparkop/spark-operator/webhook/podmutator"
 )
@@ -277,55 +278,37 @@ func ServerService(conn *v1alpha1.SparkConnect) *corev1.Service {
 	return svc
 }
 
-// Demand is what a session needs admitted at once, for a batch scheduler treating it as a gang:
-// the server pod, and the executor template with the number of executors the server starts
-// with. It is the seam for the batch-scheduler plug-in point; nothing calls it yet.
-type Demand struct {
-	Server           *corev1.Pod
-	ExecutorTemplate *corev1.PodTemplateSpec // may be nil: Spark's defaults
-	ExecutorCores    int32                   // spark.executor.cores (1 when unset)
-	ExecutorMemory   string                  // spark.executor.memory ("1g" when unset)
-	InitialExecutors int32
-}
-
-// SessionDemand returns the Demand of conn.
-func SessionDemand(conn *v1alpha1.SparkConnect) (*Demand, error) {
+// SessionDemand is what a session asks the cluster for, as a gang: the server (in the driver's
+// place) and the executors it starts with, in the one demand calculation the batch schedulers
+// read (sparkpod.DemandOf). The server pod is the operator's, built from its template, so when
+// the template gives its containers requests, those are the server's demand. This is the seam
+// for the batch-scheduler plug-in point; nothing admits sessions through it yet.
+func SessionDemand(conn *v1alpha1.SparkConnect) (sparkpod.Demand, error) {
+	d, err := sparkpod.DemandOf(podmutator.ConnectApplication(conn))
+	if err != nil {
+		return d, err
+	}
 	server, err := ServerPod(conn)
 	if err != nil {
-		return nil, err
+		return d, err
 	}
-	d := &Demand{Server: server, ExecutorTemplate: conn.Spec.Executor.Template, ExecutorCores: 1, ExecutorMemory: "1g",
-		InitialExecutors: InitialExecutors(conn)}
-	if c := conn.Spec.Executor.Cores; c != nil {
-		d.ExecutorCores = *c
+	requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
+	for _, c := range server.Spec.Containers {
+		addResources(requests, c.Resources.Requests)
+		addResources(limits, c.Resources.Limits)
 	}
-	if m := conn.Spec.Executor.Memory; m != nil {
-		d.ExecutorMemory = *m
+	if len(requests) > 0 {
+		d.Driver.Requests, d.Driver.Limits = requests, limits
 	}
 	return d, nil
 }
 
-// InitialExecutors is how many executors the server asks for at start: spec.executor.instances
-// (Spark's default 2 when unset), or with dynamic allocation the largest of that,
-// initialExecutors and minExecutors, as Spark computes it.
-func InitialExecutors(conn *v1alpha1.SparkConnect) int32 {
-	n := int32(2)
-	if i := conn.Spec.Executor.Instances; i != nil {
-		n = *i
+func addResources(sum, add corev1.ResourceList) {
+	for name, q := range add {
+		total := sum[name]
+		total.Add(q)
+		sum[name] = total
 	}
-	da := conn.Spec.DynamicAllocation
-	if da == nil || !da.Enabled {
-		return n
-	}
-	if conn.Spec.Executor.Instances == nil {
-		n = 0
-	}
-	for _, v := range []*int32{da.InitialExecutors, da.MinExecutors} {
-		if v != nil && *v > n {
-			n = *v
-		}
-	}
-	return n
 }
 
 func ownerRef(conn *v1alpha1.SparkConnect) metav1.OwnerReference {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
@@ -254,30 +255,55 @@ func TestServerService(t *testing.T) {
 	}
 }
 
-func TestInitialExecutors(t *testing.T) {
+func TestSessionDemand(t *testing.T) {
 	da := func(initial, min *int32) *v1beta2.DynamicAllocation {
 		return &v1beta2.DynamicAllocation{Enabled: true, InitialExecutors: initial, MinExecutors: min}
 	}
+	serverWith := func(cpu, mem string) *corev1.PodTemplateSpec {
+		return &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+			Name: v1beta2.SparkDriverContainerName,
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}},
+		}}}}
+	}
 	tests := []struct {
-		name      string
-		instances *int32
-		da        *v1beta2.DynamicAllocation
-		want      int32
+		name                 string
+		mutate               func(*v1alpha1.SparkConnect)
+		wantExecutors        int32
+		wantServerCPU        string
+		wantServerMem        string
+		wantExecutorMemBytes int64
 	}{
-		{"Spark's default", nil, nil, 2},
-		{"instances", ptr(int32(5)), nil, 5},
-		{"dynamic, nothing set", nil, da(nil, nil), 0},
-		{"dynamic, initial above instances", ptr(int32(1)), da(ptr(int32(3)), nil), 3},
-		{"dynamic, min above initial", nil, da(ptr(int32(1)), ptr(int32(2))), 2},
-		{"dynamic off", ptr(int32(1)), &v1beta2.DynamicAllocation{InitialExecutors: ptr(int32(9))}, 1},
+		{"Spark's defaults", func(*v1alpha1.SparkConnect) {}, 2, "1", "1408Mi", (1024 + 384) << 20},
+		{"instances and sizes", func(c *v1alpha1.SparkConnect) {
+			c.Spec.Executor.Instances, c.Spec.Executor.Memory = ptr(int32(5)), ptr("4g")
+			c.Spec.Server.Cores, c.Spec.Server.Memory = ptr(int32(2)), ptr("2g")
+		}, 5, "2", "2432Mi", (4096 + 409) << 20},
+		{"dynamic, nothing set", func(c *v1alpha1.SparkConnect) { c.Spec.DynamicAllocation = da(nil, nil) }, 0, "1", "1408Mi", (1024 + 384) << 20},
+		{"dynamic, initial above instances", func(c *v1alpha1.SparkConnect) {
+			c.Spec.Executor.Instances, c.Spec.DynamicAllocation = ptr(int32(1)), da(ptr(int32(3)), nil)
+		}, 3, "1", "1408Mi", (1024 + 384) << 20},
+		{"dynamic, min above initial", func(c *v1alpha1.SparkConnect) { c.Spec.DynamicAllocation = da(ptr(int32(1)), ptr(int32(2))) },
+			2, "1", "1408Mi", (1024 + 384) << 20},
+		{"server template requests win", func(c *v1alpha1.SparkConnect) { c.Spec.Server.Template = serverWith("500m", "3Gi") },
+			2, "500m", "3Gi", (1024 + 384) << 20},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			conn := newConnect(func(c *v1alpha1.SparkConnect) {
-				c.Spec.Executor.Instances, c.Spec.DynamicAllocation = tt.instances, tt.da
-			})
-			if got := InitialExecutors(conn); got != tt.want {
-				t.Errorf("InitialExecutors = %d, want %d", got, tt.want)
+			conn := newConnect(tt.mutate)
+			d, err := SessionDemand(conn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Driver.Count != 1 || d.Executor.Count != tt.wantExecutors {
+				t.Errorf("counts: server %d, executors %d; want 1, %d", d.Driver.Count, d.Executor.Count, tt.wantExecutors)
+			}
+			cpu, mem := d.Driver.Requests[corev1.ResourceCPU], d.Driver.Requests[corev1.ResourceMemory]
+			if cpu.Cmp(resource.MustParse(tt.wantServerCPU)) != 0 || mem.Cmp(resource.MustParse(tt.wantServerMem)) != 0 {
+				t.Errorf("server requests cpu %s memory %s, want %s %s", cpu.String(), mem.String(), tt.wantServerCPU, tt.wantServerMem)
+			}
+			if m := d.Executor.Requests[corev1.ResourceMemory]; m.Value() != tt.wantExecutorMemBytes {
+				t.Errorf("executor memory request %s, want %d bytes", m.String(), tt.wantExecutorMemBytes)
 			}
 		})
 	}

@@ -59,13 +59,27 @@ func MutateConnectPod(pod *corev1.Pod, conn *v1alpha1.SparkConnect) error {
 }
 
 // ConnectApplication is conn seen as a SparkApplication: the server as its driver, the pod
-// templates' settings as the driver's and executors' fields. It has no UID, so no owner
-// reference is added on its account (the operator makes the SparkConnect the server's owner).
+// templates' settings as the driver's and executors' fields, the sizes and executor count as
+// Spark reads them for a server (spark.executor.instances unset means 2, or none to start with
+// under dynamic allocation). It has no UID, so no owner reference is added on its account (the
+// operator makes the SparkConnect the server's owner).
 func ConnectApplication(conn *v1alpha1.SparkConnect) *v1beta2.SparkApplication {
 	app := &v1beta2.SparkApplication{}
 	app.Name, app.Namespace = conn.Name, conn.Namespace
 	app.Spec.Image = conn.Spec.Image
 	app.Spec.SparkConf, app.Spec.HadoopConf = conn.Spec.SparkConf, conn.Spec.HadoopConf
+	app.Spec.DynamicAllocation = conn.Spec.DynamicAllocation
+	srv, ex := &conn.Spec.Server, &conn.Spec.Executor
+	app.Spec.Driver.Cores, app.Spec.Driver.Memory = srv.Cores, srv.Memory
+	app.Spec.Executor.Cores, app.Spec.Executor.Memory = ex.Cores, ex.Memory
+	app.Spec.Executor.Instances = ex.Instances
+	if ex.Instances == nil {
+		instances := int32(2)
+		if da := conn.Spec.DynamicAllocation; da != nil && da.Enabled {
+			instances = 0
+		}
+		app.Spec.Executor.Instances = &instances
+	}
 	var volumes []corev1.Volume
 	fromTemplate(&app.Spec.Driver.SparkPodSpec, &volumes, conn.Spec.Server.Template, v1beta2.SparkRoleDriver)
 	fromTemplate(&app.Spec.Executor.SparkPodSpec, &volumes, conn.Spec.Executor.Template, v1beta2.SparkRoleExecutor)
