@@ -25,6 +25,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
 
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/test/cluster"
 	"github.com/sparkop/spark-operator/test/crdpaths"
@@ -213,6 +214,8 @@ func TestExamplesRoundTripThroughGoTypes(t *testing.T) {
 					typed = &v1beta2.SparkApplication{}
 				case "ScheduledSparkApplication":
 					typed = &v1beta2.ScheduledSparkApplication{}
+				case "SparkConnect":
+					typed = &v1alpha1.SparkConnect{}
 				default:
 					t.Skipf("%s is not one of our kinds", kind)
 				}
