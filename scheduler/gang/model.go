@@ -50,6 +50,9 @@ type Queue struct {
 	// NoBorrowing: the queue never uses more than its own quota.
 	NoBorrowing bool
 	// Usage is what the queue's own admitted workloads use (children's are summed by the core).
+	// Schedule does not read it: it sums the admitted workloads of the snapshot itself (so a
+	// runtime need not fill it), and returns each queue's usage after the cycle in
+	// Outcome.Usage.
 	Usage corev1.ResourceList
 }
 
@@ -98,6 +101,9 @@ type Outcome struct {
 	Rejected map[types.NamespacedName]string
 	// Order is, per queue, the waiting workloads in admission order (for Queue status).
 	Order map[string][]types.NamespacedName
+	// Usage is, per queue, what its own admitted workloads request after the cycle (whole
+	// gangs, admissions and preemptions included): the Queue's status.admitted.
+	Usage map[string]corev1.ResourceList
 }
 
 // Admitted is one workload admitted by the cycle, with its reservation.

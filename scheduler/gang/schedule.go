@@ -7,24 +7,318 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 
 package gang
 
-import "k8s.io/apimachinery/pkg/types"
+import (
+	"fmt"
+	"sort"
 
-// Schedule runs one admission cycle over a snapshot. Pure and deterministic.
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+)
+
+// Schedule runs one admission cycle over a snapshot. Pure and deterministic: the same
+// snapshot gives the same outcome, whatever the order of its slices and maps.
 //
-// PLACEHOLDER (gang-core, to be replaced within the hour): every waiting workload is reported
-// as waiting with reason "not scheduled yet"; nothing is admitted.
+// Waiting workloads are considered in order: queue priority (higher first), then application
+// priority (higher first), then creation time (older first), then key. Each is checked, in
+// this order:
+//
+//   - Rejected, and taken out of the order, if it can never be admitted as it is: its gang
+//     needs more of a resource than its queue or an ancestor allows even when idle, or a member
+//     is bigger than every node it may use, or the gang cannot be placed on the cluster even
+//     when every node is empty.
+//   - Behind N applications, if an earlier workload of its queue could not be admitted: the
+//     head of a queue blocks those behind it (with Options.Backfill, see backfill below).
+//   - Over quota, if its queue or an ancestor has no room for the whole gang (see queue).
+//   - No node fits, unless the whole gang can be placed on the nodes' free capacity now,
+//     member by member, driver first (see capacity.place).
+//
+// Otherwise it is admitted: its usage counts against its queues and its placement against the
+// nodes for the rest of the cycle. With Options.Preemption, a queue's head that does not fit
+// may evict admitted workloads (see preempt).
+//
+// Backfill: a workload behind its queue's blocked head H is admitted only if that cannot delay
+// H: it is placed only on nodes no member of H could ever use (H's node selector, affinity
+// and tolerations exclude them, or H's pods are bigger than their allocatable), and H's
+// whole gang still fits its queues' quotas with it admitted. Only the head is protected.
 func Schedule(snap Snapshot, opts Options) Outcome {
-	out := Outcome{
+	c := newCycle(&snap)
+	c.run(opts)
+	return c.out
+}
+
+// cycle is one run of Schedule.
+type cycle struct {
+	res        *resources
+	nodes      []*node
+	live       capacity // the nodes' free capacity now, as the cycle changes it
+	empty      capacity // the nodes' allocatable, for the can-it-ever-fit check
+	queues     map[string]*queue
+	queueNames []string
+	admitted   []*workload // admitted before or during the cycle, preemption candidates
+	waiting    []*workload
+	out        Outcome
+}
+
+// workload is a Workload in a cycle.
+type workload struct {
+	w                *Workload
+	queueName        string
+	queue            *queue
+	driver, executor member
+	need             vec        // the whole gang: Demand.Total()
+	placed           *placement // for admitted workloads, where their members are
+	fresh            bool       // admitted by this cycle: never its victim
+	victim           bool
+}
+
+func (w *workload) key() types.NamespacedName { return w.w.Key }
+
+func newCycle(snap *Snapshot) *cycle {
+	seen := map[corev1.ResourceName]bool{}
+	for i := range snap.Nodes {
+		collectNames(seen, snap.Nodes[i].Allocatable)
+		collectNames(seen, snap.Nodes[i].Used)
+	}
+	for _, q := range snap.Queues {
+		if q != nil {
+			collectNames(seen, q.Quota)
+			collectNames(seen, q.BorrowingLimit)
+		}
+	}
+	for i := range snap.Workloads {
+		collectNames(seen, snap.Workloads[i].Demand.Driver.Requests)
+		collectNames(seen, snap.Workloads[i].Demand.Executor.Requests)
+	}
+	c := &cycle{res: newResources(seen), out: Outcome{
 		Waiting:  map[types.NamespacedName]string{},
 		Rejected: map[types.NamespacedName]string{},
 		Order:    map[string][]types.NamespacedName{},
+		Usage:    map[string]corev1.ResourceList{},
+	}}
+
+	nodes := make([]*Node, len(snap.Nodes))
+	for i := range snap.Nodes {
+		nodes[i] = &snap.Nodes[i]
 	}
-	for _, w := range snap.Workloads {
-		if w.Admission != nil {
+	sort.SliceStable(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	byName := make(map[string]int, len(nodes))
+	for _, n := range nodes {
+		byName[n.Name] = len(c.nodes)
+		c.nodes = append(c.nodes, newNode(n, c.res))
+	}
+	c.live, c.empty = c.liveCapacity(), c.emptyCapacity()
+	c.buildQueues(snap.Queues)
+
+	ws := make([]*Workload, len(snap.Workloads))
+	for i := range snap.Workloads {
+		ws[i] = &snap.Workloads[i]
+	}
+	sort.SliceStable(ws, func(i, j int) bool { return lessKey(ws[i].Key, ws[j].Key) })
+	for i, w := range ws {
+		if i > 0 && ws[i-1].Key == w.Key {
+			continue // one workload per key
+		}
+		c.addWorkload(w, byName)
+	}
+	sort.SliceStable(c.waiting, func(i, j int) bool { return c.before(c.waiting[i], c.waiting[j]) })
+	return c
+}
+
+func (c *cycle) addWorkload(in *Workload, byName map[string]int) {
+	w := &workload{w: in, queueName: in.Queue}
+	if in.Admission != nil && in.Admission.Queue != "" {
+		w.queueName = in.Admission.Queue
+	}
+	if w.queueName == "" {
+		w.queueName = v1alpha1.DefaultQueueName
+	}
+	w.queue = c.queues[w.queueName]
+	w.driver = c.newMember(&in.Demand.Driver)
+	w.driver.count = 1
+	w.executor = c.newMember(&in.Demand.Executor)
+	w.need = c.res.zero()
+	w.need.add(w.driver.req, w.driver.count)
+	w.need.add(w.executor.req, w.executor.count)
+	if in.Admission == nil {
+		c.waiting = append(c.waiting, w)
+		return
+	}
+	p := placement{driver: -1, executors: map[int]int64{}}
+	if i, ok := byName[in.Admission.Driver]; ok {
+		p.driver = i
+	}
+	for name, k := range in.Admission.Executors {
+		if i, ok := byName[name]; ok {
+			p.executors[i] += int64(k)
+		}
+	}
+	w.placed = &p
+	if w.queue != nil {
+		w.queue.charge(w.need, 1)
+	}
+	c.admitted = append(c.admitted, w)
+}
+
+func lessKey(a, b types.NamespacedName) bool {
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	return a.Name < b.Name
+}
+
+// before is the admission order.
+func (c *cycle) before(a, b *workload) bool {
+	if pa, pb := a.queuePriority(), b.queuePriority(); pa != pb {
+		return pa > pb
+	}
+	if a.w.Priority != b.w.Priority {
+		return a.w.Priority > b.w.Priority
+	}
+	if !a.w.Created.Equal(b.w.Created) {
+		return a.w.Created.Before(b.w.Created)
+	}
+	return lessKey(a.key(), b.key())
+}
+
+func (w *workload) queuePriority() int32 {
+	if w.queue == nil {
+		return 0
+	}
+	return w.queue.priority
+}
+
+func (c *cycle) run(opts Options) {
+	for _, w := range c.waiting {
+		if reason := c.rejection(w); reason != "" {
+			c.out.Rejected[w.key()] = reason
 			continue
 		}
-		out.Waiting[w.Key] = "not scheduled yet"
-		out.Order[w.Queue] = append(out.Order[w.Queue], w.Key)
+		q := w.queue
+		if q == nil {
+			c.wait(w, nil, fmt.Sprintf("queue %s does not exist", w.queueName))
+			continue
+		}
+		if q.broken != "" {
+			c.wait(w, q, q.broken)
+			continue
+		}
+		if q.head != nil && !opts.Backfill {
+			c.wait(w, q, c.behind(w, q, ""))
+			continue
+		}
+		var forbidden []bool
+		if q.head != nil {
+			forbidden = c.usableBy(q.head)
+		}
+		p, reason := c.try(w, forbidden)
+		if reason == "" && q.head != nil {
+			if f := c.delaysHead(w, q.head); f != "" {
+				p.release(w, c.live.free)
+				reason = f
+			}
+		}
+		if reason == "" {
+			c.admit(w, p)
+			continue
+		}
+		if q.head != nil {
+			c.wait(w, q, c.behind(w, q, "; cannot go first: "+reason))
+			continue
+		}
+		if opts.Preemption {
+			if p, ok := c.preempt(w); ok {
+				c.admit(w, p)
+				continue
+			}
+		}
+		q.head = w
+		c.wait(w, q, reason)
 	}
-	return out
+	for _, name := range c.queueNames {
+		q := c.queues[name]
+		c.out.Usage[name] = c.res.list(q.own)
+		for _, w := range q.order {
+			c.out.Order[name] = append(c.out.Order[name], w.key())
+		}
+	}
+}
+
+// rejection says why w can never be admitted as it is, or "".
+func (c *cycle) rejection(w *workload) string {
+	if w.queue != nil && w.queue.broken == "" {
+		if f := w.queue.neverInQuota(w.need); f != nil {
+			return c.neverQuotaReason(f)
+		}
+	}
+	if len(c.nodes) == 0 {
+		return "" // no nodes known (yet): nothing to judge by
+	}
+	return c.neverFits(w)
+}
+
+// try checks w's quota and places it on the live nodes (avoiding forbidden ones), taking the
+// capacity; it returns why not otherwise.
+func (c *cycle) try(w *workload, forbidden []bool) (placement, string) {
+	if f := w.queue.overQuota(w.need); f != nil {
+		return placement{}, c.quotaReason(f)
+	}
+	c.live.forbidden = forbidden
+	p, f := c.live.place(w)
+	c.live.forbidden = nil
+	if f != nil {
+		reason := c.fitReason(f)
+		if forbidden != nil {
+			reason += " on nodes the head cannot use"
+		}
+		return placement{}, reason
+	}
+	return p, ""
+}
+
+func (c *cycle) admit(w *workload, p placement) {
+	w.queue.charge(w.need, 1)
+	w.placed, w.fresh = &p, true
+	c.admitted = append(c.admitted, w)
+	c.out.Admitted = append(c.out.Admitted, Admitted{Key: w.key(), Admission: c.admission(w, p)})
+}
+
+func (c *cycle) wait(w *workload, q *queue, reason string) {
+	c.out.Waiting[w.key()] = reason
+	if q == nil {
+		c.out.Order[w.queueName] = append(c.out.Order[w.queueName], w.key())
+		return
+	}
+	q.waiting++
+	q.order = append(q.order, w)
+}
+
+func (c *cycle) behind(w *workload, q *queue, why string) string {
+	return fmt.Sprintf("behind %s in queue %s%s; needs %s",
+		plural(q.waiting, "application", "applications"), q.name, why, c.res.format(w.need))
+}
+
+// usableBy marks the nodes some member of head could use if they were empty: backfill must
+// leave them alone.
+func (c *cycle) usableBy(head *workload) []bool {
+	usable := make([]bool, len(c.nodes))
+	for i := range c.nodes {
+		for _, m := range []*member{&head.driver, &head.executor} {
+			if m.count > 0 && c.empty.usable(m, i) && m.fits(c.nodes[i].alloc, 1) {
+				usable[i] = true
+			}
+		}
+	}
+	return usable
+}
+
+// delaysHead says why admitting w (already charged nowhere) would delay head, or "".
+func (c *cycle) delaysHead(w, head *workload) string {
+	w.queue.charge(w.need, 1)
+	defer w.queue.charge(w.need, -1)
+	if f := head.queue.overQuota(head.need); f != nil {
+		return fmt.Sprintf("it would take quota the head %s needs", head.key())
+	}
+	return ""
 }

@@ -1,0 +1,429 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang_test
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	corev1 "k8s.io/api/core/v1"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/sparkop/spark-operator/scheduler/gang"
+	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
+)
+
+const gpu = corev1.ResourceName("nvidia.com/gpu")
+
+// summary is an Outcome in a form a test table can state: keys by name (all in namespace
+// gangtest.Namespace), admissions as "name: driver-node [node×executors ...]".
+type summary struct {
+	Admitted  []string
+	Preempted []string // "victim by preemptor: reason"
+	Waiting   map[string]string
+	Rejected  map[string]string
+	Order     map[string][]string
+}
+
+func summarize(o gang.Outcome) summary {
+	s := summary{Waiting: map[string]string{}, Rejected: map[string]string{}, Order: map[string][]string{}}
+	for _, a := range o.Admitted {
+		var execs []string
+		for n, k := range a.Admission.Executors {
+			execs = append(execs, fmt.Sprintf("%s×%d", n, k))
+		}
+		sort.Strings(execs)
+		s.Admitted = append(s.Admitted, fmt.Sprintf("%s: %s [%s]", a.Key.Name, a.Admission.Driver, strings.Join(execs, " ")))
+	}
+	for _, p := range o.Preempted {
+		s.Preempted = append(s.Preempted, fmt.Sprintf("%s by %s: %s", p.Key.Name, p.By.Name, p.Reason))
+	}
+	for k, r := range o.Waiting {
+		s.Waiting[k.Name] = r
+	}
+	for k, r := range o.Rejected {
+		s.Rejected[k.Name] = r
+	}
+	for q, keys := range o.Order {
+		for _, k := range keys {
+			s.Order[q] = append(s.Order[q], k.Name)
+		}
+	}
+	return s
+}
+
+type scenario struct {
+	name      string
+	nodes     []*gt.NodeWrapper
+	queues    []*gt.QueueWrapper // default: one queue "default" without quota
+	workloads []*gt.WorkloadWrapper
+	opts      gang.Options
+	want      summary
+}
+
+func (sc scenario) snapshot() gang.Snapshot {
+	snap := gang.Snapshot{Queues: map[string]*gang.Queue{}}
+	for _, n := range sc.nodes {
+		snap.Nodes = append(snap.Nodes, n.Obj())
+	}
+	queues := sc.queues
+	if queues == nil {
+		queues = []*gt.QueueWrapper{gt.MakeQueue("default")}
+	}
+	for _, q := range queues {
+		obj := q.Obj()
+		snap.Queues[obj.Name] = obj
+	}
+	for _, w := range sc.workloads {
+		snap.Workloads = append(snap.Workloads, w.Obj())
+	}
+	return snap
+}
+
+func run(t *testing.T, scenarios []scenario) {
+	t.Helper()
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			got := summarize(gang.Schedule(sc.snapshot(), sc.opts))
+			if diff := cmp.Diff(sc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("outcome (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPlacement(t *testing.T) {
+	run(t, []scenario{{
+		name: "driver and executors go best-fit: tightest node first",
+		nodes: []*gt.NodeWrapper{
+			gt.MakeNode("big").Capacity("16", "64Gi"),
+			gt.MakeNode("small").Capacity("8", "32Gi"),
+		},
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Driver("1", "4Gi").Executors(9, "1", "4Gi")},
+		want:      summary{Admitted: []string{"a: small [big×2 small×7]"}},
+	}, {
+		name: "taints: only tolerating workloads use a NoSchedule or NoExecute node; PreferNoSchedule does not keep anyone off",
+		nodes: []*gt.NodeWrapper{
+			gt.MakeNode("gpu").Taint("dedicated", "gpu", corev1.TaintEffectNoSchedule),
+			gt.MakeNode("evict").Taint("dedicated", "batch", corev1.TaintEffectNoExecute),
+			gt.MakeNode("soft").Capacity("4", "16Gi").Taint("busy", "yes", corev1.TaintEffectPreferNoSchedule),
+		},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("plain").Executors(2, "1", "1Gi"),
+			gt.MakeWorkload("tolerant").Toleration("dedicated", "gpu").Executors(4, "1", "1Gi").Created(time.Second),
+			gt.MakeWorkload("needs-room").Executors(1, "3", "1Gi").Created(2 * time.Second),
+		},
+		want: summary{
+			// soft has 1 cpu left after plain: the tightest fit for tolerant's driver, which
+			// leaves none for needs-room's.
+			Admitted: []string{"plain: soft [soft×2]", "tolerant: soft [gpu×4]"},
+			Waiting:  map[string]string{"needs-room": "no node fits: driver needs 1 cpu, 1Gi; no node has it free"},
+			Order:    map[string][]string{"default": {"needs-room"}},
+		},
+	}, {
+		name: "node selector and required node affinity",
+		nodes: []*gt.NodeWrapper{
+			gt.MakeNode("a1").Label("zone", "a"),
+			gt.MakeNode("b1").Label("zone", "b").Label("disk", "ssd"),
+			gt.MakeNode("c1").Label("zone", "c").Label("disk", "ssd"),
+		},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("selector").NodeSelector("disk", "ssd").NodeSelector("zone", "c").Executors(2, "1", "1Gi"),
+			gt.MakeWorkload("affinity").RequireNodeLabelIn("zone", "b").Executors(2, "1", "1Gi").Created(time.Second),
+			gt.MakeWorkload("nowhere").RequireNodeLabelIn("zone", "z").Queue("other"),
+		},
+		queues: []*gt.QueueWrapper{gt.MakeQueue("default"), gt.MakeQueue("other")},
+		want: summary{
+			Admitted: []string{"selector: c1 [c1×2]", "affinity: b1 [b1×2]"},
+			Waiting:  map[string]string{"nowhere": "no schedulable node matches the driver's node selector, affinity and tolerations"},
+			Order:    map[string][]string{"other": {"nowhere"}},
+		},
+	}, {
+		name: "cordoned nodes take nothing new, and a gang that fits only there waits",
+		nodes: []*gt.NodeWrapper{
+			gt.MakeNode("cordoned").Unschedulable(),
+			gt.MakeNode("open").Capacity("4", "16Gi"),
+		},
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Executors(2, "1", "1Gi"), gt.MakeWorkload("b").Queue("big").Driver("8", "1Gi")},
+		queues:    []*gt.QueueWrapper{gt.MakeQueue("default"), gt.MakeQueue("big")},
+		want: summary{
+			Admitted: []string{"a: open [open×2]"},
+			Waiting:  map[string]string{"b": "no node fits: driver needs 8 cpu, 1Gi; no node has it free"},
+			Order:    map[string][]string{"big": {"b"}},
+		},
+	}, {
+		name: "fragmentation: enough cpu in total, no single node fits the driver",
+		nodes: []*gt.NodeWrapper{
+			gt.MakeNode("n1").Used("13", "8Gi"), gt.MakeNode("n2").Used("13", "8Gi"),
+			gt.MakeNode("n3").Used("13", "8Gi"), gt.MakeNode("n4").Used("13", "8Gi"),
+		},
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Driver("4", "1408Mi")},
+		want: summary{
+			Waiting: map[string]string{"a": "no node fits: driver needs 4 cpu, 1408Mi; no node has it free"},
+			Order:   map[string][]string{"default": {"a"}},
+		},
+	}, {
+		name: "the whole gang or nothing: executors that do not all fit hold the driver back",
+		nodes: []*gt.NodeWrapper{
+			gt.MakeNode("n1").Capacity("8", "16Gi").Used("6", "1Gi"), gt.MakeNode("n2").Capacity("8", "16Gi").Used("6", "1Gi"),
+		},
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Executors(4, "2", "1Gi")},
+		want: summary{
+			Waiting: map[string]string{"a": "no node fits: 4 executors need 2 cpu, 1Gi each; room for 1 of 4 next to the driver"},
+			Order:   map[string][]string{"default": {"a"}},
+		},
+	}, {
+		name: "the driver moves to another node when its best fit leaves no room for the executors",
+		nodes: []*gt.NodeWrapper{
+			gt.MakeNode("n1").Capacity("4", "16Gi"), gt.MakeNode("n2").Capacity("5", "16Gi"),
+		},
+		// Best fit puts the 1-cpu driver on n1 (3 cpu left there, 5 on n2): room for one 4-cpu
+		// executor only. With the driver on n2, both executors fit (one per node).
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Driver("1", "1Gi").Executors(2, "4", "1Gi")},
+		want:      summary{Admitted: []string{"a: n2 [n1×1 n2×1]"}},
+	}, {
+		name: "extended resources: GPU executors only where GPUs are free",
+		nodes: []*gt.NodeWrapper{
+			gt.MakeNode("cpu1"),
+			gt.MakeNode("gpu1").Resource(gpu, "4").UsedResource(gpu, "2"),
+			gt.MakeNode("gpu2").Resource(gpu, "4"),
+		},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("a").Executors(5, "1", "1Gi").ExecutorResource(gpu, "1"),
+			gt.MakeWorkload("b").Executors(2, "1", "1Gi").ExecutorResource(gpu, "1").Created(time.Second),
+		},
+		want: summary{
+			Admitted: []string{"a: cpu1 [gpu1×2 gpu2×3]"},
+			Waiting:  map[string]string{"b": "no node fits: 2 executors need 1 cpu, 1Gi, 1 nvidia.com/gpu each; room for 1 of 2 next to the driver"},
+			Order:    map[string][]string{"default": {"b"}},
+		},
+	}})
+}
+
+func TestRejection(t *testing.T) {
+	run(t, []scenario{{
+		name:  "members bigger than any node they may use, or a gang bigger than the empty cluster, are rejected and do not block the queue",
+		nodes: []*gt.NodeWrapper{gt.MakeNode("n1").Used("15", "1Gi"), gt.MakeNode("n2").Resource(gpu, "1")},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("huge-driver").Driver("1", "100Gi"),
+			gt.MakeWorkload("huge-executor").Executors(1, "32", "1Gi"),
+			gt.MakeWorkload("too-many").Executors(40, "1", "1Gi"),
+			gt.MakeWorkload("too-many-gpus").Executors(2, "1", "1Gi").ExecutorResource(gpu, "1"),
+			gt.MakeWorkload("bad-affinity").RequireNode(corev1.NodeSelectorRequirement{Key: "zone", Operator: corev1.NodeSelectorOpGt, Values: []string{"x"}}),
+			gt.MakeWorkload("fits").Executors(2, "1", "1Gi").Created(time.Hour),
+		},
+		want: summary{
+			Admitted: []string{"fits: n1 [n2×2]"}, // n1's last free cpu is the tightest fit for the driver
+			Rejected: map[string]string{
+				"huge-driver":   "the driver needs 1 cpu, 100Gi: more than any matching node's allocatable",
+				"huge-executor": "each executor needs 32 cpu, 1Gi: more than any matching node's allocatable",
+				"too-many":      "the gang (driver 1 cpu, 1Gi, 40 executors of 1 cpu, 1Gi) does not fit on the whole cluster even when empty: room for 31 executors",
+				"too-many-gpus": "the gang (driver 1 cpu, 1Gi, 2 executors of 1 cpu, 1Gi, 1 nvidia.com/gpu) does not fit on the whole cluster even when empty: room for 1 executor",
+				"bad-affinity":  `the driver's required node affinity is invalid: nodeSelectorTerms[0].matchExpressions[0].values[0]: Invalid value: "x": for 'Gt', 'Lt' operators, the value must be an integer`,
+			},
+		},
+	}, {
+		name:      "no nodes known: nothing is rejected for size",
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Driver("100", "1Ti")},
+		want: summary{
+			Waiting: map[string]string{"a": "no schedulable node matches the driver's node selector, affinity and tolerations"},
+			Order:   map[string][]string{"default": {"a"}},
+		},
+	}})
+}
+
+func TestQuota(t *testing.T) {
+	org := func() []*gt.QueueWrapper {
+		return []*gt.QueueWrapper{
+			gt.MakeQueue("org").Quota("cpu", "10"),
+			gt.MakeQueue("a").Parent("org").Quota("cpu", "4"),
+			gt.MakeQueue("b").Parent("org").Quota("cpu", "6"),
+		}
+	}
+	nodes := []*gt.NodeWrapper{gt.MakeNode("n1"), gt.MakeNode("n2")}
+	run(t, []scenario{{
+		name:   "a queue admits the whole gang only within its quota",
+		nodes:  nodes,
+		queues: []*gt.QueueWrapper{gt.MakeQueue("q").Quota("cpu", "8").Quota("memory", "100Gi")},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("running").Queue("q").Driver("1", "1Gi").Executors(2, "2", "1Gi").Admitted("n1", map[string]int32{"n1": 2}),
+			gt.MakeWorkload("next").Queue("q").Executors(2, "2", "1Gi"),
+		},
+		want: summary{
+			Waiting: map[string]string{"next": "over quota in queue q: needs 5 cpu, 3 cpu free (quota 8 cpu, 5 cpu in use)"},
+			Order:   map[string][]string{"q": {"next"}},
+		},
+	}, {
+		name:   "resources a queue does not list are not limited by it",
+		nodes:  nodes,
+		queues: []*gt.QueueWrapper{gt.MakeQueue("q").Quota("memory", "4Gi")},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("cpu-heavy").Queue("q").Driver("1", "1Gi").Executors(3, "8", "1Gi"),
+		},
+		want: summary{Admitted: []string{"cpu-heavy: n1 [n1×1 n2×2]"}},
+	}, {
+		name:   "a child borrows its parent's unused quota; the parent caps the siblings together",
+		nodes:  nodes,
+		queues: org(),
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("b-running").Queue("b").Driver("1", "1Gi").Executors(1, "2", "1Gi").Admitted("n1", map[string]int32{"n1": 1}),
+			gt.MakeWorkload("a-borrows").Queue("a").Driver("1", "1Gi").Executors(3, "2", "1Gi"),
+			gt.MakeWorkload("a-more").Queue("a").Driver("1", "1Gi").Created(time.Second),
+		},
+		want: summary{
+			Admitted: []string{"a-borrows: n1 [n1×3]"},
+			Waiting:  map[string]string{"a-more": "over quota in queue org: needs 1 cpu, 0 cpu free (quota 10 cpu, 10 cpu in use)"},
+			Order:    map[string][]string{"a": {"a-more"}},
+		},
+	}, {
+		name:  "a borrowing limit caps what a child takes beyond its quota; no borrowing keeps it within",
+		nodes: nodes,
+		queues: []*gt.QueueWrapper{
+			gt.MakeQueue("org").Quota("cpu", "20"),
+			gt.MakeQueue("a").Parent("org").Quota("cpu", "4").BorrowingLimit("cpu", "2"),
+			gt.MakeQueue("strict").Parent("org").Quota("cpu", "4").NoBorrowing(),
+		},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("a-6").Queue("a").Driver("2", "1Gi").Executors(2, "2", "1Gi"),
+			gt.MakeWorkload("a-7").Queue("a").Driver("1", "1Gi").Executors(3, "2", "1Gi"),
+			gt.MakeWorkload("strict-4").Queue("strict").Driver("2", "1Gi").Executors(1, "2", "1Gi"),
+			gt.MakeWorkload("strict-5").Queue("strict").Driver("1", "1Gi").Executors(2, "2", "1Gi"),
+		},
+		want: summary{
+			Admitted: []string{"a-6: n1 [n1×2]", "strict-4: n1 [n1×1]"},
+			Rejected: map[string]string{
+				"a-7":      "needs 7 cpu, more than queue a ever allows (quota 4 cpu plus 2 cpu borrowed)",
+				"strict-5": "needs 5 cpu, more than queue strict ever allows (quota 4 cpu)",
+			},
+		},
+	}, {
+		name:   "a child never exceeds its parent: a gang bigger than an ancestor's quota is rejected",
+		nodes:  nodes,
+		queues: org(),
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("too-big").Queue("b").Driver("1", "1Gi").Executors(5, "2", "1Gi"),
+			gt.MakeWorkload("fits").Queue("b").Driver("1", "1Gi").Created(time.Second),
+		},
+		want: summary{
+			Admitted: []string{"fits: n1 []"},
+			Rejected: map[string]string{"too-big": "needs 11 cpu, more than queue org ever allows (quota 10 cpu)"},
+		},
+	}, {
+		name:  "a missing queue, a missing parent and a cycle of parents hold their workloads with the reason",
+		nodes: nodes,
+		queues: []*gt.QueueWrapper{
+			gt.MakeQueue("orphan").Parent("gone"),
+			gt.MakeQueue("x").Parent("y"), gt.MakeQueue("y").Parent("x"),
+		},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("w1").Queue("nope"),
+			gt.MakeWorkload("w2").Queue("orphan"),
+			gt.MakeWorkload("w3").Queue("x"),
+		},
+		want: summary{
+			Waiting: map[string]string{
+				"w1": "queue nope does not exist",
+				"w2": "queue orphan's parent gone does not exist",
+				"w3": "queue x's parents form a cycle",
+			},
+			Order: map[string][]string{"nope": {"w1"}, "orphan": {"w2"}, "x": {"w3"}},
+		},
+	}})
+}
+
+func TestQueueUsage(t *testing.T) {
+	sc := scenario{
+		nodes:  []*gt.NodeWrapper{gt.MakeNode("n1")},
+		queues: []*gt.QueueWrapper{gt.MakeQueue("org"), gt.MakeQueue("a").Parent("org")},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("old").Queue("a").Driver("1", "1Gi").Executors(1, "2", "2Gi").Admitted("n1", map[string]int32{"n1": 1}),
+			gt.MakeWorkload("new").Queue("a").Driver("500m", "1Gi"),
+		},
+	}
+	got := gang.Schedule(sc.snapshot(), gang.Options{}).Usage
+	want := map[string]corev1.ResourceList{
+		"org": {},
+		"a":   {"cpu": apiresource.MustParse("3500m"), "memory": apiresource.MustParse("4Gi"), "pods": apiresource.MustParse("3")},
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty(), cmp.Comparer(func(a, b apiresource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
+		t.Errorf("queue usage (-want +got):\n%s", diff)
+	}
+}
+
+func TestOrder(t *testing.T) {
+	nodes := []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("4", "16Gi")}
+	run(t, []scenario{{
+		name:   "queue priority, then application priority, then creation time, then key",
+		nodes:  []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("3", "16Gi")},
+		queues: []*gt.QueueWrapper{gt.MakeQueue("low"), gt.MakeQueue("high").Priority(10)},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("low-queue-urgent").Queue("low").Priority(100),
+			gt.MakeWorkload("old").Queue("high"),
+			gt.MakeWorkload("urgent").Queue("high").Priority(5).Created(time.Hour),
+			gt.MakeWorkload("b-new").Queue("high").Created(time.Minute),
+			gt.MakeWorkload("a-new").Queue("high").Created(time.Minute),
+		},
+		want: summary{
+			Admitted: []string{"urgent: n1 []", "old: n1 []", "a-new: n1 []"},
+			Waiting: map[string]string{
+				"b-new":            "no node fits: driver needs 1 cpu, 1Gi; no node has it free",
+				"low-queue-urgent": "no node fits: driver needs 1 cpu, 1Gi; no node has it free",
+			},
+			Order: map[string][]string{"high": {"b-new"}, "low": {"low-queue-urgent"}},
+		},
+	}, {
+		name:   "strict order: the head of a queue blocks the smaller workloads behind it; other queues go on",
+		nodes:  []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("8", "16Gi").Used("4", "1Gi")},
+		queues: []*gt.QueueWrapper{gt.MakeQueue("default"), gt.MakeQueue("other")},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("head").Driver("1", "1Gi").Executors(2, "2", "1Gi"),
+			gt.MakeWorkload("small").Created(time.Second),
+			gt.MakeWorkload("smaller").Driver("500m", "1Gi").Created(2 * time.Second),
+			gt.MakeWorkload("elsewhere").Queue("other").Created(time.Hour),
+		},
+		want: summary{
+			Admitted: []string{"elsewhere: n1 []"},
+			Waiting: map[string]string{
+				"head":    "no node fits: 2 executors need 2 cpu, 1Gi each; room for 1 of 2 next to the driver",
+				"small":   "behind 1 application in queue default; needs 1 cpu, 1Gi",
+				"smaller": "behind 2 applications in queue default; needs 500m cpu, 1Gi",
+			},
+			Order: map[string][]string{"default": {"head", "small", "smaller"}},
+		},
+	}, {
+		name:  "a rejected workload leaves the order and blocks nobody",
+		nodes: nodes,
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("oversized").Driver("64", "1Gi"),
+			gt.MakeWorkload("next").Created(time.Second),
+		},
+		want: summary{
+			Admitted: []string{"next: n1 []"},
+			Rejected: map[string]string{"oversized": "the driver needs 64 cpu, 1Gi: more than any matching node's allocatable"},
+		},
+	}, {
+		name:   "admissions count against the capacity and quota of the cycle's later decisions",
+		nodes:  []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("4", "16Gi"), gt.MakeNode("n2").Capacity("4", "16Gi")},
+		queues: []*gt.QueueWrapper{gt.MakeQueue("default").Quota("memory", "2Gi")},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("first").Driver("3", "1Gi"),
+			gt.MakeWorkload("second").Driver("1", "1Gi").Queue("default").Created(time.Second),
+			gt.MakeWorkload("third").Driver("1", "1Gi").Created(2 * time.Second),
+		},
+		want: summary{
+			Admitted: []string{"first: n1 []", "second: n1 []"}, // second fills n1: the tightest fit
+			Waiting:  map[string]string{"third": "over quota in queue default: needs 1Gi, 0 free (quota 2Gi, 2Gi in use)"},
+			Order:    map[string][]string{"default": {"third"}},
+		},
+	}})
+}
