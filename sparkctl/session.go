@@ -123,15 +123,10 @@ func printSessionTable(out io.Writer, sessions []v1alpha1.SparkConnect, allNames
 func newSessionStatusCommand(root *rootOptions) *cobra.Command {
 	var output string
 	cmd := &cobra.Command{
-		Use:   "status NAME",
-		Short: "Show the state of a SparkConnect, its server and its executors",
-		Args:  cobra.ExactArgs(1),
-		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-			if len(args) > 0 {
-				return nil, cobra.ShellCompDirectiveNoFileComp
-			}
-			return root.completeNames(cmd, &v1alpha1.SparkConnectList{}, toComplete)
-		},
+		Use:               "status NAME",
+		Short:             "Show the state of a SparkConnect, its server and its executors",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: root.completeSessions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if output != outputTable && output != outputJSON && output != outputYAML {
 				return fmt.Errorf("unknown output format %q: use json or yaml", output)
@@ -213,7 +208,8 @@ func newSessionDeleteCommand(root *rootOptions) *cobra.Command {
 		Short: "Delete a SparkConnect",
 		Long: `Delete a SparkConnect. Its server pod, Service and ConfigMap are owned by it, and the
 executors by the server pod: the cluster's garbage collector removes them all.`,
-		Args: cobra.ExactArgs(1),
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: root.completeSessions,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := root.clients()
 			if err != nil {
@@ -227,4 +223,12 @@ executors by the server pod: the cluster's garbage collector removes them all.`,
 			return nil
 		},
 	}
+}
+
+// completeSessions completes SparkConnect names in the selected namespace.
+func (o *rootOptions) completeSessions(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) > 0 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	return o.completeNames(cmd, &v1alpha1.SparkConnectList{}, toComplete)
 }

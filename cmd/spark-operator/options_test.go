@@ -53,6 +53,23 @@ func TestParseOptions(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "SparkConnect controller on by default",
+			check: func(t *testing.T, o *options) {
+				if !o.sparkConnectEnabled {
+					t.Error("the SparkConnect controller is off by default")
+				}
+			},
+		},
+		{
+			name: "SparkConnect controller off",
+			args: []string{"--enable-spark-connect=false"},
+			check: func(t *testing.T, o *options) {
+				if o.sparkConnectEnabled {
+					t.Error("--enable-spark-connect=false left the SparkConnect controller on")
+				}
+			},
+		},
 		{name: "bad mode", args: []string{"--submission-mode", "jvm"}, wantErr: `unknown submission mode "jvm"`},
 		{name: "bad namespace", args: []string{"--namespaces", "Not_A_Namespace"}, wantErr: `"Not_A_Namespace" is not a namespace name`},
 		{name: "bad selector", args: []string{"--namespace-selector", "a=(b"}, wantErr: "--namespace-selector"},

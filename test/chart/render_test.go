@@ -169,6 +169,31 @@ func TestRender(t *testing.T) {
 			},
 		},
 		{
+			name: "SparkConnect controller on by default",
+			check: func(t *testing.T, objs []unstructured.Unstructured) {
+				if !slices.Contains(containerArgs(t, find(objs, "Deployment", ns, controller)), "--enable-spark-connect=true") {
+					t.Error("controller args lack --enable-spark-connect=true")
+				}
+				for _, role := range []string{controller, hook} {
+					if !ruleNamesResource(find(objs, "ClusterRole", "", role), "sparkconnects") {
+						t.Errorf("ClusterRole %s gives no rights on sparkconnects", role)
+					}
+				}
+			},
+		},
+		{
+			name: "SparkConnect controller off",
+			set:  []string{"controller.sparkConnect.enable=false"},
+			check: func(t *testing.T, objs []unstructured.Unstructured) {
+				if !slices.Contains(containerArgs(t, find(objs, "Deployment", ns, controller)), "--enable-spark-connect=false") {
+					t.Error("controller args lack --enable-spark-connect=false")
+				}
+				if ruleNamesResource(find(objs, "ClusterRole", "", controller), "sparkconnects") {
+					t.Error("the controller keeps rights on sparkconnects with its SparkConnect controller off")
+				}
+			},
+		},
+		{
 			name: "UI ingress and a default batch scheduler",
 			set:  []string{"controller.uiIngress.enable=true", "literal:controller.uiIngress.urlFormat={{$appName}}.spark.example.com", "controller.batchScheduler.default=volcano", "controller.replicas=2", "controller.leaderElection.enable=false"},
 			check: func(t *testing.T, objs []unstructured.Unstructured) {
@@ -290,4 +315,19 @@ func webhookOptionsFromArgs(t *testing.T, args []string) webhook.Options {
 		}}}
 	}
 	return o
+}
+
+// ruleNamesResource tells whether a rule of role covers resource.
+func ruleNamesResource(role *unstructured.Unstructured, resource string) bool {
+	if role == nil {
+		return false
+	}
+	rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+	for _, r := range rules {
+		resources, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "resources")
+		if slices.Contains(resources, resource) {
+			return true
+		}
+	}
+	return false
 }

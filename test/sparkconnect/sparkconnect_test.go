@@ -48,8 +48,9 @@ type env struct {
 	ns string
 }
 
-// setUp starts the operator, with its webhooks, for a namespace of the test's own.
-func setUp(t *testing.T, prefix string) *env {
+// setUp starts the operator, with its webhooks and any extra arguments, for a namespace of the
+// test's own.
+func setUp(t *testing.T, prefix string, extraArgs ...string) *env {
 	t.Helper()
 	c := cluster.Client(t)
 	ns := cluster.Namespace(t, c, prefix)
@@ -58,9 +59,10 @@ func setUp(t *testing.T, prefix string) *env {
 		_ = c.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
 		_ = c.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
 	})
-	cluster.StartOperator(t, "operator", "--kubeconfig", cluster.Kubeconfig(t), "--namespaces", ns, "-logtostderr", "-v=1",
+	args := []string{"--kubeconfig", cluster.Kubeconfig(t), "--namespaces", ns, "-logtostderr", "-v=1",
 		"--enable-webhook", "--webhook-url-host", "127.0.0.1", "--webhook-port", strconv.Itoa(cluster.FreePort(t)),
-		"--webhook-secret-namespace", ns, "--webhook-config-name", configName, "--webhook-cert-dir", t.TempDir())
+		"--webhook-secret-namespace", ns, "--webhook-config-name", configName, "--webhook-cert-dir", t.TempDir()}
+	cluster.StartOperator(t, "operator", append(args, extraArgs...)...)
 	// The reference example's server runs as this service account, which the chart creates.
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "spark-operator-spark", Namespace: ns}}
 	if err := c.Create(context.Background(), sa); err != nil {
@@ -424,4 +426,33 @@ func TestBadSpecs(t *testing.T) {
 		e.update(conn.Name, func(c *v1alpha1.SparkConnect) { c.Spec.Image = ptr.To("docker.io/apache/spark:4.0.4") })
 		e.waitState(conn.Name, v1alpha1.SparkConnectStateReady)
 	})
+}
+
+// TestControllerOff: with --enable-spark-connect=false the operator leaves SparkConnects alone
+// while it runs applications. The application reaching SUBMITTED bounds the wait: a SparkConnect
+// created before it would have had its server by then.
+func TestControllerOff(t *testing.T) {
+	e := setUp(t, "connect-off", "--enable-spark-connect=false")
+	ctx := context.Background()
+	conn := newConnect(e.ns, "ignored")
+	if err := e.c.Create(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	app := cluster.SparkPi(e.ns, "witness")
+	if err := e.c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Eventually(t, wait, "the application to be submitted", func() (bool, error) {
+		if err := e.c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
+			return false, err
+		}
+		return app.Status.AppState.State != v1beta2.ApplicationStateNew, nil
+	})
+	if got := e.get(conn.Name); got.Status.State != v1alpha1.SparkConnectStateNew || !got.Status.StartTime.IsZero() {
+		t.Errorf("status written with the controller off: %+v", got.Status)
+	}
+	err := e.c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: conn.ServerPodName()}, &corev1.Pod{})
+	if !apierrors.IsNotFound(err) {
+		t.Errorf("server pod with the controller off: err = %v, want not found", err)
+	}
 }
