@@ -21,6 +21,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -186,6 +187,7 @@ func setupControllers(mgr manager.Manager, o *options, cfg *rest.Config, scheme 
 			IngressURLFormat: o.ingressURLFormat,
 			IngressClassName: o.ingressClassName,
 		},
+		DriverPDB:  o.driverPDB,
 		Metrics:    recorder,
 		Namespaces: namespaces,
 		Options: sparkapplication.Options{
@@ -231,17 +233,18 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// cacheOptions keeps in memory only what the operator owns: pods, Services, ConfigMaps and
-// Ingresses it launched (by label), so memory stays flat however much else the cluster holds.
+// cacheOptions keeps in memory only what the operator owns: pods, Services, ConfigMaps,
+// Ingresses and PodDisruptionBudgets it launched (by label), so memory stays flat however much else the cluster holds.
 // Nothing reads managedFields, which are a large part of every cached pod and application.
 func cacheOptions(o *options) cache.Options {
 	selector := labels.SelectorFromSet(labels.Set{v1beta2.LabelLaunchedByOperator: "true"})
 	launched := cache.ByObject{Label: selector}
 	opts := cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
-		&corev1.Pod{}:           {Label: selector, Transform: sparkapplication.TrimPodForCache},
-		&corev1.Service{}:       launched,
-		&corev1.ConfigMap{}:     launched,
-		&networkingv1.Ingress{}: launched,
+		&corev1.Pod{}:                   {Label: selector, Transform: sparkapplication.TrimPodForCache},
+		&corev1.Service{}:               launched,
+		&corev1.ConfigMap{}:             launched,
+		&networkingv1.Ingress{}:         launched,
+		&policyv1.PodDisruptionBudget{}: launched,
 	}}
 	if o.webhookEnabled {
 		// The webhook keeps its two configurations; nothing else of the kind is worth caching.

@@ -70,6 +70,7 @@ type options struct {
 	uiServiceEnabled     bool
 	ingressURLFormat     string
 	ingressClassName     string
+	driverPDB            bool
 
 	controllerEnabled   bool
 	sparkConnectEnabled bool
@@ -107,6 +108,7 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.BoolVar(&o.uiServiceEnabled, "enable-ui-service", true, "Create a Service for each application's Spark UI.")
 	fs.StringVar(&o.ingressURLFormat, "ingress-url-format", "", "If set, create an Ingress for each Spark UI at this URL; {{$appName}} and {{$appNamespace}} are replaced.")
 	fs.StringVar(&o.ingressClassName, "ingress-class-name", "", "IngressClass of the Spark UI Ingresses.")
+	fs.BoolVar(&o.driverPDB, "enable-driver-pdb", false, "Create a PodDisruptionBudget for the driver of each application that sets spec.driverPodDisruptionBudget.")
 	var failurePolicy, certProvider string
 	fs.BoolVar(&o.controllerEnabled, "enable-controller", true, "Run the controllers and the submission pool; turn it off to run only the webhooks (a webhook Deployment).")
 	fs.BoolVar(&o.sparkConnectEnabled, "enable-spark-connect", true, "Run the SparkConnect controller (needs the sparkconnects CRD); with --enable-controller.")

@@ -112,7 +112,10 @@ type Reconciler struct {
 	Schedulers            *scheduler.Registry
 	DefaultBatchScheduler string
 	UI                    uiresources.Options
-	Metrics               MetricsRecorder
+	// DriverPDB lets applications ask for a PodDisruptionBudget protecting their driver
+	// (spec.driverPodDisruptionBudget); off, the field has no effect.
+	DriverPDB bool
+	Metrics   MetricsRecorder
 	// Namespaces, when set, limits the controller to namespaces whose labels match.
 	Namespaces *nsfilter.Filter
 	Options    Options
@@ -311,7 +314,10 @@ func (r *Reconciler) event(app *v1beta2.SparkApplication, warning bool, reason, 
 }
 
 // observe gathers what the state machine decides on: the application and the pods of its
-// current submission.
+// current submission. Drivers are found by their labels (the application and the submission
+// ID the operator put on them), never by the name the spec gives now: a spec edited mid-run
+// names the next run's driver, not the one running, and the running one must still be seen to
+// be stopped before the next starts.
 func (r *Reconciler) observe(ctx context.Context, app *v1beta2.SparkApplication) (*step, error) {
 	s := &step{
 		r:        r,
@@ -320,16 +326,23 @@ func (r *Reconciler) observe(ctx context.Context, app *v1beta2.SparkApplication)
 		from:     app.Status.AppState.State,
 		now:      r.Clock.Now(),
 	}
-	pod := &corev1.Pod{}
-	err := r.Client.Get(ctx, types.NamespacedName{Namespace: app.Namespace, Name: app.DriverPodName()}, pod)
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
+	drivers := &corev1.PodList{}
+	if err := r.Client.List(ctx, drivers, client.InNamespace(app.Namespace), client.MatchingLabels{
+		v1beta2.LabelAppName:   app.Name,
+		v1beta2.SparkRoleLabel: v1beta2.SparkRoleDriver,
+	}); err != nil {
 		return nil, err
-	case ofSubmission(pod, app.Status.SubmissionID):
-		s.driver = pod
-	case pod.Labels[v1beta2.LabelAppName] == app.Name:
-		s.staleDriver = pod
+	}
+	for i := range drivers.Items {
+		pod := &drivers.Items[i]
+		if ofSubmission(pod, app.Status.SubmissionID) && (s.driver == nil || pod.Name == app.Status.DriverInfo.PodName) {
+			if s.driver != nil {
+				s.staleDrivers = append(s.staleDrivers, s.driver)
+			}
+			s.driver = pod
+			continue
+		}
+		s.staleDrivers = append(s.staleDrivers, pod)
 	}
 	if app.Status.SubmissionID != "" && !app.IsFinished() {
 		// A finished run's executors no longer matter, and listing them scans the

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/controllers/driverpdb"
 	"github.com/sparkop/spark-operator/controllers/uiresources"
 )
 
@@ -91,9 +92,9 @@ type step struct {
 	// confirmed is set once the API server has shown that observed is still current.
 	confirmed bool
 
-	driver      *corev1.Pod // the driver pod of status.submissionID
-	staleDriver *corev1.Pod // a pod with the driver's name from another submission
-	executors   []corev1.Pod
+	driver       *corev1.Pod   // the driver pod of status.submissionID
+	staleDrivers []*corev1.Pod // the application's driver pods of other submissions
+	executors    []corev1.Pod
 
 	events           []event
 	enqueue          bool
@@ -168,9 +169,10 @@ func (s *step) readyToSubmit(ctx context.Context) error {
 		// perhaps before the driver's ConfigMaps and Service existed. The submitter finishes
 		// the same attempt (it never starts a second driver), and the pool writes SUBMITTED.
 		s.enqueue = true
-	case s.staleDriver != nil:
-		// The driver name is fixed, so the old driver must be gone before a new one can start.
-		if err := s.deletePod(ctx, s.staleDriver); err != nil {
+	case len(s.staleDrivers) > 0:
+		// One driver at a time: an older run's driver must be gone, not merely asked to go,
+		// before a new one can start (it may also hold the name the new one needs).
+		if err := s.deletePods(ctx, s.staleDrivers); err != nil {
 			return err
 		}
 		s.requeue(time.Second)
@@ -213,7 +215,7 @@ func (s *step) followDriver(ctx context.Context) error {
 	if driver == nil {
 		name := st.DriverInfo.PodName
 		if name == "" {
-			name = s.app.DriverPodName()
+			name = "of submission " + st.SubmissionID
 		}
 		s.updateExecutors(v1beta2.DriverStateFailed)
 		s.terminate(v1beta2.ApplicationStateFailing, fmt.Sprintf("driver pod %s not found", name))
@@ -226,8 +228,11 @@ func (s *step) followDriver(ctx context.Context) error {
 	st.DriverInfo.PodName = driver.Name
 	ds := driverState(driver)
 	s.updateExecutors(ds)
-	if !ds.IsTerminal() {
+	if ds.IsTerminal() {
+		s.releaseDriver(ctx)
+	} else {
 		s.ensureUI(ctx)
+		s.protectDriver(ctx, driver)
 	}
 	switch ds {
 	case v1beta2.DriverStatePending:
@@ -291,17 +296,15 @@ func (s *step) confirmDriverMissing(ctx context.Context) (*corev1.Pod, error) {
 		s.requeue(grace - since)
 		return nil, nil
 	}
-	pod := &corev1.Pod{}
-	err := s.r.APIReader.Get(ctx, client.ObjectKey{Namespace: s.app.Namespace, Name: s.app.DriverPodName()}, pod)
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil, nil
-	case err != nil:
+	pods := &corev1.PodList{}
+	if err := s.r.APIReader.List(ctx, pods, client.InNamespace(s.app.Namespace), client.MatchingLabels{
+		v1beta2.LabelAppName:      s.app.Name,
+		v1beta2.LabelSubmissionID: s.app.Status.SubmissionID,
+		v1beta2.SparkRoleLabel:    v1beta2.SparkRoleDriver,
+	}); err != nil || len(pods.Items) == 0 {
 		return nil, err
-	case ofSubmission(pod, s.app.Status.SubmissionID):
-		return pod, nil
 	}
-	return nil, nil
+	return &pods.Items[0], nil
 }
 
 // terminate records the end of a run: SUCCEEDING or FAILING, from which the restart policy
@@ -379,7 +382,7 @@ func (s *step) suspending(ctx context.Context) error {
 	if err := s.deleteRun(ctx); err != nil {
 		return err
 	}
-	if s.driver != nil || s.staleDriver != nil {
+	if s.driver != nil || len(s.staleDrivers) > 0 {
 		// The pod event of the deletion brings the next step; this is a backstop.
 		s.requeue(time.Second)
 		return nil
@@ -451,10 +454,11 @@ func mapsEqual(a, b map[string]v1beta2.ExecutorState) bool {
 	return true
 }
 
-// ensureUI keeps the UI Service (and Ingress) of a live run in place and records where they
-// are. A failure is logged, not fatal: the run goes on without its UI.
+// ensureUI keeps the UI Service (and Ingress), and those of spec.driverIngressOptions, of a
+// live run in place and records where the UI is. A failure is logged, not fatal: the run goes
+// on without them.
 func (s *step) ensureUI(ctx context.Context) {
-	info, err := uiresources.Ensure(ctx, s.r.Client, s.r.Scheme, s.app, s.r.UI)
+	info, err := uiresources.Ensure(ctx, s.r.Client, s.app, s.r.UI)
 	if err != nil {
 		log.FromContext(ctx).Error(err, "could not create the Spark UI resources")
 		return
@@ -467,16 +471,40 @@ func (s *step) ensureUI(ctx context.Context) {
 	di.WebUIIngressAddress = info.IngressAddress
 }
 
-func (s *step) deleteUI(ctx context.Context) error {
-	if !s.r.UI.ServiceEnabled && s.app.Status.DriverInfo.WebUIServiceName == "" {
-		// Nothing was created; skipping spares a cache of every Service and Ingress.
-		return nil
+// protectDriver keeps the PodDisruptionBudget of a live driver that asks for one, when the
+// operator runs with DriverPDB. A failure is logged, not fatal, like the UI's.
+func (s *step) protectDriver(ctx context.Context, driver *corev1.Pod) {
+	if !s.r.DriverPDB || !driverpdb.Wanted(s.app) {
+		return
 	}
+	if err := driverpdb.Ensure(ctx, s.r.Client, s.app, driver); err != nil {
+		log.FromContext(ctx).Error(err, "could not create the driver's PodDisruptionBudget")
+	}
+}
+
+// releaseDriver removes the budget of a driver that has finished: it protects nothing now.
+func (s *step) releaseDriver(ctx context.Context) {
+	if !s.r.DriverPDB {
+		return
+	}
+	if err := driverpdb.Delete(ctx, s.r.Client, s.app); err != nil {
+		log.FromContext(ctx).Error(err, "could not delete the driver's PodDisruptionBudget")
+	}
+}
+
+// deleteUI deletes what exposes and protects the run's driver: its Services, Ingresses and
+// PodDisruptionBudget, found by label whatever the spec names now.
+func (s *step) deleteUI(ctx context.Context) error {
 	if err := s.confirmCurrent(ctx); err != nil {
 		return err
 	}
 	if err := uiresources.Delete(ctx, s.r.Client, s.app); err != nil {
 		return fmt.Errorf("deleting the Spark UI resources: %w", err)
+	}
+	if s.r.DriverPDB {
+		if err := driverpdb.Delete(ctx, s.r.Client, s.app); err != nil {
+			return err
+		}
 	}
 	di := &s.app.Status.DriverInfo
 	*di = v1beta2.DriverInfo{PodName: di.PodName}
@@ -506,13 +534,17 @@ func (s *step) confirmCurrent(ctx context.Context) error {
 	return nil
 }
 
-// deleteRun stops the current run: its driver (the executors go with it, being owned by it)
-// and the UI resources.
+// deleteRun stops the current run: every driver of the application, whatever the spec names
+// now (the executors go with them, being owned by them), and the UI resources.
 func (s *step) deleteRun(ctx context.Context) error {
 	if err := s.deleteUI(ctx); err != nil {
 		return err
 	}
-	for _, pod := range []*corev1.Pod{s.driver, s.staleDriver} {
+	return s.deletePods(ctx, append([]*corev1.Pod{s.driver}, s.staleDrivers...))
+}
+
+func (s *step) deletePods(ctx context.Context, pods []*corev1.Pod) error {
+	for _, pod := range pods {
 		if err := s.deletePod(ctx, pod); err != nil {
 			return err
 		}

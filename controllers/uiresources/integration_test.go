@@ -70,7 +70,7 @@ func TestEnsureAgainstCluster(t *testing.T) {
 		IngressURLFormat: "spark.example.com/{{$appNamespace}}/{{$appName}}",
 		IngressClassName: "nginx",
 	}
-	first, err := uiresources.Ensure(ctx, c, cluster.Scheme, app, opts)
+	first, err := uiresources.Ensure(ctx, c, app, opts)
 	if err != nil {
 		t.Fatalf("first Ensure: %v", err)
 	}
@@ -78,7 +78,7 @@ func TestEnsureAgainstCluster(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: app.UIServiceName()}, svc); err != nil {
 		t.Fatal(err)
 	}
-	second, err := uiresources.Ensure(ctx, c, cluster.Scheme, app, opts)
+	second, err := uiresources.Ensure(ctx, c, app, opts)
 	if err != nil {
 		t.Fatalf("second Ensure: %v", err)
 	}
@@ -174,7 +174,7 @@ func TestEnsureAgainstCluster(t *testing.T) {
 
 	// Once the driver reports its application ID, the selector switches to it.
 	app.Status.SparkApplicationID = "spark-0123"
-	if _, err := uiresources.Ensure(ctx, c, cluster.Scheme, app, opts); err != nil {
+	if _, err := uiresources.Ensure(ctx, c, app, opts); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
@@ -188,7 +188,7 @@ func TestEnsureAgainstCluster(t *testing.T) {
 	// A changed spec updates the Service; the allocated node port then stays put.
 	nodePort := corev1.ServiceTypeNodePort
 	app.Spec.SparkUIOptions.ServiceType = &nodePort
-	if _, err := uiresources.Ensure(ctx, c, cluster.Scheme, app, opts); err != nil {
+	if _, err := uiresources.Ensure(ctx, c, app, opts); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
@@ -197,7 +197,7 @@ func TestEnsureAgainstCluster(t *testing.T) {
 	if svc.Spec.Type != corev1.ServiceTypeNodePort || svc.Spec.Ports[0].NodePort == 0 {
 		t.Errorf("after switching to NodePort: type %s, node port %d", svc.Spec.Type, svc.Spec.Ports[0].NodePort)
 	}
-	if _, err := uiresources.Ensure(ctx, c, cluster.Scheme, app, opts); err != nil {
+	if _, err := uiresources.Ensure(ctx, c, app, opts); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(svc), again); err != nil {
@@ -227,11 +227,11 @@ func TestEnsureDisabledAndInvalid(t *testing.T) {
 	ns := cluster.Namespace(t, c, "uiresources-off")
 	app := createApp(t, c, ns, "pi", nil)
 
-	info, err := uiresources.Ensure(ctx, c, cluster.Scheme, app, uiresources.Options{IngressURLFormat: "x.example.com"})
+	info, err := uiresources.Ensure(ctx, c, app, uiresources.Options{IngressURLFormat: "x.example.com"})
 	if err != nil || info != (uiresources.Info{}) {
 		t.Errorf("disabled Ensure = %+v, %v; want empty Info, nil", info, err)
 	}
-	_, err = uiresources.Ensure(ctx, c, cluster.Scheme, app, uiresources.Options{ServiceEnabled: true, IngressURLFormat: "{{$nope}}.example.com"})
+	_, err = uiresources.Ensure(ctx, c, app, uiresources.Options{ServiceEnabled: true, IngressURLFormat: "{{$nope}}.example.com"})
 	if err == nil || !strings.Contains(err.Error(), "ingress URL format") {
 		t.Errorf("invalid format: error %v, want one naming the ingress URL format", err)
 	}
@@ -252,7 +252,7 @@ func TestGarbageCollection(t *testing.T) {
 	ns := cluster.Namespace(t, c, "uiresources-gc")
 	app := createApp(t, c, ns, "gc", nil)
 	opts := uiresources.Options{ServiceEnabled: true, IngressURLFormat: "{{$appName}}.{{$appNamespace}}.example.com"}
-	if _, err := uiresources.Ensure(ctx, c, cluster.Scheme, app, opts); err != nil {
+	if _, err := uiresources.Ensure(ctx, c, app, opts); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Delete(ctx, app, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil {

@@ -5,8 +5,11 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-// Package uiresources keeps the Service and the optional Ingress that expose a SparkApplication's
-// web UI in line with the application's spec.
+// Package uiresources keeps the Services and Ingresses that expose a SparkApplication's driver
+// in line with the application's spec: the web UI's Service and optional Ingress, and one
+// Service (with an optional Ingress) per entry of spec.driverIngressOptions. They are written
+// with server-side apply, so keys that others add (cloud load-balancer controllers annotate
+// Services) and values the API server allocates (node ports) are left alone.
 package uiresources
 
 import (
@@ -22,14 +25,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	networkingv1ac "k8s.io/client-go/applyconfigurations/networking/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
@@ -60,7 +63,8 @@ type Options struct {
 	// IngressURLFormat, when not empty, makes Ensure create an Ingress as well. It may contain
 	// {{$appName}} and {{$appNamespace}}.
 	IngressURLFormat string
-	// IngressClassName is the Ingress's spec.ingressClassName; empty leaves it unset.
+	// IngressClassName is the spec.ingressClassName of every Ingress (UI and
+	// driverIngressOptions); empty leaves it unset.
 	IngressClassName string
 	// IngressAnnotations are defaults; an application's sparkUIOptions.ingressAnnotations
 	// override them key by key.
@@ -169,44 +173,144 @@ func IngressURL(format string, app *v1beta2.SparkApplication, tls bool) (*url.UR
 	return u, nil
 }
 
-// Ensure makes the UI Service, and the Ingress when opts.IngressURLFormat is set, match app,
-// creating or updating them as needed. With opts.ServiceEnabled false it does nothing.
-func Ensure(ctx context.Context, c client.Client, scheme *runtime.Scheme, app *v1beta2.SparkApplication, opts Options) (Info, error) {
-	if !opts.ServiceEnabled || app == nil {
+// FieldOwner is the server-side apply field manager of everything this package writes.
+const FieldOwner = "spark-operator"
+
+// DriverIngressServiceName is the Service of the spec.driverIngressOptions entry for port:
+// "<app>-driver-<port>", the Kubeflow operator's name, shortened like the UI Service's when
+// it would be too long.
+func DriverIngressServiceName(app *v1beta2.SparkApplication, port int32) string {
+	return v1beta2.ShortName(app.Name, fmt.Sprintf("-driver-%d", port))
+}
+
+// DriverIngressName is the Ingress of the spec.driverIngressOptions entry for port:
+// "<app>-ing-<port>", as the Kubeflow operator names it.
+func DriverIngressName(app *v1beta2.SparkApplication, port int32) string {
+	return v1beta2.ShortName(app.Name, fmt.Sprintf("-ing-%d", port))
+}
+
+// driverIngressPortName is the Service port's name: servicePortName, else the Kubeflow
+// operator's default.
+func driverIngressPortName(o *v1beta2.DriverIngressConfiguration) string {
+	if o.ServicePortName != "" {
+		return o.ServicePortName
+	}
+	return fmt.Sprintf("driver-ing-%d", o.ServicePort)
+}
+
+// Ensure makes the application's driver-facing Services and Ingresses match app: with
+// opts.ServiceEnabled the UI Service (and the UI Ingress when opts.IngressURLFormat is set),
+// and, whatever the options, those of spec.driverIngressOptions. It returns where the UI is.
+// Every URL is checked before anything is written, so a bad format leaves nothing half made.
+func Ensure(ctx context.Context, c client.Client, app *v1beta2.SparkApplication, opts Options) (Info, error) {
+	if app == nil {
 		return Info{}, nil
 	}
-	// Validate the URL before writing anything, so a bad format leaves no half-made resources.
 	var (
-		ingURL  *url.URL
-		ingress *networkingv1.Ingress
+		info    Info
+		uiSvc   *corev1ac.ServiceApplyConfiguration
+		objects []applied
 	)
-	if opts.IngressURLFormat != "" {
-		tls := ingressTLS(app, opts)
-		u, err := IngressURL(opts.IngressURLFormat, app, len(tls) > 0)
-		if err != nil {
-			return Info{}, err
+	if opts.ServiceEnabled {
+		uiSvc = desiredService(app, app.UIServiceName(), ServicePortName(app), ServicePort(app), UIPort(app), uiServiceOptions(app))
+		objects = append(objects, applied{uiSvc, &corev1.Service{}})
+		info = Info{ServiceName: app.UIServiceName(), Port: ServicePort(app)}
+		if opts.IngressURLFormat != "" {
+			tls := ingressTLS(app, opts)
+			u, err := IngressURL(opts.IngressURLFormat, app, len(tls) > 0)
+			if err != nil {
+				return Info{}, err
+			}
+			objects = append(objects, applied{desiredIngress(app, IngressName(app), app.UIServiceName(), ServicePort(app),
+				uiIngressAnnotations(app, opts), opts.IngressClassName, u, tls), &networkingv1.Ingress{}})
+			info.IngressName = IngressName(app)
+			info.IngressAddress = u.String()
 		}
-		ingURL = u
-		ingress = desiredIngress(app, opts, u, tls)
+	}
+	for i := range app.Spec.DriverIngressOptions {
+		o := &app.Spec.DriverIngressOptions[i]
+		name := DriverIngressServiceName(app, o.ServicePort)
+		objects = append(objects, applied{desiredService(app, name, driverIngressPortName(o), o.ServicePort, o.ServicePort,
+			serviceOptions{labels: o.ServiceLabels, annotations: o.ServiceAnnotations, serviceType: o.ServiceType}), &corev1.Service{}})
+		if o.IngressURLFormat == "" {
+			continue
+		}
+		u, err := IngressURL(o.IngressURLFormat, app, len(o.IngressTLS) > 0)
+		if err != nil {
+			return Info{}, fmt.Errorf("driverIngressOptions[%d]: %w", i, err)
+		}
+		objects = append(objects, applied{desiredIngress(app, DriverIngressName(app, o.ServicePort), name, o.ServicePort,
+			o.IngressAnnotations, opts.IngressClassName, u, o.IngressTLS), &networkingv1.Ingress{}})
 	}
 
-	svc, err := ensureService(ctx, c, scheme, app, desiredService(app))
-	if err != nil {
-		return Info{}, err
+	for _, obj := range objects {
+		if err := apply(ctx, c, app, obj); err != nil {
+			return Info{}, err
+		}
 	}
-	info := Info{ServiceName: svc.Name, Port: ServicePort(app)}
-	if ip := svc.Spec.ClusterIP; ip != "" && ip != corev1.ClusterIPNone {
-		info.Address = net.JoinHostPort(ip, strconv.Itoa(int(info.Port)))
+	// The apply answered with the stored Service, cluster IP included.
+	if uiSvc != nil && uiSvc.Spec != nil && uiSvc.Spec.ClusterIP != nil {
+		if ip := *uiSvc.Spec.ClusterIP; ip != "" && ip != corev1.ClusterIPNone {
+			info.Address = net.JoinHostPort(ip, strconv.Itoa(int(info.Port)))
+		}
 	}
-	if ingress == nil {
-		return info, nil
-	}
-	if err := ensureIngress(ctx, c, scheme, app, ingress); err != nil {
-		return info, err
-	}
-	info.IngressName = ingress.Name
-	info.IngressAddress = ingURL.String()
 	return info, nil
+}
+
+// applied is one object to apply: its desired fields, and the kind it is read back as.
+type applied struct {
+	config   applyConfig
+	existing client.Object
+}
+
+type applyConfig interface {
+	GetName() *string
+	GetNamespace() *string
+	IsApplyConfiguration()
+}
+
+// apply writes obj's desired fields with server-side apply, after checking that an object of
+// that name, if there is one, is the application's to write: controlled by it, or by an
+// earlier SparkApplication of the same name (deleted and recreated before the garbage
+// collector caught up), which is deleted first so the new one starts clean.
+func apply(ctx context.Context, c client.Client, app *v1beta2.SparkApplication, obj applied) error {
+	name, ns := *obj.config.GetName(), *obj.config.GetNamespace()
+	kind := kindOf(obj.existing)
+	err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj.existing)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("getting %s %s/%s: %w", kind, ns, name, err)
+	default:
+		ref := metav1.GetControllerOfNoCopy(obj.existing)
+		if ref == nil || !isSparkApplication(ref, app.Name) {
+			return fmt.Errorf("%s %s/%s exists and is not controlled by SparkApplication %s", kind, ns, name, app.Name)
+		}
+		if ref.UID != app.UID {
+			uid := obj.existing.GetUID()
+			if err := c.Delete(ctx, obj.existing, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting %s %s/%s of an earlier SparkApplication %s: %w", kind, ns, name, app.Name, err)
+			}
+		}
+	}
+	if err := c.Apply(ctx, obj.config, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		return fmt.Errorf("applying %s %s/%s: %w", kind, ns, name, err)
+	}
+	return nil
+}
+
+func isSparkApplication(ref *metav1.OwnerReference, name string) bool {
+	return ref.Kind == "SparkApplication" && ref.Name == name && strings.HasPrefix(ref.APIVersion, v1beta2.GroupName+"/")
+}
+
+func ownerReference(app *v1beta2.SparkApplication) *metav1ac.OwnerReferenceApplyConfiguration {
+	return metav1ac.OwnerReference().
+		WithAPIVersion(v1beta2.GroupVersion.String()).
+		WithKind("SparkApplication").
+		WithName(app.Name).
+		WithUID(app.UID).
+		WithController(true).
+		WithBlockOwnerDeletion(true)
 }
 
 func resourceLabels(app *v1beta2.SparkApplication) map[string]string {
@@ -233,39 +337,47 @@ func selector(app *v1beta2.SparkApplication) map[string]string {
 	}
 }
 
-func desiredService(app *v1beta2.SparkApplication) *corev1.Service {
-	labels := map[string]string{}
-	var annotations map[string]string
-	svcType := corev1.ServiceTypeClusterIP
-	if o := app.Spec.SparkUIOptions; o != nil {
-		maps.Copy(labels, o.ServiceLabels)
-		if len(o.ServiceAnnotations) > 0 {
-			annotations = maps.Clone(o.ServiceAnnotations)
-		}
-		if o.ServiceType != nil && *o.ServiceType != "" {
-			svcType = *o.ServiceType
-		}
+// serviceOptions are the user's settings for one Service.
+type serviceOptions struct {
+	labels, annotations map[string]string
+	serviceType         *corev1.ServiceType
+}
+
+func uiServiceOptions(app *v1beta2.SparkApplication) serviceOptions {
+	o := app.Spec.SparkUIOptions
+	if o == nil {
+		return serviceOptions{}
+	}
+	return serviceOptions{labels: o.ServiceLabels, annotations: o.ServiceAnnotations, serviceType: o.ServiceType}
+}
+
+// desiredService is a Service of one port in front of the current run's driver.
+func desiredService(app *v1beta2.SparkApplication, name, portName string, port, targetPort int32, o serviceOptions) *corev1ac.ServiceApplyConfiguration {
+	labels := maps.Clone(o.labels)
+	if labels == nil {
+		labels = map[string]string{}
 	}
 	// The operator's own labels win: its caches and cleanup select on them.
 	maps.Copy(labels, resourceLabels(app))
-	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        app.UIServiceName(),
-			Namespace:   app.Namespace,
-			Labels:      labels,
-			Annotations: annotations,
-		},
-		Spec: corev1.ServiceSpec{
-			Type:     svcType,
-			Selector: selector(app),
-			Ports: []corev1.ServicePort{{
-				Name:       ServicePortName(app),
-				Protocol:   corev1.ProtocolTCP,
-				Port:       ServicePort(app),
-				TargetPort: intstr.FromInt32(UIPort(app)),
-			}},
-		},
+	svcType := corev1.ServiceTypeClusterIP
+	if o.serviceType != nil && *o.serviceType != "" {
+		svcType = *o.serviceType
 	}
+	svc := corev1ac.Service(name, app.Namespace).
+		WithLabels(labels).
+		WithOwnerReferences(ownerReference(app)).
+		WithSpec(corev1ac.ServiceSpec().
+			WithType(svcType).
+			WithSelector(selector(app)).
+			WithPorts(corev1ac.ServicePort().
+				WithName(portName).
+				WithProtocol(corev1.ProtocolTCP).
+				WithPort(port).
+				WithTargetPort(intstr.FromInt32(targetPort))))
+	if len(o.annotations) > 0 {
+		svc.WithAnnotations(o.annotations)
+	}
+	return svc
 }
 
 func ingressTLS(app *v1beta2.SparkApplication, opts Options) []networkingv1.IngressTLS {
@@ -275,7 +387,9 @@ func ingressTLS(app *v1beta2.SparkApplication, opts Options) []networkingv1.Ingr
 	return opts.IngressTLS
 }
 
-func desiredIngress(app *v1beta2.SparkApplication, opts Options, u *url.URL, tls []networkingv1.IngressTLS) *networkingv1.Ingress {
+// uiIngressAnnotations are the operator's defaults overridden key by key by the application's
+// sparkUIOptions.ingressAnnotations.
+func uiIngressAnnotations(app *v1beta2.SparkApplication, opts Options) map[string]string {
 	annotations := maps.Clone(opts.IngressAnnotations)
 	if o := app.Spec.SparkUIOptions; o != nil && len(o.IngressAnnotations) > 0 {
 		if annotations == nil {
@@ -283,10 +397,12 @@ func desiredIngress(app *v1beta2.SparkApplication, opts Options, u *url.URL, tls
 		}
 		maps.Copy(annotations, o.IngressAnnotations)
 	}
-	if len(annotations) == 0 {
-		annotations = nil
-	}
+	return annotations
+}
 
+// desiredIngress routes u to port of the Service named service.
+func desiredIngress(app *v1beta2.SparkApplication, name, service string, port int32, annotations map[string]string,
+	class string, u *url.URL, tls []networkingv1.IngressTLS) *networkingv1ac.IngressApplyConfiguration {
 	path := strings.TrimSuffix(u.Path, "/")
 	pathType := networkingv1.PathTypePrefix
 	switch {
@@ -298,59 +414,32 @@ func desiredIngress(app *v1beta2.SparkApplication, opts Options, u *url.URL, tls
 		path += "(/|$)(.*)"
 		pathType = networkingv1.PathTypeImplementationSpecific
 	}
-
-	ing := &networkingv1.Ingress{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        IngressName(app),
-			Namespace:   app.Namespace,
-			Labels:      resourceLabels(app),
-			Annotations: annotations,
-		},
-		Spec: networkingv1.IngressSpec{
-			TLS: tls,
-			Rules: []networkingv1.IngressRule{{
-				Host: u.Hostname(),
-				IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{
-					Paths: []networkingv1.HTTPIngressPath{{
-						Path:     path,
-						PathType: &pathType,
-						Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{
-							Name: app.UIServiceName(),
-							Port: networkingv1.ServiceBackendPort{Number: ServicePort(app)},
-						}},
-					}},
-				}},
-			}},
-		},
+	spec := networkingv1ac.IngressSpec().WithRules(networkingv1ac.IngressRule().
+		WithHost(u.Hostname()).
+		WithHTTP(networkingv1ac.HTTPIngressRuleValue().WithPaths(networkingv1ac.HTTPIngressPath().
+			WithPath(path).
+			WithPathType(pathType).
+			WithBackend(networkingv1ac.IngressBackend().WithService(networkingv1ac.IngressServiceBackend().
+				WithName(service).
+				WithPort(networkingv1ac.ServiceBackendPort().WithNumber(port)))))))
+	for _, t := range tls {
+		entry := networkingv1ac.IngressTLS().WithHosts(t.Hosts...)
+		if t.SecretName != "" {
+			entry.WithSecretName(t.SecretName)
+		}
+		spec.WithTLS(entry)
 	}
-	if opts.IngressClassName != "" {
-		class := opts.IngressClassName
-		ing.Spec.IngressClassName = &class
+	if class != "" {
+		spec.WithIngressClassName(class)
+	}
+	ing := networkingv1ac.Ingress(name, app.Namespace).
+		WithLabels(resourceLabels(app)).
+		WithOwnerReferences(ownerReference(app)).
+		WithSpec(spec)
+	if len(annotations) > 0 {
+		ing.WithAnnotations(annotations)
 	}
 	return ing
-}
-
-// claim sets app as the controller of existing, which must be controlled by app already or by
-// an earlier SparkApplication of the same name (deleted and recreated before the garbage
-// collector caught up). Anything else is not the operator's to take over.
-func claim(existing client.Object, app *v1beta2.SparkApplication, scheme *runtime.Scheme) (changed bool, err error) {
-	ref := metav1.GetControllerOfNoCopy(existing)
-	if ref != nil && ref.UID == app.UID {
-		return false, nil
-	}
-	if ref == nil || ref.Kind != "SparkApplication" || ref.Name != app.Name ||
-		!strings.HasPrefix(ref.APIVersion, v1beta2.GroupName+"/") {
-		return false, fmt.Errorf("%s %s/%s exists and is not controlled by SparkApplication %s",
-			kindOf(existing), existing.GetNamespace(), existing.GetName(), app.Name)
-	}
-	refs := existing.GetOwnerReferences()[:0:0]
-	for _, r := range existing.GetOwnerReferences() {
-		if r.UID != ref.UID {
-			refs = append(refs, r)
-		}
-	}
-	existing.SetOwnerReferences(refs)
-	return true, controllerutil.SetControllerReference(app, existing, scheme)
 }
 
 func kindOf(o client.Object) string {
@@ -363,158 +452,47 @@ func kindOf(o client.Object) string {
 	return "object"
 }
 
-// mergeInto adds want's entries to have and reports whether anything changed. Keys others put
-// there (cloud load-balancer controllers annotate Services) are left alone.
-func mergeInto(have *map[string]string, want map[string]string) bool {
-	changed := false
-	for k, v := range want {
-		if cur, ok := (*have)[k]; ok && cur == v {
-			continue
-		}
-		if *have == nil {
-			*have = map[string]string{}
-		}
-		(*have)[k] = v
-		changed = true
-	}
-	return changed
-}
-
-func ensureService(ctx context.Context, c client.Client, scheme *runtime.Scheme, app *v1beta2.SparkApplication, want *corev1.Service) (*corev1.Service, error) {
-	if err := controllerutil.SetControllerReference(app, want, scheme); err != nil {
-		return nil, err
-	}
-	have := &corev1.Service{}
-	err := c.Get(ctx, client.ObjectKeyFromObject(want), have)
-	if apierrors.IsNotFound(err) {
-		err = c.Create(ctx, want)
-		if err == nil {
-			return want, nil
-		}
-		if !apierrors.IsAlreadyExists(err) {
-			return nil, fmt.Errorf("creating UI service %s/%s: %w", want.Namespace, want.Name, err)
-		}
-		err = c.Get(ctx, client.ObjectKeyFromObject(want), have)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("getting UI service %s/%s: %w", want.Namespace, want.Name, err)
-	}
-
-	changed, err := claim(have, app, scheme)
-	if err != nil {
-		return nil, err
-	}
-	changed = mergeInto(&have.Labels, want.Labels) || changed
-	changed = mergeInto(&have.Annotations, want.Annotations) || changed
-	if have.Spec.Type != want.Spec.Type {
-		have.Spec.Type = want.Spec.Type
-		changed = true
-	}
-	if !equality.Semantic.DeepEqual(have.Spec.Selector, want.Spec.Selector) {
-		have.Spec.Selector = want.Spec.Selector
-		changed = true
-	}
-	if ports := mergePorts(have.Spec.Ports, want.Spec.Ports, want.Spec.Type); !equality.Semantic.DeepEqual(ports, have.Spec.Ports) {
-		have.Spec.Ports = ports
-		changed = true
-	}
-	if !changed {
-		return have, nil
-	}
-	if err := c.Update(ctx, have); err != nil {
-		return nil, fmt.Errorf("updating UI service %s/%s: %w", have.Namespace, have.Name, err)
-	}
-	return have, nil
-}
-
-// mergePorts returns want with the node ports already allocated in have kept, so that an
-// unchanged NodePort or LoadBalancer Service is not rewritten (and its port not reallocated)
-// on every call.
-func mergePorts(have, want []corev1.ServicePort, svcType corev1.ServiceType) []corev1.ServicePort {
-	out := make([]corev1.ServicePort, len(want))
-	copy(out, want)
-	if svcType != corev1.ServiceTypeNodePort && svcType != corev1.ServiceTypeLoadBalancer {
-		return out
-	}
-	for i := range out {
-		for _, h := range have {
-			if h.Port == out[i].Port && h.Protocol == out[i].Protocol {
-				out[i].NodePort = h.NodePort
-			}
-		}
-	}
-	return out
-}
-
-func ensureIngress(ctx context.Context, c client.Client, scheme *runtime.Scheme, app *v1beta2.SparkApplication, want *networkingv1.Ingress) error {
-	if err := controllerutil.SetControllerReference(app, want, scheme); err != nil {
-		return err
-	}
-	have := &networkingv1.Ingress{}
-	err := c.Get(ctx, client.ObjectKeyFromObject(want), have)
-	if apierrors.IsNotFound(err) {
-		err = c.Create(ctx, want)
-		if err == nil {
-			return nil
-		}
-		if !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating UI ingress %s/%s: %w", want.Namespace, want.Name, err)
-		}
-		err = c.Get(ctx, client.ObjectKeyFromObject(want), have)
-	}
-	if err != nil {
-		return fmt.Errorf("getting UI ingress %s/%s: %w", want.Namespace, want.Name, err)
-	}
-	changed, err := claim(have, app, scheme)
-	if err != nil {
-		return err
-	}
-	changed = mergeInto(&have.Labels, want.Labels) || changed
-	changed = mergeInto(&have.Annotations, want.Annotations) || changed
-	if !equality.Semantic.DeepEqual(have.Spec, want.Spec) {
-		have.Spec = want.Spec
-		changed = true
-	}
-	if !changed {
-		return nil
-	}
-	if err := c.Update(ctx, have); err != nil {
-		return fmt.Errorf("updating UI ingress %s/%s: %w", have.Namespace, have.Name, err)
-	}
-	return nil
-}
-
-// Delete removes the application's UI Service and Ingress. Objects of that name that app does
-// not control are left alone; ones already gone are not an error.
+// Delete removes every Service and Ingress the application controls, found by the labels the
+// operator put on them rather than by the names the spec gives now: a spec edited since they
+// were made (another port in driverIngressOptions) names different ones. Objects app does not
+// control, the driver's own Service among them, are left alone; ones already gone are not an
+// error.
 func Delete(ctx context.Context, c client.Client, app *v1beta2.SparkApplication) error {
 	if app == nil {
 		return nil
 	}
 	var errs []error
-	for _, obj := range []client.Object{
-		&networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: IngressName(app)}},
-		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: app.Namespace, Name: app.UIServiceName()}},
-	} {
-		if err := deleteOwned(ctx, c, app, obj); err != nil {
+	for _, list := range []client.ObjectList{&networkingv1.IngressList{}, &corev1.ServiceList{}} {
+		if err := c.List(ctx, list, client.InNamespace(app.Namespace), client.MatchingLabels(resourceLabels(app))); err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		var objs []client.Object
+		switch l := list.(type) {
+		case *networkingv1.IngressList:
+			for i := range l.Items {
+				objs = append(objs, &l.Items[i])
+			}
+		case *corev1.ServiceList:
+			for i := range l.Items {
+				objs = append(objs, &l.Items[i])
+			}
+		}
+		for _, obj := range objs {
+			if err := deleteOwned(ctx, c, app, obj); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)
 }
 
 func deleteOwned(ctx context.Context, c client.Client, app *v1beta2.SparkApplication, obj client.Object) error {
-	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("getting %s %s/%s: %w", kindOf(obj), obj.GetNamespace(), obj.GetName(), err)
-	}
 	ref := metav1.GetControllerOfNoCopy(obj)
-	if ref == nil || ref.Kind != "SparkApplication" || ref.Name != app.Name ||
-		(app.UID != "" && ref.UID != app.UID) {
+	if ref == nil || !isSparkApplication(ref, app.Name) || (app.UID != "" && ref.UID != app.UID) || !obj.GetDeletionTimestamp().IsZero() {
 		return nil
 	}
-	// The UID precondition keeps a replacement created since the Get from being deleted.
+	// The UID precondition keeps a replacement created since the List from being deleted.
 	uid := obj.GetUID()
 	err := c.Delete(ctx, obj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {

@@ -16,6 +16,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
@@ -194,16 +195,18 @@ func TestDesiredIngressPaths(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ing := desiredIngress(app, tc.opts, u, tls)
+			ing := desiredIngress(app, IngressName(app), app.UIServiceName(), ServicePort(app),
+				uiIngressAnnotations(app, tc.opts), tc.opts.IngressClassName, u, tls)
 			p := ing.Spec.Rules[0].HTTP.Paths[0]
-			got := rule{Host: ing.Spec.Rules[0].Host, Path: p.Path, Type: *p.PathType, Annotations: ing.Annotations, TLS: ing.Spec.TLS}
-			if ing.Spec.IngressClassName != nil {
-				got.Class = *ing.Spec.IngressClassName
+			got := rule{Host: *ing.Spec.Rules[0].Host, Path: *p.Path, Type: *p.PathType, Annotations: ing.Annotations,
+				Class: ptr.Deref(ing.Spec.IngressClassName, "")}
+			for _, t := range ing.Spec.TLS {
+				got.TLS = append(got.TLS, networkingv1.IngressTLS{Hosts: t.Hosts, SecretName: ptr.Deref(t.SecretName, "")})
 			}
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("ingress (-want +got):\n%s", d)
 			}
-			if p.Backend.Service.Name != "pi-ui-svc" || p.Backend.Service.Port.Number != 4040 {
+			if *p.Backend.Service.Name != "pi-ui-svc" || *p.Backend.Service.Port.Number != 4040 {
 				t.Errorf("backend = %+v", p.Backend.Service)
 			}
 		})
