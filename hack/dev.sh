@@ -56,6 +56,8 @@ start_operator() {
     --health-probe-bind-address "127.0.0.1:$health" -logtostderr -v=1 \
     --enable-webhook --webhook-url-host 127.0.0.1 --webhook-port "$webhook" \
     --webhook-secret-namespace default --webhook-cert-dir "$DEV/webhook-certs" \
+    --enable-driver-pdb --enable-resource-quota-enforcement \
+    --ingress-url-format '{{$appName}}.{{$appNamespace}}.spark.localhost' \
     </dev/null >"$DEV/operator.log" 2>&1 &
   echo $! > "$DEV/operator.pid"
   echo "$sum" > "$DEV/operator.sum"
@@ -70,7 +72,7 @@ start_operator() {
 
 # follow_app NAME: prints each state the application passes through until it ends.
 follow_app() {
-  local name=$1 last="" state deadline=$((SECONDS + 180))
+  local name=$1 last="" state shown="" deadline=$((SECONDS + 180))
   while [ $SECONDS -lt $deadline ]; do
     state=$("$KUBECTL" get sparkapplication "$name" -o jsonpath='{.status.applicationState.state}' 2>/dev/null || true)
     if [ "$state" != "$last" ]; then
@@ -78,6 +80,13 @@ follow_app() {
       last=$state
     fi
     case $state in
+      RUNNING)
+        if [ "$last" = RUNNING ] && [ -z "${shown:-}" ]; then
+          shown=1
+          # What a running driver gets besides its pods: UI and driver Services, Ingresses and
+          # its disruption budget.
+          "$KUBECTL" get service,ingress,poddisruptionbudget -l "sparkoperator.k8s.io/app-name=$name" >&2 || true
+        fi ;;
       COMPLETED) return 0 ;;
       FAILED|SUBMISSION_FAILED)
         "$KUBECTL" get sparkapplication "$name" -o jsonpath='{.status.applicationState.errorMessage}{"\n"}' >&2
@@ -123,9 +132,9 @@ cmd_up() {
     "$KUBECTL" create serviceaccount spark-operator-spark >/dev/null
   "$KUBECTL" delete sparkapplication spark-pi --ignore-not-found --wait >/dev/null
   "$KUBECTL" patch --local -f "$ROOT/examples/spark-pi.yaml" --type merge -o yaml \
-    -p "{\"spec\":{\"driver\":{\"annotations\":{\"kwok.sparkop.dev/run-seconds\":\"$RUN_SECONDS\"}}}}" |
+    -p "{\"spec\":{\"driverPodDisruptionBudget\":true,\"driverIngressOptions\":[{\"servicePort\":4045,\"servicePortName\":\"extra\",\"ingressURLFormat\":\"{{\$appName}}-extra.spark.localhost\"}],\"driver\":{\"annotations\":{\"kwok.sparkop.dev/run-seconds\":\"$RUN_SECONDS\"}}}}" |
     "$KUBECTL" create -f - >/dev/null
-  log "created examples/spark-pi.yaml (its driver runs ${RUN_SECONDS}s on the simulated nodes)"
+  log "created examples/spark-pi.yaml with a driver PodDisruptionBudget and an extra driver port (its driver runs ${RUN_SECONDS}s on the simulated nodes)"
   follow_app spark-pi
   "$KUBECTL" get sparkapplication spark-pi >&2
 

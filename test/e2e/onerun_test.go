@@ -281,6 +281,11 @@ func ownedByDriver(t *testing.T, c client.Client, ns, driver string) []client.Ob
 func waitApp(t *testing.T, c client.Client, key client.ObjectKey, what string, cond func(*v1beta2.SparkApplication) bool) *v1beta2.SparkApplication {
 	t.Helper()
 	app := &v1beta2.SparkApplication{}
+	defer func() {
+		if t.Failed() {
+			t.Logf("%s: last status seen: %+v", key.Name, app.Status)
+		}
+	}()
 	cluster.Eventually(t, 60*time.Second, key.Name+" "+what, func() (bool, error) {
 		if err := c.Get(context.Background(), key, app); err != nil {
 			return false, err
