@@ -64,7 +64,7 @@ func (h *SparkApplicationHandler) Handle(ctx context.Context, req admission.Requ
 			return resp
 		}
 	}
-	return admission.Allowed("")
+	return admission.Allowed("").WithWarnings(NoEffectWarnings(".spec", &app.Spec)...)
 }
 
 func (h *SparkApplicationHandler) checkQuota(ctx context.Context, app *v1beta2.SparkApplication) (admission.Response, bool) {
@@ -112,7 +112,7 @@ func (h *ScheduledSparkApplicationHandler) Handle(_ context.Context, req admissi
 	if errs := ValidateScheduledSparkApplication(ssa); len(errs) > 0 {
 		return denied(errs)
 	}
-	return admission.Allowed("")
+	return admission.Allowed("").WithWarnings(NoEffectWarnings(".spec.template", &ssa.Spec.Template)...)
 }
 
 // unchanged tells an update that leaves the spec alone (metadata, finalizers): objects created
