@@ -9,6 +9,7 @@ package gang
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -25,7 +26,7 @@ type node struct {
 	obj           *corev1.Node // labels and name, for node affinity
 	taints        []corev1.Taint
 	unschedulable bool
-	alloc         vec // allocatable; "pods" unlimited when the node does not list it
+	alloc         vec // allocatable; "pods" plenty when the node does not list it
 	free          vec // alloc − used, as the cycle's admissions and preemptions change it
 	// plain says the node has no NoSchedule/NoExecute taint, so a member with no placement
 	// rules is eligible without running the matchers.
@@ -43,7 +44,7 @@ func newNode(n *Node, r *resources) *node {
 	}
 	nd.obj.Name, nd.obj.Labels = n.Name, n.Labels
 	if _, ok := n.Allocatable[corev1.ResourcePods]; !ok {
-		nd.alloc[r.pods] = unlimited
+		nd.alloc[r.pods] = plenty
 	}
 	nd.free = nd.alloc.clone()
 	nd.free.sub(r.vector(n.Used, 0), 1)
@@ -54,6 +55,10 @@ func newNode(n *Node, r *resources) *node {
 	}
 	return nd
 }
+
+// plenty stands for a node capacity that does not run out (pods, on a node that does not list
+// them); unlike unlimited it leaves room for arithmetic.
+const plenty = 1 << 40
 
 // blocking taints keep pods that do not tolerate them off a node.
 func blocking(t *corev1.Taint) bool {
@@ -103,7 +108,7 @@ func (c *cycle) newMember(d *sparkpod.PodDemand) member {
 // fits reports whether k pods of m fit in free.
 func (m *member) fits(free vec, k int64) bool {
 	for i, x := range m.req {
-		if x != 0 && free[i] != unlimited && free[i] < x*k {
+		if x != 0 && free[i] < x*k {
 			return false
 		}
 	}
@@ -114,7 +119,7 @@ func (m *member) fits(free vec, k int64) bool {
 func (m *member) room(free vec, limit int64) int64 {
 	n := limit
 	for i, x := range m.req {
-		if x > 0 && free[i] != unlimited {
+		if x > 0 {
 			n = min(n, max(free[i], 0)/x)
 		}
 	}
@@ -124,11 +129,11 @@ func (m *member) room(free vec, limit int64) int64 {
 // leftover scores how tightly one pod of m fills a node with free capacity: the sum, over the
 // resources m requests, of the share of the node's allocatable left free after it. Lower is
 // tighter.
-func (m *member) leftover(free, alloc vec) int64 {
-	var s int64
+func (m *member) leftover(free, alloc vec) float64 {
+	var s float64
 	for i, x := range m.req {
-		if x > 0 && alloc[i] > 0 && alloc[i] != unlimited {
-			s += (free[i] - x) * 1_000_000 / alloc[i]
+		if x > 0 && alloc[i] > 0 {
+			s += float64(free[i]-x) / float64(alloc[i])
 		}
 	}
 	return s
@@ -188,7 +193,7 @@ func (cp *capacity) usable(m *member, i int) bool {
 // the other nodes that could take the driver are tried, tightest first.
 func (cp *capacity) place(w *workload) (placement, *fitFailure) {
 	d, e := &w.driver, &w.executor
-	var candidates []int
+	var candidates []scored
 	matched := false
 	for i := range cp.free {
 		if !cp.usable(d, i) {
@@ -196,15 +201,17 @@ func (cp *capacity) place(w *workload) (placement, *fitFailure) {
 		}
 		matched = true
 		if d.fits(cp.free[i], 1) {
-			candidates = append(candidates, i)
+			candidates = append(candidates, scored{i, d.leftover(cp.free[i], cp.nodes[i].alloc)})
 		}
 	}
 	if len(candidates) == 0 {
 		return placement{}, &fitFailure{member: d, driver: -1, noMatch: !matched}
 	}
-	sortByLeftover(candidates, d, cp)
+	// Stable, so equal scores keep the nodes' (name) order.
+	sort.SliceStable(candidates, func(i, j int) bool { return candidates[i].score < candidates[j].score })
 	var worst *fitFailure
-	for _, dn := range candidates {
+	for _, c := range candidates {
+		dn := c.node
 		cp.free[dn].sub(d.req, 1)
 		execs, f := cp.placeExecutors(e, dn)
 		if f == nil {
@@ -221,13 +228,18 @@ func (cp *capacity) place(w *workload) (placement, *fitFailure) {
 	return placement{}, worst
 }
 
+type scored struct {
+	node  int
+	score float64
+}
+
 // placeExecutors places e.count executors best-fit, the driver already on node dn.
 func (cp *capacity) placeExecutors(e *member, dn int) (map[int]int64, *fitFailure) {
 	execs := map[int]int64{}
 	left := e.count
 	matched := false
 	for left > 0 {
-		best, bestScore := -1, int64(0)
+		best, bestScore := -1, 0.0
 		for i := range cp.free {
 			if !cp.usable(e, i) {
 				continue
@@ -252,19 +264,6 @@ func (cp *capacity) placeExecutors(e *member, dn int) (map[int]int64, *fitFailur
 		left -= k
 	}
 	return execs, nil
-}
-
-func sortByLeftover(idx []int, m *member, cp *capacity) {
-	score := make(map[int]int64, len(idx))
-	for _, i := range idx {
-		score[i] = m.leftover(cp.free[i], cp.nodes[i].alloc)
-	}
-	// insertion sort: stable, and the lists are short.
-	for i := 1; i < len(idx); i++ {
-		for j := i; j > 0 && score[idx[j]] < score[idx[j-1]]; j-- {
-			idx[j], idx[j-1] = idx[j-1], idx[j]
-		}
-	}
 }
 
 // release gives back what p took from free.

@@ -66,7 +66,7 @@ func (c *cycle) preempt(w *workload) (placement, bool) {
 		}
 		return placement{}, false
 	}
-	kept := victims[:0]
+	kept := make([]*workload, 0, len(victims))
 	for i := len(victims) - 1; i >= 0; i-- {
 		v := victims[i]
 		c.evict(v, false)

@@ -9,7 +9,10 @@ package gang_test
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -207,6 +210,14 @@ func TestPlacement(t *testing.T) {
 			Waiting:  map[string]string{"b": "no node fits: 2 executors need 1 cpu, 1Gi, 1 nvidia.com/gpu each; room for 1 of 2 next to the driver"},
 			Order:    map[string][]string{"default": {"b"}},
 		},
+	}, {
+		name: "every pod counts against the node's pod capacity",
+		nodes: []*gt.NodeWrapper{
+			gt.MakeNode("few-pods").Capacity("4", "16Gi").Resource(corev1.ResourcePods, "2"),
+			gt.MakeNode("roomy"),
+		},
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Driver("100m", "100Mi").Executors(3, "100m", "100Mi")},
+		want:      summary{Admitted: []string{"a: few-pods [few-pods×1 roomy×2]"}},
 	}})
 }
 
@@ -426,4 +437,235 @@ func TestOrder(t *testing.T) {
 			Order:    map[string][]string{"default": {"third"}},
 		},
 	}})
+}
+
+func TestBackfill(t *testing.T) {
+	gpuHead := func() *gt.WorkloadWrapper {
+		return gt.MakeWorkload("head").NodeSelector("gpu", "true").Driver("1", "1Gi").Executors(2, "2", "1Gi")
+	}
+	nodes := func() []*gt.NodeWrapper {
+		return []*gt.NodeWrapper{gt.MakeNode("gpu1").Label("gpu", "true").Used("14", "1Gi"), gt.MakeNode("cpu1")}
+	}
+	run(t, []scenario{{
+		name:      "without backfill the blocked head holds back a workload that fits",
+		nodes:     nodes(),
+		workloads: []*gt.WorkloadWrapper{gpuHead(), gt.MakeWorkload("small").Created(time.Second)},
+		want: summary{
+			Waiting: map[string]string{
+				"head":  "no node fits: 2 executors need 2 cpu, 1Gi each; room for 0 of 2 next to the driver",
+				"small": "behind 1 application in queue default; needs 1 cpu, 1Gi",
+			},
+			Order: map[string][]string{"default": {"head", "small"}},
+		},
+	}, {
+		name:      "backfill goes on nodes the head can never use, even where another node fits tighter",
+		nodes:     nodes(),
+		opts:      gang.Options{Backfill: true},
+		workloads: []*gt.WorkloadWrapper{gpuHead(), gt.MakeWorkload("small").Created(time.Second)},
+		want: summary{
+			Admitted: []string{"small: cpu1 []"},
+			Waiting:  map[string]string{"head": "no node fits: 2 executors need 2 cpu, 1Gi each; room for 0 of 2 next to the driver"},
+			Order:    map[string][]string{"default": {"head"}},
+		},
+	}, {
+		name: "backfill never takes capacity the head could use",
+		nodes: []*gt.NodeWrapper{
+			gt.MakeNode("n1").Used("14", "1Gi"), gt.MakeNode("n2").Used("14", "1Gi"),
+			// Too small for any member of the head: free for others.
+			gt.MakeNode("tiny").Capacity("1", "16Gi"),
+		},
+		opts: gang.Options{Backfill: true},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("head").Driver("2", "1Gi").Executors(2, "2", "1Gi"),
+			gt.MakeWorkload("small").Driver("2", "1Gi").Created(time.Second),
+			gt.MakeWorkload("smaller").Driver("1", "1Gi").Created(2 * time.Second),
+		},
+		want: summary{
+			Admitted: []string{"smaller: tiny []"},
+			Waiting: map[string]string{
+				"head":  "no node fits: 2 executors need 2 cpu, 1Gi each; room for 1 of 2 next to the driver",
+				"small": "behind 1 application in queue default; cannot go first: no node fits: driver needs 2 cpu, 1Gi; no node has it free on nodes the head cannot use; needs 2 cpu, 1Gi",
+			},
+			Order: map[string][]string{"default": {"head", "small"}},
+		},
+	}, {
+		name:   "backfill never takes quota the head needs",
+		nodes:  nodes(),
+		queues: []*gt.QueueWrapper{gt.MakeQueue("default").Quota("cpu", "6")},
+		opts:   gang.Options{Backfill: true},
+		workloads: []*gt.WorkloadWrapper{
+			gpuHead(),
+			gt.MakeWorkload("small").Driver("2", "1Gi").Created(time.Second),
+			gt.MakeWorkload("tiny").Driver("1", "1Gi").Created(2 * time.Second),
+		},
+		want: summary{
+			Admitted: []string{"tiny: cpu1 []"},
+			Waiting: map[string]string{
+				"head":  "no node fits: 2 executors need 2 cpu, 1Gi each; room for 0 of 2 next to the driver",
+				"small": "behind 1 application in queue default; cannot go first: it would take quota the head ns/head needs; needs 2 cpu, 1Gi",
+			},
+			Order: map[string][]string{"default": {"head", "small"}},
+		},
+	}})
+}
+
+func TestPreemption(t *testing.T) {
+	// n1 holds c (priority 0, 2 cpu) and f (priority 20, 6 cpu); n2 holds d (priority 1, 8 cpu).
+	full := func() []*gt.NodeWrapper {
+		return []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("8", "32Gi").Used("8", "2Gi"), gt.MakeNode("n2").Capacity("8", "32Gi").Used("8", "1Gi")}
+	}
+	running := func() []*gt.WorkloadWrapper {
+		return []*gt.WorkloadWrapper{
+			gt.MakeWorkload("c").Driver("2", "1Gi").Admitted("n1", nil),
+			gt.MakeWorkload("f").Priority(20).Driver("6", "1Gi").Admitted("n1", nil),
+			gt.MakeWorkload("d").Priority(1).Driver("1", "1Gi").Executors(1, "7", "0").Admitted("n2", map[string]int32{"n2": 1}),
+		}
+	}
+	with := func(ws ...*gt.WorkloadWrapper) []*gt.WorkloadWrapper { return append(running(), ws...) }
+	run(t, []scenario{{
+		name:      "off by default",
+		nodes:     full(),
+		workloads: with(gt.MakeWorkload("h").Priority(10).Driver("8", "1Gi")),
+		want: summary{
+			Waiting: map[string]string{"h": "no node fits: driver needs 8 cpu, 1Gi; no node has it free"},
+			Order:   map[string][]string{"default": {"h"}},
+		},
+	}, {
+		name:      "evicts the fewest whole lower-priority applications that make the gang fit",
+		nodes:     full(),
+		opts:      gang.Options{Preemption: true},
+		workloads: with(gt.MakeWorkload("h").Priority(10).Driver("8", "1Gi")),
+		// c (lowest) alone frees too little; with d the gang fits, and then c is spared.
+		want: summary{
+			Admitted:  []string{"h: n2 []"},
+			Preempted: []string{"d by h: preempted by ns/h (priority 10) in queue default: its priority 1 is lower"},
+		},
+	}, {
+		name:      "never evicts applications of the same or a higher priority",
+		nodes:     full(),
+		opts:      gang.Options{Preemption: true},
+		workloads: with(gt.MakeWorkload("h").Priority(1).Driver("8", "1Gi")),
+		want: summary{
+			Waiting: map[string]string{"h": "no node fits: driver needs 8 cpu, 1Gi; no node has it free"},
+			Order:   map[string][]string{"default": {"h"}},
+		},
+	}, {
+		name:      "never evicts lower-priority applications of other queues that do not borrow",
+		nodes:     full(),
+		opts:      gang.Options{Preemption: true},
+		queues:    []*gt.QueueWrapper{gt.MakeQueue("default"), gt.MakeQueue("vip")},
+		workloads: with(gt.MakeWorkload("h").Queue("vip").Priority(10).Driver("8", "1Gi")),
+		want: summary{
+			Waiting: map[string]string{"h": "no node fits: driver needs 8 cpu, 1Gi; no node has it free"},
+			Order:   map[string][]string{"vip": {"h"}},
+		},
+	}, {
+		name:  "a queue takes back its own quota from a borrowing sibling, whatever the priorities",
+		nodes: []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("32", "64Gi").Used("14", "2Gi")},
+		opts:  gang.Options{Preemption: true},
+		queues: []*gt.QueueWrapper{
+			gt.MakeQueue("org").Quota("cpu", "16"),
+			gt.MakeQueue("a").Parent("org").Quota("cpu", "8"),
+			gt.MakeQueue("b").Parent("org").Quota("cpu", "8"),
+		},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("b-big").Queue("b").Priority(100).Driver("1", "1Gi").Executors(1, "11", "0").Admitted("n1", map[string]int32{"n1": 1}),
+			gt.MakeWorkload("b-small").Queue("b").Driver("2", "1Gi").Admitted("n1", nil),
+			gt.MakeWorkload("a-head").Queue("a").Driver("2", "1Gi").Executors(3, "2", "1Gi"),
+		},
+		want: summary{
+			Admitted:  []string{"a-head: n1 [n1×3]"},
+			Preempted: []string{"b-big by a-head: preempted by ns/a-head: queue a takes back its own quota that queue b borrowed"},
+		},
+	}})
+}
+
+// TestDeterministic shuffles a random snapshot's slices: the outcome stays the same.
+func TestDeterministic(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	snap := randomSnapshot(rng, 20, 200)
+	for _, opts := range []gang.Options{{}, {Backfill: true}, {Preemption: true, Backfill: true}} {
+		want := gang.Schedule(snap, opts)
+		if len(want.Admitted) == 0 || len(want.Waiting) == 0 {
+			for k, r := range want.Waiting {
+				t.Log(k, r)
+			}
+			t.Fatalf("the random snapshot admits %d and holds %d: make it busier", len(want.Admitted), len(want.Waiting))
+		}
+		for range 5 {
+			shuffled := snap
+			shuffled.Nodes = slices.Clone(snap.Nodes)
+			shuffled.Workloads = slices.Clone(snap.Workloads)
+			rng.Shuffle(len(shuffled.Nodes), func(i, j int) { shuffled.Nodes[i], shuffled.Nodes[j] = shuffled.Nodes[j], shuffled.Nodes[i] })
+			rng.Shuffle(len(shuffled.Workloads), func(i, j int) {
+				shuffled.Workloads[i], shuffled.Workloads[j] = shuffled.Workloads[j], shuffled.Workloads[i]
+			})
+			if diff := cmp.Diff(want, gang.Schedule(shuffled, opts), quantityEqual); diff != "" {
+				t.Fatalf("options %+v: the outcome changed with the order of the snapshot (-first +shuffled):\n%s", opts, diff)
+			}
+		}
+	}
+}
+
+var quantityEqual = cmp.Comparer(func(a, b apiresource.Quantity) bool { return a.Cmp(b) == 0 })
+
+// randomSnapshot: nodes of 16 cpu and 64Gi, a tenth of them GPU nodes (tainted), half of
+// them partly used; 4 queues under a parent; workloads of mixed sizes, one in 20 admitted.
+func randomSnapshot(rng *rand.Rand, nodes, workloads int) gang.Snapshot {
+	snap := gang.Snapshot{Queues: gt.Queues(
+		gt.MakeQueue("org").Quota("cpu", strconv.Itoa(nodes*16)).Obj(),
+		gt.MakeQueue("default").Parent("org").Obj(),
+		gt.MakeQueue("etl").Parent("org").Priority(5).Quota("cpu", strconv.Itoa(nodes*4)).Obj(),
+		gt.MakeQueue("ml").Parent("org").Quota("cpu", strconv.Itoa(nodes*4)).Quota(gpu, "8").BorrowingLimit("cpu", "16").Obj(),
+		gt.MakeQueue("adhoc").Parent("org").Priority(-1).Quota("cpu", "32").NoBorrowing().Obj(),
+	)}
+	for i := range nodes {
+		n := gt.MakeNode(fmt.Sprintf("node-%03d", i)).Label("zone", []string{"a", "b", "c"}[i%3])
+		if i%10 == 0 {
+			n.Resource(gpu, "4").Taint("nvidia.com/gpu", "present", corev1.TaintEffectNoSchedule)
+		}
+		if i%2 == 0 {
+			n.Used(strconv.Itoa(rng.IntN(12)), fmt.Sprintf("%dGi", rng.IntN(40)))
+		}
+		snap.Nodes = append(snap.Nodes, n.Obj())
+	}
+	queues := []string{"default", "etl", "ml", "adhoc"}
+	for i := range workloads {
+		q := queues[rng.IntN(len(queues))]
+		w := gt.MakeWorkload(fmt.Sprintf("app-%04d", i)).Queue(q).Priority(int32(rng.IntN(3))).
+			Created(time.Duration(rng.IntN(1000))*time.Second).
+			Driver("1", "1408Mi").Executors(int32(1+rng.IntN(8)), strconv.Itoa(1+rng.IntN(4)), fmt.Sprintf("%dMi", 1024+rng.IntN(8)*512))
+		if q == "ml" && rng.IntN(2) == 0 {
+			w.ExecutorResource(gpu, "1").Toleration("nvidia.com/gpu", "present")
+		}
+		if rng.IntN(5) == 0 {
+			w.NodeSelector("zone", []string{"a", "b", "c"}[rng.IntN(3)])
+		}
+		if i%20 == 0 {
+			w.Admitted(fmt.Sprintf("node-%03d", rng.IntN(nodes)), map[string]int32{fmt.Sprintf("node-%03d", rng.IntN(nodes)): 1})
+		}
+		snap.Workloads = append(snap.Workloads, w.Obj())
+	}
+	return snap
+}
+
+// BenchmarkSchedule: one cycle over 1,000 queued applications of mixed sizes on 100 nodes.
+// decisions/s counts every waiting application decided (admitted, held or rejected).
+func BenchmarkSchedule(b *testing.B) {
+	for _, opts := range []gang.Options{{}, {Backfill: true}, {Backfill: true, Preemption: true}} {
+		b.Run(fmt.Sprintf("backfill=%t,preemption=%t", opts.Backfill, opts.Preemption), func(b *testing.B) {
+			snap := randomSnapshot(rand.New(rand.NewPCG(3, 4)), 100, 1000)
+			waiting := 0
+			for _, w := range snap.Workloads {
+				if w.Admission == nil {
+					waiting++
+				}
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				gang.Schedule(snap, opts)
+			}
+			b.ReportMetric(float64(waiting)*float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+		})
+	}
 }
