@@ -9,14 +9,16 @@ package sparkpod
 
 import (
 	"fmt"
-	"math"
-	"strconv"
+	"maps"
+	"slices"
 
 	"gopkg.in/inf.v0"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/submission/sparkconf"
 )
 
 // Role is the part a pod plays in a Spark application.
@@ -25,14 +27,6 @@ type Role string
 const (
 	RoleDriver   Role = v1beta2.SparkRoleDriver
 	RoleExecutor Role = v1beta2.SparkRoleExecutor
-)
-
-// Spark's memory overhead defaults: a fraction of the memory (0.1 for JVM applications, 0.4
-// for Python and R), at least 384 MiB.
-const (
-	minOverheadMiB      = 384
-	jvmOverheadFactor   = 0.1
-	otherOverheadFactor = 0.4
 )
 
 // PodDemand is what each pod of one role asks the cluster for, and where it may run.
@@ -84,122 +78,130 @@ func Times(q resource.Quantity, n int32) resource.Quantity {
 	return *resource.NewDecimalQuantity(*product, q.Format)
 }
 
-// InitialExecutors is the number of executors the application starts with: with dynamic
-// allocation the largest of instances, initialExecutors and minExecutors (Spark starts that
-// many), else instances.
-func InitialExecutors(s *v1beta2.SparkApplicationSpec) int32 {
-	n := int32(1)
-	if s.Executor.Instances != nil {
-		n = *s.Executor.Instances
-	}
-	if d := s.DynamicAllocation; d != nil && d.Enabled {
-		if d.InitialExecutors != nil && *d.InitialExecutors > n {
-			n = *d.InitialExecutors
-		}
-		if d.MinExecutors != nil && *d.MinExecutors > n {
-			n = *d.MinExecutors
-		}
-	}
-	return max(n, 0)
-}
-
-// DemandOf computes the demand of app's spec. Errors name the field at fault.
+// DemandOf computes the demand of app's spec from the Spark configuration the submitters
+// give Spark, laid over the role's pod template, sidecars and init containers as the pods are
+// built, so the demand equals what the pods request. Errors name the field or property at
+// fault.
 func DemandOf(app *v1beta2.SparkApplication) (Demand, error) {
-	s := &app.Spec
-	factor := jvmOverheadFactor
-	if s.Type == v1beta2.SparkApplicationTypePython || s.Type == v1beta2.SparkApplicationTypeR {
-		factor = otherOverheadFactor
+	sub, err := sparkconf.Build(app, sparkconf.Options{})
+	if err != nil {
+		return Demand{}, err
 	}
-	if s.MemoryOverheadFactor != nil && *s.MemoryOverheadFactor != "" {
-		f, err := strconv.ParseFloat(*s.MemoryOverheadFactor, 64)
-		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
-			return Demand{}, fmt.Errorf("spec.memoryOverheadFactor %q: want a non-negative decimal", *s.MemoryOverheadFactor)
-		}
-		factor = f
-	}
-	driver, err := podDemand(RoleDriver, s, &s.Driver.SparkPodSpec, factor)
+	conf := sub.Map()
+	conf[KeyResourceType] = ResourceType(app.Spec.Type)
+	driver, err := podDemand(RoleDriver, app, conf)
 	if err != nil {
 		return Demand{}, err
 	}
 	driver.Count = 1
-	executor, err := podDemand(RoleExecutor, s, &s.Executor.SparkPodSpec, factor)
+	executor, err := podDemand(RoleExecutor, app, conf)
 	if err != nil {
 		return Demand{}, err
 	}
-	executor.Count = InitialExecutors(s)
+	if executor.Count, err = InitialExecutors(conf); err != nil {
+		return Demand{}, err
+	}
 	return Demand{Driver: driver, Executor: executor}, nil
 }
 
-func podDemand(role Role, s *v1beta2.SparkApplicationSpec, p *v1beta2.SparkPodSpec, factor float64) (PodDemand, error) {
-	d := PodDemand{Role: role, Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}
-	cores := int64(v1beta2.DefaultCores)
-	if p.Cores != nil {
-		cores = int64(*p.Cores)
+// ResourceType is spark.kubernetes.resource.type for an application type: python, r or java.
+func ResourceType(t v1beta2.SparkApplicationType) string {
+	switch t {
+	case v1beta2.SparkApplicationTypePython:
+		return resourceTypePython
+	case v1beta2.SparkApplicationTypeR:
+		return "r"
 	}
-	cpu := *resource.NewQuantity(cores, resource.DecimalSI)
-	if p.CoreRequest != nil && *p.CoreRequest != "" {
-		q, err := resource.ParseQuantity(*p.CoreRequest)
-		if err != nil {
-			return d, fmt.Errorf("spec.%s.coreRequest %q: %v", role, *p.CoreRequest, err)
-		}
-		cpu = q
-	}
-	d.Requests[corev1.ResourceCPU] = cpu
-	d.Limits[corev1.ResourceCPU] = cpu.DeepCopy()
-	if p.CoreLimit != nil && *p.CoreLimit != "" {
-		q, err := resource.ParseQuantity(*p.CoreLimit)
-		if err != nil {
-			return d, fmt.Errorf("spec.%s.coreLimit %q: %v", role, *p.CoreLimit, err)
-		}
-		d.Limits[corev1.ResourceCPU] = q
-	}
+	return resourceTypeJava
+}
 
-	memStr := v1beta2.DefaultMemory
-	if p.Memory != nil && *p.Memory != "" {
-		memStr = *p.Memory
+func podDemand(role Role, app *v1beta2.SparkApplication, conf map[string]string) (PodDemand, error) {
+	s := &app.Spec
+	p := &s.Driver.SparkPodSpec
+	if role == RoleExecutor {
+		p = &s.Executor.SparkPodSpec
 	}
-	mem, err := ParseMiB(memStr)
+	pod := &corev1.Pod{}
+	if p.Template != nil {
+		pod.Spec = *p.Template.Spec.DeepCopy()
+	}
+	main := mainContainer(&pod.Spec, role)
+	ctr := &pod.Spec.Containers[main]
+	spark, err := ContainerResources(role, conf)
 	if err != nil {
-		return d, fmt.Errorf("spec.%s.memory: %v", role, err)
+		return PodDemand{}, err
 	}
-	scaled := math.Floor(factor * float64(mem))
-	if scaled > math.MaxInt64>>20 {
-		return d, fmt.Errorf("spec.memoryOverheadFactor %g of spec.%s.memory %q is larger than any memory size Kubernetes can express", factor, role, memStr)
+	for name, q := range spark.Requests {
+		ctr.Resources.Requests = with(ctr.Resources.Requests, name, q)
 	}
-	overhead := max(int64(scaled), minOverheadMiB)
-	if p.MemoryOverhead != nil && *p.MemoryOverhead != "" {
-		if overhead, err = ParseMiB(*p.MemoryOverhead); err != nil {
-			return d, fmt.Errorf("spec.%s.memoryOverhead: %v", role, err)
-		}
+	for name, q := range spark.Limits {
+		ctr.Resources.Limits = with(ctr.Resources.Limits, name, q)
 	}
-	if mem+overhead > math.MaxInt64>>20 {
-		return d, fmt.Errorf("spec.%s.memory %q plus its overhead is larger than any memory size Kubernetes can express", role, memStr)
+	// The webhook sets spec.<role>.gpu and memoryLimit over what Spark set, as the Kubeflow
+	// operator's does.
+	if g := p.GPU; g != nil && g.Name != "" && g.Quantity > 0 {
+		ctr.Resources.Limits = with(ctr.Resources.Limits, corev1.ResourceName(g.Name), *resource.NewQuantity(g.Quantity, resource.DecimalSI))
 	}
-	memory := *resource.NewQuantity((mem+overhead)<<20, resource.BinarySI)
-	d.Requests[corev1.ResourceMemory] = memory
-	d.Limits[corev1.ResourceMemory] = memory.DeepCopy()
 	if p.MemoryLimit != nil && *p.MemoryLimit != "" {
 		q, err := resource.ParseQuantity(*p.MemoryLimit)
 		if err != nil {
-			return d, fmt.Errorf("spec.%s.memoryLimit %q: %v", role, *p.MemoryLimit, err)
+			return PodDemand{}, fmt.Errorf("spec.%s.memoryLimit %q: %v", role, *p.MemoryLimit, err)
 		}
-		d.Limits[corev1.ResourceMemory] = q
+		ctr.Resources.Limits[corev1.ResourceMemory] = q
 	}
+	pod.Spec.InitContainers = append(pod.Spec.InitContainers, p.InitContainers...)
+	pod.Spec.Containers = append(pod.Spec.Containers, p.Sidecars...)
 
-	if g := p.GPU; g != nil && g.Name != "" && g.Quantity > 0 {
-		q := *resource.NewQuantity(g.Quantity, resource.DecimalSI)
-		d.Requests[corev1.ResourceName(g.Name)] = q
-		d.Limits[corev1.ResourceName(g.Name)] = q.DeepCopy()
-	}
-
+	d := PodDemand{Role: role, Requests: podRequests(pod), Limits: resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})}
 	d.NodeSelector = map[string]string{}
-	for k, v := range s.NodeSelector {
-		d.NodeSelector[k] = v
+	maps.Copy(d.NodeSelector, pod.Spec.NodeSelector)
+	maps.Copy(d.NodeSelector, s.NodeSelector)
+	maps.Copy(d.NodeSelector, p.NodeSelector)
+	d.Tolerations = append(pod.Spec.Tolerations, p.Tolerations...)
+	d.Affinity = pod.Spec.Affinity
+	if p.Affinity != nil {
+		d.Affinity = p.Affinity
 	}
-	for k, v := range p.NodeSelector {
-		d.NodeSelector[k] = v
-	}
-	d.Tolerations = p.Tolerations
-	d.Affinity = p.Affinity
 	return d, nil
+}
+
+// podRequests is what the scheduler counts for pod once the API server has defaulted it: a
+// container's limit stands for its request where it has none.
+func podRequests(pod *corev1.Pod) corev1.ResourceList {
+	pod = pod.DeepCopy()
+	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range list {
+			r := &list[i].Resources
+			for name, q := range r.Limits {
+				if _, ok := r.Requests[name]; !ok {
+					r.Requests = with(r.Requests, name, q)
+				}
+			}
+		}
+	}
+	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+}
+
+// mainContainer finds Spark's container in a pod template: the one of Spark's name for role,
+// else the first; one is added when there is none.
+func mainContainer(spec *corev1.PodSpec, role Role) int {
+	name := v1beta2.SparkDriverContainerName
+	if role == RoleExecutor {
+		name = v1beta2.SparkExecutorContainerName
+	}
+	if i := slices.IndexFunc(spec.Containers, func(c corev1.Container) bool { return c.Name == name }); i >= 0 {
+		return i
+	}
+	if len(spec.Containers) == 0 {
+		spec.Containers = []corev1.Container{{Name: name}}
+	}
+	return 0
+}
+
+func with(l corev1.ResourceList, name corev1.ResourceName, q resource.Quantity) corev1.ResourceList {
+	if l == nil {
+		l = corev1.ResourceList{}
+	}
+	l[name] = q
+	return l
 }

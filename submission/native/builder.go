@@ -53,7 +53,6 @@ const (
 	defaultDriverPort    = 7078
 	defaultBlockMgrPort  = 7079
 	defaultUIPort        = 4040
-	minOverheadMiB       = 384
 	javaOverheadFactor   = "0.1"
 	nonJVMOverheadFactor = "0.4"
 	pythonRunnerClass    = "org.apache.spark.deploy.PythonRunner"
@@ -219,12 +218,12 @@ func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Optio
 	c[keyAppID] = ids.AppID
 	c[keyAppSubmitTime] = strconv.FormatInt(ids.SubmitTime.UnixMilli(), 10)
 	c[keySubmitInDriver] = "true"
-	c[keyResourceType] = resourceType
-	if _, ok := c[keyOverheadFactor]; !ok {
+	c[sparkpod.KeyResourceType] = resourceType
+	if _, ok := c[sparkpod.KeyOverheadFactor]; !ok {
 		if resourceType == "java" {
-			c[keyOverheadFactor] = javaOverheadFactor
+			c[sparkpod.KeyOverheadFactor] = javaOverheadFactor
 		} else {
-			c[keyOverheadFactor] = nonJVMOverheadFactor
+			c[sparkpod.KeyOverheadFactor] = nonJVMOverheadFactor
 		}
 	}
 	if _, ok := c[keyPyFiles]; !ok {
@@ -399,30 +398,14 @@ func driverPod(app *v1beta2.SparkApplication, c conf, p driverParams) (*corev1.P
 		ctr.ImagePullPolicy = corev1.PullPolicy(pp)
 	}
 
-	// Resources: Spark overrides cpu and memory, keeping whatever else the template asks for.
-	memMiB, err := sparkpod.ParseMiB(c.get(keyDriverMemory, v1beta2.DefaultMemory))
+	// Resources: Spark sets cpu, memory and device resources, keeping whatever else the
+	// template asks for.
+	res, err := sparkpod.ContainerResources(sparkpod.RoleDriver, c)
 	if err != nil {
-		return nil, userError("driver memory: %v", err)
+		return nil, userError("%v", err)
 	}
-	overhead, err := driverOverhead(c, memMiB)
-	if err != nil {
-		return nil, err
-	}
-	mem := resource.MustParse(strconv.FormatInt(memMiB+overhead, 10) + "Mi")
-	cpuReq := c.get(keyDriverRequestCores, c.get(keyDriverCores, "1"))
-	cpu, err := resource.ParseQuantity(cpuReq)
-	if err != nil {
-		return nil, userError("driver CPU request %q: %v", cpuReq, err)
-	}
-	ctr.Resources.Requests = merge(ctr.Resources.Requests, corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: mem})
-	ctr.Resources.Limits = merge(ctr.Resources.Limits, corev1.ResourceList{corev1.ResourceMemory: mem})
-	if lim, ok := c[keyDriverLimitCores]; ok {
-		q, err := resource.ParseQuantity(lim)
-		if err != nil {
-			return nil, userError("driver CPU limit %q: %v", lim, err)
-		}
-		ctr.Resources.Limits[corev1.ResourceCPU] = q
-	}
+	ctr.Resources.Requests = merge(ctr.Resources.Requests, res.Requests)
+	ctr.Resources.Limits = merge(ctr.Resources.Limits, res.Limits)
 
 	ctr.Ports = append(ctr.Ports,
 		corev1.ContainerPort{Name: "driver-rpc-port", ContainerPort: p.ports[0], Protocol: corev1.ProtocolTCP},
@@ -669,8 +652,11 @@ func executorTemplate(app *v1beta2.SparkApplication, sched sparkpod.Scheduling) 
 			idx = i
 		}
 	}
+	if idx < 0 && len(pod.Spec.Containers) > 0 {
+		idx = 0 // Spark takes the first container when none has its name
+	}
 	if idx < 0 {
-		pod.Spec.Containers = append([]corev1.Container{{Name: v1beta2.SparkExecutorContainerName}}, pod.Spec.Containers...)
+		pod.Spec.Containers = []corev1.Container{{Name: v1beta2.SparkExecutorContainerName}}
 		idx = 0
 	}
 	// Executors get the volumes Spark properties declare from the driver, as with spark-submit.
@@ -697,28 +683,6 @@ func needsTemplate(app *v1beta2.SparkApplication) bool {
 		e.HostNetwork != nil || e.DNSConfig != nil || e.TerminationGracePeriodSeconds != nil ||
 		len(e.HostAliases) > 0 || e.ShareProcessNamespace != nil || e.PriorityClassName != nil ||
 		sparkconf.MetricsPort(app, sparkconf.Executor) != nil
-}
-
-func driverOverhead(c conf, memMiB int64) (int64, error) {
-	if v, ok := c[keyDriverOverhead]; ok {
-		n, err := sparkpod.ParseMiB(v)
-		if err != nil {
-			return 0, userError("driver memory overhead: %v", err)
-		}
-		return n, nil
-	}
-	fs := c.get(keyDriverOverheadFactor, c[keyOverheadFactor])
-	f, err := strconv.ParseFloat(fs, 64)
-	if err != nil || f < 0 {
-		return 0, userError("memory overhead factor %q: want a non-negative decimal such as 0.1", fs)
-	}
-	floor := int64(minOverheadMiB)
-	if v, ok := c[keyDriverMinOverhead]; ok {
-		if floor, err = sparkpod.ParseMiB(v); err != nil {
-			return 0, userError("driver minimum memory overhead: %v", err)
-		}
-	}
-	return max(int64(f*float64(memMiB)), floor), nil
 }
 
 func portConf(c conf, key string, def int32) (int32, error) {

@@ -34,14 +34,6 @@ const (
 	keyDriverImage          = "spark.kubernetes.driver.container.image"
 	keyPullPolicy           = "spark.kubernetes.container.image.pullPolicy"
 	keyPullSecrets          = "spark.kubernetes.container.image.pullSecrets"
-	keyDriverCores          = "spark.driver.cores"
-	keyDriverRequestCores   = "spark.kubernetes.driver.request.cores"
-	keyDriverLimitCores     = "spark.kubernetes.driver.limit.cores"
-	keyDriverMemory         = "spark.driver.memory"
-	keyDriverOverhead       = "spark.driver.memoryOverhead"
-	keyDriverOverheadFactor = "spark.driver.memoryOverheadFactor"
-	keyDriverMinOverhead    = "spark.driver.minMemoryOverhead"
-	keyOverheadFactor       = "spark.kubernetes.memoryOverheadFactor"
 	keyDriverServiceAccount = "spark.kubernetes.authenticate.driver.serviceAccountName"
 	keyJars                 = "spark.jars"
 	keyFiles                = "spark.files"
@@ -52,7 +44,6 @@ const (
 	keyArchives             = "spark.archives"
 	keyPySparkPython        = "spark.pyspark.python"
 	keyPySparkDriverPython  = "spark.pyspark.driver.python"
-	keyResourceType         = "spark.kubernetes.resource.type"
 	keySubmitInDriver       = "spark.kubernetes.submitInDriver"
 	keyDriverHost           = "spark.driver.host"
 	keyDriverPort           = "spark.driver.port"
@@ -113,7 +104,7 @@ func sortedKeys(m map[string]string) []string {
 // the spark-submit submitter gives it: the --conf properties (last wins), then the properties
 // spark-submit derives from its own flags, which win over --conf.
 func submitConf(app *v1beta2.SparkApplication, attempt submission.Attempt, master string) (conf, error) {
-	sub, err := sparkconf.Build(app, attempt, sparkconf.Options{})
+	sub, err := sparkconf.Build(app, sparkconf.Options{SubmissionID: attempt.SubmissionID, DriverPodName: attempt.DriverPodName})
 	if err != nil {
 		return nil, userError("%v", err)
 	}

@@ -23,7 +23,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-	"github.com/sparkop/spark-operator/submission"
 )
 
 // Spark property names the submitters refer to as well.
@@ -96,8 +95,12 @@ func (s *Submit) Map() map[string]string {
 	return out
 }
 
-// Options are the pod template files the spark-submit submitter passes; empty means none.
+// Options identify the attempt (status.submissionID and the driver pod's name, which label
+// and name the pods) and name the pod template files the spark-submit submitter passes; empty
+// means none.
 type Options struct {
+	SubmissionID            string
+	DriverPodName           string
 	DriverPodTemplateFile   string
 	ExecutorPodTemplateFile string
 }
@@ -108,7 +111,7 @@ type Options struct {
 // The user's sparkConf (without the operator-owned keys) comes first, then hadoopConf, then
 // the properties derived from dedicated spec fields, and the properties the operator must
 // control (namespace, pod name, labels it selects on, templates) last.
-func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Options) (*Submit, error) {
+func Build(app *v1beta2.SparkApplication, opts Options) (*Submit, error) {
 	if app == nil {
 		return nil, errors.New("no SparkApplication given")
 	}
@@ -144,12 +147,12 @@ func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Optio
 
 	c.add(KeyNamespace, app.Namespace)
 	c.add(KeyAppName, app.Name)
-	c.add(KeyDriverPodName, attempt.DriverPodName)
+	c.add(KeyDriverPodName, opts.DriverPodName)
 	c.add(KeyWaitAppCompletion, "false")
 	for _, r := range roles {
 		c.add(r.k8sPrefix+"label."+v1beta2.LabelAppName, app.Name)
 		c.add(r.k8sPrefix+"label."+v1beta2.LabelLaunchedByOperator, "true")
-		c.add(r.k8sPrefix+"label."+v1beta2.LabelSubmissionID, attempt.SubmissionID)
+		c.add(r.k8sPrefix+"label."+v1beta2.LabelSubmissionID, opts.SubmissionID)
 	}
 	if opts.DriverPodTemplateFile != "" {
 		c.add(KeyDriverTemplate, opts.DriverPodTemplateFile)

@@ -15,10 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-	"github.com/sparkop/spark-operator/submission"
 )
 
-var testAttempt = submission.Attempt{SubmissionID: "sub-1", DriverPodName: "pi-driver"}
+var testAttempt = Options{SubmissionID: "sub-1", DriverPodName: "pi-driver"}
 
 func baseApp() *v1beta2.SparkApplication {
 	app := &v1beta2.SparkApplication{
@@ -38,7 +37,7 @@ func baseApp() *v1beta2.SparkApplication {
 func TestBuildCommandLineValues(t *testing.T) {
 	app := baseApp()
 	app.Spec.ProxyUser = ptr("bob")
-	got, err := Build(app, testAttempt, Options{})
+	got, err := Build(app, testAttempt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +91,9 @@ func TestBuildMap(t *testing.T) {
 			if tt.modify != nil {
 				tt.modify(app)
 			}
-			s, err := Build(app, testAttempt, tt.opts)
+			opts := tt.opts
+			opts.SubmissionID, opts.DriverPodName = testAttempt.SubmissionID, testAttempt.DriverPodName
+			s, err := Build(app, opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -40,7 +40,9 @@ func BuildArgs(app *v1beta2.SparkApplication, attempt submission.Attempt, opts O
 	if err := validate(app, attempt, opts); err != nil {
 		return nil, err
 	}
-	sub, err := sparkconf.Build(app, attempt, sparkconf.Options{
+	sub, err := sparkconf.Build(app, sparkconf.Options{
+		SubmissionID:            attempt.SubmissionID,
+		DriverPodName:           attempt.DriverPodName,
 		DriverPodTemplateFile:   opts.DriverPodTemplateFile,
 		ExecutorPodTemplateFile: opts.ExecutorPodTemplateFile,
 	})

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // Annotations the local cluster's kwok stages act on (hack/kwok/stages.yaml).
@@ -76,6 +77,10 @@ type Options struct {
 	// executors are built on it as Spark builds them: its metadata and spec are the base, its
 	// executor container (by name, else its first) gets Spark's settings.
 	Template *corev1.Pod
+	// Conf is the driver's Spark configuration (its spark.properties); when set, it sizes the
+	// executors (cpu, memory, device resources) as Spark's executor reads it, and Cores and
+	// MemoryMiB are ignored.
+	Conf map[string]string
 }
 
 // Where Spark mounts the executor pod template into the driver (both submitters).
@@ -158,6 +163,27 @@ func Build(driver *corev1.Pod, id int, opts Options) (*corev1.Pod, error) {
 		memMiB = defaultMemoryMiB
 	}
 	podMiB := int64(memMiB + max(memMiB/10, minOverheadMiB))
+	sized := corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    *resource.NewQuantity(int64(cores), resource.DecimalSI),
+			corev1.ResourceMemory: *resource.NewQuantity(podMiB*1024*1024, resource.BinarySI),
+		},
+		Limits: corev1.ResourceList{corev1.ResourceMemory: *resource.NewQuantity(podMiB*1024*1024, resource.BinarySI)},
+	}
+	if opts.Conf != nil {
+		var err error
+		if sized, err = sparkpod.ContainerResources(sparkpod.RoleExecutor, opts.Conf); err != nil {
+			return nil, err
+		}
+		if cores, err = strconv.Atoi(opts.Conf["spark.executor.cores"]); err != nil {
+			cores = defaultCores
+		}
+		if memMiB64, err := sparkpod.ParseMiB(opts.Conf["spark.executor.memory"]); err == nil {
+			memMiB = int(memMiB64)
+		} else {
+			memMiB = defaultMemoryMiB
+		}
+	}
 
 	appID := driver.Labels[v1beta2.SparkAppSelectorLabel]
 	labels := map[string]string{
@@ -190,8 +216,6 @@ func Build(driver *corev1.Pod, id int, opts Options) (*corev1.Pod, error) {
 	}
 	yes := true
 	memory := fmt.Sprintf("%dm", memMiB)
-	cpu := resource.NewQuantity(int64(cores), resource.DecimalSI)
-	mem := resource.NewQuantity(podMiB*1024*1024, resource.BinarySI)
 	pod := &corev1.Pod{}
 	if opts.Template != nil {
 		t := opts.Template.DeepCopy()
@@ -239,9 +263,9 @@ func Build(driver *corev1.Pod, id int, opts Options) (*corev1.Pod, error) {
 			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"},
 		}},
 	)
-	// Spark sets cpu and memory and keeps whatever else the template asks for.
-	c.Resources.Requests = merged(c.Resources.Requests, corev1.ResourceList{corev1.ResourceCPU: *cpu, corev1.ResourceMemory: *mem})
-	c.Resources.Limits = merged(c.Resources.Limits, corev1.ResourceList{corev1.ResourceMemory: *mem})
+	// Spark sets cpu, memory and devices and keeps whatever else the template asks for.
+	c.Resources.Requests = merged(c.Resources.Requests, sized.Requests)
+	c.Resources.Limits = merged(c.Resources.Limits, sized.Limits)
 	return pod, nil
 }
 

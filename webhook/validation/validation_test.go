@@ -157,7 +157,7 @@ func TestAppResources(t *testing.T) {
 	want := corev1.ResourceList{
 		corev1.ResourceCPU:            resource.MustParse("7"),
 		corev1.ResourceRequestsCPU:    resource.MustParse("7"),
-		corev1.ResourceLimitsCPU:      resource.MustParse("10"),
+		corev1.ResourceLimitsCPU:      resource.MustParse("9"), // no limit on the driver, as Spark sets none
 		corev1.ResourceMemory:         mem,
 		corev1.ResourceRequestsMemory: mem,
 		corev1.ResourceLimitsMemory:   mem,
@@ -197,9 +197,10 @@ func TestAppResourcesExtremes(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ memory, factor, want string }{
-		{"9999999999999999p", "", `spec.driver.memory: "9999999999999999p" is larger than any memory size`},
-		{"99999999999999999999g", "", `spec.driver.memory: "99999999999999999999g" is not a Spark memory size`},
-		{"1t", "1e300", "spec.memoryOverheadFactor 1e+300 of spec.driver.memory"},
+		{"9999999999999999p", "", `spark.driver.memory: "9999999999999999p" is larger than any memory size`},
+		{"99999999999999999999g", "", `spark.driver.memory: "99999999999999999999g" is not a Spark memory size`},
+		{"8191p", "", "spark.driver.memory plus its overhead is larger than any memory size"},
+		{"1t", "-1", "spark.kubernetes.memoryOverheadFactor=\"-1\": want a non-negative decimal"},
 	} {
 		app := validApp()
 		app.Spec.Driver.Memory = ptr(tc.memory)
