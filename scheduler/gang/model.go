@@ -22,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -56,6 +57,17 @@ type Queue struct {
 	Usage corev1.ResourceList
 }
 
+// QueueOf is the cycle's view of a Queue object (Usage left empty: Schedule sums it from the
+// snapshot's admitted workloads).
+func QueueOf(q *v1alpha1.Queue) *Queue {
+	out := &Queue{Name: q.Name, Parent: q.Spec.Parent, Priority: q.Spec.Priority, Quota: q.Spec.Quota}
+	if b := q.Spec.Borrowing; b != nil {
+		out.NoBorrowing = b.Policy == v1alpha1.BorrowingNever
+		out.BorrowingLimit = b.Limit
+	}
+	return out
+}
+
 // Workload is one application in the scheduler: waiting, or admitted (Admission set).
 type Workload struct {
 	Key      types.NamespacedName
@@ -85,8 +97,12 @@ type Snapshot struct {
 
 // Options tune an admission cycle.
 type Options struct {
-	Backfill   bool // a smaller workload may go first only if it cannot delay the head
-	Preemption bool // off by default
+	// Backfill lets a workload behind its queue's blocked head go first when that cannot delay
+	// the head (the rule is in Schedule's documentation).
+	Backfill bool
+	// Preemption lets a queue's blocked head evict whole admitted workloads of lower priority
+	// in its queue, or of queues borrowing beyond their quota (see preempt). Off by default.
+	Preemption bool
 }
 
 // Outcome is the result of one admission cycle.

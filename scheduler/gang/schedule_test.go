@@ -21,7 +21,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/scheduler/gang"
 	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
 )
@@ -667,5 +669,24 @@ func BenchmarkSchedule(b *testing.B) {
 			}
 			b.ReportMetric(float64(waiting)*float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
 		})
+	}
+}
+
+func TestQueueOf(t *testing.T) {
+	q := &v1alpha1.Queue{
+		ObjectMeta: metav1.ObjectMeta{Name: "team-a"},
+		Spec: v1alpha1.QueueSpec{
+			Parent: "org", Priority: 3,
+			Quota:     corev1.ResourceList{"cpu": apiresource.MustParse("16")},
+			Borrowing: &v1alpha1.Borrowing{Policy: v1alpha1.BorrowingAllowed, Limit: corev1.ResourceList{"cpu": apiresource.MustParse("4")}},
+		},
+	}
+	want := gt.MakeQueue("team-a").Parent("org").Priority(3).Quota("cpu", "16").BorrowingLimit("cpu", "4").Obj()
+	if diff := cmp.Diff(want, gang.QueueOf(q), quantityEqual); diff != "" {
+		t.Errorf("QueueOf (-want +got):\n%s", diff)
+	}
+	q.Spec.Borrowing = &v1alpha1.Borrowing{Policy: v1alpha1.BorrowingNever}
+	if got := gang.QueueOf(q); !got.NoBorrowing || got.BorrowingLimit != nil {
+		t.Errorf("policy Never: got NoBorrowing %t, BorrowingLimit %v; want true, none", got.NoBorrowing, got.BorrowingLimit)
 	}
 }
