@@ -690,3 +690,36 @@ func TestQueueOf(t *testing.T) {
 		t.Errorf("policy Never: got NoBorrowing %t, BorrowingLimit %v; want true, none", got.NoBorrowing, got.BorrowingLimit)
 	}
 }
+
+// TestIssueScenario is the end-to-end scenario of the gang scheduler's issue, decided in one
+// cycle: 4 nodes of 16 cpu, 20 applications of a 1-cpu driver and 8 executors of 2 cpu. Each
+// needs 17 cpu, more than a node: 3 fit at once (51 of 64 cpu), the 4th waits at the head.
+func TestIssueScenario(t *testing.T) {
+	sc := scenario{}
+	for i := range 4 {
+		sc.nodes = append(sc.nodes, gt.MakeNode(fmt.Sprintf("node-%d", i)).Capacity("16", "64Gi"))
+	}
+	for i := range 20 {
+		sc.workloads = append(sc.workloads, gt.MakeWorkload(fmt.Sprintf("app-%02d", i)).Created(time.Duration(i)*time.Second).
+			Driver("1", "1408Mi").Executors(8, "2", "1408Mi"))
+	}
+	out := gang.Schedule(sc.snapshot(), gang.Options{})
+	got := summarize(out)
+	want := []string{
+		"app-00: node-0 [node-0×7 node-1×1]",
+		"app-01: node-0 [node-1×7 node-2×1]",
+		"app-02: node-2 [node-2×6 node-3×2]",
+	}
+	if diff := cmp.Diff(want, got.Admitted); diff != "" {
+		t.Errorf("admitted (-want +got):\n%s", diff)
+	}
+	if r := got.Waiting["app-03"]; r != "no node fits: 8 executors need 2 cpu, 1408Mi each; room for 6 of 8 next to the driver" {
+		t.Errorf("the head waits with %q", r)
+	}
+	if r := got.Waiting["app-19"]; r != "behind 16 applications in queue default; needs 17 cpu, 12672Mi" {
+		t.Errorf("the last waits with %q", r)
+	}
+	if n := len(out.Order["default"]); n != 17 {
+		t.Errorf("%d applications in the queue's order, want 17", n)
+	}
+}
