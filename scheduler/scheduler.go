@@ -60,6 +60,11 @@ type Interface interface {
 	Release(ctx context.Context, app *v1beta2.SparkApplication) error
 }
 
+// AnnotationPreempted, set on a SparkApplication by its batch scheduler to the submission ID
+// of its current run, asks the controller to stop that run and queue the application again
+// (a whole application preempted for a higher-priority one). A later submission ignores it.
+const AnnotationPreempted = "scheduling.sparkop.dev/preempted"
+
 // Waker brings held applications back for another decision. The controller gives one to
 // schedulers that implement WithManager.
 type Waker interface {

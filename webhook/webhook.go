@@ -79,6 +79,9 @@ type Options struct {
 	// EnableResourceQuota refuses new SparkApplications whose driver and executors do not fit
 	// in what a ResourceQuota of their namespace has left.
 	EnableResourceQuota bool
+	// BatchSchedulers are the operator's enabled batch schedulers and its default, so the
+	// validating webhook refuses applications naming one that is not enabled.
+	BatchSchedulers validation.BatchSchedulers
 	// NamespaceSelector limits the webhooks to matching namespaces; nil means all.
 	NamespaceSelector *metav1.LabelSelector
 	// CertValidity is the lifetime of the certificates made (default one year); they are
@@ -295,7 +298,7 @@ func Register(server ctrlwebhook.Server, reader client.Reader, opts Options) {
 	o := opts.withDefaults()
 	server.Register(PathMutatePods, &admission.Webhook{Handler: instrument("pod-mutator", &podmutator.Handler{Reader: reader})})
 	server.Register(PathValidateSparkApplication, &admission.Webhook{Handler: instrument("sparkapplication-validator",
-		&validation.SparkApplicationHandler{Reader: reader, EnforceQuota: o.EnableResourceQuota})})
+		&validation.SparkApplicationHandler{Reader: reader, EnforceQuota: o.EnableResourceQuota, Schedulers: o.BatchSchedulers})})
 	server.Register(PathValidateScheduledSparkApplication, &admission.Webhook{Handler: instrument("scheduledsparkapplication-validator",
 		&validation.ScheduledSparkApplicationHandler{})})
 }

@@ -40,6 +40,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/controllers/metrics"
@@ -104,6 +105,9 @@ func run(ctx context.Context, o *options) error {
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return err
 	}
+	if err := schedv1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
 
 	mgrOpts := manager.Options{
 		Scheme:                        scheme,
@@ -126,14 +130,19 @@ func run(ctx context.Context, o *options) error {
 	if err != nil {
 		return fmt.Errorf("creating the manager: %w", err)
 	}
+	schedulers, err := buildSchedulers(o, mgr)
+	if err != nil {
+		return err
+	}
 	if o.webhookEnabled {
+		o.webhook.BatchSchedulers = webhookSchedulers(o, schedulers)
 		if err := webhook.Setup(ctx, mgr, o.webhook); err != nil {
 			return fmt.Errorf("setting up the webhooks: %w", err)
 		}
 	}
 
 	if o.controllerEnabled {
-		if err := setupControllers(mgr, o, cfg, scheme); err != nil {
+		if err := setupControllers(mgr, o, cfg, scheme, schedulers); err != nil {
 			return err
 		}
 	}
@@ -155,7 +164,7 @@ func run(ctx context.Context, o *options) error {
 
 // setupControllers adds the SparkApplication and ScheduledSparkApplication controllers and the
 // submission pool to mgr.
-func setupControllers(mgr manager.Manager, o *options, cfg *rest.Config, scheme *runtime.Scheme) error {
+func setupControllers(mgr manager.Manager, o *options, cfg *rest.Config, scheme *runtime.Scheme, schedulers *scheduler.Registry) error {
 	var namespaces *nsfilter.Filter
 	if !o.namespaceSelector.Empty() {
 		namespaces = &nsfilter.Filter{Reader: mgr.GetClient(), Selector: o.namespaceSelector}
@@ -163,12 +172,6 @@ func setupControllers(mgr manager.Manager, o *options, cfg *rest.Config, scheme 
 	submitters, err := buildSubmitters(o, cfg, mgr.GetClient(), mgr.GetAPIReader())
 	if err != nil {
 		return err
-	}
-	schedulers := scheduler.NewRegistry(scheduler.AdmitAll{})
-	if o.defaultBatchSched != "" {
-		if _, err := schedulers.Get(o.defaultBatchSched); err != nil {
-			return fmt.Errorf("--default-batch-scheduler: %w", err)
-		}
 	}
 	recorder := metrics.NewRecorder(ctrlmetrics.Registry)
 

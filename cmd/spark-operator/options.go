@@ -65,12 +65,17 @@ type options struct {
 	apiQPS               float64
 	apiBurst             int
 	defaultBatchSched    string
-	driverPodGracePeriod time.Duration
-	maxTrackedExecutors  int
-	uiServiceEnabled     bool
-	ingressURLFormat     string
-	ingressClassName     string
-	driverPDB            bool
+	// The embedded gang scheduler (spec.batchScheduler: gang).
+	gangEnabled            bool
+	gangBackfill           bool
+	gangPreemption         bool
+	gangReservationTimeout time.Duration
+	driverPodGracePeriod   time.Duration
+	maxTrackedExecutors    int
+	uiServiceEnabled       bool
+	ingressURLFormat       string
+	ingressClassName       string
+	driverPDB              bool
 
 	controllerEnabled   bool
 	sparkConnectEnabled bool
@@ -102,6 +107,11 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.Float64Var(&o.apiQPS, "kube-api-qps", 100, "Queries per second to the Kubernetes API.")
 	fs.IntVar(&o.apiBurst, "kube-api-burst", 200, "Burst of queries to the Kubernetes API.")
 	fs.StringVar(&o.defaultBatchSched, "default-batch-scheduler", "", "Batch scheduler for applications that name none; empty lets every application through.")
+	fs.BoolVar(&o.gangEnabled, "enable-gang-scheduler", false, `Enable the embedded gang scheduler (spec.batchScheduler: gang; with --default-batch-scheduler=gang for applications naming none). `+
+		`Needs the Queue CRD and cluster-wide read access to pods and nodes.`)
+	fs.BoolVar(&o.gangBackfill, "gang-backfill", false, "Let a smaller application of a queue be admitted before the head of its queue when it cannot delay it.")
+	fs.BoolVar(&o.gangPreemption, "gang-preemption", false, "Let a waiting application evict whole lower-priority applications of its queue (or ones borrowing beyond their quota).")
+	fs.DurationVar(&o.gangReservationTimeout, "gang-reservation-timeout", 5*time.Minute, "How long node capacity planned for an admitted application's pod is kept while the pod is not bound.")
 	fs.DurationVar(&o.driverPodGracePeriod, "driver-pod-grace-period", 10*time.Second, "How long a submitted application's driver pod may be missing before the application fails.")
 	fs.DurationVar(&o.unschedulableTimeout, "driver-unschedulable-timeout", 0, "Fail a run whose driver pod the scheduler cannot place for this long (with its reason); 0 waits indefinitely.")
 	fs.IntVar(&o.maxTrackedExecutors, "max-tracked-executors", 1000, "Most executors listed in an application's status, so it never outgrows etcd's object size limit.")
@@ -176,6 +186,9 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	if o.retryPeriod <= 0 || o.renewDeadline <= o.retryPeriod || o.leaseDuration <= o.renewDeadline {
 		errs = append(errs, fmt.Errorf("leader election needs 0 < --leader-election-retry-period (%s) < --leader-election-renew-deadline (%s) < --leader-election-lease-duration (%s)",
 			o.retryPeriod, o.renewDeadline, o.leaseDuration))
+	}
+	if o.gangReservationTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("--gang-reservation-timeout must be positive, got %s", o.gangReservationTimeout))
 	}
 	if o.apiQPS <= 0 || o.apiBurst < 1 {
 		errs = append(errs, fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive"))

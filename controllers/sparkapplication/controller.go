@@ -29,7 +29,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -55,7 +54,8 @@ type Options struct {
 	// is nil. Default 4.
 	SubmissionWorkers int
 	// QueuedRetryInterval is how soon an application held back by its batch scheduler is
-	// offered to it again. Default 10s.
+	// offered to it again, for schedulers that do not wake the applications they hold
+	// (scheduler.WithManager). Default 10s.
 	QueuedRetryInterval time.Duration
 	// UnschedulableTimeout, when positive, fails a run whose driver pod the scheduler has
 	// been unable to place for that long. Zero (the default) waits for as long as it takes.
@@ -130,6 +130,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if err := mgr.Add(r.Pool); err != nil {
 		return fmt.Errorf("adding the submission pool: %w", err)
+	}
+	if err := r.setupSchedulers(mgr); err != nil {
+		return err
 	}
 	launched := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetLabels()[v1beta2.LabelLaunchedByOperator] == "true" && o.GetLabels()[v1beta2.LabelAppName] != ""
@@ -244,6 +247,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	r.afterWrite(ctx, s, written)
+	if err := r.release(ctx, written); err != nil {
+		return ctrl.Result{}, err
+	}
 	return ctrl.Result{RequeueAfter: s.requeueAfter}, nil
 }
 
@@ -273,20 +279,14 @@ func (r *Reconciler) afterWrite(ctx context.Context, s *step, app *v1beta2.Spark
 	}
 }
 
-// finished releases what the batch scheduler held for the application and records its run.
+// finished records the end of a run. (What its batch scheduler held is released by release,
+// on every reconcile of a state that holds nothing.)
 func (r *Reconciler) finished(ctx context.Context, app *v1beta2.SparkApplication) {
 	var execTime time.Duration
 	if !app.Status.LastSubmissionAttemptTime.IsZero() && !app.Status.TerminationTime.IsZero() {
 		execTime = app.Status.TerminationTime.Sub(app.Status.LastSubmissionAttemptTime.Time)
 	}
 	r.metrics(func(m MetricsRecorder) { m.Finished(app, app.Status.AppState.State, execTime) })
-	sched, err := r.batchScheduler(app)
-	if err != nil {
-		return
-	}
-	if err := sched.Release(ctx, app); err != nil {
-		log.FromContext(ctx).Error(err, "batch scheduler could not release the application", "scheduler", sched.Name())
-	}
 }
 
 func (r *Reconciler) batchSchedulerName(app *v1beta2.SparkApplication) string {

@@ -30,6 +30,9 @@ import (
 //
 //	any live state  spec.suspend set                     → SUSPENDING
 //	any submitted   spec changed (lastSubmittedSpecHash) → INVALIDATING [Invalidated]
+//	NEW, PENDING_RERUN, RESUMING, SUBMITTED, RUNNING, UNKNOWN
+//	                batch scheduler preempted this submission (annotation
+//	                scheduling.sparkop.dev/preempted)    → INVALIDATING [Preempted]
 //	NEW, PENDING_RERUN, RESUMING
 //	                driver of the recorded submission    → (enqueue: the submitter completes the
 //	                                                       same attempt, the pool writes SUBMITTED)
@@ -37,6 +40,13 @@ import (
 //	                no submission recorded               → (record submissionID, then enqueue)
 //	                submission recorded                  → (enqueue; the pool writes SUBMITTED
 //	                                                       or SUBMISSION_FAILED)
+//	                held by its batch scheduler (the pool wrote condition Queued=True, reason
+//	                in its message; the state stays as Kubeflow tools know it)
+//	                                                     → (wait: a scheduler that wakes
+//	                                                       re-enqueues it when it may be
+//	                                                       admitted; others after
+//	                                                       QueuedRetryInterval)
+//	                rejected by its batch scheduler      → FAILED (written by the pool)
 //	SUBMITTED, RUNNING, UNKNOWN: the driver pod's phase decides
 //	                Pending → SUBMITTED, with the scheduler's reason if it cannot place the
 //	                driver [DriverUnschedulable]; after UnschedulableTimeout → FAILING
@@ -51,8 +61,13 @@ import (
 //	SUSPENDING      (delete driver and UI) driver gone   → SUSPENDED [Suspended]
 //	SUSPENDED       spec.suspend cleared                 → RESUMING [Resumed]
 //	COMPLETED, FAILED  (delete the application once timeToLiveSeconds has passed)
+//
+// In every state where the run is over, torn down or suspended (SUCCEEDING, FAILING,
+// COMPLETED, FAILED, SUBMISSION_FAILED, INVALIDATING, SUSPENDING, SUSPENDED) the batch
+// scheduler is asked to release what it holds, after the status write, on every reconcile
+// until it succeeds (batchscheduler.go). A deleted application's reservation goes with it.
 func (s *step) run(ctx context.Context) error {
-	if s.suspendRequested() || s.specChanged() {
+	if s.suspendRequested() || s.specChanged() || s.preempted() {
 		return nil
 	}
 	switch s.app.Status.AppState.State {
@@ -189,8 +204,12 @@ func (s *step) readyToSubmit(ctx context.Context) error {
 		// Recorded but not submitted: the pool may have lost it in a restart. Enqueueing twice
 		// is harmless; the pool keys by application and rechecks the submission. An
 		// application its batch scheduler holds back is not offered again before the pool's
-		// own retry would: its Queued condition write brings a reconcile at once.
+		// own retry would: its Queued condition write brings a reconcile at once. A scheduler
+		// that wakes the applications it holds is never polled.
 		if c := meta.FindStatusCondition(st.Conditions, ConditionQueued); c != nil && c.Status == metav1.ConditionTrue {
+			if s.r.wakes(s.app) {
+				return nil
+			}
 			if wait := c.LastTransitionTime.Add(s.r.Options.QueuedRetryInterval).Sub(s.now); wait > 0 {
 				s.requeue(wait)
 				return nil

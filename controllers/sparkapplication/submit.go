@@ -70,6 +70,10 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 			r.event(app, true, "SparkApplicationRejected", "Submit", decision.Reason)
 			return nil
 		}
+		if r.wakes(prepared) {
+			// Its scheduler wakes it when it may be admitted: waiting costs nothing.
+			return nil
+		}
 		return submission.RetryAfter(r.Options.QueuedRetryInterval, decision.Reason)
 	}
 

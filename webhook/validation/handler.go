@@ -32,6 +32,9 @@ type SparkApplicationHandler struct {
 	// EnforceQuota refuses a new application whose driver and executors do not fit in what
 	// a ResourceQuota of its namespace has left.
 	EnforceQuota bool
+	// Schedulers refuses applications naming a batch scheduler that is not enabled, and
+	// those their scheduler refuses.
+	Schedulers BatchSchedulers
 }
 
 // Handle implements admission.Handler.
@@ -55,7 +58,9 @@ func (h *SparkApplicationHandler) Handle(ctx context.Context, req admission.Requ
 			return admission.Allowed("spec unchanged")
 		}
 	}
-	if errs := ValidateSparkApplication(app); len(errs) > 0 {
+	errs := ValidateSparkApplication(app)
+	errs = append(errs, h.Schedulers.validate(ctx, app)...)
+	if len(errs) > 0 {
 		return denied(errs)
 	}
 	// Quota is checked for new applications only: a running one already holds its share.

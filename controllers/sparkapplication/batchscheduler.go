@@ -1,0 +1,108 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package sparkapplication
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/submission"
+)
+
+// poolWaker is the scheduler.Waker given to schedulers that watch the cluster: waking an
+// application hands it to the submission pool, which asks its scheduler again. Waking one
+// that no longer awaits its submission does nothing (the pool rechecks).
+type poolWaker struct{ pool *submission.Pool }
+
+func (w poolWaker) Wake(apps ...types.NamespacedName) {
+	for _, k := range apps {
+		w.pool.Enqueue(k)
+	}
+}
+
+// setupSchedulers sets up the enabled schedulers that watch the cluster, giving them the pool
+// to wake the applications they hold.
+func (r *Reconciler) setupSchedulers(mgr ctrl.Manager) error {
+	for _, name := range r.Schedulers.Names() {
+		s, err := r.Schedulers.Get(name)
+		if err != nil {
+			return err
+		}
+		if w, ok := s.(scheduler.WithManager); ok {
+			if err := w.SetupWithManager(mgr, poolWaker{r.Pool}); err != nil {
+				return fmt.Errorf("setting up batch scheduler %s: %w", name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// wakes reports whether app's scheduler brings it back itself when it may be admitted, so a
+// held application needs no polling.
+func (r *Reconciler) wakes(app *v1beta2.SparkApplication) bool {
+	s, err := r.batchScheduler(app)
+	if err != nil {
+		return false
+	}
+	_, ok := s.(scheduler.WithManager)
+	return ok
+}
+
+// holdsNothing lists the states in which a batch scheduler holds nothing for an application:
+// its run is over, being torn down, or suspended. Release is asked for in each of them (on
+// every reconcile, so a failed release is retried); it is idempotent.
+func holdsNothing(state v1beta2.ApplicationStateType) bool {
+	switch state {
+	case v1beta2.ApplicationStateSucceeding, v1beta2.ApplicationStateFailing,
+		v1beta2.ApplicationStateCompleted, v1beta2.ApplicationStateFailed,
+		v1beta2.ApplicationStateFailedSubmission, v1beta2.ApplicationStateInvalidating,
+		v1beta2.ApplicationStateSuspending, v1beta2.ApplicationStateSuspended:
+		return true
+	}
+	return false
+}
+
+// release asks app's batch scheduler to free what it holds, when app is in a state that
+// holds nothing. An error is returned so the reconcile is retried with back-off.
+func (r *Reconciler) release(ctx context.Context, app *v1beta2.SparkApplication) error {
+	if !holdsNothing(app.Status.AppState.State) {
+		return nil
+	}
+	sched, err := r.batchScheduler(app)
+	if err != nil {
+		// A scheduler that is not enabled holds nothing in this operator.
+		return nil
+	}
+	if err := sched.Release(ctx, app); err != nil {
+		return fmt.Errorf("batch scheduler %s could not release the application: %w", sched.Name(), err)
+	}
+	return nil
+}
+
+// preempted moves an application whose batch scheduler preempted its current submission
+// (scheduler.AnnotationPreempted) to INVALIDATING, which deletes the run and queues it again.
+func (s *step) preempted() bool {
+	id := s.app.Status.SubmissionID
+	if id == "" || s.app.Annotations[scheduler.AnnotationPreempted] != id {
+		return false
+	}
+	switch s.app.Status.AppState.State {
+	case v1beta2.ApplicationStateNew, v1beta2.ApplicationStatePendingRerun, v1beta2.ApplicationStateResuming,
+		v1beta2.ApplicationStateSubmitted, v1beta2.ApplicationStateRunning, v1beta2.ApplicationStateUnknown:
+	default:
+		return false
+	}
+	s.moveTo(v1beta2.ApplicationStateInvalidating, "")
+	s.warning("Preempted", "Preempt", "preempted by its batch scheduler for a higher-priority application; the run is stopped and the application queued again")
+	return true
+}
