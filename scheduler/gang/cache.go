@@ -1,0 +1,124 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+)
+
+// newClusterCache returns the cache of what the whole cluster uses: pods of every namespace
+// and workload (any of them takes node capacity), nodes, PriorityClasses and Queues. It is
+// separate from the manager's, which holds only the operator's own pods and may be limited to
+// some namespaces. Pods are trimmed to what capacity accounting reads.
+func newClusterCache(mgr manager.Manager) (cache.Cache, error) {
+	return cache.New(mgr.GetConfig(), cache.Options{
+		Scheme:           mgr.GetScheme(),
+		Mapper:           mgr.GetRESTMapper(),
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}: {Transform: trimPod},
+		},
+	})
+}
+
+// trimPod keeps of a pod only its identity, the labels that tie it to an application, its
+// node, phase and what it requests (summed into one container): a few hundred bytes a pod
+// however large the pod, so a cluster of many pods costs little memory.
+func trimPod(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	labels := map[string]string{}
+	for _, k := range []string{v1beta2.LabelAppName, v1beta2.LabelSubmissionID, v1beta2.SparkRoleLabel} {
+		if v, ok := p.Labels[k]; ok {
+			labels[k] = v
+		}
+	}
+	return &corev1.Pod{
+		TypeMeta: p.TypeMeta,
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
+			ResourceVersion: p.ResourceVersion, Labels: labels, DeletionTimestamp: p.DeletionTimestamp},
+		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName, Containers: []corev1.Container{{
+			Name: "requests", Resources: corev1.ResourceRequirements{Requests: podRequests(p)},
+		}}},
+		Status: corev1.PodStatus{Phase: p.Status.Phase},
+	}, nil
+}
+
+// read lists the world from the caches: apps from the manager's, the rest from the cluster
+// cache. isGang selects the applications this scheduler decides for.
+func (s *Scheduler) read(ctx context.Context) (world, error) {
+	var w world
+	var nodes corev1.NodeList
+	var pods corev1.PodList
+	var pcs schedulingv1.PriorityClassList
+	var queues schedv1alpha1.QueueList
+	var apps v1beta2.SparkApplicationList
+	for _, l := range []struct {
+		c    client.Reader
+		list client.ObjectList
+	}{{s.cluster, &nodes}, {s.cluster, &pods}, {s.cluster, &pcs}, {s.cluster, &queues}, {s.apps, &apps}} {
+		if err := l.c.List(ctx, l.list); err != nil {
+			return w, fmt.Errorf("listing %T: %w", l.list, err)
+		}
+	}
+	w.Nodes, w.Pods, w.PriorityClasses, w.Queues = nodes.Items, pods.Items, pcs.Items, queues.Items
+	for i := range apps.Items {
+		if s.isGang(&apps.Items[i]) {
+			w.Apps = append(w.Apps, apps.Items[i])
+		}
+	}
+	return w, nil
+}
+
+// watch triggers a cycle on every change that may free or take capacity or change the order:
+// any pod, node, PriorityClass or Queue change, and any change of a gang application.
+func (s *Scheduler) watch(ctx context.Context, mgr manager.Manager) error {
+	onChange := toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { s.trigger() },
+		UpdateFunc: func(_, _ any) { s.trigger() },
+		DeleteFunc: func(any) { s.trigger() },
+	}
+	for _, obj := range []client.Object{&corev1.Pod{}, &corev1.Node{}, &schedulingv1.PriorityClass{}, &schedv1alpha1.Queue{}} {
+		inf, err := s.cluster.GetInformer(ctx, obj)
+		if err != nil {
+			return fmt.Errorf("watching %T: %w", obj, err)
+		}
+		if _, err := inf.AddEventHandler(onChange); err != nil {
+			return err
+		}
+	}
+	inf, err := mgr.GetCache().GetInformer(ctx, &v1beta2.SparkApplication{})
+	if err != nil {
+		return fmt.Errorf("watching SparkApplications: %w", err)
+	}
+	_, err = inf.AddEventHandler(toolscache.FilteringResourceEventHandler{
+		FilterFunc: func(obj any) bool {
+			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			app, ok := obj.(*v1beta2.SparkApplication)
+			return ok && s.isGang(app)
+		},
+		Handler: onChange,
+	})
+	return err
+}

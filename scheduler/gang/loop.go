@@ -1,0 +1,224 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
+)
+
+// backstop is how often a cycle runs without any event: it lets reservation timeouts expire.
+const backstop = 30 * time.Second
+
+// maxReasonWakes bounds how many held applications one cycle wakes only so that their status
+// shows a changed reason: the reason is informative, and waking all of a long queue on every
+// admission would cost a status write each.
+const maxReasonWakes = 20
+
+// loop is the single cycle loop: one goroutine, on the leader only, so two cycles never
+// decide at once and nothing is admitted twice.
+type loop struct {
+	s   *Scheduler
+	mgr manager.Manager
+	// written holds reservations stored but perhaps not yet in the manager's cache, so that the
+	// next cycle does not take their applications for waiting ones.
+	written map[types.NamespacedName]Reservation
+}
+
+func (l *loop) NeedLeaderElection() bool { return true }
+
+// Start runs cycles until ctx ends: at once, on every trigger (merged while one runs), and
+// every backstop interval.
+func (l *loop) Start(ctx context.Context) error {
+	logger := log.FromContext(ctx).WithName("gang-scheduler")
+	ctx = log.IntoContext(ctx, logger)
+	l.written = map[types.NamespacedName]Reservation{}
+	if !l.s.cluster.WaitForCacheSync(ctx) || !l.mgr.GetCache().WaitForCacheSync(ctx) {
+		return errors.New("gang scheduler: caches did not sync")
+	}
+	if err := l.s.watch(ctx, l.mgr); err != nil {
+		return err
+	}
+	if err := l.s.ensureDefaultQueue(ctx); err != nil {
+		logger.Error(err, "could not create the default queue")
+	}
+	l.s.trigger()
+	tick := time.NewTicker(backstop)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-l.s.kick:
+		case <-tick.C:
+		}
+		if err := l.cycle(ctx); err != nil {
+			logger.Error(err, "gang scheduling cycle failed; retrying")
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(time.Second):
+			}
+			l.s.trigger()
+		}
+	}
+}
+
+// cycle reads the world, decides, stores the new reservations, and only then wakes the
+// applications admitted; then it brings the queues' status and held reasons up to date.
+func (l *loop) cycle(ctx context.Context) error {
+	s := l.s
+	w, err := s.read(ctx)
+	if err != nil {
+		return err
+	}
+	l.overlayWritten(w.Apps)
+	now := s.cfg.Clock.Now()
+	snap, err := snapshot(w, snapshotOptions{ReservationTimeout: s.cfg.ReservationTimeout, Now: now})
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	out := Schedule(snap, s.cfg.Options)
+	busy := time.Since(start)
+
+	apps := map[types.NamespacedName]*v1beta2.SparkApplication{}
+	for i := range w.Apps {
+		apps[client.ObjectKeyFromObject(&w.Apps[i])] = &w.Apps[i]
+	}
+	var wake []types.NamespacedName
+	var errs []error
+	for _, a := range out.Admitted {
+		app := apps[a.Key]
+		if app == nil {
+			continue
+		}
+		res := newReservation(app.Status.SubmissionID, a.Admission, now)
+		if err := l.store(ctx, app, res); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		wake = append(wake, a.Key)
+	}
+	for _, p := range out.Preempted {
+		if err := s.preempt(ctx, apps[p.Key], p); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// Admitted earlier but not submitted yet (the wake-up lost in a restart): wake again;
+	// the pool merges repeated wake-ups.
+	for i := range w.Apps {
+		app := &w.Apps[i]
+		if _, ok := liveReservation(app); ok && awaitingAdmission(app) {
+			wake = append(wake, client.ObjectKeyFromObject(app))
+		}
+	}
+
+	s.mu.Lock()
+	s.last = out
+	s.stats.Cycles++
+	s.stats.Decisions += int64(len(out.Admitted) + len(out.Waiting) + len(out.Rejected))
+	s.stats.Busy += busy
+	// Rejected applications are woken to be failed with their reason; held ones whose shown
+	// reason is out of date, a few per cycle, in queue order.
+	for key := range out.Rejected {
+		wake = append(wake, key)
+	}
+	stale := 0
+	for _, keys := range out.Order {
+		for _, key := range keys {
+			if why := out.Waiting[key]; stale < maxReasonWakes && s.reported[key] != why && s.reported[key] != "" {
+				wake = append(wake, key)
+				stale++
+			}
+		}
+	}
+	for key := range s.reported {
+		if _, ok := apps[key]; !ok {
+			delete(s.reported, key)
+		}
+	}
+	s.mu.Unlock()
+
+	if s.waker != nil {
+		s.waker.Wake(wake...)
+	}
+	if err := s.writeQueueStatus(ctx, w, snap, out); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// store writes res on app before anything else happens, so that an operator restarting just
+// after finds it. A conflict-free merge patch: the one cycle loop is the only writer.
+func (l *loop) store(ctx context.Context, app *v1beta2.SparkApplication, res Reservation) error {
+	err := l.s.client.Patch(ctx, app.DeepCopy(), client.RawPatch(types.MergePatchType, reservationPatch(res)))
+	if err != nil {
+		return fmt.Errorf("storing the reservation of %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	l.written[client.ObjectKeyFromObject(app)] = res
+	log.FromContext(ctx).V(1).Info("admitted", "app", client.ObjectKeyFromObject(app), "queue", res.Queue, "driver", res.Driver, "executors", res.Executors)
+	return nil
+}
+
+// overlayWritten puts on the cached applications the reservations this loop stored that the
+// cache does not show yet, and forgets those it shows (or whose submission has moved on).
+func (l *loop) overlayWritten(apps []v1beta2.SparkApplication) {
+	seen := map[types.NamespacedName]bool{}
+	for i := range apps {
+		app := &apps[i]
+		key := client.ObjectKeyFromObject(app)
+		seen[key] = true
+		res, ok := l.written[key]
+		if !ok {
+			continue
+		}
+		cached, has := reservationOf(app)
+		if (has && cached.SubmissionID == res.SubmissionID) || app.Status.SubmissionID != res.SubmissionID {
+			delete(l.written, key)
+			continue
+		}
+		if app.Annotations == nil {
+			app.Annotations = map[string]string{}
+		}
+		app.Annotations[AnnotationAdmission] = res.encode()
+	}
+	for key := range l.written {
+		if !seen[key] {
+			delete(l.written, key)
+		}
+	}
+}
+
+// preempt stops a whole admitted application so a waiting one of higher priority fits: it is
+// marked for the controller, which deletes its run and queues it again, with an event.
+func (s *Scheduler) preempt(ctx context.Context, app *v1beta2.SparkApplication, p Preemption) error {
+	if app == nil {
+		return nil
+	}
+	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, scheduler.AnnotationPreempted, app.Status.SubmissionID))
+	if err := s.client.Patch(ctx, app.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("preempting %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	if s.recorder != nil {
+		s.recorder.Eventf(app, nil, corev1.EventTypeWarning, "Preempted", "Preempt",
+			"preempted by %s: %s; the run is stopped and the application queued again", p.By, p.Reason)
+	}
+	return nil
+}

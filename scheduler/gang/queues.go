@@ -1,0 +1,116 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+)
+
+// maxPendingListed is how many waiting applications a queue's status lists by name.
+const maxPendingListed = 20
+
+// ensureDefaultQueue creates the default queue, with no quota, if it is missing.
+func (s *Scheduler) ensureDefaultQueue(ctx context.Context) error {
+	q := &schedv1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: schedv1alpha1.DefaultQueueName}}
+	err := s.client.Create(ctx, q)
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return nil
+}
+
+// queueStatuses computes each queue's status from a cycle: what its admitted applications
+// request, how many are admitted and waiting, and the first waiting ones in order.
+func queueStatuses(snap Snapshot, out Outcome) map[string]schedv1alpha1.QueueStatus {
+	st := map[string]schedv1alpha1.QueueStatus{}
+	for name := range snap.Queues {
+		st[name] = schedv1alpha1.QueueStatus{}
+	}
+	admitted := map[string]corev1.ResourceList{}
+	count := func(queue string, demand corev1.ResourceList) {
+		if _, ok := st[queue]; !ok {
+			return
+		}
+		q := st[queue]
+		q.AdmittedApplications++
+		if admitted[queue] == nil {
+			admitted[queue] = corev1.ResourceList{}
+		}
+		add(admitted[queue], demand, 1)
+		st[queue] = q
+	}
+	demands := map[string]corev1.ResourceList{}
+	for _, w := range snap.Workloads {
+		demands[w.Key.String()] = w.Demand.Total()
+		if w.Admission != nil {
+			count(w.Admission.Queue, demands[w.Key.String()])
+		}
+	}
+	for _, a := range out.Admitted {
+		count(a.Admission.Queue, demands[a.Key.String()])
+	}
+	for name, keys := range out.Order {
+		q, ok := st[name]
+		if !ok {
+			continue
+		}
+		q.PendingApplications = int32(len(keys))
+		for i, k := range keys {
+			if i == maxPendingListed {
+				break
+			}
+			q.Pending = append(q.Pending, k.String())
+		}
+		st[name] = q
+	}
+	for name, q := range st {
+		q.Admitted = admitted[name]
+		st[name] = q
+	}
+	return st
+}
+
+// writeQueueStatus writes each queue's status through the status subresource where it changed.
+// The Active condition, when the decision core does not say otherwise, is True.
+func (s *Scheduler) writeQueueStatus(ctx context.Context, w world, snap Snapshot, out Outcome) error {
+	want := queueStatuses(snap, out)
+	var errs []error
+	for i := range w.Queues {
+		q := w.Queues[i].DeepCopy()
+		next, ok := want[q.Name]
+		if !ok {
+			continue
+		}
+		next.Conditions = q.Status.Conditions
+		if meta.FindStatusCondition(next.Conditions, schedv1alpha1.QueueConditionActive) == nil {
+			next.Conditions = append([]metav1.Condition(nil), next.Conditions...)
+			meta.SetStatusCondition(&next.Conditions, metav1.Condition{Type: schedv1alpha1.QueueConditionActive,
+				Status: metav1.ConditionTrue, Reason: "Active", Message: "the queue admits applications",
+				LastTransitionTime: metav1.NewTime(s.cfg.Clock.Now())})
+		}
+		if equality.Semantic.DeepEqual(q.Status, next) {
+			continue
+		}
+		q.Status = next
+		if err := s.client.Status().Update(ctx, q); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			errs = append(errs, fmt.Errorf("writing the status of queue %s: %w", q.Name, err))
+		}
+		// A conflict means the cache lags; the watch brings the newer queue and another cycle.
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,190 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/sparkpod"
+)
+
+// Name is the value of spec.batchScheduler that selects the gang scheduler.
+const Name = "gang"
+
+// Config tunes the gang scheduler.
+type Config struct {
+	// Options are the decision core's: backfill and preemption.
+	Options Options
+	// ReservationTimeout is how long the node capacity planned for an admitted application's
+	// member is kept while its pod is not bound; then it is released (the queue's quota stays
+	// taken until the run ends). Default 5 minutes.
+	ReservationTimeout time.Duration
+	// Default says the operator makes gang the scheduler of applications that name none.
+	Default bool
+	// Reader reads Queues for ValidateApplication (the webhook); the API reader is enough.
+	Reader client.Reader
+	Clock  clock.Clock
+}
+
+// Scheduler is the embedded gang scheduler: scheduler.Interface with its own cycle loop. It
+// admits an application once the last cycle reserved room for its whole gang, holds it with
+// the cycle's reason otherwise, and wakes it when a cycle admits it.
+type Scheduler struct {
+	cfg      Config
+	client   client.Client // writes reservations, queue status, the default queue
+	cluster  cache.Cache   // pods of the whole cluster, nodes, PriorityClasses, Queues
+	apps     client.Reader // SparkApplications (the manager's cache)
+	waker    scheduler.Waker
+	recorder events.EventRecorder
+	kick     chan struct{}
+
+	mu       sync.Mutex
+	last     Outcome                         // of the last cycle
+	reported map[types.NamespacedName]string // reason last handed to a held application
+	stats    Stats
+}
+
+// Stats count what the cycle loop did, for the benchmark and the logs.
+type Stats struct {
+	Cycles    int64
+	Decisions int64         // workloads decided for (admitted, waiting or rejected), summed
+	Busy      time.Duration // time spent in Schedule
+}
+
+var (
+	_ scheduler.Interface            = (*Scheduler)(nil)
+	_ scheduler.WithManager          = (*Scheduler)(nil)
+	_ scheduler.ApplicationValidator = (*Scheduler)(nil)
+)
+
+// New returns a gang scheduler; it runs once SetupWithManager has added it to a manager, and
+// validates applications without one.
+func New(cfg Config) *Scheduler {
+	if cfg.ReservationTimeout <= 0 {
+		cfg.ReservationTimeout = 5 * time.Minute
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	return &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), reported: map[types.NamespacedName]string{}}
+}
+
+func (s *Scheduler) Name() string { return Name }
+
+// isGang reports whether app is this scheduler's: it names gang, or names none while gang is
+// the operator's default.
+func (s *Scheduler) isGang(app *v1beta2.SparkApplication) bool {
+	if b := app.Spec.BatchScheduler; b != nil && *b != "" {
+		return *b == Name
+	}
+	return s.cfg.Default
+}
+
+// Admit admits app when it holds a reservation for its current submission, rejects it when the
+// last cycle found it can never fit, and holds it with the last cycle's reason otherwise.
+func (s *Scheduler) Admit(_ context.Context, app *v1beta2.SparkApplication, _ sparkpod.Demand) (scheduler.Decision, error) {
+	if r, ok := reservationOf(app); ok && r.SubmissionID == app.Status.SubmissionID {
+		return scheduler.Decision{Admit: true, Pods: r.Pods()}, nil
+	}
+	key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if why, ok := s.last.Rejected[key]; ok {
+		return scheduler.Decision{Reject: true, Reason: why}, nil
+	}
+	why, ok := s.last.Waiting[key]
+	if !ok {
+		// Not seen by a cycle yet (just created): ask for one, which wakes it if admitted.
+		why = "waiting for the gang scheduler's next cycle"
+		s.trigger()
+	}
+	s.reported[key] = why
+	return scheduler.Decision{Reason: why}, nil
+}
+
+// Release removes app's reservation. A reservation that no longer holds counts for nothing in
+// any case (see liveReservation); removing it keeps the application's metadata truthful and
+// is a no-op when there is none.
+func (s *Scheduler) Release(ctx context.Context, app *v1beta2.SparkApplication) error {
+	if _, ok := app.Annotations[AnnotationAdmission]; !ok || s.client == nil {
+		return nil
+	}
+	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, AnnotationAdmission))
+	err := s.client.Patch(ctx, app.DeepCopy(), client.RawPatch(types.MergePatchType, patch))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("removing the reservation of %s/%s: %w", app.Namespace, app.Name, err)
+	}
+	s.trigger()
+	return nil
+}
+
+// ValidateApplication refuses an application naming a queue that does not exist.
+func (s *Scheduler) ValidateApplication(ctx context.Context, app *v1beta2.SparkApplication) field.ErrorList {
+	if s.cfg.Reader == nil {
+		return nil
+	}
+	name := queueOf(app)
+	err := s.cfg.Reader.Get(ctx, client.ObjectKey{Name: name}, &schedv1alpha1.Queue{})
+	if apierrors.IsNotFound(err) && name != schedv1alpha1.DefaultQueueName {
+		return field.ErrorList{field.NotFound(field.NewPath("spec", "batchSchedulerOptions", "queue"), name)}
+	}
+	// Any other error (the API server busy) is not the application's fault; the default
+	// queue is created by the operator when it starts.
+	return nil
+}
+
+// SetupWithManager adds the cluster cache and the cycle loop to mgr.
+func (s *Scheduler) SetupWithManager(mgr manager.Manager, wake scheduler.Waker) error {
+	c, err := newClusterCache(mgr)
+	if err != nil {
+		return fmt.Errorf("creating the gang scheduler's cache: %w", err)
+	}
+	s.cluster, s.client, s.apps, s.waker = c, mgr.GetClient(), mgr.GetCache(), wake
+	s.recorder = mgr.GetEventRecorder("gang-scheduler")
+	if err := mgr.Add(c); err != nil {
+		return err
+	}
+	return mgr.Add(&loop{s: s, mgr: mgr})
+}
+
+// trigger asks for a cycle; requests made while one is pending are merged into it.
+func (s *Scheduler) trigger() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Stats returns what the cycle loop has done so far.
+func (s *Scheduler) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+// reservationPatch is the merge patch that stores r on an application.
+func reservationPatch(r Reservation) []byte {
+	data, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{AnnotationAdmission: r.encode()}}})
+	return data
+}

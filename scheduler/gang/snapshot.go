@@ -1,0 +1,208 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
+)
+
+// world is what the cache holds, as plain lists: the input of one snapshot.
+type world struct {
+	Nodes           []corev1.Node
+	Pods            []corev1.Pod // trimmed by trimPod: requests summed into one container
+	PriorityClasses []schedulingv1.PriorityClass
+	Queues          []schedv1alpha1.Queue
+	Apps            []v1beta2.SparkApplication // only those the gang scheduler decides for
+}
+
+// snapshotOptions say how the world reads.
+type snapshotOptions struct {
+	// ReservationTimeout: a member not bound this long after admission no longer has its
+	// node capacity kept (its queue's quota still is, until the run ends).
+	ReservationTimeout time.Duration
+	Now                time.Time
+}
+
+// member identifies a role of one submission, for counting its bound pods.
+type member struct {
+	app        types.NamespacedName
+	submission string
+	role       string
+}
+
+// snapshot turns the world into the decision core's input. Admitted workloads are those with
+// a live reservation; waiting ones those awaiting admission. Node usage is what bound,
+// non-terminal pods request plus what admitted workloads' unbound members have reserved.
+func snapshot(w world, o snapshotOptions) (Snapshot, error) {
+	snap := Snapshot{Queues: map[string]*Queue{}}
+	nodes := map[string]*Node{}
+	for i := range w.Nodes {
+		n := &w.Nodes[i]
+		snap.Nodes = append(snap.Nodes, Node{
+			Name: n.Name, Labels: n.Labels, Taints: n.Spec.Taints, Unschedulable: n.Spec.Unschedulable,
+			Allocatable: n.Status.Allocatable, Used: corev1.ResourceList{},
+		})
+	}
+	for i := range snap.Nodes {
+		nodes[snap.Nodes[i].Name] = &snap.Nodes[i]
+	}
+
+	bound := map[member]map[string]int32{} // member → node → pods bound there (any phase)
+	for i := range w.Pods {
+		p := &w.Pods[i]
+		if p.Spec.NodeName == "" {
+			continue
+		}
+		if app := p.Labels[v1beta2.LabelAppName]; app != "" {
+			m := member{types.NamespacedName{Namespace: p.Namespace, Name: app}, p.Labels[v1beta2.LabelSubmissionID], p.Labels[v1beta2.SparkRoleLabel]}
+			if bound[m] == nil {
+				bound[m] = map[string]int32{}
+			}
+			bound[m][p.Spec.NodeName]++
+		}
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if n := nodes[p.Spec.NodeName]; n != nil {
+			add(n.Used, podRequests(p), 1)
+		}
+	}
+
+	priorities := map[string]int32{}
+	for _, pc := range w.PriorityClasses {
+		priorities[pc.Name] = pc.Value
+	}
+	for i := range w.Queues {
+		q := &w.Queues[i]
+		gq := &Queue{Name: q.Name, Parent: q.Spec.Parent, Priority: q.Spec.Priority, Quota: q.Spec.Quota, Usage: corev1.ResourceList{}}
+		if b := q.Spec.Borrowing; b != nil {
+			gq.NoBorrowing = b.Policy == schedv1alpha1.BorrowingNever
+			gq.BorrowingLimit = b.Limit
+		}
+		snap.Queues[q.Name] = gq
+	}
+
+	for i := range w.Apps {
+		app := &w.Apps[i]
+		key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
+		res, admitted := liveReservation(app)
+		if !admitted && !awaitingAdmission(app) {
+			continue
+		}
+		defaulted := app.DeepCopy()
+		v1beta2.SetSparkApplicationDefaults(defaulted)
+		demand, err := sparkpod.DemandOf(defaulted)
+		if err != nil {
+			// The controller rejects it when it asks; it takes no part in the cycle.
+			continue
+		}
+		wl := Workload{Key: key, Queue: queueOf(app), Priority: priorities[priorityClassOf(app)],
+			Created: app.CreationTimestamp.Time, Demand: demand}
+		if admitted {
+			wl.Admission = res.Admission()
+			wl.Queue = res.Queue
+			if q := snap.Queues[res.Queue]; q != nil {
+				add(q.Usage, demand.Total(), 1)
+			}
+			if o.ReservationTimeout <= 0 || o.Now.Sub(res.Admitted) < o.ReservationTimeout {
+				reserveUnbound(nodes, res, demand, bound, key)
+			}
+		}
+		snap.Workloads = append(snap.Workloads, wl)
+	}
+	return snap, nil
+}
+
+// reserveUnbound adds to the planned nodes what the members of an admitted workload that are
+// not bound yet request. A bound member counts through its pod instead. Executors may land on
+// any of the planned executor nodes, so bound executors are matched to the plan node by node
+// first, then anywhere.
+func reserveUnbound(nodes map[string]*Node, res Reservation, d sparkpod.Demand, bound map[member]map[string]int32, key types.NamespacedName) {
+	drivers := bound[member{key, res.SubmissionID, v1beta2.SparkRoleDriver}]
+	if len(drivers) == 0 {
+		if n := nodes[res.Driver]; n != nil {
+			add(n.Used, d.Driver.Requests, 1)
+		}
+	}
+	left := map[string]int32{}
+	for node, planned := range res.Executors {
+		left[node] = planned
+	}
+	var elsewhere int32
+	for node, count := range bound[member{key, res.SubmissionID, v1beta2.SparkRoleExecutor}] {
+		take := min(count, left[node])
+		left[node] -= take
+		elsewhere += count - take
+	}
+	for node, planned := range left {
+		take := min(planned, elsewhere)
+		elsewhere -= take
+		if rest := planned - take; rest > 0 {
+			if n := nodes[node]; n != nil {
+				add(n.Used, d.Executor.Requests, int64(rest))
+			}
+		}
+	}
+}
+
+// queueOf is the queue an application names, else the default queue.
+func queueOf(app *v1beta2.SparkApplication) string {
+	if o := app.Spec.BatchSchedulerOptions; o != nil && o.Queue != nil && *o.Queue != "" {
+		return *o.Queue
+	}
+	return schedv1alpha1.DefaultQueueName
+}
+
+// priorityClassOf is the PriorityClass giving the application its priority: the batch
+// scheduler options' one, else the driver's.
+func priorityClassOf(app *v1beta2.SparkApplication) string {
+	if o := app.Spec.BatchSchedulerOptions; o != nil && o.PriorityClassName != nil && *o.PriorityClassName != "" {
+		return *o.PriorityClassName
+	}
+	if p := app.Spec.Driver.PriorityClassName; p != nil {
+		return *p
+	}
+	return ""
+}
+
+// add adds times × l into into.
+func add(into, l corev1.ResourceList, times int64) {
+	for name, q := range l {
+		sum := into[name]
+		for range times {
+			sum.Add(q)
+		}
+		into[name] = sum
+	}
+}
+
+// podRequests is what a pod requests of its node: the larger of its containers' sum and
+// any one init container, plus its overhead, and one pod.
+func podRequests(p *corev1.Pod) corev1.ResourceList {
+	total := corev1.ResourceList{}
+	for _, c := range p.Spec.Containers {
+		add(total, c.Resources.Requests, 1)
+	}
+	for _, c := range p.Spec.InitContainers {
+		for name, q := range c.Resources.Requests {
+			if cur, ok := total[name]; !ok || q.Cmp(cur) > 0 {
+				total[name] = q.DeepCopy()
+			}
+		}
+	}
+	add(total, p.Spec.Overhead, 1)
+	return total
+}
