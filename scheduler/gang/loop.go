@@ -189,7 +189,7 @@ func (l *loop) overlayWritten(apps []v1beta2.SparkApplication) {
 		if !ok {
 			continue
 		}
-		cached, has := reservationOf(app)
+		cached, has := ReservationOf(app)
 		if (has && cached.SubmissionID == res.SubmissionID) || app.Status.SubmissionID != res.SubmissionID {
 			delete(l.written, key)
 			continue

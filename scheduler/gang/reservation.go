@@ -55,9 +55,9 @@ func (r Reservation) encode() string {
 	return string(data)
 }
 
-// reservationOf reads app's stored reservation; ok is false when it has none or it does not
+// ReservationOf reads app's stored reservation; ok is false when it has none or it does not
 // read (a hand-edited annotation is ignored rather than trusted).
-func reservationOf(app *v1beta2.SparkApplication) (Reservation, bool) {
+func ReservationOf(app *v1beta2.SparkApplication) (Reservation, bool) {
 	v, ok := app.Annotations[AnnotationAdmission]
 	if !ok {
 		return Reservation{}, false
@@ -74,7 +74,7 @@ func reservationOf(app *v1beta2.SparkApplication) (Reservation, bool) {
 // reservation that no longer holds counts for nothing, whether or not Release has removed it
 // yet; so capacity is freed on every way out even before the controller's release.
 func liveReservation(app *v1beta2.SparkApplication) (Reservation, bool) {
-	r, ok := reservationOf(app)
+	r, ok := ReservationOf(app)
 	if !ok || r.SubmissionID != app.Status.SubmissionID || !app.DeletionTimestamp.IsZero() || app.IsSuspended() {
 		return Reservation{}, false
 	}

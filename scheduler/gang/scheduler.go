@@ -104,7 +104,7 @@ func (s *Scheduler) isGang(app *v1beta2.SparkApplication) bool {
 // Admit admits app when it holds a reservation for its current submission, rejects it when the
 // last cycle found it can never fit, and holds it with the last cycle's reason otherwise.
 func (s *Scheduler) Admit(_ context.Context, app *v1beta2.SparkApplication, _ sparkpod.Demand) (scheduler.Decision, error) {
-	if r, ok := reservationOf(app); ok && r.SubmissionID == app.Status.SubmissionID {
+	if r, ok := ReservationOf(app); ok && r.SubmissionID == app.Status.SubmissionID {
 		return scheduler.Decision{Admit: true, Pods: r.Pods()}, nil
 	}
 	key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}

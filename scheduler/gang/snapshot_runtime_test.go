@@ -1,0 +1,153 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+)
+
+func node(name string) corev1.Node {
+	cpu := resource.MustParse("16")
+	return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
+		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: cpu}}}
+}
+
+func pod(app, sub, role, nodeName string, cpu string, phase corev1.PodPhase) corev1.Pod {
+	return corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: app + role, Labels: map[string]string{
+			v1beta2.LabelAppName: app, v1beta2.LabelSubmissionID: sub, v1beta2.SparkRoleLabel: role}},
+		Spec: corev1.PodSpec{NodeName: nodeName, Containers: []corev1.Container{{
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}},
+		Status: corev1.PodStatus{Phase: phase},
+	}
+}
+
+// app is a gang application of 1-CPU driver and n 2-CPU executors in state, with submission sub.
+func app(name, sub string, state v1beta2.ApplicationStateType, n int32, res *Reservation) v1beta2.SparkApplication {
+	a := v1beta2.SparkApplication{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
+		Spec: v1beta2.SparkApplicationSpec{
+			Type: v1beta2.SparkApplicationTypeScala, MainApplicationFile: "local:///x.jar",
+			BatchScheduler: ptr.To(Name),
+			Driver:         v1beta2.DriverSpec{SparkPodSpec: v1beta2.SparkPodSpec{Cores: ptr.To[int32](1)}},
+			Executor:       v1beta2.ExecutorSpec{Instances: ptr.To(n), SparkPodSpec: v1beta2.SparkPodSpec{Cores: ptr.To[int32](2)}},
+		},
+		Status: v1beta2.SparkApplicationStatus{SubmissionID: sub, AppState: v1beta2.ApplicationState{State: state}},
+	}
+	if res != nil {
+		a.Annotations = map[string]string{AnnotationAdmission: res.encode()}
+	}
+	return a
+}
+
+func TestSnapshotReservations(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	res := func(sub string, at time.Time) *Reservation {
+		return &Reservation{SubmissionID: sub, Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 2, "n2": 3}, Admitted: at}
+	}
+	cpuUsed := func(s Snapshot) map[string]string {
+		m := map[string]string{}
+		for _, n := range s.Nodes {
+			q := n.Used[corev1.ResourceCPU]
+			m[n.Name] = q.String()
+		}
+		return m
+	}
+	tests := []struct {
+		name     string
+		apps     []v1beta2.SparkApplication
+		pods     []corev1.Pod
+		wantUsed map[string]string
+		admitted int
+		waiting  int
+		queueCPU string
+	}{{
+		name:     "admitted, nothing bound: whole gang reserved on the planned nodes",
+		apps:     []v1beta2.SparkApplication{app("a", "s1", v1beta2.ApplicationStateNew, 5, res("s1", now))},
+		wantUsed: map[string]string{"n1": "5", "n2": "6"},
+		admitted: 1, queueCPU: "11",
+	}, {
+		name: "bound members count through their pods, executors matched anywhere among the plan",
+		apps: []v1beta2.SparkApplication{app("a", "s1", v1beta2.ApplicationStateRunning, 5, res("s1", now))},
+		pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
+			pod("a", "s1", "executor", "n2", "2", corev1.PodRunning)},
+		// n1: driver pod 1 + 2 executors reserved; n2: 1 bound + 2 reserved (3 planned - 1).
+		wantUsed: map[string]string{"n1": "5", "n2": "6"},
+		admitted: 1, queueCPU: "11",
+	}, {
+		name:     "a reservation of an older submission holds nothing; the app waits again",
+		apps:     []v1beta2.SparkApplication{app("a", "s2", v1beta2.ApplicationStatePendingRerun, 5, res("s1", now))},
+		wantUsed: map[string]string{"n1": "0", "n2": "0"},
+		waiting:  1, queueCPU: "",
+	}, {
+		name:     "a finished run holds nothing",
+		apps:     []v1beta2.SparkApplication{app("a", "s1", v1beta2.ApplicationStateCompleted, 5, res("s1", now))},
+		wantUsed: map[string]string{"n1": "0", "n2": "0"},
+	}, {
+		name:     "after the reservation timeout only the quota stays taken",
+		apps:     []v1beta2.SparkApplication{app("a", "s1", v1beta2.ApplicationStateSubmitted, 5, res("s1", now.Add(-time.Hour)))},
+		wantUsed: map[string]string{"n1": "0", "n2": "0"},
+		admitted: 1, queueCPU: "11",
+	}, {
+		name:     "terminal pods of other workloads take nothing",
+		pods:     []corev1.Pod{pod("x", "", "", "n1", "3", corev1.PodSucceeded), pod("y", "", "", "n2", "4", corev1.PodRunning)},
+		wantUsed: map[string]string{"n1": "0", "n2": "4"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := world{Nodes: []corev1.Node{node("n1"), node("n2")}, Pods: tt.pods, Apps: tt.apps,
+				Queues: []schedv1alpha1.Queue{{ObjectMeta: metav1.ObjectMeta{Name: "default"}}}}
+			snap, err := snapshot(w, snapshotOptions{ReservationTimeout: time.Minute, Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.wantUsed, cpuUsed(snap)); diff != "" {
+				t.Errorf("node cpu used (-want +got):\n%s", diff)
+			}
+			var admitted, waiting int
+			for _, wl := range snap.Workloads {
+				if wl.Admission != nil {
+					admitted++
+				} else {
+					waiting++
+				}
+			}
+			if admitted != tt.admitted || waiting != tt.waiting {
+				t.Errorf("admitted %d, waiting %d; want %d, %d", admitted, waiting, tt.admitted, tt.waiting)
+			}
+			q := snap.Queues["default"].Usage[corev1.ResourceCPU]
+			if got := q.String(); tt.queueCPU != "" && got != tt.queueCPU {
+				t.Errorf("queue cpu usage %s, want %s", got, tt.queueCPU)
+			}
+		})
+	}
+}
+
+func TestReservationPods(t *testing.T) {
+	r := Reservation{SubmissionID: "s", Queue: "q", Driver: "n1", Executors: map[string]int32{"n3": 1, "n2": 2, "n4": 0}}
+	p := r.Pods()
+	if diff := cmp.Diff([]string{"n1"}, p.Driver.NodeNames); diff != "" {
+		t.Error(diff)
+	}
+	if diff := cmp.Diff([]string{"n2", "n3"}, p.Executor.NodeNames); diff != "" {
+		t.Error(diff)
+	}
+	if p.Executor.Labels[LabelQueue] != "q" || p.Driver.Labels[LabelQueue] != "q" {
+		t.Errorf("queue label missing: %+v", p)
+	}
+}
