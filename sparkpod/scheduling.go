@@ -11,7 +11,6 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -84,11 +83,10 @@ func (s Scheduling) Apply(meta *metav1.ObjectMeta, spec *corev1.PodSpec) {
 }
 
 // requireNodeNames confines a pod to nodes: node selector terms are ORed and a term's
-// requirements ANDed, so the name requirement joins every existing term.
+// requirements ANDed, and a metadata.name field requirement takes one value only, so each
+// existing term becomes one term per node. A term already naming a node is left alone, so
+// applying twice changes nothing more.
 func requireNodeNames(spec *corev1.PodSpec, names []string) {
-	req := corev1.NodeSelectorRequirement{
-		Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpIn, Values: append([]string(nil), names...),
-	}
 	if spec.Affinity == nil {
 		spec.Affinity = &corev1.Affinity{}
 	}
@@ -103,14 +101,21 @@ func requireNodeNames(spec *corev1.PodSpec, names []string) {
 	if len(sel.NodeSelectorTerms) == 0 {
 		sel.NodeSelectorTerms = []corev1.NodeSelectorTerm{{}}
 	}
-	for i := range sel.NodeSelectorTerms {
-		t := &sel.NodeSelectorTerms[i]
-		if !slices.ContainsFunc(t.MatchFields, func(r corev1.NodeSelectorRequirement) bool {
-			return equality.Semantic.DeepEqual(r, req)
-		}) {
-			t.MatchFields = append(t.MatchFields, req)
+	var terms []corev1.NodeSelectorTerm
+	for _, t := range sel.NodeSelectorTerms {
+		if slices.ContainsFunc(t.MatchFields, func(r corev1.NodeSelectorRequirement) bool { return r.Key == metav1.ObjectNameField }) {
+			terms = append(terms, t)
+			continue
+		}
+		for _, name := range names {
+			c := t.DeepCopy()
+			c.MatchFields = append(c.MatchFields, corev1.NodeSelectorRequirement{
+				Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{name},
+			})
+			terms = append(terms, *c)
 		}
 	}
+	sel.NodeSelectorTerms = terms
 }
 
 func containsToleration(list []corev1.Toleration, t corev1.Toleration) bool {
