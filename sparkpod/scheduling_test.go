@@ -24,7 +24,9 @@ func TestSchedulingApply(t *testing.T) {
 		Tolerations:     []corev1.Toleration{{Key: "t", Operator: corev1.TolerationOpExists}},
 		SchedulingGates: []corev1.PodSchedulingGate{{Name: "gate"}},
 	}
-	onNodes := corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"n1", "n2"}}
+	// A metadata.name field requirement takes one value: one term per node.
+	on1 := corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"n1"}}
+	on2 := corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"n2"}}
 	zone := corev1.NodeSelectorRequirement{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}
 	tests := []struct {
 		name           string
@@ -37,7 +39,7 @@ func TestSchedulingApply(t *testing.T) {
 		wantSpec: corev1.PodSpec{
 			SchedulerName: "gang", Tolerations: s.Tolerations, SchedulingGates: s.SchedulingGates,
 			Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{onNodes}}},
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{on1}}, {MatchFields: []corev1.NodeSelectorRequirement{on2}}},
 			}}},
 		},
 	}, {
@@ -57,8 +59,10 @@ func TestSchedulingApply(t *testing.T) {
 			SchedulingGates: s.SchedulingGates,
 			Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 				NodeSelectorTerms: []corev1.NodeSelectorTerm{
-					{MatchExpressions: []corev1.NodeSelectorRequirement{zone}, MatchFields: []corev1.NodeSelectorRequirement{onNodes}},
-					{MatchFields: []corev1.NodeSelectorRequirement{onNodes}},
+					{MatchExpressions: []corev1.NodeSelectorRequirement{zone}, MatchFields: []corev1.NodeSelectorRequirement{on1}},
+					{MatchExpressions: []corev1.NodeSelectorRequirement{zone}, MatchFields: []corev1.NodeSelectorRequirement{on2}},
+					{MatchFields: []corev1.NodeSelectorRequirement{on1}},
+					{MatchFields: []corev1.NodeSelectorRequirement{on2}},
 				},
 			}}},
 		},

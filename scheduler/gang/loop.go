@@ -104,6 +104,14 @@ func (l *loop) cycle(ctx context.Context) error {
 	}
 	var wake []types.NamespacedName
 	var errs []error
+	if len(out.Admitted) > 0 && log.FromContext(ctx).V(2).Enabled() {
+		used := map[string]string{}
+		for _, n := range snap.Nodes {
+			q := n.Used[corev1.ResourceCPU]
+			used[n.Name] = q.String()
+		}
+		log.FromContext(ctx).V(2).Info("cycle admits", "admitted", len(out.Admitted), "cpuUsed", used, "workloads", len(snap.Workloads), "pods", len(w.Pods))
+	}
 	for _, a := range out.Admitted {
 		app := apps[a.Key]
 		if app == nil {
