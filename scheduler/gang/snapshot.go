@@ -36,8 +36,8 @@ type snapshotOptions struct {
 	Now                time.Time
 }
 
-// member identifies a role of one submission, for counting its bound pods.
-type member struct {
+// boundMember identifies a role of one submission, for counting its bound pods.
+type boundMember struct {
 	app        types.NamespacedName
 	submission string
 	role       string
@@ -60,14 +60,14 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 		nodes[snap.Nodes[i].Name] = &snap.Nodes[i]
 	}
 
-	bound := map[member]map[string]int32{} // member → node → pods bound there (any phase)
+	bound := map[boundMember]map[string]int32{} // member → node → pods bound there (any phase)
 	for i := range w.Pods {
 		p := &w.Pods[i]
 		if p.Spec.NodeName == "" {
 			continue
 		}
 		if app := p.Labels[v1beta2.LabelAppName]; app != "" {
-			m := member{types.NamespacedName{Namespace: p.Namespace, Name: app}, p.Labels[v1beta2.LabelSubmissionID], p.Labels[v1beta2.SparkRoleLabel]}
+			m := boundMember{types.NamespacedName{Namespace: p.Namespace, Name: app}, p.Labels[v1beta2.LabelSubmissionID], p.Labels[v1beta2.SparkRoleLabel]}
 			if bound[m] == nil {
 				bound[m] = map[string]int32{}
 			}
@@ -130,8 +130,8 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 // not bound yet request. A bound member counts through its pod instead. Executors may land on
 // any of the planned executor nodes, so bound executors are matched to the plan node by node
 // first, then anywhere.
-func reserveUnbound(nodes map[string]*Node, res Reservation, d sparkpod.Demand, bound map[member]map[string]int32, key types.NamespacedName) {
-	drivers := bound[member{key, res.SubmissionID, v1beta2.SparkRoleDriver}]
+func reserveUnbound(nodes map[string]*Node, res Reservation, d sparkpod.Demand, bound map[boundMember]map[string]int32, key types.NamespacedName) {
+	drivers := bound[boundMember{key, res.SubmissionID, v1beta2.SparkRoleDriver}]
 	if len(drivers) == 0 {
 		if n := nodes[res.Driver]; n != nil {
 			add(n.Used, d.Driver.Requests, 1)
@@ -142,7 +142,7 @@ func reserveUnbound(nodes map[string]*Node, res Reservation, d sparkpod.Demand, 
 		left[node] = planned
 	}
 	var elsewhere int32
-	for node, count := range bound[member{key, res.SubmissionID, v1beta2.SparkRoleExecutor}] {
+	for node, count := range bound[boundMember{key, res.SubmissionID, v1beta2.SparkRoleExecutor}] {
 		take := min(count, left[node])
 		left[node] -= take
 		elsewhere += count - take

@@ -21,7 +21,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
 
-func node(name string) corev1.Node {
+func kwokNode(name string) corev1.Node {
 	cpu := resource.MustParse("16")
 	return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
 		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: cpu}}}
@@ -110,7 +110,7 @@ func TestSnapshotReservations(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := world{Nodes: []corev1.Node{node("n1"), node("n2")}, Pods: tt.pods, Apps: tt.apps,
+			w := world{Nodes: []corev1.Node{kwokNode("n1"), kwokNode("n2")}, Pods: tt.pods, Apps: tt.apps,
 				Queues: []schedv1alpha1.Queue{{ObjectMeta: metav1.ObjectMeta{Name: "default"}}}}
 			snap, err := snapshot(w, snapshotOptions{ReservationTimeout: time.Minute, Now: now})
 			if err != nil {
