@@ -34,6 +34,7 @@ const (
 	WebhookMutatePods                        = "mutate-pods.sparkoperator.k8s.io"
 	WebhookValidateSparkApplication          = "validate-sparkapplications.sparkoperator.k8s.io"
 	WebhookValidateScheduledSparkApplication = "validate-scheduledsparkapplications.sparkoperator.k8s.io"
+	WebhookValidateSparkConnect              = "validate-sparkconnects.sparkoperator.k8s.io"
 )
 
 func clientConfig(o Options, path string, caBundle []byte) admissionregistrationv1.WebhookClientConfig {
@@ -96,14 +97,14 @@ func Configurations(opts Options, caBundle []byte) (*admissionregistrationv1.Mut
 		}},
 	}
 
-	validating := func(name, path, resource string) admissionregistrationv1.ValidatingWebhook {
+	validating := func(name, path, version, resource string) admissionregistrationv1.ValidatingWebhook {
 		return admissionregistrationv1.ValidatingWebhook{
 			Name:         name,
 			ClientConfig: clientConfig(o, path, caBundle),
 			Rules: []admissionregistrationv1.RuleWithOperations{{
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 				Rule: admissionregistrationv1.Rule{
-					APIGroups: []string{v1beta2.GroupName}, APIVersions: []string{"v1beta2"}, Resources: []string{resource},
+					APIGroups: []string{v1beta2.GroupName}, APIVersions: []string{version}, Resources: []string{resource},
 					Scope: ptr(admissionregistrationv1.NamespacedScope),
 				},
 			}},
@@ -119,8 +120,9 @@ func Configurations(opts Options, caBundle []byte) (*admissionregistrationv1.Mut
 	validatingCfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: o.ConfigName, Labels: labels},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{
-			validating(WebhookValidateSparkApplication, PathValidateSparkApplication, "sparkapplications"),
-			validating(WebhookValidateScheduledSparkApplication, PathValidateScheduledSparkApplication, "scheduledsparkapplications"),
+			validating(WebhookValidateSparkApplication, PathValidateSparkApplication, "v1beta2", "sparkapplications"),
+			validating(WebhookValidateScheduledSparkApplication, PathValidateScheduledSparkApplication, "v1beta2", "scheduledsparkapplications"),
+			validating(WebhookValidateSparkConnect, PathValidateSparkConnect, "v1alpha1", "sparkconnects"),
 		},
 	}
 	return mutating, validatingCfg

@@ -44,6 +44,7 @@ const (
 	PathMutatePods                        = "/mutate--v1-pod"
 	PathValidateSparkApplication          = "/validate-sparkoperator-k8s-io-v1beta2-sparkapplication"
 	PathValidateScheduledSparkApplication = "/validate-sparkoperator-k8s-io-v1beta2-scheduledsparkapplication"
+	PathValidateSparkConnect              = "/validate-sparkoperator-k8s-io-v1alpha1-sparkconnect"
 )
 
 // Defaults of Options.
@@ -301,4 +302,5 @@ func Register(server ctrlwebhook.Server, reader client.Reader, opts Options) {
 		&validation.SparkApplicationHandler{Reader: reader, EnforceQuota: o.EnableResourceQuota, Schedulers: o.BatchSchedulers})})
 	server.Register(PathValidateScheduledSparkApplication, &admission.Webhook{Handler: instrument("scheduledsparkapplication-validator",
 		&validation.ScheduledSparkApplicationHandler{})})
+	server.Register(PathValidateSparkConnect, &admission.Webhook{Handler: instrument("sparkconnect-validator", &validation.SparkConnectHandler{})})
 }

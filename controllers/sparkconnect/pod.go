@@ -58,6 +58,18 @@ var operatorOwned = []string{
 	"spark.kubernetes.executor.podTemplateFile", "spark.kubernetes.executor.podTemplateContainerName",
 }
 
+// OverriddenConf lists the keys of spec.sparkConf that the operator sets itself, so the user's
+// values for them have no effect.
+func OverriddenConf(conn *v1alpha1.SparkConnect) []string {
+	var keys []string
+	for _, k := range sortedKeys(conn.Spec.SparkConf) {
+		if slices.Contains(operatorOwned, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
 // ServerPod builds the server pod of conn from spec.server.template: the Spark Connect server
 // started in client mode against the cluster, the operator's labels, and conn as its
 // controller. An error means no server can be built from this spec (a message for the user).

@@ -59,11 +59,24 @@ func setUp(t *testing.T, prefix string, extraArgs ...string) *env {
 		_ = c.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
 		_ = c.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
 	})
-	args := []string{"--kubeconfig", cluster.Kubeconfig(t), "--namespaces", ns, "-logtostderr", "-v=1",
+	return start(t, c, ns, append([]string{
 		"--enable-webhook", "--webhook-url-host", "127.0.0.1", "--webhook-port", strconv.Itoa(cluster.FreePort(t)),
-		"--webhook-secret-namespace", ns, "--webhook-config-name", configName, "--webhook-cert-dir", t.TempDir()}
-	cluster.StartOperator(t, "operator", append(args, extraArgs...)...)
-	// The reference example's server runs as this service account, which the chart creates.
+		"--webhook-secret-namespace", ns, "--webhook-config-name", configName, "--webhook-cert-dir", t.TempDir()},
+		extraArgs...)...)
+}
+
+// setUpWithoutWebhook starts the operator alone, as when the webhook is not installed.
+func setUpWithoutWebhook(t *testing.T, prefix string) *env {
+	t.Helper()
+	c := cluster.Client(t)
+	return start(t, c, cluster.Namespace(t, c, prefix))
+}
+
+func start(t *testing.T, c client.Client, ns string, args ...string) *env {
+	t.Helper()
+	cluster.StartOperator(t, "operator", append([]string{"--kubeconfig", cluster.Kubeconfig(t), "--namespaces", ns,
+		"-logtostderr", "-v=1"}, args...)...)
+	// The examples' servers run as this service account, which the chart creates.
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "spark-operator-spark", Namespace: ns}}
 	if err := c.Create(context.Background(), sa); err != nil {
 		t.Fatal(err)
@@ -399,6 +412,8 @@ func TestBadSpecs(t *testing.T) {
 		{"bad Service name", func(c *v1alpha1.SparkConnect) {
 			c.Spec.Server.Service = &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "Not_A_Name"}}
 		}, "server.service.metadata.name must be a DNS-1035 label"},
+		// The webhook's: the API server cannot look inside the templates.
+		{"no image", func(c *v1alpha1.SparkConnect) { c.Spec.Image = nil }, "spec.image: Required value: no image for the server"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -410,22 +425,25 @@ func TestBadSpecs(t *testing.T) {
 			}
 		})
 	}
+}
 
-	t.Run("no image", func(t *testing.T) {
-		conn := newConnect(e.ns, "no-image")
-		conn.Spec.Image = nil
-		if err := e.c.Create(ctx, conn); err != nil {
-			t.Fatal(err)
-		}
-		conn = e.waitState(conn.Name, v1alpha1.SparkConnectStateFailed)
-		cond := meta.FindStatusCondition(conn.Status.Conditions, v1alpha1.ConditionServerPodReady)
-		if cond == nil || cond.Reason != v1alpha1.ReasonInvalidSpec || !strings.Contains(cond.Message, "set spec.image") {
-			t.Errorf("ServerPodReady = %+v, want InvalidSpec asking for spec.image", cond)
-		}
-		// Fixing the spec starts the server.
-		e.update(conn.Name, func(c *v1alpha1.SparkConnect) { c.Spec.Image = ptr.To("docker.io/apache/spark:4.0.4") })
-		e.waitState(conn.Name, v1alpha1.SparkConnectStateReady)
-	})
+// TestNoImageWithoutWebhook: without the webhook a SparkConnect with no image is stored; the
+// controller reports it Failed, and fixing the spec starts the server.
+func TestNoImageWithoutWebhook(t *testing.T) {
+	e := setUpWithoutWebhook(t, "connect-noimage")
+	ctx := context.Background()
+	conn := newConnect(e.ns, "no-image")
+	conn.Spec.Image = nil
+	if err := e.c.Create(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	conn = e.waitState(conn.Name, v1alpha1.SparkConnectStateFailed)
+	cond := meta.FindStatusCondition(conn.Status.Conditions, v1alpha1.ConditionServerPodReady)
+	if cond == nil || cond.Reason != v1alpha1.ReasonInvalidSpec || !strings.Contains(cond.Message, "set spec.image") {
+		t.Errorf("ServerPodReady = %+v, want InvalidSpec asking for spec.image", cond)
+	}
+	e.update(conn.Name, func(c *v1alpha1.SparkConnect) { c.Spec.Image = ptr.To("docker.io/apache/spark:4.0.4") })
+	e.waitState(conn.Name, v1alpha1.SparkConnectStateReady)
 }
 
 // TestControllerOff: with --enable-spark-connect=false the operator leaves SparkConnects alone
