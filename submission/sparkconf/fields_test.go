@@ -52,7 +52,7 @@ func TestLesserSpecFields(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			app := baseApp()
 			tt.modify(app)
-			s, err := Build(app, testAttempt, Options{})
+			s, err := Build(app, testAttempt)
 			if err != nil {
 				t.Fatal(err)
 			}
