@@ -474,3 +474,38 @@ func TestControllerOff(t *testing.T) {
 		t.Errorf("server pod with the controller off: err = %v, want not found", err)
 	}
 }
+
+// TestServerReadiness: a ready server that stops being ready is NotReady, and Ready again when
+// it recovers. The pod's Ready condition is set as a kubelet would set it on a failing probe.
+func TestServerReadiness(t *testing.T) {
+	e := setUpWithoutWebhook(t, "connect-ready")
+	ctx := context.Background()
+	conn := newConnect(e.ns, "flaky")
+	if err := e.c.Create(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	e.waitState(conn.Name, v1alpha1.SparkConnectStateReady)
+	setReady := func(status corev1.ConditionStatus) {
+		t.Helper()
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			pod := e.pod(conn.ServerPodName())
+			for i := range pod.Status.Conditions {
+				if pod.Status.Conditions[i].Type == corev1.PodReady || pod.Status.Conditions[i].Type == corev1.ContainersReady {
+					pod.Status.Conditions[i].Status = status
+				}
+			}
+			return e.c.Status().Update(ctx, pod)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	setReady(corev1.ConditionFalse)
+	conn = e.waitState(conn.Name, v1alpha1.SparkConnectStateNotReady)
+	if cond := meta.FindStatusCondition(conn.Status.Conditions, v1alpha1.ConditionServerPodReady); cond.Status != metav1.ConditionFalse ||
+		cond.Reason != v1alpha1.ReasonServerPodNotReady {
+		t.Errorf("ServerPodReady while not ready = %+v", cond)
+	}
+	setReady(corev1.ConditionTrue)
+	e.waitState(conn.Name, v1alpha1.SparkConnectStateReady)
+}
