@@ -25,6 +25,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -627,6 +629,66 @@ func TestAdoptsDriverOfInterruptedSubmission(t *testing.T) {
 	got = []any{e.sub.count(replaced), app.Status.SubmissionID, pod.Labels[v1beta2.LabelSubmissionID], pod.UID != staleUID}
 	if diff := cmp.Diff([]any{1, "sub-2", "sub-2", true}, got); diff != "" {
 		t.Errorf("[submissions, submissionID, driver's submission, driver replaced] (-want +got):\n%s", diff)
+	}
+}
+
+// TestInterruptedSubmissionRenamedNeverRunsTwoDrivers: the operator stopped between creating
+// a driver and recording it, and spec.driver.podName was changed meanwhile. The driver of the
+// recorded submission is found by its label, stopped, and only then is the application
+// submitted again under the new name; a watch sees at most one driver at any moment.
+func TestInterruptedSubmissionRenamedNeverRunsTwoDrivers(t *testing.T) {
+	c := cluster.Client(t)
+	ctx := context.Background()
+	e := &env{c: c, ns: cluster.Namespace(t, c, "sparkapp-renamed"),
+		sub: &fakeSubmitter{c: c, calls: map[types.NamespacedName]int{}, gate: &gate{}}}
+	app := newApp(e.ns, "renamed")
+	key := e.create(t, app)
+	app.Status.SubmissionID = "sub-1"
+	app.Status.LastSubmissionAttemptTime = metav1.Now()
+	if err := c.Status().Update(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	old := driverPod(app, app.DriverPodName(), "sub-1", "spark-sub-1")
+	if err := c.Create(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	e.update(t, key, func(a *v1beta2.SparkApplication) { a.Spec.Driver.PodName = ptr.To("renamed-new-driver") })
+
+	w, err := kubernetes.NewForConfigOrDie(cluster.Config(t)).CoreV1().Pods(e.ns).Watch(ctx, metav1.ListOptions{
+		LabelSelector: v1beta2.SparkRoleLabel + "=" + v1beta2.SparkRoleDriver})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, most := map[string]bool{}, 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			switch ev.Type {
+			case watch.Added:
+				live[pod.Name] = true
+			case watch.Deleted:
+				delete(live, pod.Name)
+			}
+			most = max(most, len(live))
+		}
+	}()
+
+	startManager(t, []string{e.ns}, e.sub, Options{DriverPodGracePeriod: 2 * time.Second})
+	running := e.waitFor(t, key, 20*time.Second, "running under the new name", func(a *v1beta2.SparkApplication) bool {
+		return a.Status.AppState.State == v1beta2.ApplicationStateRunning && a.Status.DriverInfo.PodName == "renamed-new-driver"
+	})
+	w.Stop()
+	<-done
+	if most != 1 || running.Status.SubmissionID == "sub-1" {
+		t.Errorf("at most %d drivers at once (want 1); submission %s (want a new one)", most, running.Status.SubmissionID)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(old), &corev1.Pod{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the interrupted submission's driver %s: %v, want it deleted", old.Name, err)
 	}
 }
 

@@ -34,6 +34,8 @@ import (
 //	                batch scheduler preempted this submission (annotation
 //	                scheduling.sparkop.dev/preempted)    → INVALIDATING [Preempted]
 //	NEW, PENDING_RERUN, RESUMING
+//	                driver of the recorded submission, named otherwise than the spec now names it
+//	                                                     → (delete it, clear submissionID)
 //	                driver of the recorded submission    → (enqueue: the submitter completes the
 //	                                                       same attempt, the pool writes SUBMITTED)
 //	                driver of an older submission        → (delete it, wait)
@@ -179,6 +181,16 @@ func (s *step) specChanged() bool {
 func (s *step) readyToSubmit(ctx context.Context) error {
 	st := &s.app.Status
 	switch {
+	case s.driver != nil && s.driver.Name != s.app.DriverPodName():
+		// The pool created this driver, the operator stopped before writing SUBMITTED, and
+		// spec.driver.podName has changed since: completing the attempt would start a second
+		// driver under the new name. It is stopped instead; once it is gone, a new
+		// submission starts from the spec as it is now.
+		if err := s.deletePod(ctx, s.driver); err != nil {
+			return err
+		}
+		st.SubmissionID = ""
+		s.requeue(time.Second)
 	case s.driver != nil:
 		// The pool created this driver but the operator stopped before writing SUBMITTED,
 		// perhaps before the driver's ConfigMaps and Service existed. The submitter finishes
