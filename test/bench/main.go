@@ -67,6 +67,7 @@ type config struct {
 	perMinute  float64
 	timeout    time.Duration
 	keep       bool
+	namespace  string
 	extraArgs  string
 	webhook    bool
 	scenario   string
@@ -82,6 +83,7 @@ func main() {
 	flag.Float64Var(&c.perMinute, "rate", 0, "offered rate in applications per minute; 0 creates as fast as possible")
 	flag.DurationVar(&c.timeout, "timeout", 15*time.Minute, "give up after this long")
 	flag.BoolVar(&c.keep, "keep", false, "keep the namespace and its applications afterwards")
+	flag.StringVar(&c.namespace, "namespace", "", "restart, failover: reuse this namespace (kept by an earlier run with --keep) and the finished applications in it")
 	flag.StringVar(&c.extraArgs, "operator-args", "", "extra flags for the operator, space-separated")
 	flag.BoolVar(&c.webhook, "webhook", false, "run the operator with its admission webhooks and report their latency")
 	flag.StringVar(&c.scenario, "scenario", "submit", `what to measure: "submit" (submission speed), "restart" or "failover" `+
@@ -129,6 +131,10 @@ func newBenchEnv(ctx context.Context, c config, prefix string) (*benchEnv, error
 		return nil, err
 	}
 	e := &benchEnv{cl: cl, cs: kubernetes.NewForConfigOrDie(restCfg), cleanup: func() {}}
+	if c.namespace != "" {
+		e.ns = c.namespace
+		return e, nil
+	}
 	e.ns = fmt.Sprintf("bench-%s-%d", prefix, time.Now().Unix())
 	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}); err != nil {
 		return nil, err

@@ -28,6 +28,7 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -132,6 +133,35 @@ func runFailover(ctx context.Context, c config) error {
 // copy of that status (their specs are the same, so is the hash of the spec the status
 // records), under their own names, written while no operator runs.
 func (e *benchEnv) finishedApps(ctx context.Context, c config) error {
+	if c.namespace != "" {
+		list := &v1beta2.SparkApplicationList{}
+		if err := e.cl.List(ctx, list, client.InNamespace(e.ns)); err != nil {
+			return err
+		}
+		finished := 0
+		for _, app := range list.Items {
+			if app.IsFinished() {
+				finished++
+			}
+			if app.Name == "after-kill" || app.Name == "after-failover" {
+				// Left by the earlier run; it must be gone before it is created again.
+				if err := e.cl.Delete(ctx, &app); err != nil {
+					return err
+				}
+				if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+					err := e.cl.Get(ctx, client.ObjectKeyFromObject(&app), &v1beta2.SparkApplication{})
+					return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+				}); err != nil {
+					return err
+				}
+			}
+		}
+		if finished < c.apps {
+			return fmt.Errorf("namespace %s holds %d finished applications, not --apps %d", e.ns, finished, c.apps)
+		}
+		fmt.Printf("%d finished applications present in %s\n", finished, e.ns)
+		return nil
+	}
 	op, err := startOperator(ctx, c, e.ns, "seed")
 	if err != nil {
 		return err
