@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -121,7 +122,9 @@ func run(ctx context.Context, o *options) error {
 		LeaseDuration:                 &o.leaseDuration,
 		RenewDeadline:                 &o.renewDeadline,
 		RetryPeriod:                   &o.retryPeriod,
-		Controller:                    config.Controller{MaxConcurrentReconciles: o.controllerWorkers},
+		// A standby fills its caches before it leads, so a failover does not start with a
+		// list of every application.
+		Controller: config.Controller{MaxConcurrentReconciles: o.controllerWorkers, EnableWarmup: ptr.To(true)},
 	}
 	if o.webhookEnabled {
 		mgrOpts.WebhookServer = webhook.NewServer(o.webhook)
