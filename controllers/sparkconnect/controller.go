@@ -153,7 +153,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 func (r *Reconciler) ensureObjects(ctx context.Context, conn *v1alpha1.SparkConnect) (observation, string, error) {
 	want, err := ServerPod(conn)
 	if err != nil {
-		r.warnOnce(conn, ReasonInvalidSpec, err.Error())
+		r.warn(conn, ReasonInvalidSpec, err.Error())
 		return observation{invalid: err.Error()}, "", nil
 	}
 	cm, err := ExecutorTemplateConfigMap(conn)
@@ -183,7 +183,7 @@ func (r *Reconciler) ensureObjects(ctx context.Context, conn *v1alpha1.SparkConn
 		return observation{}, "", fmt.Errorf("reading the server pod: %w", err)
 	case !metav1.IsControlledBy(pod, conn):
 		msg := fmt.Sprintf("pod %s exists and does not belong to this SparkConnect; delete or rename it", pod.Name)
-		r.warnOnce(conn, ReasonNameTaken, msg)
+		r.warn(conn, ReasonNameTaken, msg)
 		return observation{invalid: msg}, "", nil
 	case !pod.DeletionTimestamp.IsZero():
 		// Being deleted: a new one is created once it is gone (its deletion wakes us).
@@ -204,7 +204,7 @@ func (r *Reconciler) ensureObjects(ctx context.Context, conn *v1alpha1.SparkConn
 		return observation{}, "", fmt.Errorf("reading Service %s: %w", svc.Name, err)
 	case !metav1.IsControlledBy(have, conn):
 		msg := fmt.Sprintf("Service %s exists and does not belong to this SparkConnect; delete it or name another in spec.server.service", svc.Name)
-		r.warnOnce(conn, ReasonNameTaken, msg)
+		r.warn(conn, ReasonNameTaken, msg)
 		return observation{invalid: msg}, "", nil
 	}
 	return obs, svc.Name, nil
@@ -234,8 +234,8 @@ func (r *Reconciler) ensureConfigMap(ctx context.Context, conn *v1alpha1.SparkCo
 	return nil
 }
 
-// warnOnce records a warning event; the events library folds repeats into one event.
-func (r *Reconciler) warnOnce(conn *v1alpha1.SparkConnect, reason, msg string) {
+// warn records a warning event; repeats are folded into one event series by the recorder.
+func (r *Reconciler) warn(conn *v1alpha1.SparkConnect, reason, msg string) {
 	r.Recorder.Eventf(conn, nil, corev1.EventTypeWarning, reason, "Validate", "%s", msg)
 }
 
