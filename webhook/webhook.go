@@ -29,6 +29,7 @@ import (
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
@@ -238,7 +239,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	} else if err := setupSelfSigned(ctx, mgr, o); err != nil {
 		return err
 	}
-	Register(mgr.GetWebhookServer(), CacheFirst{Cache: mgr.GetClient(), API: mgr.GetAPIReader()}, o)
+	Register(mgr.GetWebhookServer(), mgr.GetScheme(), CacheFirst{Cache: mgr.GetClient(), API: mgr.GetAPIReader()}, o)
 	return nil
 }
 
@@ -293,14 +294,23 @@ func (r CacheFirst) List(ctx context.Context, list client.ObjectList, opts ...cl
 	return r.API.List(ctx, list, opts...)
 }
 
-// Register adds the handlers to server. reader reads SparkApplications and ResourceQuotas; an
-// application created a moment before its driver must be found (see CacheFirst).
-func Register(server ctrlwebhook.Server, reader client.Reader, opts Options) {
+// Register adds the handlers to server; scheme decodes the requests (it must know Pods and the
+// sparkoperator.k8s.io types, v1beta2 and v1alpha1). reader reads SparkApplications and ResourceQuotas; an application
+// created a moment before its driver must be found (see CacheFirst).
+func Register(server ctrlwebhook.Server, scheme *runtime.Scheme, reader client.Reader, opts Options) {
 	o := opts.withDefaults()
-	server.Register(PathMutatePods, &admission.Webhook{Handler: instrument("pod-mutator", &podmutator.Handler{Reader: reader})})
-	server.Register(PathValidateSparkApplication, &admission.Webhook{Handler: instrument("sparkapplication-validator",
-		&validation.SparkApplicationHandler{Reader: reader, EnforceQuota: o.EnableResourceQuota, Schedulers: o.BatchSchedulers})})
-	server.Register(PathValidateScheduledSparkApplication, &admission.Webhook{Handler: instrument("scheduledsparkapplication-validator",
-		&validation.ScheduledSparkApplicationHandler{})})
-	server.Register(PathValidateSparkConnect, &admission.Webhook{Handler: instrument("sparkconnect-validator", &validation.SparkConnectHandler{})})
+	for path, w := range map[string]struct {
+		name string
+		hook *admission.Webhook
+	}{
+		PathMutatePods: {"pod-mutator", admission.WithDefaulter(scheme, &podmutator.Defaulter{Reader: reader})},
+		PathValidateSparkApplication: {"sparkapplication-validator", admission.WithValidator(scheme,
+			&validation.SparkApplicationValidator{Reader: reader, EnforceQuota: o.EnableResourceQuota, Schedulers: o.BatchSchedulers})},
+		PathValidateScheduledSparkApplication: {"scheduledsparkapplication-validator", admission.WithValidator(scheme,
+			validation.ScheduledSparkApplicationValidator{})},
+		PathValidateSparkConnect: {"sparkconnect-validator", admission.WithValidator(scheme, validation.SparkConnectValidator{})},
+	} {
+		w.hook.Handler = instrument(w.name, w.hook.Handler)
+		server.Register(path, w.hook)
+	}
 }

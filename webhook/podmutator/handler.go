@@ -9,10 +9,8 @@ package podmutator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 
 	admissionv1 "k8s.io/api/admission/v1"
@@ -20,70 +18,59 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
 
-// Handler is the admission handler of the pod mutating webhook.
-type Handler struct {
-	// Reader reads SparkApplications. A direct API reader is best: a cache may not have seen an
-	// application created a moment before its driver.
+// Defaulter mutates the pods the operator launches. Serve it with admission.WithDefaulter, which
+// decodes the pod and answers with the JSON patch from it to the mutated pod.
+type Defaulter struct {
+	// Reader reads SparkApplications. It must find an application created a moment before its
+	// driver: a cache alone may not have seen it yet.
 	Reader client.Reader
 }
 
-var _ admission.Handler = (*Handler)(nil)
+var _ admission.Defaulter[*corev1.Pod] = (*Defaulter)(nil)
 
-// Handle mutates a pod being created that the operator launched. Pods of unknown applications
-// are let through unchanged (the application may have been deleted meanwhile).
-func (h *Handler) Handle(ctx context.Context, req admission.Request) admission.Response {
-	if req.Operation != admissionv1.Create {
-		return admission.Allowed("only pod creation is mutated")
-	}
-	pod := &corev1.Pod{}
-	if err := json.Unmarshal(req.Object.Raw, pod); err != nil {
-		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding pod: %w", err))
+// Default mutates a pod being created that the operator launched, for its SparkApplication or
+// its SparkConnect. Pods of unknown ones are let through unchanged (they may have been deleted
+// meanwhile). A *RejectError
+// from Mutate refuses the pod with its message.
+func (d *Defaulter) Default(ctx context.Context, pod *corev1.Pod) error {
+	ns := pod.Namespace
+	if req, err := admission.RequestFromContext(ctx); err == nil {
+		if req.Operation != admissionv1.Create {
+			return nil
+		}
+		if ns == "" {
+			ns = req.Namespace
+		}
 	}
 	if pod.Labels[v1beta2.LabelLaunchedByOperator] != "true" {
-		return admission.Allowed("not launched by the Spark operator")
+		return nil
 	}
 	appName := pod.Labels[v1beta2.LabelAppName]
 	if appName == "" {
-		return h.handleConnectPod(ctx, req, pod)
-	}
-	ns := pod.Namespace
-	if ns == "" {
-		ns = req.Namespace
+		return d.defaultConnectPod(ctx, pod, ns)
 	}
 	app := &v1beta2.SparkApplication{}
-	if err := h.Reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: appName}, app); err != nil {
+	if err := d.Reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: appName}, app); err != nil {
 		if apierrors.IsNotFound(err) {
-			return admission.Allowed("SparkApplication " + ns + "/" + appName + " not found")
+			return nil
 		}
-		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("reading SparkApplication %s/%s: %w", ns, appName, err))
+		return apierrors.NewInternalError(fmt.Errorf("reading SparkApplication %s/%s: %w", ns, appName, err))
 	}
-	return patched(ctx, req, pod, Mutate(pod, app), "app", appName)
+	return mutationError(Mutate(pod, app))
 }
 
-// patched answers with the changes mutate made to pod, or with its error.
-func patched(ctx context.Context, req admission.Request, pod *corev1.Pod, mutateErr error, ownerKind, owner string) admission.Response {
-	if mutateErr != nil {
-		var rej *RejectError
-		if errors.As(mutateErr, &rej) {
-			return admission.Denied(rej.Message)
-		}
-		return admission.Errored(http.StatusInternalServerError, mutateErr)
+// mutationError is err as the admission answer takes it: a *RejectError refuses the pod with
+// its message, any other error is the webhook's own failure.
+func mutationError(err error) error {
+	if rej := (*RejectError)(nil); err != nil && !errors.As(err, &rej) {
+		return apierrors.NewInternalError(err)
 	}
-	out, err := json.Marshal(pod)
-	if err != nil {
-		return admission.Errored(http.StatusInternalServerError, err)
-	}
-	resp := admission.PatchResponseFromRaw(req.Object.Raw, out)
-	if len(resp.Patches) > 0 {
-		log.FromContext(ctx).V(1).Info("mutated Spark pod", "pod", pod.Name, ownerKind, owner, "patches", len(resp.Patches))
-	}
-	return resp
+	return err
 }
 
 func sortedKeys[V any](m map[string]V) []string {

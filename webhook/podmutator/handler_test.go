@@ -10,6 +10,7 @@ package podmutator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -33,13 +34,14 @@ func request(t *testing.T, op admissionv1.Operation, pod *corev1.Pod) admission.
 
 func TestHandle(t *testing.T) {
 	scheme := runtime.NewScheme()
-	if err := v1beta2.AddToScheme(scheme); err != nil {
+	if err := errors.Join(v1beta2.AddToScheme(scheme), corev1.AddToScheme(scheme)); err != nil {
 		t.Fatal(err)
 	}
 	app := baseApp()
 	app.Spec.Driver.Env = []corev1.EnvVar{{Name: "A", Value: "1"}}
 	app.Spec.Driver.GPU = &v1beta2.GPUSpec{Name: "bad name", Quantity: 1}
-	h := &Handler{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(app).Build()}
+	d := &Defaulter{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(app).Build()}
+	h := admission.WithDefaulter(scheme, d)
 
 	labelled := basePod(v1beta2.SparkRoleDriver)
 	unknown := basePod(v1beta2.SparkRoleDriver)
@@ -65,7 +67,7 @@ func TestHandle(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.fixGPU {
 				app.Spec.Driver.GPU = nil
-				h.Reader = fake.NewClientBuilder().WithScheme(scheme).WithObjects(app).Build()
+				d.Reader = fake.NewClientBuilder().WithScheme(scheme).WithObjects(app).Build()
 			}
 			resp := h.Handle(context.Background(), tc.req)
 			if resp.Allowed != tc.allowed {

@@ -10,38 +10,32 @@ package podmutator
 import (
 	"context"
 	"fmt"
-	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
 
-// handleConnectPod mutates a server or executor pod of a SparkConnect (found by its
+// defaultConnectPod mutates a server or executor pod of a SparkConnect (found by its
 // connect-name label) with the customisations of its template, as a SparkApplication's
 // driver and executors get theirs.
-func (h *Handler) handleConnectPod(ctx context.Context, req admission.Request, pod *corev1.Pod) admission.Response {
+func (d *Defaulter) defaultConnectPod(ctx context.Context, pod *corev1.Pod, ns string) error {
 	name := pod.Labels[v1alpha1.LabelConnectName]
 	if name == "" {
-		return admission.Allowed("no " + v1beta2.LabelAppName + " or " + v1alpha1.LabelConnectName + " label")
-	}
-	ns := pod.Namespace
-	if ns == "" {
-		ns = req.Namespace
+		return nil
 	}
 	conn := &v1alpha1.SparkConnect{}
-	if err := h.Reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, conn); err != nil {
+	if err := d.Reader.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, conn); err != nil {
 		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-			return admission.Allowed("SparkConnect " + ns + "/" + name + " not found")
+			return nil
 		}
-		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("reading SparkConnect %s/%s: %w", ns, name, err))
+		return apierrors.NewInternalError(fmt.Errorf("reading SparkConnect %s/%s: %w", ns, name, err))
 	}
-	return patched(ctx, req, pod, MutateConnectPod(pod, conn), "sparkconnect", name)
+	return mutationError(MutateConnectPod(pod, conn))
 }
 
 // MutateConnectPod applies to a SparkConnect's server pod (spark-role connect-server) the

@@ -9,24 +9,31 @@ package validation
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 
-	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
 
-// SparkApplicationHandler validates SparkApplications on create, and on updates that change the
-// spec.
-type SparkApplicationHandler struct {
+// The validators are served with admission.WithValidator, which decodes the requests.
+var (
+	_ admission.Validator[*v1beta2.SparkApplication]          = (*SparkApplicationValidator)(nil)
+	_ admission.Validator[*v1beta2.ScheduledSparkApplication] = (*ScheduledSparkApplicationValidator)(nil)
+	_ admission.Validator[*v1alpha1.SparkConnect]             = (*SparkConnectValidator)(nil)
+)
+
+// SparkApplicationValidator validates SparkApplications on create, and on updates that change
+// the spec.
+type SparkApplicationValidator struct {
 	// Reader lists ResourceQuotas; needed only with EnforceQuota.
 	Reader client.Reader
 	// EnforceQuota refuses a new application whose driver and executors do not fit in what
@@ -37,87 +44,83 @@ type SparkApplicationHandler struct {
 	Schedulers BatchSchedulers
 }
 
-// Handle implements admission.Handler.
-func (h *SparkApplicationHandler) Handle(ctx context.Context, req admission.Request) admission.Response {
-	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
-		return admission.Allowed("")
-	}
-	app := &v1beta2.SparkApplication{}
-	if err := json.Unmarshal(req.Object.Raw, app); err != nil {
-		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding SparkApplication: %w", err))
-	}
-	if app.Namespace == "" {
-		app.Namespace = req.Namespace
-	}
-	if req.Operation == admissionv1.Update {
-		old := &v1beta2.SparkApplication{}
-		if err := json.Unmarshal(req.OldObject.Raw, old); err != nil {
-			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the old SparkApplication: %w", err))
-		}
-		if unchanged(old.Name, &old.Spec, app.Name, &app.Spec) || !app.DeletionTimestamp.IsZero() {
-			return admission.Allowed("spec unchanged")
-		}
-	}
-	errs := ValidateSparkApplication(app)
-	errs = append(errs, h.Schedulers.validate(ctx, app)...)
-	if len(errs) > 0 {
-		return denied(errs)
+func (v *SparkApplicationValidator) ValidateCreate(ctx context.Context, app *v1beta2.SparkApplication) (admission.Warnings, error) {
+	if err := v.validate(ctx, app); err != nil {
+		return nil, err
 	}
 	// Quota is checked for new applications only: a running one already holds its share.
-	if h.EnforceQuota && req.Operation == admissionv1.Create {
-		if resp, ok := h.checkQuota(ctx, app); !ok {
-			return resp
+	if v.EnforceQuota {
+		if err := v.checkQuota(ctx, app); err != nil {
+			return nil, err
 		}
 	}
-	return admission.Allowed("").WithWarnings(NoEffectWarnings(".spec", &app.Spec)...)
+	return NoEffectWarnings(".spec", &app.Spec), nil
 }
 
-func (h *SparkApplicationHandler) checkQuota(ctx context.Context, app *v1beta2.SparkApplication) (admission.Response, bool) {
+func (v *SparkApplicationValidator) ValidateUpdate(ctx context.Context, old, app *v1beta2.SparkApplication) (admission.Warnings, error) {
+	if unchanged(old.Name, &old.Spec, app.Name, &app.Spec) || !app.DeletionTimestamp.IsZero() {
+		return nil, nil
+	}
+	if err := v.validate(ctx, app); err != nil {
+		return nil, err
+	}
+	return NoEffectWarnings(".spec", &app.Spec), nil
+}
+
+func (v *SparkApplicationValidator) validate(ctx context.Context, app *v1beta2.SparkApplication) error {
+	defaultNamespace(ctx, app)
+	return refusal(append(ValidateSparkApplication(app), v.Schedulers.validate(ctx, app)...))
+}
+
+func (v *SparkApplicationValidator) ValidateDelete(context.Context, *v1beta2.SparkApplication) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func (v *SparkApplicationValidator) checkQuota(ctx context.Context, app *v1beta2.SparkApplication) error {
 	need, err := AppResources(app)
 	if err != nil {
-		return denied(field.ErrorList{field.Invalid(field.NewPath("spec"), "", err.Error())}), false
+		return refusal(field.ErrorList{field.Invalid(field.NewPath("spec"), "", err.Error())})
 	}
 	var quotas corev1.ResourceQuotaList
-	if err := h.Reader.List(ctx, &quotas, client.InNamespace(app.Namespace)); err != nil {
-		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("listing ResourceQuotas: %w", err)), false
+	if err := v.Reader.List(ctx, &quotas, client.InNamespace(app.Namespace)); err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("listing ResourceQuotas: %w", err))
 	}
 	for i := range quotas.Items {
 		if err := CheckQuota(need, &quotas.Items[i]); err != nil {
-			return admission.Denied("SparkApplication " + app.Name + " exceeds its namespace's quota: " + err.Error()), false
+			return errors.New("SparkApplication " + app.Name + " exceeds its namespace's quota: " + err.Error())
 		}
 	}
-	return admission.Response{}, true
+	return nil
 }
 
-// ScheduledSparkApplicationHandler validates ScheduledSparkApplications on create, and on
+// ScheduledSparkApplicationValidator validates ScheduledSparkApplications on create, and on
 // updates that change the spec.
-type ScheduledSparkApplicationHandler struct{}
+type ScheduledSparkApplicationValidator struct{}
 
-// Handle implements admission.Handler.
-func (h *ScheduledSparkApplicationHandler) Handle(_ context.Context, req admission.Request) admission.Response {
-	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
-		return admission.Allowed("")
+func (ScheduledSparkApplicationValidator) ValidateCreate(ctx context.Context, ssa *v1beta2.ScheduledSparkApplication) (admission.Warnings, error) {
+	defaultNamespace(ctx, ssa)
+	if err := refusal(ValidateScheduledSparkApplication(ssa)); err != nil {
+		return nil, err
 	}
-	ssa := &v1beta2.ScheduledSparkApplication{}
-	if err := json.Unmarshal(req.Object.Raw, ssa); err != nil {
-		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding ScheduledSparkApplication: %w", err))
+	return NoEffectWarnings(".spec.template", &ssa.Spec.Template), nil
+}
+
+func (v ScheduledSparkApplicationValidator) ValidateUpdate(ctx context.Context, old, ssa *v1beta2.ScheduledSparkApplication) (admission.Warnings, error) {
+	if unchanged(old.Name, &old.Spec, ssa.Name, &ssa.Spec) || !ssa.DeletionTimestamp.IsZero() {
+		return nil, nil
 	}
-	if ssa.Namespace == "" {
-		ssa.Namespace = req.Namespace
+	return v.ValidateCreate(ctx, ssa)
+}
+
+func (ScheduledSparkApplicationValidator) ValidateDelete(context.Context, *v1beta2.ScheduledSparkApplication) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// defaultNamespace fills in the request's namespace, which an object being created may lack.
+func defaultNamespace(ctx context.Context, obj client.Object) {
+	if req, err := admission.RequestFromContext(ctx); err == nil && obj.GetNamespace() == "" {
+		obj.SetNamespace(req.Namespace)
 	}
-	if req.Operation == admissionv1.Update {
-		old := &v1beta2.ScheduledSparkApplication{}
-		if err := json.Unmarshal(req.OldObject.Raw, old); err != nil {
-			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the old ScheduledSparkApplication: %w", err))
-		}
-		if unchanged(old.Name, &old.Spec, ssa.Name, &ssa.Spec) || !ssa.DeletionTimestamp.IsZero() {
-			return admission.Allowed("spec unchanged")
-		}
-	}
-	if errs := ValidateScheduledSparkApplication(ssa); len(errs) > 0 {
-		return denied(errs)
-	}
-	return admission.Allowed("").WithWarnings(NoEffectWarnings(".spec.template", &ssa.Spec.Template)...)
 }
 
 // unchanged tells an update that leaves the spec alone (metadata, finalizers): objects created
@@ -126,10 +129,14 @@ func unchanged(oldName string, oldSpec any, name string, spec any) bool {
 	return oldName == name && equality.Semantic.DeepEqual(oldSpec, spec)
 }
 
-func denied(errs field.ErrorList) admission.Response {
+// refusal is errs as one message naming each field, or nil when there are none.
+func refusal(errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
 	msgs := make([]string, len(errs))
 	for i, e := range errs {
 		msgs[i] = e.Error()
 	}
-	return admission.Denied(strings.Join(msgs, "; "))
+	return errors.New(strings.Join(msgs, "; "))
 }

@@ -10,12 +10,14 @@ package validation
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
 
@@ -28,7 +30,15 @@ func raw(t *testing.T, v any) runtime.RawExtension {
 	return runtime.RawExtension{Raw: data}
 }
 
-func TestSparkApplicationHandler(t *testing.T) {
+func scheme(t *testing.T) *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := errors.Join(v1beta2.AddToScheme(s), v1alpha1.AddToScheme(s)); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestSparkApplicationValidator(t *testing.T) {
 	invalid := validApp()
 	invalid.Spec.SparkConf = map[string]string{"spark.master": "local"}
 	relabelled := invalid.DeepCopy()
@@ -49,7 +59,7 @@ func TestSparkApplicationHandler(t *testing.T) {
 		{"update leaving the spec alone", admissionv1.Update, relabelled, invalid, true},
 		{"update changing the spec", admissionv1.Update, respecced, invalid, false},
 	}
-	h := &SparkApplicationHandler{}
+	h := admission.WithValidator(scheme(t), &SparkApplicationValidator{})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: tc.op, Namespace: "ns", Object: raw(t, tc.obj)}}

@@ -9,11 +9,8 @@ package validation
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 
-	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -21,40 +18,32 @@ import (
 	"github.com/sparkop/spark-operator/controllers/sparkconnect"
 )
 
-// SparkConnectHandler validates SparkConnects on create, and on updates that change the spec.
-// The CRD's rules check the fields; this checks what they cannot see inside the schemaless pod
-// templates: that a server can be built at all.
-type SparkConnectHandler struct{}
+// SparkConnectValidator validates SparkConnects on create, and on updates that change the
+// spec. The CRD's rules check the fields; this checks what they cannot see inside the
+// schemaless pod templates: that a server can be built at all.
+type SparkConnectValidator struct{}
 
-// Handle implements admission.Handler.
-func (h *SparkConnectHandler) Handle(_ context.Context, req admission.Request) admission.Response {
-	if req.Operation != admissionv1.Create && req.Operation != admissionv1.Update {
-		return admission.Allowed("")
+func (SparkConnectValidator) ValidateCreate(ctx context.Context, conn *v1alpha1.SparkConnect) (admission.Warnings, error) {
+	defaultNamespace(ctx, conn)
+	if err := refusal(ValidateSparkConnect(conn)); err != nil {
+		return nil, err
 	}
-	conn := &v1alpha1.SparkConnect{}
-	if err := json.Unmarshal(req.Object.Raw, conn); err != nil {
-		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding SparkConnect: %w", err))
-	}
-	if conn.Namespace == "" {
-		conn.Namespace = req.Namespace
-	}
-	if req.Operation == admissionv1.Update {
-		old := &v1alpha1.SparkConnect{}
-		if err := json.Unmarshal(req.OldObject.Raw, old); err != nil {
-			return admission.Errored(http.StatusBadRequest, fmt.Errorf("decoding the old SparkConnect: %w", err))
-		}
-		if unchanged(old.Name, &old.Spec, conn.Name, &conn.Spec) || !conn.DeletionTimestamp.IsZero() {
-			return admission.Allowed("spec unchanged")
-		}
-	}
-	if errs := ValidateSparkConnect(conn); len(errs) > 0 {
-		return denied(errs)
-	}
-	resp := admission.Allowed("")
+	var warnings admission.Warnings
 	for _, k := range sparkconnect.OverriddenConf(conn) {
-		resp.Warnings = append(resp.Warnings, fmt.Sprintf("spec.sparkConf[%s] is set by the operator; this value is ignored", k))
+		warnings = append(warnings, fmt.Sprintf("spec.sparkConf[%s] is set by the operator; this value is ignored", k))
 	}
-	return resp
+	return warnings, nil
+}
+
+func (v SparkConnectValidator) ValidateUpdate(ctx context.Context, old, conn *v1alpha1.SparkConnect) (admission.Warnings, error) {
+	if unchanged(old.Name, &old.Spec, conn.Name, &conn.Spec) || !conn.DeletionTimestamp.IsZero() {
+		return nil, nil
+	}
+	return v.ValidateCreate(ctx, conn)
+}
+
+func (SparkConnectValidator) ValidateDelete(context.Context, *v1alpha1.SparkConnect) (admission.Warnings, error) {
+	return nil, nil
 }
 
 // ValidateSparkConnect refuses a SparkConnect from which the operator cannot build a server pod

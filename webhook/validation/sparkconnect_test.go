@@ -20,7 +20,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 )
 
-func TestSparkConnectHandler(t *testing.T) {
+func TestSparkConnectValidator(t *testing.T) {
 	connect := func(mutate func(*v1alpha1.SparkConnect)) *v1alpha1.SparkConnect {
 		c := &v1alpha1.SparkConnect{ObjectMeta: metav1.ObjectMeta{Name: "sc", Namespace: "ns"},
 			Spec: v1alpha1.SparkConnectSpec{SparkVersion: "4.0.4", Image: ptr("spark:4")}}
@@ -67,7 +67,7 @@ func TestSparkConnectHandler(t *testing.T) {
 			if tt.old != nil {
 				req.OldObject = raw(t, tt.old)
 			}
-			resp := (&SparkConnectHandler{}).Handle(context.Background(), req)
+			resp := admission.WithValidator(scheme(t), SparkConnectValidator{}).Handle(context.Background(), req)
 			if resp.Allowed != tt.wantAllowed {
 				t.Fatalf("allowed = %v, want %v (%v)", resp.Allowed, tt.wantAllowed, resp.Result)
 			}
