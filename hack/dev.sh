@@ -54,7 +54,7 @@ start_operator() {
   log "starting the operator (log: $DEV/operator.log, metrics: http://127.0.0.1:$metrics/metrics)"
   setsid "$OPERATOR" --kubeconfig "$kubeconfig" --metrics-bind-address "127.0.0.1:$metrics" \
     --health-probe-bind-address "127.0.0.1:$health" -logtostderr -v=1 \
-    --enable-webhook --webhook-url-host 127.0.0.1 --webhook-port "$webhook" \
+    --enable-webhook --webhook-url-host localhost --webhook-port "$webhook" \
     --webhook-secret-namespace default --webhook-cert-dir "$DEV/webhook-certs" \
     --enable-driver-pdb --enable-resource-quota-enforcement \
     --ingress-url-format '{{$appName}}.{{$appNamespace}}.spark.localhost' \

@@ -15,16 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
@@ -191,33 +183,6 @@ func applyOne[T client.Object](ctx context.Context, c client.Client, want, have 
 		have.SetLabels(labels)
 		return c.Update(ctx, have)
 	})
-}
-
-// setupConfigurationKeeper adds a controller that re-applies the webhook configurations,
-// with the CA bundle caBundle returns, whenever they change: a `kubectl apply` of an older copy
-// would otherwise leave the API server with a stale CA bundle, refusing every Spark pod until
-// the next certificate renewal. A deleted configuration stays deleted: that is an uninstall,
-// and one brought back would refuse requests for a webhook that is gone. Every replica runs
-// it; they all write the same thing.
-func setupConfigurationKeeper(mgr manager.Manager, c client.Client, o Options, caBundle func() []byte) error {
-	key := types.NamespacedName{Name: o.ConfigName}
-	ours := predicate.NewPredicateFuncs(func(obj client.Object) bool { return obj.GetName() == o.ConfigName })
-	toKey := handler.EnqueueRequestsFromMapFunc(func(context.Context, client.Object) []reconcile.Request {
-		return []reconcile.Request{{NamespacedName: key}}
-	})
-	return ctrl.NewControllerManagedBy(mgr).
-		Named("webhook-configurations-" + o.ConfigName).
-		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&admissionregistrationv1.MutatingWebhookConfiguration{}), toKey, ours)).
-		WatchesRawSource(source.Kind(mgr.GetCache(), client.Object(&admissionregistrationv1.ValidatingWebhookConfiguration{}), toKey, ours)).
-		// A process that sets the webhook up again (a restart in place) names it again.
-		WithOptions(controller.Options{NeedLeaderElection: ptr(false), MaxConcurrentReconciles: 1, SkipNameValidation: ptr(true)}).
-		Complete(reconcile.Func(func(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
-			bundle := caBundle()
-			if len(bundle) == 0 {
-				return reconcile.Result{}, nil // certs.Manager registers the first bundle itself
-			}
-			return reconcile.Result{}, applyConfigurations(ctx, c, o, bundle, false)
-		}))
 }
 
 // DeleteConfigurations removes the webhook configurations named by opts, if present.

@@ -10,9 +10,12 @@ package webhook_test
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,6 +23,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -37,7 +41,6 @@ import (
 	"github.com/sparkop/spark-operator/test/cluster"
 	"github.com/sparkop/spark-operator/test/executors"
 	"github.com/sparkop/spark-operator/webhook"
-	"github.com/sparkop/spark-operator/webhook/certs"
 )
 
 // testLabel marks the namespaces of one test; the webhook configurations select only those, so
@@ -84,7 +87,7 @@ func startWebhook(t *testing.T, modify func(*webhook.Options)) *env {
 	opts := webhook.Options{
 		Host:              "127.0.0.1",
 		Port:              cluster.FreePort(t),
-		URLHost:           "127.0.0.1",
+		URLHost:           "localhost", // a DNS name: the certificates made name no IP address
 		CertDir:           t.TempDir(),
 		SecretName:        "webhook-certs",
 		SecretNamespace:   ns,
@@ -718,36 +721,49 @@ func TestFailurePolicy(t *testing.T) {
 	})
 }
 
+// TestCertificateRotation: serving certificates are renewed from the same CA with requests
+// succeeding throughout; a CA about to expire is replaced, and the new one is injected into
+// the configurations and signs what is served.
 func TestCertificateRotation(t *testing.T) {
 	e := startWebhook(t, func(o *webhook.Options) {
-		o.CertValidity = 8 * time.Second
+		o.CertValidity = 9 * time.Second
+		o.CAValidity = 30 * time.Second
 		o.CertCheckInterval = 200 * time.Millisecond
 	})
 	ctx := context.Background()
-	mwc := func() []byte {
+	mwc := func() string {
 		have := &admissionregistrationv1.MutatingWebhookConfiguration{}
 		if err := e.c.Get(ctx, client.ObjectKey{Name: e.opts.ConfigName}, have); err != nil {
 			t.Fatal(err)
 		}
-		return have.Webhooks[0].ClientConfig.CABundle
+		return string(have.Webhooks[0].ClientConfig.CABundle)
 	}
-	firstSerial, firstBundle := e.servedSerial(t), string(mwc())
-	serials := map[string]bool{firstSerial: true}
-	requests := 0
-	// Requests keep succeeding through the renewals: each is refused by the validator, not
-	// by a TLS failure.
-	cluster.Eventually(t, 60*time.Second, "two certificate renewals and a new CA", func() (bool, error) {
+	refused := func() error {
 		a := testApp(e.ns, "probe")
 		a.Spec.SparkConf = map[string]string{"spark.master": "local"}
 		err := e.c.Create(ctx, a, client.DryRunAll)
-		requests++
 		if err == nil || !strings.Contains(err.Error(), "spec.sparkConf[spark.master]") {
-			return false, fmt.Errorf("request %d during rotation: %v", requests, errors.Join(err, errors.New("want the validator's refusal")))
+			return errors.Join(err, errors.New("want the validator's refusal"))
+		}
+		return nil
+	}
+	firstBundle := mwc()
+	serials := map[string]bool{e.servedSerial(t): true}
+	requests := 0
+	// Each request is refused by the validator, not by a TLS failure, while the CA stays.
+	cluster.Eventually(t, 60*time.Second, "two serving certificate renewals", func() (bool, error) {
+		requests++
+		if err := refused(); err != nil && mwc() == firstBundle {
+			return false, fmt.Errorf("request %d during renewal: %w", requests, err)
 		}
 		serials[e.servedSerial(t)] = true
-		return len(serials) >= 3 && string(mwc()) != firstBundle, nil
+		return len(serials) >= 3, nil
 	})
 	t.Logf("%d serving certificates over %d requests", len(serials), requests)
+	// The API servers learn the new CA a moment after it is served (see docs/webhook.md).
+	cluster.Eventually(t, 60*time.Second, "a new CA injected and trusted", func() (bool, error) {
+		return mwc() != firstBundle && refused() == nil, nil
+	})
 }
 
 // TestConfigurationsKept: a changed configuration is put back at once, not at the next
@@ -790,14 +806,21 @@ func TestExternalCertificates(t *testing.T) {
 	ctx := context.Background()
 	provide := func(o webhook.Options) {
 		t.Helper()
-		b, err := certs.Generate(o.Hosts(), time.Hour, time.Now())
+		maker := &rotator.CertRotator{CAName: "test-ca", DNSName: o.Hosts()[0], ExtKeyUsages: &[]x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+		now := time.Now()
+		ca, err := maker.CreateCACert(now.Add(-time.Hour), now.Add(time.Hour))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := certs.WriteFiles(o.CertDir, b); err != nil {
+		crt, key, err := maker.CreateCertPEM(ca, now.Add(-time.Hour), now.Add(time.Hour))
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := webhook.ApplyConfigurations(ctx, c, o, b.CABundle); err != nil {
+		if err := errors.Join(os.WriteFile(filepath.Join(o.CertDir, "tls.key"), key, 0o600),
+			os.WriteFile(filepath.Join(o.CertDir, "tls.crt"), crt, 0o600)); err != nil {
+			t.Fatal(err)
+		}
+		if err := webhook.ApplyConfigurations(ctx, c, o, ca.CertPEM); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -7,7 +7,7 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 
 // Package webhook runs the operator's admission webhooks: the pod mutator (package podmutator)
 // and the SparkApplication and ScheduledSparkApplication validators (package validation). It
-// makes its own certificates (package certs) and registers and keeps its own webhook
+// has cert-controller make and renew its certificates and registers its own webhook
 // configurations, or serves a certificate cert-manager provides (CertProviderExternal).
 //
 // Wiring into a controller-runtime manager:
@@ -28,6 +28,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,7 +36,6 @@ import (
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/sparkop/spark-operator/webhook/certs"
 	"github.com/sparkop/spark-operator/webhook/podmutator"
 	"github.com/sparkop/spark-operator/webhook/validation"
 )
@@ -53,6 +53,7 @@ const (
 	DefaultPort          = 9443
 	DefaultSecretName    = "spark-operator-webhook-certs"
 	DefaultCertValidity  = 365 * 24 * time.Hour
+	DefaultCAValidity    = 10 * 365 * 24 * time.Hour
 	DefaultConfigName    = "spark-operator-webhook"
 	DefaultTimeout       = int32(10)
 	defaultServiceDomain = "cluster.local"
@@ -86,9 +87,10 @@ type Options struct {
 	BatchSchedulers validation.BatchSchedulers
 	// NamespaceSelector limits the webhooks to matching namespaces; nil means all.
 	NamespaceSelector *metav1.LabelSelector
-	// CertValidity is the lifetime of the certificates made (default one year); they are
-	// renewed when less than a third of it is left.
-	CertValidity time.Duration
+	// CertValidity is the lifetime of the serving certificates made (default one year);
+	// CAValidity that of the CA signing them (default ten years). Each is renewed when less
+	// than a third of CertValidity is left.
+	CertValidity, CAValidity time.Duration
 
 	// ConfigName names the MutatingWebhookConfiguration and ValidatingWebhookConfiguration
 	// (default spark-operator-webhook).
@@ -147,6 +149,12 @@ func (o Options) withDefaults() Options {
 	if o.CertValidity == 0 {
 		o.CertValidity = DefaultCertValidity
 	}
+	if o.CAValidity == 0 {
+		o.CAValidity = DefaultCAValidity
+	}
+	if o.CertCheckInterval == 0 {
+		o.CertCheckInterval = min(o.CertValidity/10, 10*time.Minute)
+	}
 	if o.ConfigName == "" {
 		o.ConfigName = DefaultConfigName
 	}
@@ -174,53 +182,51 @@ func (o Options) validate() error {
 		if o.SecretNamespace == "" {
 			errs = append(errs, errors.New("webhook: set SecretNamespace (or ServiceNamespace)"))
 		}
+		if net.ParseIP(o.URLHost) != nil {
+			errs = append(errs, fmt.Errorf("webhook: URLHost %q is an IP address, but the certificates made name DNS names only: use a name such as localhost", o.URLHost))
+		}
 	}
 	if o.FailurePolicy != admissionregistrationv1.Fail && o.FailurePolicy != admissionregistrationv1.Ignore {
 		errs = append(errs, fmt.Errorf("webhook: failure policy %q is neither Fail nor Ignore", o.FailurePolicy))
 	}
-	if o.CertValidity < 0 {
+	if o.CertValidity < 0 || o.CAValidity < 0 {
 		errs = append(errs, errors.New("webhook: negative certificate validity"))
 	}
 	return errors.Join(errs...)
 }
 
-// Hosts are the names the serving certificate must be valid for: the Service's DNS names
-// and URLHost.
-func (o Options) Hosts() certs.Hosts {
-	var h certs.Hosts
+// Hosts are the DNS names the serving certificate must be valid for: the Service's and URLHost.
+func (o Options) Hosts() []string {
+	var h []string
 	if o.ServiceName != "" && o.ServiceNamespace != "" {
 		svc := o.ServiceName + "." + o.ServiceNamespace
-		h.DNSNames = append(h.DNSNames, svc+".svc", svc, o.ServiceName, svc+".svc."+defaultServiceDomain)
+		h = append(h, svc+".svc", svc, o.ServiceName, svc+".svc."+defaultServiceDomain)
 	}
 	if o.URLHost != "" {
-		if ip := net.ParseIP(o.URLHost); ip != nil {
-			h.IPs = append(h.IPs, ip)
-		} else {
-			h.DNSNames = append(h.DNSNames, o.URLHost)
-		}
+		h = append(h, o.URLHost)
 	}
 	return h
 }
 
 // NewServer returns the webhook server for manager.Options.WebhookServer: it listens on
-// Host:Port and serves the certificate in CertDir, reloading it when it is renewed.
+// Host:Port and serves the certificate in CertDir (CertProviderExternal), reloading it when it
+// is renewed, or the one Setup makes.
 func NewServer(opts Options) ctrlwebhook.Server {
 	o := opts.withDefaults()
 	return ctrlwebhook.NewServer(ctrlwebhook.Options{
 		Host:     o.Host,
 		Port:     o.Port,
 		CertDir:  o.CertDir,
-		CertName: certs.CertFile,
-		KeyName:  certs.KeyFile,
+		CertName: corev1.TLSCertKey,
+		KeyName:  corev1.TLSPrivateKeyKey,
 	})
 }
 
-// Setup registers the handlers on mgr's webhook server. With CertProviderSelf it also makes or
-// loads the certificates (writing them to CertDir), creates the webhook configurations with
-// their CA bundle, and adds to mgr the certificate renewal and a controller that puts the
-// configurations back when something else changes them. With CertProviderExternal it checks
-// that CertDir holds a certificate. mgr's webhook server must serve CertDir: build it with
-// NewServer(opts).
+// Setup registers the handlers on mgr's webhook server. With CertProviderSelf it also creates
+// or updates the webhook configurations and adds to mgr cert-controller's rotator, which makes
+// and renews the certificates and keeps the configurations' CA bundle (see setupSelfSigned).
+// With CertProviderExternal it checks that CertDir holds a certificate. mgr's webhook server
+// must be built with NewServer(opts).
 func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	o := opts.withDefaults()
 	if err := o.validate(); err != nil {
@@ -233,7 +239,7 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 		}
 	}
 	if o.CertProvider == CertProviderExternal {
-		if err := certs.CheckFiles(o.CertDir); err != nil {
+		if err := CheckFiles(o.CertDir); err != nil {
 			return fmt.Errorf("webhook: the external certificate provider has not provided a certificate: %w", err)
 		}
 	} else if err := setupSelfSigned(ctx, mgr, o); err != nil {
@@ -241,34 +247,6 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	}
 	Register(mgr.GetWebhookServer(), mgr.GetScheme(), CacheFirst{Cache: mgr.GetClient(), API: mgr.GetAPIReader()}, o)
 	return nil
-}
-
-func setupSelfSigned(ctx context.Context, mgr manager.Manager, o Options) error {
-	// The manager's client reads from a cache that has not started yet: read and write the
-	// Secret and the configurations directly.
-	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
-	if err != nil {
-		return fmt.Errorf("webhook: creating a client: %w", err)
-	}
-	cm := &certs.Manager{
-		Client:          direct,
-		SecretName:      o.SecretName,
-		SecretNamespace: o.SecretNamespace,
-		Hosts:           o.Hosts(),
-		Validity:        o.CertValidity,
-		CertDir:         o.CertDir,
-		CheckInterval:   o.CertCheckInterval,
-		OnCABundle: func(ctx context.Context, caBundle []byte) error {
-			return ApplyConfigurations(ctx, direct, o, caBundle)
-		},
-	}
-	if _, err := cm.Ensure(ctx); err != nil {
-		return fmt.Errorf("webhook: certificates: %w", err)
-	}
-	if err := mgr.Add(cm); err != nil {
-		return err
-	}
-	return setupConfigurationKeeper(mgr, direct, o, cm.CABundle)
 }
 
 // CacheFirst reads from the manager's cache, which already holds every SparkApplication, and

@@ -9,7 +9,6 @@ package webhook
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 
@@ -19,18 +18,15 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-
-	"github.com/sparkop/spark-operator/webhook/certs"
 )
 
 func TestHosts(t *testing.T) {
 	tests := []struct {
 		opts Options
-		want certs.Hosts
+		want []string
 	}{
-		{Options{ServiceName: "wh", ServiceNamespace: "ops"}, certs.Hosts{DNSNames: []string{"wh.ops.svc", "wh.ops", "wh", "wh.ops.svc.cluster.local"}}},
-		{Options{URLHost: "127.0.0.1"}, certs.Hosts{IPs: []net.IP{net.ParseIP("127.0.0.1")}}},
-		{Options{URLHost: "dev.local"}, certs.Hosts{DNSNames: []string{"dev.local"}}},
+		{Options{ServiceName: "wh", ServiceNamespace: "ops"}, []string{"wh.ops.svc", "wh.ops", "wh", "wh.ops.svc.cluster.local"}},
+		{Options{URLHost: "localhost"}, []string{"localhost"}},
 	}
 	for _, tc := range tests {
 		if d := cmp.Diff(tc.want, tc.opts.Hosts()); d != "" {
@@ -92,8 +88,11 @@ func TestOptionsValidate(t *testing.T) {
 		ok   bool
 	}{
 		{"service", Options{ServiceName: "wh", ServiceNamespace: "ops"}, true},
-		{"url needs a secret namespace", Options{URLHost: "127.0.0.1"}, false},
-		{"url", Options{URLHost: "127.0.0.1", SecretNamespace: "ops"}, true},
+		{"url needs a secret namespace", Options{URLHost: "localhost"}, false},
+		{"url", Options{URLHost: "localhost", SecretNamespace: "ops"}, true},
+		// The certificates cert-controller makes name DNS names only.
+		{"url by IP", Options{URLHost: "127.0.0.1", SecretNamespace: "ops"}, false},
+		{"url by IP, external certificates", Options{URLHost: "127.0.0.1", CertProvider: CertProviderExternal}, true},
 		{"neither", Options{SecretNamespace: "ops"}, false},
 		{"bad policy", Options{ServiceName: "wh", ServiceNamespace: "ops", FailurePolicy: "Maybe"}, false},
 	}
@@ -112,7 +111,7 @@ func TestSetupNeedsItsServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = Setup(context.Background(), mgr, Options{URLHost: "127.0.0.1", SecretNamespace: "ops", CertDir: t.TempDir()})
+	err = Setup(context.Background(), mgr, Options{URLHost: "localhost", SecretNamespace: "ops", CertDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "build it with webhook.NewServer(opts)") {
 		t.Fatalf("Setup with the default webhook server: %v, want an error", err)
 	}

@@ -18,11 +18,9 @@ import (
 	"os/user"
 
 	"github.com/go-logr/glogr"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -252,12 +250,6 @@ func cacheOptions(o *options) cache.Options {
 		&networkingv1.Ingress{}:         launched,
 		&policyv1.PodDisruptionBudget{}: launched,
 	}}
-	if o.webhookEnabled {
-		// The webhook keeps its two configurations; nothing else of the kind is worth caching.
-		named := cache.ByObject{Field: fields.OneTermEqualSelector("metadata.name", o.webhook.ConfigName)}
-		opts.ByObject[&admissionregistrationv1.MutatingWebhookConfiguration{}] = named
-		opts.ByObject[&admissionregistrationv1.ValidatingWebhookConfiguration{}] = named
-	}
 	if len(o.namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range o.namespaces {

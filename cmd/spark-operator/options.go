@@ -129,7 +129,7 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 		`with the webhook configurations it registers) or "external" (cert-manager writes it to --webhook-cert-dir and the CA bundle into the installer's configurations).`)
 	fs.StringVar(&o.webhook.ServiceName, "webhook-service-name", "", "Service in front of the webhook, named in its registrations (in a cluster).")
 	fs.StringVar(&o.webhook.ServiceNamespace, "webhook-service-namespace", "", "Namespace of that Service.")
-	fs.StringVar(&o.webhook.URLHost, "webhook-url-host", "", "Register the webhook by URL https://HOST:PORT instead of by Service (an operator running outside the cluster).")
+	fs.StringVar(&o.webhook.URLHost, "webhook-url-host", "", "Register the webhook by URL https://HOST:PORT instead of by Service (an operator running outside the cluster); HOST is a DNS name, such as localhost.")
 	fs.StringVar(&o.webhook.SecretName, "webhook-secret-name", webhook.DefaultSecretName, "Secret holding the webhook's CA and serving certificate.")
 	fs.StringVar(&o.webhook.SecretNamespace, "webhook-secret-namespace", "", "Namespace of that Secret; the Service's namespace by default.")
 	fs.StringVar(&failurePolicy, "webhook-failure-policy", "Fail", `What the API server does when the webhook cannot be reached: "Fail" or "Ignore".`)

@@ -416,7 +416,7 @@ func startOperator(ctx context.Context, c config, ns, name string, args ...strin
 		if err != nil {
 			return nil, err
 		}
-		args = append(args, "--enable-webhook", "--webhook-url-host", "127.0.0.1", "--webhook-port", strconv.Itoa(port),
+		args = append(args, "--enable-webhook", "--webhook-url-host", "localhost", "--webhook-port", strconv.Itoa(port),
 			"--webhook-secret-namespace", ns, "--webhook-config-name", ns, "--webhook-cert-dir", filepath.Join(os.TempDir(), ns+"-certs"))
 	}
 	if c.sparkHome != "" {

@@ -156,7 +156,7 @@ func TestOperatorServesItsWebhooks(t *testing.T) {
 		_ = c.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
 		_ = c.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
 	})
-	startOperator(t, ns, "--enable-webhook", "--webhook-url-host", "127.0.0.1",
+	startOperator(t, ns, "--enable-webhook", "--webhook-url-host", "localhost",
 		"--webhook-port", strconv.Itoa(cluster.FreePort(t)), "--webhook-secret-namespace", ns,
 		"--webhook-config-name", configName, "--webhook-cert-dir", t.TempDir())
 

@@ -1,0 +1,190 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package webhook
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+
+	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+)
+
+// setupSelfSigned gives the webhook certificates made by cert-controller's rotator (what Kueue
+// and Gatekeeper use): it keeps a CA and a serving certificate in the Secret, renews them, and
+// injects the CA into the caBundle of both configurations whenever they change. Every replica
+// runs it against the same Secret (a replica losing a write race adopts the winner's). The
+// configurations are created here, at start, if missing; after that a deleted one stays
+// deleted (an uninstall), as the rotator only updates what exists.
+func setupSelfSigned(ctx context.Context, mgr manager.Manager, o Options) error {
+	ds, ok := mgr.GetWebhookServer().(*ctrlwebhook.DefaultServer)
+	if !ok {
+		return errors.New("webhook: the manager's webhook server must be webhook.NewServer's")
+	}
+	// The manager's client reads from a cache that has not started yet.
+	direct, err := client.New(mgr.GetConfig(), client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return fmt.Errorf("webhook: creating a client: %w", err)
+	}
+	key := types.NamespacedName{Namespace: o.SecretNamespace, Name: o.SecretName}
+	secret, err := ensureSecret(ctx, direct, key)
+	if err != nil {
+		return err
+	}
+	// A restart keeps the CA bundle the configurations already trust.
+	if err := ApplyConfigurations(ctx, direct, o, secret.Data[caCertKey]); err != nil {
+		return fmt.Errorf("webhook: %w", err)
+	}
+	// A process may set the webhook up again (tests restarting it in place), and
+	// controller-runtime refuses a controller name used before in the process.
+	suffix := ""
+	if n := setups.Add(1); n > 1 {
+		suffix = fmt.Sprintf("-%d", n)
+	}
+	serving := &servingCertificate{key: key, certDir: o.CertDir}
+	ds.Options.TLSOpts = append(ds.Options.TLSOpts, func(c *tls.Config) { c.GetCertificate = serving.get })
+	if err := serving.setup(mgr, "webhook-serving-certificate"+suffix); err != nil {
+		return err
+	}
+	hosts := o.Hosts()
+	return rotator.AddRotator(mgr, &rotator.CertRotator{
+		SecretKey:      key,
+		CertDir:        o.CertDir,
+		CAName:         "spark-operator-webhook-ca",
+		CAOrganization: "spark-operator",
+		DNSName:        hosts[0],
+		ExtraDNSNames:  hosts[1:],
+		IsReady:        make(chan struct{}),
+		Webhooks: []rotator.WebhookInfo{
+			{Name: o.ConfigName, Type: rotator.Mutating},
+			{Name: o.ConfigName, Type: rotator.Validating},
+		},
+		CaCertDuration:         o.CAValidity,
+		ServerCertDuration:     o.CertValidity,
+		LookaheadInterval:      o.CertValidity / 3,
+		RotationCheckFrequency: o.CertCheckInterval,
+		ControllerName:         "webhook-cert-rotator" + suffix,
+	})
+}
+
+// caCertKey is where the rotator keeps its CA in the Secret (beside tls.crt and tls.key).
+const caCertKey = "ca.crt"
+
+// ensureSecret returns the Secret, creating it empty if missing: the rotator fills Secrets but
+// does not create them (the Helm chart ships it empty, so that uninstalling removes it).
+func ensureSecret(ctx context.Context, c client.Client, key types.NamespacedName) (*corev1.Secret, error) {
+	secret := &corev1.Secret{}
+	err := c.Get(ctx, key, secret)
+	if apierrors.IsNotFound(err) {
+		secret.ObjectMeta.Name, secret.ObjectMeta.Namespace = key.Name, key.Namespace
+		secret.Labels = map[string]string{"app.kubernetes.io/component": "webhook-certificates"}
+		if err = c.Create(ctx, secret); apierrors.IsAlreadyExists(err) {
+			err = c.Get(ctx, key, secret) // another replica made it
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("webhook: certificate Secret %s: %w", key, err)
+	}
+	return secret, nil
+}
+
+// servingCertificate serves the certificate in the Secret from the moment it is written, on
+// every replica: it follows that one Secret through its own cache. A file-based certificate
+// watcher could not start before the rotator's first certificate exists. The files are written
+// to CertDir as well, where the rotator waits for them before it reports readiness.
+type servingCertificate struct {
+	key     types.NamespacedName
+	certDir string
+	reader  client.Reader
+	cert    atomic.Pointer[tls.Certificate]
+}
+
+func (s *servingCertificate) get(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	if c := s.cert.Load(); c != nil {
+		return c, nil
+	}
+	return nil, fmt.Errorf("no serving certificate in Secret %s yet", s.key)
+}
+
+func (s *servingCertificate) setup(mgr manager.Manager, name string) error {
+	secrets, err := cache.New(mgr.GetConfig(), cache.Options{
+		Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		DefaultNamespaces: map[string]cache.Config{s.key.Namespace: {}},
+		ByObject:          map[client.Object]cache.ByObject{&corev1.Secret{}: {Field: fields.OneTermEqualSelector("metadata.name", s.key.Name)}},
+	})
+	if err != nil {
+		return fmt.Errorf("webhook: %w", err)
+	}
+	if err := mgr.Add(everyReplica{secrets}); err != nil {
+		return err
+	}
+	s.reader = secrets
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		WatchesRawSource(source.Kind(secrets, &corev1.Secret{}, &handler.TypedEnqueueRequestForObject[*corev1.Secret]{})).
+		WithOptions(controller.Options{NeedLeaderElection: ptr(false), MaxConcurrentReconciles: 1}).
+		Complete(s)
+}
+
+// Reconcile loads the Secret's serving certificate; one the Secret does not hold yet comes
+// with the Secret's next change.
+func (s *servingCertificate) Reconcile(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+	secret := &corev1.Secret{}
+	if err := s.reader.Get(ctx, s.key, secret); err != nil {
+		return reconcile.Result{}, client.IgnoreNotFound(err)
+	}
+	crt, key := secret.Data[corev1.TLSCertKey], secret.Data[corev1.TLSPrivateKeyKey]
+	pair, err := tls.X509KeyPair(crt, key)
+	if err != nil {
+		return reconcile.Result{}, nil
+	}
+	if err := os.MkdirAll(s.certDir, 0o700); err != nil {
+		return reconcile.Result{}, err
+	}
+	for name, data := range map[string][]byte{corev1.TLSCertKey: crt, corev1.TLSPrivateKeyKey: key} {
+		if err := os.WriteFile(filepath.Join(s.certDir, name), data, 0o600); err != nil {
+			return reconcile.Result{}, err
+		}
+	}
+	s.cert.Store(&pair)
+	return reconcile.Result{}, nil
+}
+
+// everyReplica runs a runnable on every replica, not only the leader: each serves the webhook.
+type everyReplica struct{ manager.Runnable }
+
+func (everyReplica) NeedLeaderElection() bool { return false }
+
+// CheckFiles tells whether dir holds a serving certificate and its key that belong together,
+// as a certificate provided by someone else (a mounted cert-manager Secret) must.
+func CheckFiles(dir string) error {
+	certPath, keyPath := filepath.Join(dir, corev1.TLSCertKey), filepath.Join(dir, corev1.TLSPrivateKeyKey)
+	if _, err := tls.LoadX509KeyPair(certPath, keyPath); err != nil {
+		return fmt.Errorf("loading %s and %s: %w", certPath, keyPath, err)
+	}
+	return nil
+}
+
+var setups atomic.Int64
