@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -43,32 +43,21 @@ var scheme = func() *runtime.Scheme {
 	return s
 }()
 
-// rootOptions are the flags every command shares, and the clients built from them.
+// rootOptions are the flags every command shares: kubectl's own (--kubeconfig, --context,
+// --namespace, --server, --token, ..., from cli-runtime), and the clients built from them.
 type rootOptions struct {
-	streams    IOStreams
-	kubeconfig string
-	context    string
-	namespace  string
+	streams IOStreams
+	flags   *genericclioptions.ConfigFlags
 }
 
 // clients are what a command talks to the cluster with.
 type clients struct {
 	config    *rest.Config
 	kube      kubernetes.Interface
-	ctrl      client.Client
+	ctrl      client.WithWatch
 	namespace string
 	// explicitNamespace is true when -n was given, not taken from the kubeconfig context.
 	explicitNamespace bool
-}
-
-// clientConfig loads the kubeconfig the way kubectl does: --kubeconfig, else $KUBECONFIG
-// (a list of files, merged), else ~/.kube/config, else the in-cluster configuration.
-func (o *rootOptions) clientConfig() clientcmd.ClientConfig {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = o.kubeconfig
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: o.context}
-	overrides.Context.Namespace = o.namespace
-	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 }
 
 // quietControllerRuntime gives controller-runtime's logger a sink, which it otherwise
@@ -77,7 +66,9 @@ var quietControllerRuntime sync.Once
 
 func (o *rootOptions) clients() (*clients, error) {
 	quietControllerRuntime.Do(func() { ctrllog.SetLogger(logr.Discard()) })
-	cc := o.clientConfig()
+	// As kubectl: --kubeconfig, else $KUBECONFIG (a list of files, merged), else ~/.kube/config,
+	// else the in-cluster configuration.
+	cc := o.flags.ToRawKubeConfigLoader()
 	cfg, err := cc.ClientConfig()
 	if err != nil {
 		return nil, fmt.Errorf("loading the cluster configuration: %w", err)
@@ -95,12 +86,12 @@ func (o *rootOptions) clients() (*clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctrl, err := client.New(cfg, client.Options{Scheme: scheme})
+	ctrl, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 	if err != nil {
 		return nil, err
 	}
 	return &clients{config: cfg, kube: kube, ctrl: ctrl, namespace: ns,
-		explicitNamespace: explicit || o.namespace != ""}, nil
+		explicitNamespace: explicit}, nil
 }
 
 // getApp fetches a SparkApplication, turning "not found" into a one-line error naming it.

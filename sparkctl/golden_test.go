@@ -10,6 +10,7 @@ package sparkctl
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -266,8 +267,13 @@ func TestOfflineCommands(t *testing.T) {
 		{[]string{"completion", "zsh"}, `(?s)^#compdef sparkctl`, ""},
 		{[]string{"completion", "fish"}, `(?s)^# fish completion for sparkctl`, ""},
 		{[]string{"completion", "tcsh"}, `^$`, `invalid argument "tcsh" for "sparkctl completion"`},
-		{[]string{"list", "-o", "table"}, `^$`, `unknown output format "table": use wide, json, yaml or name`},
-		{[]string{"status", "app", "-o", "wide"}, `^$`, `unknown output format "wide": use json or yaml`},
+		{[]string{"list", "-o", "table"}, `^$`, `unknown output format "table": use json, yaml, kyaml, name, go-template, go-template-file, ` +
+			`template, templatefile, jsonpath, jsonpath-as-json, jsonpath-file, wide or custom-columns=HEADER:JSONPATH,…`},
+		{[]string{"status", "app", "-o", "wide"}, `^$`, `unknown output format "wide": use json, yaml, kyaml, name, go-template, go-template-file, ` +
+			`template, templatefile, jsonpath, jsonpath-as-json, jsonpath-file or custom-columns=HEADER:JSONPATH,…`},
+		{[]string{"list", "-o", "custom-columns=NAME"}, `^$`, `custom-columns: "NAME" is not HEADER:JSONPATH`},
+		{[]string{"delete"}, `^$`, `name a sparkapplication, give a pattern such as 'nightly-*', or select by label with -l`},
+		{[]string{"status", "[nightly"}, `^$`, `bad pattern "[nightly": syntax error in pattern`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var out, errOut bytes.Buffer
@@ -285,5 +291,56 @@ func TestOfflineCommands(t *testing.T) {
 				t.Errorf("output does not match %s:\n%.300s", tc.want, out.String())
 			}
 		})
+	}
+}
+
+func TestCustomColumns(t *testing.T) {
+	list := &v1beta2.SparkApplicationList{Items: fixtureApps()}
+	p, err := newCustomColumns("NAME:.metadata.name,STATE:.status.applicationState.state,EXECUTORS:.spec.executor.instances")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := p.PrintObj(list, &out); err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	tw := newTable(&want, "NAME", "STATE", "EXECUTORS")
+	for _, app := range list.Items {
+		instances := none
+		if app.Spec.Executor.Instances != nil {
+			instances = fmt.Sprint(*app.Spec.Executor.Instances)
+		}
+		tw.row(app.Name, orNone(string(app.Status.AppState.State)), instances)
+	}
+	if err := tw.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.String(), out.String()); diff != "" {
+		t.Errorf("custom columns (-want +got):\n%s", diff)
+	}
+}
+
+func TestMatches(t *testing.T) {
+	app := &v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Name: "nightly-report-1"}}
+	app.Status.SubmissionID = "3f2a-77"
+	for _, tc := range []struct {
+		pattern string
+		want    bool
+	}{
+		{"nightly-*", true},
+		{"nightly-report-?", true},
+		{"nightly", false},
+		{"3f2a-*", true},
+		{"*-77", true},
+		{"weekly-*", false},
+		{"[a-z]*", true},
+	} {
+		if got := matches(tc.pattern, app); got != tc.want {
+			t.Errorf("matches(%q) = %v, want %v", tc.pattern, got, tc.want)
+		}
+	}
+	if matches("*", &v1beta2.SparkApplication{}) {
+		t.Errorf("an empty submission ID matched")
 	}
 }

@@ -8,33 +8,29 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package sparkctl
 
 import (
-	"cmp"
-	"encoding/json"
+	"context"
 	"fmt"
 	"io"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-)
-
-// Output formats of list.
-const (
-	outputTable = ""
-	outputWide  = "wide"
-	outputJSON  = "json"
-	outputYAML  = "yaml"
-	outputName  = "name"
 )
 
 type listOptions struct {
 	*rootOptions
 	allNamespaces bool
-	output        string
+	selector      string
+	watch         bool
+	output        *outputFlags
 }
 
 func newListCommand(root *rootOptions) *cobra.Command {
@@ -44,120 +40,151 @@ func newListCommand(root *rootOptions) *cobra.Command {
 		Aliases: []string{"ls"},
 		Short:   "List SparkApplications",
 		Long: `List the SparkApplications of the namespace, or of all namespaces with -A.
-
 ATTEMPTS is submission attempts / execution attempts; SUBMITTED and FINISHED are how long ago the
-last submission attempt and the end of the application were.`,
+last submission attempt and the end of the application were. With --watch, a row follows for
+every change until interrupted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list the applications of all namespaces")
-	cmd.Flags().StringVarP(&o.output, "output", "o", "", "output format: wide, json, yaml or name")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(
-		[]cobra.Completion{outputWide, outputJSON, outputYAML, outputName}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label selector, such as team=data,tier!=dev")
+	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false, "after listing, print each change of an application until interrupted")
+	o.output = newOutputFlags(cmd, true)
 	return cmd
 }
 
 func (o *listOptions) run(cmd *cobra.Command) error {
-	switch o.output {
-	case outputTable, outputWide, outputJSON, outputYAML, outputName:
-	default:
-		return fmt.Errorf("unknown output format %q: use wide, json, yaml or name", o.output)
+	printer, err := o.output.printer()
+	if err != nil {
+		return err
 	}
 	c, err := o.clients()
 	if err != nil {
 		return err
 	}
-	var opts []client.ListOption
-	if !o.allNamespaces {
-		opts = append(opts, client.InNamespace(c.namespace))
+	ns := c.namespace
+	if o.allNamespaces {
+		ns = "" // every namespace
+	}
+	opts, err := listOptionsFor(ns, o.selector)
+	if err != nil {
+		return err
 	}
 	var list v1beta2.SparkApplicationList
 	if err := c.ctrl.List(cmd.Context(), &list, opts...); err != nil {
 		return fmt.Errorf("listing sparkapplications: %s", apiMessage(err))
 	}
-	slices.SortFunc(list.Items, func(a, b v1beta2.SparkApplication) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
-	})
-
+	sortApps(list.Items)
 	out := o.streams.Out
-	switch o.output {
-	case outputJSON, outputYAML:
-		return printList(out, &list, o.output)
-	case outputName:
-		for _, app := range list.Items {
-			fmt.Fprintf(out, "sparkapplication.%s/%s\n", v1beta2.GroupName, app.Name)
+	table := printers.NewTablePrinter(printers.PrintOptions{Wide: o.output.format() == outputWide, WithNamespace: o.allNamespaces})
+	print := func(apps ...v1beta2.SparkApplication) error {
+		if printer == nil {
+			return table.PrintObj(appTable(apps, time.Now()), out)
+		}
+		for i := range apps {
+			setKind(&apps[i])
+			if err := printer.PrintObj(&apps[i], out); err != nil {
+				return err
+			}
 		}
 		return nil
 	}
-	if len(list.Items) == 0 {
+	switch {
+	case printer != nil && !o.watch:
+		return printApps(printer, list.Items, out)
+	case len(list.Items) == 0 && printer == nil:
 		if o.allNamespaces {
 			fmt.Fprintln(o.streams.ErrOut, "No sparkapplications found.")
 		} else {
 			fmt.Fprintf(o.streams.ErrOut, "No sparkapplications found in namespace %q.\n", c.namespace)
 		}
+	default:
+		if err := print(list.Items...); err != nil {
+			return err
+		}
+	}
+	if !o.watch {
 		return nil
 	}
-	return printAppTable(out, list.Items, o.allNamespaces, o.output == outputWide, time.Now())
+	return watchApps(cmd.Context(), c, opts, list.ResourceVersion, func(app *v1beta2.SparkApplication) error { return print(*app) })
 }
 
-// printList writes the list as kubectl -o json or -o yaml would: a SparkApplicationList whose
-// items carry their kind, without managed fields.
-func printList(out io.Writer, list *v1beta2.SparkApplicationList, format string) error {
-	list.APIVersion, list.Kind = v1beta2.GroupVersion.String(), "SparkApplicationList"
-	for i := range list.Items {
-		list.Items[i].APIVersion, list.Items[i].Kind = v1beta2.GroupVersion.String(), "SparkApplication"
-		list.Items[i].ManagedFields = nil
+// watchApps calls print for each change of the applications opts select after resourceVersion,
+// until ctx ends. The API server closes watches now and then; the watch goes on from the last
+// change seen.
+func watchApps(ctx context.Context, c *clients, opts []client.ListOption, resourceVersion string, print func(*v1beta2.SparkApplication) error) error {
+	for ctx.Err() == nil {
+		raw := &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: resourceVersion}}
+		w, err := c.ctrl.Watch(ctx, &v1beta2.SparkApplicationList{}, append([]client.ListOption{raw}, opts...)...)
+		if err != nil {
+			return fmt.Errorf("watching sparkapplications: %s", apiMessage(err))
+		}
+		for ev := range w.ResultChan() {
+			app, ok := ev.Object.(*v1beta2.SparkApplication)
+			if ctx.Err() != nil {
+				return nil // interrupted
+			}
+			if ev.Type == watch.Error || !ok {
+				w.Stop()
+				return fmt.Errorf("watching sparkapplications: %s", apiMessage(apierrors.FromObject(ev.Object)))
+			}
+			resourceVersion = app.ResourceVersion
+			if err := print(app); err != nil {
+				w.Stop()
+				return err
+			}
+		}
 	}
-	return printObject(out, list, format)
+	return nil
 }
 
-// printObject writes obj as JSON (indented as kubectl does) or YAML.
-func printObject(out io.Writer, obj any, format string) error {
-	var data []byte
-	var err error
-	if format == outputJSON {
-		data, err = json.MarshalIndent(obj, "", "    ")
-		data = append(data, '\n')
-	} else {
-		data, err = yaml.Marshal(obj)
+// printApps prints apps as one list, as kubectl get does: an unstructured list, which every
+// printer of cli-runtime takes (its name printer refuses typed lists).
+func printApps(p printers.ResourcePrinter, apps []v1beta2.SparkApplication, out io.Writer) error {
+	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": v1beta2.GroupVersion.String(), "kind": "SparkApplicationList"}}
+	for i := range apps {
+		setKind(&apps[i])
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&apps[i])
+		if err != nil {
+			return err
+		}
+		list.Items = append(list.Items, unstructured.Unstructured{Object: obj})
 	}
-	if err != nil {
-		return err
-	}
-	_, err = out.Write(data)
-	return err
+	return p.PrintObj(list, out)
 }
 
-// printAppTable writes the table of list; ages are relative to now.
-func printAppTable(out io.Writer, apps []v1beta2.SparkApplication, allNamespaces, wide bool, now time.Time) error {
-	headers := []string{"NAME", "STATE", "ATTEMPTS", "SUBMITTED", "FINISHED", "AGE"}
-	if allNamespaces {
-		headers = append([]string{"NAMESPACE"}, headers...)
-	}
-	if wide {
-		headers = append(headers, "TYPE", "DRIVER", "UI ADDRESS", "APPLICATION ID")
-	}
-	t := newTable(out, headers...)
-	for _, app := range apps {
-		st := &app.Status
-		row := []string{
+// setKind gives app its kind, which the API server leaves out of list items, for the printers.
+func setKind(app *v1beta2.SparkApplication) {
+	app.APIVersion, app.Kind = v1beta2.GroupVersion.String(), "SparkApplication"
+}
+
+// appTable is the table of apps for cli-runtime's table printer: the columns of -o wide have
+// priority 1, and the printer adds the namespace column with -A. Ages are relative to now.
+func appTable(apps []v1beta2.SparkApplication, now time.Time) *metav1.Table {
+	t := &metav1.Table{ColumnDefinitions: []metav1.TableColumnDefinition{
+		{Name: "Name", Type: "string"}, {Name: "State", Type: "string"}, {Name: "Attempts", Type: "string"},
+		{Name: "Submitted", Type: "string"}, {Name: "Finished", Type: "string"}, {Name: "Age", Type: "string"},
+		{Name: "Type", Type: "string", Priority: 1}, {Name: "Driver", Type: "string", Priority: 1},
+		{Name: "UI Address", Type: "string", Priority: 1}, {Name: "Application ID", Type: "string", Priority: 1},
+	}}
+	for i := range apps {
+		app, st := &apps[i], &apps[i].Status
+		t.Rows = append(t.Rows, metav1.TableRow{Object: runtime.RawExtension{Object: app}, Cells: []any{
 			app.Name,
 			stateString(st.AppState.State),
 			fmt.Sprintf("%d/%d", st.SubmissionAttempts, st.ExecutionAttempts),
 			age(st.LastSubmissionAttemptTime, now),
 			age(st.TerminationTime, now),
 			age(app.CreationTimestamp, now),
-		}
-		if allNamespaces {
-			row = append([]string{app.Namespace}, row...)
-		}
-		if wide {
-			row = append(row, orNone(string(app.Spec.Type)), orNone(st.DriverInfo.PodName),
-				orNone(st.DriverInfo.WebUIAddress), orNone(st.SparkApplicationID))
-		}
-		t.row(row...)
+			orNone(string(app.Spec.Type)), orNone(st.DriverInfo.PodName), orNone(st.DriverInfo.WebUIAddress), orNone(st.SparkApplicationID),
+		}})
 	}
-	return t.flush()
+	return t
+}
+
+// printAppTable writes the table of apps as list does; ages are relative to now.
+func printAppTable(out io.Writer, apps []v1beta2.SparkApplication, allNamespaces, wide bool, now time.Time) error {
+	return printers.NewTablePrinter(printers.PrintOptions{Wide: wide, WithNamespace: allNamespaces}).PrintObj(appTable(apps, now), out)
 }
 
 // stateString names an application state; the empty state of an application the operator has

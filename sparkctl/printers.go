@@ -15,9 +15,120 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/client-go/util/jsonpath"
 )
+
+// outputFlags are -o and its companion flags as kubectl has them. Besides the command's own
+// table (and -o wide), cli-runtime's printers write json, yaml, name, jsonpath=…,
+// jsonpath-file=…, go-template=… and go-template-file=…; custom-columns=… is ours (kubectl's
+// lives in kubectl itself, not in a library).
+type outputFlags struct {
+	print *genericclioptions.PrintFlags
+	wide  bool // whether the command has a wide table
+}
+
+const (
+	outputWide          = "wide"
+	outputCustomColumns = "custom-columns="
+)
+
+func newOutputFlags(cmd *cobra.Command, wide bool) *outputFlags {
+	f := &outputFlags{print: genericclioptions.NewPrintFlags("").WithTypeSetter(scheme), wide: wide}
+	f.print.AddFlags(cmd)
+	formats := f.print.AllowedFormats()
+	if wide {
+		formats = append(formats, outputWide)
+	}
+	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(append(formats, outputCustomColumns), cobra.ShellCompDirectiveNoFileComp))
+	return f
+}
+
+func (f *outputFlags) format() string { return *f.print.OutputFormat }
+
+// printer returns the printer -o asks for, or nil for the command's own table.
+func (f *outputFlags) printer() (printers.ResourcePrinter, error) {
+	switch format := f.format(); {
+	case format == "" || (f.wide && format == outputWide):
+		return nil, nil
+	case strings.HasPrefix(format, outputCustomColumns):
+		return newCustomColumns(strings.TrimPrefix(format, outputCustomColumns))
+	}
+	p, err := f.print.ToPrinter()
+	if genericclioptions.IsNoCompatiblePrinterError(err) {
+		formats := f.print.AllowedFormats()
+		if f.wide {
+			formats = append(formats, outputWide)
+		}
+		return nil, fmt.Errorf("unknown output format %q: use %s or %sHEADER:JSONPATH,…", f.format(), strings.Join(formats, ", "), outputCustomColumns)
+	}
+	return p, err
+}
+
+// customColumns prints the columns -o custom-columns=NAME:.metadata.name,STATE:.status… names,
+// one row per object, as kubectl does.
+type customColumns struct {
+	headers []string
+	paths   []*jsonpath.JSONPath
+}
+
+func newCustomColumns(spec string) (*customColumns, error) {
+	c := &customColumns{}
+	for _, col := range strings.Split(spec, ",") {
+		header, path, ok := strings.Cut(col, ":")
+		if !ok || header == "" || path == "" {
+			return nil, fmt.Errorf("custom-columns: %q is not HEADER:JSONPATH", col)
+		}
+		if !strings.HasPrefix(path, "{") {
+			path = "{" + path + "}"
+		}
+		jp := jsonpath.New(header).AllowMissingKeys(true)
+		if err := jp.Parse(path); err != nil {
+			return nil, fmt.Errorf("custom-columns: %s: %w", header, err)
+		}
+		c.headers, c.paths = append(c.headers, header), append(c.paths, jp)
+	}
+	return c, nil
+}
+
+func (c *customColumns) PrintObj(obj runtime.Object, out io.Writer) error {
+	items := []runtime.Object{obj}
+	if meta.IsListType(obj) {
+		var err error
+		if items, err = meta.ExtractList(obj); err != nil {
+			return err
+		}
+	}
+	t := newTable(out, c.headers...)
+	for _, item := range items {
+		data, err := runtime.DefaultUnstructuredConverter.ToUnstructured(item)
+		if err != nil {
+			return err
+		}
+		row := make([]string, len(c.paths))
+		for i, jp := range c.paths {
+			values, err := jp.FindResults(data)
+			if err != nil {
+				return err
+			}
+			var cells []string
+			for _, v := range values {
+				for _, x := range v {
+					cells = append(cells, fmt.Sprint(x.Interface()))
+				}
+			}
+			row[i] = orNone(strings.Join(cells, ","))
+		}
+		t.row(row...)
+	}
+	return t.flush()
+}
 
 const none = "<none>"
 

@@ -20,6 +20,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
 // IOStreams are where a command reads its input and writes its output and diagnostics. Tests
@@ -40,7 +41,7 @@ func StdStreams() IOStreams {
 // as "kubectl spark".
 func NewRootCommand(streams IOStreams) *cobra.Command {
 	use, display := commandName(os.Args[0])
-	o := &rootOptions{streams: streams}
+	o := &rootOptions{streams: streams, flags: genericclioptions.NewConfigFlags(true)}
 	root := &cobra.Command{
 		Use:   use,
 		Short: "Manage Spark applications run by the Spark operator",
@@ -61,10 +62,7 @@ variable or ~/.kube/config, and the in-cluster configuration when run in a pod.`
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 
-	f := root.PersistentFlags()
-	f.StringVar(&o.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
-	f.StringVar(&o.context, "context", "", "the kubeconfig context to use")
-	f.StringVarP(&o.namespace, "namespace", "n", "", "the namespace (default: the namespace of the kubeconfig context)")
+	o.flags.AddFlags(root.PersistentFlags())
 	_ = root.RegisterFlagCompletionFunc("namespace", o.completeNamespaces)
 
 	root.AddCommand(

@@ -9,6 +9,7 @@ package sparkctl
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -24,48 +25,67 @@ import (
 )
 
 func newStatusCommand(root *rootOptions) *cobra.Command {
-	var output string
+	var sel selection
+	var output *outputFlags
 	cmd := &cobra.Command{
-		Use:               "status NAME",
-		Short:             "Show the state of a SparkApplication, its driver and its executors",
-		Args:              cobra.ExactArgs(1),
+		Use:   "status [NAME|SUBMISSION-ID|PATTERN]... [-l SELECTOR]",
+		Short: "Show the state of SparkApplications, their drivers and their executors",
+		Long: `Show the state of SparkApplications, their drivers and their executors. Each argument is a
+name, a submission ID, or a glob pattern over either ('nightly-*'), as spark-submit --status
+takes; -l selects by label.`,
+		Args:              sel.args,
 		ValidArgsFunction: root.completeApps,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != outputTable && output != outputJSON && output != outputYAML {
-				return fmt.Errorf("unknown output format %q: use json or yaml", output)
+			printer, err := output.printer()
+			if err != nil {
+				return err
 			}
 			c, err := root.clients()
 			if err != nil {
 				return err
 			}
-			app, err := c.getApp(cmd.Context(), args[0])
+			apps, err := sel.apps(cmd.Context(), c, args)
 			if err != nil {
 				return err
 			}
-			if output != outputTable {
-				// The whole application, status included, for scripts.
-				app.APIVersion, app.Kind = v1beta2.GroupVersion.String(), "SparkApplication"
-				app.ManagedFields = nil
-				return printObject(root.streams.Out, app, output)
+			if printer != nil {
+				// The whole applications, status included, for scripts.
+				if sel.single(args) {
+					setKind(&apps[0])
+					return printer.PrintObj(&apps[0], root.streams.Out)
+				}
+				return printApps(printer, apps, root.streams.Out)
 			}
-			// Executor IDs come from the pods' spark-exec-id labels where the pods still exist.
-			pods, err := c.appPods(cmd.Context(), app)
-			if err != nil {
-				return err
-			}
-			ids := map[string]string{}
-			for _, p := range pods {
-				if id := p.Labels[v1beta2.SparkExecutorIDLabel]; id != "" {
-					ids[p.Name] = id
+			for i := range apps {
+				if i > 0 {
+					fmt.Fprintln(root.streams.Out)
+				}
+				if err := statusOf(cmd.Context(), c, &apps[i], root.streams.Out); err != nil {
+					return err
 				}
 			}
-			return printStatus(root.streams.Out, app, ids, time.Now())
+			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml (the whole application)")
-	_ = cmd.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(
-		[]cobra.Completion{outputJSON, outputYAML}, cobra.ShellCompDirectiveNoFileComp))
+	sel.addFlags(cmd)
+	output = newOutputFlags(cmd, false)
 	return cmd
+}
+
+// statusOf writes the status of app. Executor IDs come from the pods' spark-exec-id labels
+// where the pods still exist.
+func statusOf(ctx context.Context, c *clients, app *v1beta2.SparkApplication, out io.Writer) error {
+	pods, err := c.appPods(ctx, app)
+	if err != nil {
+		return err
+	}
+	ids := map[string]string{}
+	for _, p := range pods {
+		if id := p.Labels[v1beta2.SparkExecutorIDLabel]; id != "" {
+			ids[p.Name] = id
+		}
+	}
+	return printStatus(out, app, ids, time.Now())
 }
 
 // printStatus writes the status of app; ids maps executor pod names to executor IDs where
