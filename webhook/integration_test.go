@@ -9,6 +9,7 @@ package webhook_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -165,15 +166,16 @@ func (e *env) waitServing(t *testing.T) {
 	})
 }
 
-// servedSerial is the serial number of the certificate the webhook serves.
-func (e *env) servedSerial(t *testing.T) string {
+// servedCert identifies the certificate the webhook serves by its SHA-256 (cert-controller
+// gives every certificate the same serial number).
+func (e *env) servedCert(t *testing.T) string {
 	t.Helper()
 	conn, err := tls.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(e.opts.Port)), &tls.Config{InsecureSkipVerify: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	return conn.ConnectionState().PeerCertificates[0].SerialNumber.String()
+	return fmt.Sprintf("%x", sha256.Sum256(conn.ConnectionState().PeerCertificates[0].Raw))
 }
 
 // testApp is a valid application that the operator, should one run against the shared
@@ -644,7 +646,7 @@ func TestWebhooks(t *testing.T) {
 		if err := c.Get(ctx, key, before); err != nil {
 			t.Fatal(err)
 		}
-		serial := e.servedSerial(t)
+		serial := e.servedCert(t)
 		e.stop()
 		e.start(t)
 		after := &corev1.Secret{}
@@ -654,7 +656,7 @@ func TestWebhooks(t *testing.T) {
 		if after.ResourceVersion != before.ResourceVersion {
 			t.Errorf("the Secret was rewritten on restart")
 		}
-		if got := e.servedSerial(t); got != serial {
+		if got := e.servedCert(t); got != serial {
 			t.Errorf("served certificate %s after restart, want %s", got, serial)
 		}
 	})
@@ -748,7 +750,7 @@ func TestCertificateRotation(t *testing.T) {
 		return nil
 	}
 	firstBundle := mwc()
-	serials := map[string]bool{e.servedSerial(t): true}
+	serials := map[string]bool{e.servedCert(t): true}
 	requests := 0
 	// Each request is refused by the validator, not by a TLS failure, while the CA stays.
 	cluster.Eventually(t, 60*time.Second, "two serving certificate renewals", func() (bool, error) {
@@ -756,7 +758,7 @@ func TestCertificateRotation(t *testing.T) {
 		if err := refused(); err != nil && mwc() == firstBundle {
 			return false, fmt.Errorf("request %d during renewal: %w", requests, err)
 		}
-		serials[e.servedSerial(t)] = true
+		serials[e.servedCert(t)] = true
 		return len(serials) >= 3, nil
 	})
 	t.Logf("%d serving certificates over %d requests", len(serials), requests)
@@ -840,7 +842,7 @@ func TestExternalCertificates(t *testing.T) {
 		o.CertProvider = webhook.CertProviderExternal
 		provide(*o)
 	})
-	first := e.servedSerial(t)
+	first := e.servedCert(t)
 	secrets := &corev1.SecretList{}
 	if err := c.List(ctx, secrets, client.InNamespace(e.ns)); err != nil {
 		t.Fatal(err)
@@ -851,7 +853,7 @@ func TestExternalCertificates(t *testing.T) {
 
 	provide(e.opts) // a renewal with a new CA, as cert-manager and its CA injector do it
 	cluster.Eventually(t, 30*time.Second, "the renewed certificate served", func() (bool, error) {
-		return e.servedSerial(t) != first, nil
+		return e.servedCert(t) != first, nil
 	})
 	e.waitServing(t)
 }
