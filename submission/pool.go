@@ -11,25 +11,33 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// Pool runs submissions on a fixed number of workers, apart from the reconcilers, so that a slow
-// submitter (spark-submit takes seconds) never holds up status updates. Its queue is keyed by
-// application: an application enqueued many times before a worker picks it up is handled once,
-// and one application is never handled by two workers at the same time.
+// Pool runs submissions on a controller-runtime controller of their own, named "submission",
+// apart from the reconcilers, so that a slow submitter (spark-submit takes seconds) never holds
+// up status updates: its own work queue and its own workers. The queue is keyed by application:
+// an application enqueued many times before a worker picks it up is handled once, and one
+// application is never handled by two workers at the same time. The controller recovers from
+// a handler that panics and retries failed keys with back-off; its queue and reconciles show in
+// controller-runtime's metrics (workqueue_depth{name="submission"},
+// controller_runtime_reconcile_total{controller="submission"}, ...).
 //
 // Nothing in the queue survives a restart; the controller re-enqueues applications that are
 // still waiting for their submission when it reconciles them.
 type Pool struct {
-	workers int
-	handle  func(ctx context.Context, key types.NamespacedName) error
-	queue   workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	controller.TypedController[reconcile.Request]
+	// queue exists before the controller starts, so that Enqueue works at any time; the
+	// controller takes it as its own when it starts.
+	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
+	err   error
 }
 
 // NewPool returns a pool of workers (at least one) calling handle for each enqueued key. An
@@ -37,31 +45,42 @@ type Pool struct {
 // retries it after the given delay instead.
 func NewPool(workers int, handle func(ctx context.Context, key types.NamespacedName) error) *Pool {
 	return NewPoolWithRateLimiter(workers, handle,
-		workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]())
+		workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 }
 
 // NewPoolWithRateLimiter is NewPool with the back-off of failed keys chosen by the caller.
 func NewPoolWithRateLimiter(workers int, handle func(ctx context.Context, key types.NamespacedName) error,
-	limiter workqueue.TypedRateLimiter[types.NamespacedName]) *Pool {
-	if workers < 1 {
-		workers = 1
-	}
-	return &Pool{
-		workers: workers,
-		handle:  handle,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
-			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "submission"}),
-	}
+	limiter workqueue.TypedRateLimiter[reconcile.Request]) *Pool {
+	p := &Pool{queue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
+		workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: "submission"})}
+	p.TypedController, p.err = controller.NewTypedUnmanaged("submission", controller.TypedOptions[reconcile.Request]{
+		MaxConcurrentReconciles: max(workers, 1),
+		RecoverPanic:            ptr.To(true),
+		NeedLeaderElection:      ptr.To(true),
+		// Every manager of a process (tests make several) gets a pool of its own.
+		SkipNameValidation: ptr.To(true),
+		RateLimiter:        limiter,
+		NewQueue: func(string, workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+			return p.queue
+		},
+		Logger: log.Log.WithName("submission"),
+		Reconciler: reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			if handle == nil {
+				return reconcile.Result{}, errors.New("submission pool has no handler")
+			}
+			err := handle(ctx, req.NamespacedName)
+			if after := (*RetryAfterError)(nil); errors.As(err, &after) {
+				return reconcile.Result{RequeueAfter: after.Delay}, nil
+			}
+			return reconcile.Result{}, err
+		}),
+	})
+	return p
 }
 
 // Enqueue asks for key to be handled. It is cheap and never blocks.
 func (p *Pool) Enqueue(key types.NamespacedName) {
-	p.queue.Add(key)
-}
-
-// Len is the number of keys waiting for a worker, for metrics.
-func (p *Pool) Len() int {
-	return p.queue.Len()
+	p.queue.Add(reconcile.Request{NamespacedName: key})
 }
 
 // NeedLeaderElection is true: only the leader may create drivers, or two operators would
@@ -71,53 +90,10 @@ func (p *Pool) NeedLeaderElection() bool { return true }
 // Start runs the workers until ctx is done, then waits for the ones still submitting. It
 // implements manager.Runnable.
 func (p *Pool) Start(ctx context.Context) error {
-	if p.handle == nil {
-		return errors.New("submission pool has no handler")
+	if p.err != nil {
+		return p.err
 	}
-	var wg sync.WaitGroup
-	for range p.workers {
-		wg.Go(func() {
-			for p.next(ctx) {
-			}
-		})
-	}
-	<-ctx.Done()
-	p.queue.ShutDown()
-	wg.Wait()
-	return nil
-}
-
-func (p *Pool) next(ctx context.Context) bool {
-	key, shutdown := p.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer p.queue.Done(key)
-
-	err := p.run(ctx, key)
-	var after *RetryAfterError
-	switch {
-	case err == nil:
-		p.queue.Forget(key)
-	case errors.As(err, &after):
-		p.queue.Forget(key)
-		p.queue.AddAfter(key, after.Delay)
-	default:
-		log.FromContext(ctx).Error(err, "submission failed, will retry", "sparkapplication", key)
-		p.queue.AddRateLimited(key)
-	}
-	return true
-}
-
-// run isolates the worker from a handler that panics, so one bad application cannot take the
-// pool down with it.
-func (p *Pool) run(ctx context.Context, key types.NamespacedName) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("submission handler panicked: %v", r)
-		}
-	}()
-	return p.handle(ctx, key)
+	return p.TypedController.Start(ctx)
 }
 
 // RetryAfterError asks the pool to handle the key again after Delay, without counting it as a

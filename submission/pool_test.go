@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
 func key(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
@@ -65,11 +66,11 @@ func TestPoolDeduplicatesWaitingKeys(t *testing.T) {
 	for range 5 {
 		p.Enqueue(key("a"))
 	}
-	if got := p.Len(); got != 1 {
-		t.Errorf("Len() = %d with one distinct key waiting, want 1", got)
+	if got := p.queue.Len(); got != 1 {
+		t.Errorf("queue length %d with one distinct key waiting, want 1", got)
 	}
 	close(release)
-	waitFor(t, "queue to drain", func() bool { mu.Lock(); defer mu.Unlock(); return calls["a"] == 1 && p.Len() == 0 })
+	waitFor(t, "queue to drain", func() bool { mu.Lock(); defer mu.Unlock(); return calls["a"] == 1 && p.queue.Len() == 0 })
 	mu.Lock()
 	defer mu.Unlock()
 	if diff := cmp.Diff(map[string]int{"blocker": 1, "a": 1}, calls); diff != "" {
@@ -133,7 +134,9 @@ func TestPoolRetries(t *testing.T) {
 			p.Enqueue(key("a"))
 			waitFor(t, "success", func() bool { return calls.Load() >= tt.wantCalls })
 			// A success ends the retries: the key is forgotten, not queued again.
-			waitFor(t, "key forgotten", func() bool { return p.queue.NumRequeues(key("a")) == 0 && p.Len() == 0 })
+			waitFor(t, "key forgotten", func() bool {
+				return p.queue.NumRequeues(reconcile.Request{NamespacedName: key("a")}) == 0 && p.queue.Len() == 0
+			})
 			if got := calls.Load(); got != tt.wantCalls {
 				t.Errorf("handler called %d times, want %d", got, tt.wantCalls)
 			}

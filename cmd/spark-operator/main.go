@@ -204,7 +204,6 @@ func setupControllers(mgr manager.Manager, o *options, cfg *rest.Config, scheme 
 	if err := apps.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the SparkApplication controller: %w", err)
 	}
-	recorder.SetQueueDepth(apps.Pool.Len)
 
 	scheduled := &scheduledsparkapplication.Reconciler{Namespaces: namespaces}
 	if err := scheduled.SetupWithManager(mgr); err != nil {

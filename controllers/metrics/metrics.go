@@ -14,7 +14,6 @@ package metrics
 import (
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,17 +24,16 @@ import (
 
 // Metric names, exported for dashboards, alerts and tests.
 const (
-	SubmitTotal         = "spark_application_submit_total"
-	SubmitFailedTotal   = "spark_application_submit_failed_total"
-	SuccessTotal        = "spark_application_success_total"
-	FailureTotal        = "spark_application_failure_total"
-	Running             = "spark_application_running"
-	SubmitLatency       = "spark_application_submit_latency_seconds"
-	StartLatency        = "spark_application_start_latency_seconds"
-	ExecutionTime       = "spark_application_execution_time_seconds"
-	ExecutorRunning     = "spark_executor_running"
-	ExecutorFailure     = "spark_executor_failure_total"
-	SubmissionQueueSize = "spark_submission_queue_depth"
+	SubmitTotal       = "spark_application_submit_total"
+	SubmitFailedTotal = "spark_application_submit_failed_total"
+	SuccessTotal      = "spark_application_success_total"
+	FailureTotal      = "spark_application_failure_total"
+	Running           = "spark_application_running"
+	SubmitLatency     = "spark_application_submit_latency_seconds"
+	StartLatency      = "spark_application_start_latency_seconds"
+	ExecutionTime     = "spark_application_execution_time_seconds"
+	ExecutorRunning   = "spark_executor_running"
+	ExecutorFailure   = "spark_executor_failure_total"
 )
 
 // Recorder updates the metrics. Its methods may be called concurrently, and on a nil
@@ -46,7 +44,6 @@ type Recorder struct {
 	submitLatency, startLatency, execTime  prometheus.Observer
 	executorRunning                        prometheus.Gauge
 	executorFailure                        prometheus.Counter
-	queueDepth                             *funcGauge
 
 	mu sync.Mutex
 	// runningApps holds the applications counted in the running gauge, so that a state change
@@ -109,8 +106,6 @@ func NewRecorder(reg prometheus.Registerer) *Recorder {
 		prometheus.ExponentialBuckets(1, 2, 18))
 	r.executorRunning = gauge(ExecutorRunning, "Executor pods currently running, over all SparkApplications.")
 	r.executorFailure = counter(ExecutorFailure, "Executor pods that failed.")
-	r.queueDepth = register(reg, newFuncGauge(SubmissionQueueSize,
-		"Applications waiting to be submitted; 0 until the operator reports its queue."))
 	return r
 }
 
@@ -247,42 +242,4 @@ func (r *Recorder) Forget(app *v1beta2.SparkApplication) {
 		delete(r.executors, k)
 	}
 	r.setRunningLocked(k, false)
-}
-
-// SetQueueDepth sets the function read for the queue depth gauge at every scrape; nil resets
-// it to 0.
-func (r *Recorder) SetQueueDepth(f func() int) {
-	if r == nil {
-		return
-	}
-	r.queueDepth.set(f)
-}
-
-// funcGauge is a gauge whose value a function gives at collection time, like
-// prometheus.GaugeFunc, but whose function can be set after registration.
-type funcGauge struct {
-	desc *prometheus.Desc
-	fn   atomic.Pointer[func() int]
-}
-
-func newFuncGauge(name, help string) *funcGauge {
-	return &funcGauge{desc: prometheus.NewDesc(name, help, nil, nil)}
-}
-
-func (g *funcGauge) set(f func() int) {
-	if f == nil {
-		g.fn.Store(nil)
-		return
-	}
-	g.fn.Store(&f)
-}
-
-func (g *funcGauge) Describe(ch chan<- *prometheus.Desc) { ch <- g.desc }
-
-func (g *funcGauge) Collect(ch chan<- prometheus.Metric) {
-	v := 0
-	if f := g.fn.Load(); f != nil {
-		v = (*f)()
-	}
-	ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, float64(v))
 }

@@ -59,7 +59,7 @@ func scrape(t *testing.T, reg *prometheus.Registry) snapshot {
 func zero() snapshot {
 	s := snapshot{}
 	for _, n := range []string{SubmitTotal, SubmitFailedTotal, SuccessTotal, FailureTotal, Running,
-		ExecutorRunning, ExecutorFailure, SubmissionQueueSize} {
+		ExecutorRunning, ExecutorFailure} {
 		s[n] = 0
 	}
 	for _, n := range []string{SubmitLatency, StartLatency, ExecutionTime} {
@@ -152,18 +152,6 @@ func TestRecorder(t *testing.T) {
 			},
 			want: map[string]float64{ExecutorRunning: 1, ExecutorFailure: 3},
 		},
-		{
-			name:  "queue depth",
-			steps: func(r *Recorder) { r.SetQueueDepth(func() int { return 7 }) },
-			want:  map[string]float64{SubmissionQueueSize: 7},
-		},
-		{
-			name: "queue depth reset",
-			steps: func(r *Recorder) {
-				r.SetQueueDepth(func() int { return 7 })
-				r.SetQueueDepth(nil)
-			},
-		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -208,8 +196,8 @@ spark_executor_running 2
 	for _, p := range problems {
 		t.Errorf("lint: %s: %s", p.Metric, p.Text)
 	}
-	if got := testutil.CollectAndCount(reg); got != 11 {
-		t.Errorf("%d metrics, want 11", got)
+	if got := testutil.CollectAndCount(reg); got != 10 {
+		t.Errorf("%d metrics, want 10", got)
 	}
 }
 
@@ -223,7 +211,6 @@ func TestNilRecorder(t *testing.T) {
 	r.AppStateChanged(a, "", v1beta2.ApplicationStateRunning)
 	r.ExecutorStates(a, 1, 1)
 	r.Forget(a)
-	r.SetQueueDepth(func() int { return 1 })
 	// A nil application must not panic either.
 	NewRecorder(prometheus.NewRegistry()).ExecutorStates(nil, 1, 0)
 }
@@ -235,10 +222,8 @@ func TestSharedRegistry(t *testing.T) {
 	r1, r2 := NewRecorder(reg), NewRecorder(reg)
 	r1.Submitted(app("a", "1"), time.Second)
 	r2.Submitted(app("b", "2"), time.Second)
-	r2.SetQueueDepth(func() int { return 4 })
-	got := scrape(t, reg)
-	if got[SubmitTotal] != 2 || got[SubmissionQueueSize] != 4 {
-		t.Errorf("submit total %v, queue depth %v; want 2 and 4", got[SubmitTotal], got[SubmissionQueueSize])
+	if got := scrape(t, reg); got[SubmitTotal] != 2 {
+		t.Errorf("submit total %v, want 2", got[SubmitTotal])
 	}
 }
 
@@ -257,7 +242,7 @@ func TestControllerRuntimeRegistry(t *testing.T) {
 	}
 	sort.Strings(names)
 	want := []string{ExecutionTime, Running, StartLatency, SubmitFailedTotal, SubmitLatency, SubmitTotal,
-		SuccessTotal, FailureTotal, ExecutorFailure, ExecutorRunning, SubmissionQueueSize}
+		SuccessTotal, FailureTotal, ExecutorFailure, ExecutorRunning}
 	sort.Strings(want)
 	if d := cmp.Diff(want, names); d != "" {
 		t.Errorf("spark metrics on controller-runtime's registry (-want +got):\n%s", d)
