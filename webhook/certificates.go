@@ -10,11 +10,13 @@ package webhook
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	corev1 "k8s.io/api/core/v1"
@@ -49,33 +51,21 @@ func setupSelfSigned(ctx context.Context, mgr manager.Manager, o Options) error 
 		return fmt.Errorf("webhook: creating a client: %w", err)
 	}
 	key := types.NamespacedName{Namespace: o.SecretNamespace, Name: o.SecretName}
-	secret, err := ensureSecret(ctx, direct, key)
-	if err != nil {
-		return err
-	}
-	// A restart keeps the CA bundle the configurations already trust.
-	if err := ApplyConfigurations(ctx, direct, o, secret.Data[caCertKey]); err != nil {
-		return fmt.Errorf("webhook: %w", err)
-	}
 	// A process may set the webhook up again (tests restarting it in place), and
 	// controller-runtime refuses a controller name used before in the process.
 	suffix := ""
 	if n := setups.Add(1); n > 1 {
 		suffix = fmt.Sprintf("-%d", n)
 	}
-	serving := &servingCertificate{key: key, certDir: o.CertDir}
-	ds.Options.TLSOpts = append(ds.Options.TLSOpts, func(c *tls.Config) { c.GetCertificate = serving.get })
-	if err := serving.setup(mgr, "webhook-serving-certificate"+suffix); err != nil {
-		return err
-	}
 	hosts := o.Hosts()
-	return rotator.AddRotator(mgr, &rotator.CertRotator{
+	cr := &rotator.CertRotator{
 		SecretKey:      key,
 		CertDir:        o.CertDir,
 		CAName:         "spark-operator-webhook-ca",
 		CAOrganization: "spark-operator",
 		DNSName:        hosts[0],
 		ExtraDNSNames:  hosts[1:],
+		ExtKeyUsages:   &[]x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IsReady:        make(chan struct{}),
 		Webhooks: []rotator.WebhookInfo{
 			{Name: o.ConfigName, Type: rotator.Mutating},
@@ -86,28 +76,67 @@ func setupSelfSigned(ctx context.Context, mgr manager.Manager, o Options) error 
 		LookaheadInterval:      o.CertValidity / 3,
 		RotationCheckFrequency: o.CertCheckInterval,
 		ControllerName:         "webhook-cert-rotator" + suffix,
-	})
+	}
+	secret, err := ensureCertificates(ctx, direct, cr)
+	if err != nil {
+		return err
+	}
+	// The configurations trust the CA before anything is served; a restart keeps the CA
+	// bundle they already have.
+	if err := ApplyConfigurations(ctx, direct, o, secret.Data[caCertKey]); err != nil {
+		return fmt.Errorf("webhook: %w", err)
+	}
+	serving := &servingCertificate{key: key, certDir: o.CertDir}
+	ds.Options.TLSOpts = append(ds.Options.TLSOpts, func(c *tls.Config) { c.GetCertificate = serving.get })
+	if err := serving.setup(mgr, "webhook-serving-certificate"+suffix); err != nil {
+		return err
+	}
+	return rotator.AddRotator(mgr, cr)
 }
 
-// caCertKey is where the rotator keeps its CA in the Secret (beside tls.crt and tls.key).
-const caCertKey = "ca.crt"
+// Where the rotator keeps its CA in the Secret (beside tls.crt and tls.key).
+const (
+	caCertKey = "ca.crt"
+	caKeyKey  = "ca.key"
+)
 
-// ensureSecret returns the Secret, creating it empty if missing: the rotator fills Secrets but
-// does not create them (the Helm chart ships it empty, so that uninstalling removes it).
-func ensureSecret(ctx context.Context, c client.Client, key types.NamespacedName) (*corev1.Secret, error) {
-	secret := &corev1.Secret{}
-	err := c.Get(ctx, key, secret)
-	if apierrors.IsNotFound(err) {
-		secret.ObjectMeta.Name, secret.ObjectMeta.Namespace = key.Name, key.Namespace
-		secret.Labels = map[string]string{"app.kubernetes.io/component": "webhook-certificates"}
-		if err = c.Create(ctx, secret); apierrors.IsAlreadyExists(err) {
-			err = c.Get(ctx, key, secret) // another replica made it
+// ensureCertificates returns the Secret, creating it and its first certificates if missing,
+// with the rotator's own functions and in its format: the rotator fills Secrets but does not
+// create them (the Helm chart ships it empty, so that uninstalling removes it), and makes the
+// first certificates only once the manager runs, when the server already serves; made here,
+// the configurations can trust the CA first. From then on the rotator renews them.
+func ensureCertificates(ctx context.Context, c client.Client, cr *rotator.CertRotator) (*corev1.Secret, error) {
+	for range 5 {
+		secret := &corev1.Secret{}
+		err := c.Get(ctx, cr.SecretKey, secret)
+		if apierrors.IsNotFound(err) {
+			secret.Name, secret.Namespace = cr.SecretKey.Name, cr.SecretKey.Namespace
+			secret.Labels = map[string]string{"app.kubernetes.io/component": "webhook-certificates"}
+			err = c.Create(ctx, secret)
 		}
+		if err == nil && len(secret.Data[corev1.TLSCertKey]) > 0 {
+			return secret, nil
+		}
+		if err == nil {
+			begin := time.Now().Add(-time.Hour) // as the rotator: for API servers whose clock is behind
+			var ca *rotator.KeyPairArtifacts
+			var crt, key []byte
+			if ca, err = cr.CreateCACert(begin, begin.Add(cr.CaCertDuration)); err == nil {
+				crt, key, err = cr.CreateCertPEM(ca, begin, begin.Add(cr.ServerCertDuration))
+			}
+			if err != nil {
+				return nil, fmt.Errorf("webhook: making certificates: %w", err)
+			}
+			secret.Data = map[string][]byte{caCertKey: ca.CertPEM, caKeyKey: ca.KeyPEM, corev1.TLSCertKey: crt, corev1.TLSPrivateKeyKey: key}
+			if err = c.Update(ctx, secret); err == nil {
+				return secret, nil
+			}
+		}
+		if !apierrors.IsConflict(err) && !apierrors.IsAlreadyExists(err) {
+			return nil, fmt.Errorf("webhook: certificate Secret %s: %w", cr.SecretKey, err)
+		} // else another replica was first: use its certificates
 	}
-	if err != nil {
-		return nil, fmt.Errorf("webhook: certificate Secret %s: %w", key, err)
-	}
-	return secret, nil
+	return nil, fmt.Errorf("webhook: certificate Secret %s keeps changing under us", cr.SecretKey)
 }
 
 // servingCertificate serves the certificate in the Secret from the moment it is written, on
