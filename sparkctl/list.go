@@ -15,12 +15,14 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
@@ -82,7 +84,6 @@ func (o *listOptions) run(cmd *cobra.Command) error {
 			return table.PrintObj(appTable(apps, time.Now()), out)
 		}
 		for i := range apps {
-			setKind(&apps[i])
 			if err := printer.PrintObj(&apps[i], out); err != nil {
 				return err
 			}
@@ -91,7 +92,7 @@ func (o *listOptions) run(cmd *cobra.Command) error {
 	}
 	switch {
 	case printer != nil && !o.watch:
-		return printApps(printer, list.Items, out)
+		return printList(printer, &list, out)
 	case len(list.Items) == 0 && printer == nil:
 		if o.allNamespaces {
 			fmt.Fprintln(o.streams.ErrOut, "No sparkapplications found.")
@@ -138,24 +139,32 @@ func watchApps(ctx context.Context, c *clients, opts []client.ListOption, resour
 	return nil
 }
 
-// printApps prints apps as one list, as kubectl get does: an unstructured list, which every
-// printer of cli-runtime takes (its name printer refuses typed lists).
-func printApps(p printers.ResourcePrinter, apps []v1beta2.SparkApplication, out io.Writer) error {
-	list := &unstructured.UnstructuredList{Object: map[string]any{"apiVersion": v1beta2.GroupVersion.String(), "kind": "SparkApplicationList"}}
-	for i := range apps {
-		setKind(&apps[i])
-		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&apps[i])
+// printList prints list as kubectl get does: as an unstructured list with the kind of each
+// item, which every printer of cli-runtime takes (its name printer refuses typed lists).
+func printList(p printers.ResourcePrinter, list runtime.Object, out io.Writer) error {
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return err
+	}
+	gvk, err := apiutil.GVKForObject(list, scheme)
+	if err != nil {
+		return err
+	}
+	u := &unstructured.UnstructuredList{}
+	u.SetGroupVersionKind(gvk)
+	for _, item := range items {
+		itemGVK, err := apiutil.GVKForObject(item, scheme)
 		if err != nil {
 			return err
 		}
-		list.Items = append(list.Items, unstructured.Unstructured{Object: obj})
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(item)
+		if err != nil {
+			return err
+		}
+		u.Items = append(u.Items, unstructured.Unstructured{Object: obj})
+		u.Items[len(u.Items)-1].SetGroupVersionKind(itemGVK)
 	}
-	return p.PrintObj(list, out)
-}
-
-// setKind gives app its kind, which the API server leaves out of list items, for the printers.
-func setKind(app *v1beta2.SparkApplication) {
-	app.APIVersion, app.Kind = v1beta2.GroupVersion.String(), "SparkApplication"
+	return p.PrintObj(u, out)
 }
 
 // appTable is the table of apps for cli-runtime's table printer: the columns of -o wide have

@@ -43,7 +43,7 @@ Connect server with its executors, which clients reach at sc://<service>.<namesp
 
 func newSessionListCommand(root *rootOptions) *cobra.Command {
 	var allNamespaces bool
-	var output string
+	var output *outputFlags
 	cmd := &cobra.Command{
 		Use:     "list",
 		Aliases: []string{"ls"},
@@ -51,10 +51,9 @@ func newSessionListCommand(root *rootOptions) *cobra.Command {
 		Long:    "List the SparkConnects of the namespace, or of all namespaces with -A. EXECUTORS is running/all.",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			switch output {
-			case outputTable, outputJSON, outputYAML, outputName:
-			default:
-				return fmt.Errorf("unknown output format %q: use json, yaml or name", output)
+			printer, err := output.printer()
+			if err != nil {
+				return err
 			}
 			c, err := root.clients()
 			if err != nil {
@@ -72,19 +71,8 @@ func newSessionListCommand(root *rootOptions) *cobra.Command {
 				return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
 			})
 			out := root.streams.Out
-			switch output {
-			case outputJSON, outputYAML:
-				list.APIVersion, list.Kind = v1alpha1.GroupVersion.String(), "SparkConnectList"
-				for i := range list.Items {
-					list.Items[i].APIVersion, list.Items[i].Kind = v1alpha1.GroupVersion.String(), "SparkConnect"
-					list.Items[i].ManagedFields = nil
-				}
-				return printObject(out, &list, output)
-			case outputName:
-				for _, s := range list.Items {
-					fmt.Fprintf(out, "sparkconnect.%s/%s\n", v1alpha1.GroupVersion.Group, s.Name)
-				}
-				return nil
+			if printer != nil {
+				return printList(printer, &list, out)
 			}
 			if len(list.Items) == 0 {
 				where := fmt.Sprintf(" in namespace %q", c.namespace)
@@ -98,7 +86,7 @@ func newSessionListCommand(root *rootOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "list the sessions of all namespaces")
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json, yaml or name")
+	output = newOutputFlags(cmd, false)
 	return cmd
 }
 
@@ -121,15 +109,16 @@ func printSessionTable(out io.Writer, sessions []v1alpha1.SparkConnect, allNames
 }
 
 func newSessionStatusCommand(root *rootOptions) *cobra.Command {
-	var output string
+	var output *outputFlags
 	cmd := &cobra.Command{
 		Use:               "status NAME",
 		Short:             "Show the state of a SparkConnect, its server and its executors",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: root.completeSessions,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if output != outputTable && output != outputJSON && output != outputYAML {
-				return fmt.Errorf("unknown output format %q: use json or yaml", output)
+			printer, err := output.printer()
+			if err != nil {
+				return err
 			}
 			c, err := root.clients()
 			if err != nil {
@@ -139,15 +128,13 @@ func newSessionStatusCommand(root *rootOptions) *cobra.Command {
 			if err := c.ctrl.Get(cmd.Context(), client.ObjectKey{Namespace: c.namespace, Name: args[0]}, s); err != nil {
 				return objectError(err, "sparkconnect", c.namespace, args[0])
 			}
-			if output != outputTable {
-				s.APIVersion, s.Kind = v1alpha1.GroupVersion.String(), "SparkConnect"
-				s.ManagedFields = nil
-				return printObject(root.streams.Out, s, output)
+			if printer != nil {
+				return printer.PrintObj(s, root.streams.Out)
 			}
 			return printSessionStatus(root.streams.Out, s, time.Now())
 		},
 	}
-	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml (the whole SparkConnect)")
+	output = newOutputFlags(cmd, false)
 	return cmd
 }
 

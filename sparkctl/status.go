@@ -51,10 +51,9 @@ takes; -l selects by label.`,
 			if printer != nil {
 				// The whole applications, status included, for scripts.
 				if sel.single(args) {
-					setKind(&apps[0])
 					return printer.PrintObj(&apps[0], root.streams.Out)
 				}
-				return printApps(printer, apps, root.streams.Out)
+				return printList(printer, &v1beta2.SparkApplicationList{Items: apps}, root.streams.Out)
 			}
 			for i := range apps {
 				if i > 0 {
