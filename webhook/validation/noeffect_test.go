@@ -40,7 +40,7 @@ func TestNoEffectWarnings(t *testing.T) {
 			}
 			req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
 				Operation: admissionv1.Create, Namespace: "ns", Object: raw(t, app)}}
-			resp := (&SparkApplicationHandler{}).Handle(context.Background(), req)
+			resp := admission.WithValidator(scheme(t), &SparkApplicationValidator{}).Handle(context.Background(), req)
 			if !resp.Allowed || len(resp.Warnings) != 1 || !strings.HasPrefix(resp.Warnings[0], f.Path+" has no effect") {
 				t.Errorf("allowed %v, warnings %q: want one warning about %s", resp.Allowed, resp.Warnings, f.Path)
 			}
@@ -48,7 +48,7 @@ func TestNoEffectWarnings(t *testing.T) {
 			ssa := &v1beta2.ScheduledSparkApplication{Spec: v1beta2.ScheduledSparkApplicationSpec{Schedule: "@hourly", Template: app.Spec}}
 			ssa.Name = "nightly"
 			req.Object = raw(t, ssa)
-			resp = (&ScheduledSparkApplicationHandler{}).Handle(context.Background(), req)
+			resp = admission.WithValidator(scheme(t), ScheduledSparkApplicationValidator{}).Handle(context.Background(), req)
 			want := ".spec.template" + strings.TrimPrefix(f.Path, ".spec") + " has no effect"
 			if !resp.Allowed || len(resp.Warnings) != 1 || !strings.HasPrefix(resp.Warnings[0], want) {
 				t.Errorf("scheduled: allowed %v, warnings %q: want one starting %q", resp.Allowed, resp.Warnings, want)
