@@ -258,7 +258,7 @@ func (cp *capacity) placeExecutors(e *member, dn int) (map[int]int64, *fitFailur
 			}
 			return nil, &fitFailure{member: e, placed: e.count - left, driver: dn, noMatch: !matched}
 		}
-		k := e.room(cp.free[best], left)
+		k := max(e.room(cp.free[best], left), 1) // fits said one does: never loop on none
 		cp.free[best].sub(e.req, k)
 		execs[best] += k
 		left -= k

@@ -723,3 +723,163 @@ func TestIssueScenario(t *testing.T) {
 		t.Errorf("%d applications in the queue's order, want 17", n)
 	}
 }
+
+// TestInvariants checks, over random snapshots, what every outcome must satisfy: each waiting
+// workload is decided once; admitted gangs are whole, on nodes their selectors allow, and
+// never overcommit a node; queues end within their limits; victims are whole admitted
+// workloads the rules allow to evict.
+func TestInvariants(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for round := range 30 {
+		snap := randomSnapshot(rng, 10+rng.IntN(30), 50+rng.IntN(300))
+		for _, opts := range []gang.Options{{}, {Backfill: true}, {Preemption: true}, {Backfill: true, Preemption: true}} {
+			checkInvariants(t, fmt.Sprintf("round %d, options %+v", round, opts), snap, gang.Schedule(snap, opts))
+		}
+	}
+}
+
+func checkInvariants(t *testing.T, name string, snap gang.Snapshot, out gang.Outcome) {
+	t.Helper()
+	byKey := map[string]gang.Workload{}
+	for _, w := range snap.Workloads {
+		byKey[w.Key.String()] = w
+	}
+	decided := map[string]int{}
+	for _, a := range out.Admitted {
+		decided[a.Key.String()]++
+	}
+	for k := range out.Waiting {
+		decided[k.String()]++
+	}
+	for k := range out.Rejected {
+		decided[k.String()]++
+	}
+	for k, w := range byKey {
+		want := 1
+		if w.Admission != nil {
+			want = 0
+		}
+		if decided[k] != want {
+			t.Fatalf("%s: %s decided %d times, want %d", name, k, decided[k], want)
+		}
+	}
+
+	// Node capacity: used + admitted − evicted within allocatable, for cpu, memory and GPUs.
+	used := map[string]map[corev1.ResourceName]int64{}
+	alloc := map[string]corev1.ResourceList{}
+	for _, n := range snap.Nodes {
+		alloc[n.Name] = n.Allocatable
+		used[n.Name] = map[corev1.ResourceName]int64{}
+		for r, q := range n.Used {
+			used[n.Name][r] = q.MilliValue()
+		}
+	}
+	apply := func(w gang.Workload, a gang.Admission, sign int64) {
+		for r, q := range w.Demand.Driver.Requests {
+			used[a.Driver][r] += sign * q.MilliValue()
+		}
+		var execs int32
+		for n, k := range a.Executors {
+			execs += k
+			for r, q := range w.Demand.Executor.Requests {
+				used[n][r] += sign * int64(k) * q.MilliValue()
+			}
+		}
+		if sign > 0 && execs != w.Demand.Executor.Count {
+			t.Fatalf("%s: %s admitted with %d of %d executors", name, w.Key, execs, w.Demand.Executor.Count)
+		}
+	}
+	for _, a := range out.Admitted {
+		w := byKey[a.Key.String()]
+		apply(w, a.Admission, 1)
+		for _, n := range append([]string{a.Admission.Driver}, mapsKeys(a.Admission.Executors)...) {
+			node := nodeNamed(snap, n)
+			if zone, ok := w.Demand.Driver.NodeSelector["zone"]; ok && node.Labels["zone"] != zone {
+				t.Fatalf("%s: %s placed on %s in zone %s, selects zone %s", name, w.Key, n, node.Labels["zone"], zone)
+			}
+		}
+	}
+	preempted := map[string]bool{}
+	for _, p := range out.Preempted {
+		v, ok := byKey[p.Key.String()]
+		if !ok || v.Admission == nil || preempted[p.Key.String()] {
+			t.Fatalf("%s: %s preempted, but it was not admitted before the cycle or is preempted twice", name, p.Key)
+		}
+		preempted[p.Key.String()] = true
+		by := byKey[p.By.String()]
+		if v.Queue == by.Queue && v.Priority >= by.Priority {
+			t.Fatalf("%s: %s (priority %d) preempted by %s (priority %d) of its queue", name, p.Key, v.Priority, p.By, by.Priority)
+		}
+		apply(v, *v.Admission, -1)
+	}
+	// Quotas: a queue that admitted into its subtree ends within its limit.
+	subtree := func(q string, f func(string)) {
+		for name := range snap.Queues {
+			for a := name; a != ""; a = snap.Queues[a].Parent {
+				if a == q {
+					f(name)
+					break
+				}
+				if snap.Queues[a] == nil {
+					break
+				}
+			}
+		}
+	}
+	for qname, q := range snap.Queues {
+		admittedHere := false
+		subtree(qname, func(d string) {
+			for _, a := range out.Admitted {
+				admittedHere = admittedHere || a.Admission.Queue == d
+			}
+		})
+		if !admittedHere {
+			continue
+		}
+		for r, quota := range q.Quota {
+			limit := quota.MilliValue()
+			if q.Parent != "" && !q.NoBorrowing {
+				b, ok := q.BorrowingLimit[r]
+				if !ok {
+					continue
+				}
+				limit += b.MilliValue()
+			}
+			var total int64
+			subtree(qname, func(d string) { total += milli(out.Usage[d], r) })
+			if total > limit {
+				t.Fatalf("%s: queue %s ends over its limit: %s %dm of %dm", name, qname, r, total, limit)
+			}
+		}
+	}
+
+	for n, res := range used {
+		for r, x := range res {
+			if a, ok := alloc[n][r]; ok && x > a.MilliValue() && x > milli(nodeNamed(snap, n).Used, r) {
+				t.Fatalf("%s: node %s overcommitted: %s %dm requested of %dm", name, n, r, x, a.MilliValue())
+			}
+		}
+	}
+}
+
+func milli(l corev1.ResourceList, r corev1.ResourceName) int64 {
+	q := l[r]
+	return q.MilliValue()
+}
+
+func nodeNamed(snap gang.Snapshot, name string) gang.Node {
+	for _, n := range snap.Nodes {
+		if n.Name == name {
+			return n
+		}
+	}
+	return gang.Node{}
+}
+
+func mapsKeys(m map[string]int32) []string {
+	var keys []string
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
