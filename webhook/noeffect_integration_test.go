@@ -15,6 +15,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/test/cluster"
 )
 
@@ -55,5 +56,17 @@ func TestNoEffectFieldsWarn(t *testing.T) {
 	defer w.mu.Unlock()
 	if len(w.seen) != 1 || !strings.HasPrefix(w.seen[0], ".spec.failureRetries has no effect") {
 		t.Errorf("warnings %q: want one, about .spec.failureRetries, for the first application only", w.seen)
+	}
+}
+
+// TestDuplicateDriverIngressPortRefused: two driverIngressOptions entries for one port would
+// write one Service twice; the API server refuses the application, naming the field.
+func TestDuplicateDriverIngressPortRefused(t *testing.T) {
+	e := startWebhook(t, nil)
+	app := testApp(e.ns, "two-ports")
+	app.Spec.DriverIngressOptions = []v1beta2.DriverIngressConfiguration{{ServicePort: 15002}, {ServicePort: 15002}}
+	err := e.c.Create(context.Background(), app)
+	if err == nil || !strings.Contains(err.Error(), "spec.driverIngressOptions[1].servicePort: Duplicate value") {
+		t.Fatalf("creating an application with one port twice in driverIngressOptions: %v, want a refusal naming the field", err)
 	}
 }

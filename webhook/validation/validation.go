@@ -68,6 +68,7 @@ func ValidateSpec(p *field.Path, s *v1beta2.SparkApplicationSpec, namespace stri
 	errs = append(errs, validateNodeSelectors(p, s)...)
 	errs = append(errs, validateSparkConf(p.Child("sparkConf"), s.SparkConf, namespace)...)
 	errs = append(errs, validateMemory(p, s)...)
+	errs = append(errs, validateDriverIngressOptions(p, s, namespace)...)
 	return errs
 }
 
