@@ -29,7 +29,10 @@ import (
 //     is bigger than every node it may use, or the gang cannot be placed on the cluster even
 //     when every node is empty.
 //   - Behind N applications, if an earlier workload of its queue could not be admitted: the
-//     head of a queue blocks those behind it (with Options.Backfill, see backfill below).
+//     head of a queue blocks those behind it (with Options.Backfill, see backfill below). A
+//     workload with a member that may use none of the schedulable nodes (by its node selector,
+//     affinity and tolerations) waits without blocking: nothing behind it takes what it waits
+//     for.
 //   - Over quota, if its queue or an ancestor has no room for the whole gang (see queue).
 //   - No node fits, unless the whole gang can be placed on the nodes' free capacity now,
 //     member by member, driver first (see capacity.place).
@@ -227,6 +230,12 @@ func (c *cycle) run(opts Options) {
 			c.wait(w, q, c.behind(w, q, "; cannot go first: "+reason))
 			continue
 		}
+		if c.matchesNoNode(w) {
+			// It can use none of the nodes there are now, so nothing behind it can take
+			// what it waits for: it waits without holding back its queue.
+			c.wait(w, q, reason)
+			continue
+		}
 		if opts.Preemption {
 			if p, ok := c.preempt(w); ok {
 				c.admit(w, p)
@@ -275,6 +284,27 @@ func (c *cycle) try(w *workload, forbidden []bool) (placement, string) {
 		return placement{}, reason
 	}
 	return p, ""
+}
+
+// matchesNoNode reports whether a member of w may use none of the schedulable nodes (by its
+// node selector, affinity and tolerations).
+func (c *cycle) matchesNoNode(w *workload) bool {
+	for _, m := range []*member{&w.driver, &w.executor} {
+		if m.count == 0 {
+			continue
+		}
+		found := false
+		for i := range c.nodes {
+			if c.live.usable(m, i) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *cycle) admit(w *workload, p placement) {

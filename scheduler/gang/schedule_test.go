@@ -414,6 +414,18 @@ func TestOrder(t *testing.T) {
 			Order: map[string][]string{"default": {"head", "small", "smaller"}},
 		},
 	}, {
+		name:  "a workload that may use no node waits without blocking its queue",
+		nodes: nodes,
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("nowhere").Executors(1, "1", "1Gi").RequireNodeLabelIn("zone", "z"),
+			gt.MakeWorkload("next").Created(time.Second),
+		},
+		want: summary{
+			Admitted: []string{"next: n1 []"},
+			Waiting:  map[string]string{"nowhere": "no schedulable node matches the driver's node selector, affinity and tolerations"},
+			Order:    map[string][]string{"default": {"nowhere"}},
+		},
+	}, {
 		name:  "a rejected workload leaves the order and blocks nobody",
 		nodes: nodes,
 		workloads: []*gt.WorkloadWrapper{
