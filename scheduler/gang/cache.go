@@ -52,11 +52,19 @@ func trimPod(obj any) (any, error) {
 			labels[k] = v
 		}
 	}
+	var annotations map[string]string
+	if n, ok := p.Annotations[AnnotationNode]; ok {
+		annotations = map[string]string{AnnotationNode: n}
+	}
+	var gates []corev1.PodSchedulingGate
+	if hasGate(p) {
+		gates = []corev1.PodSchedulingGate{{Name: GateExecutor}}
+	}
 	return &corev1.Pod{
 		TypeMeta: p.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
-			ResourceVersion: p.ResourceVersion, Labels: labels, DeletionTimestamp: p.DeletionTimestamp},
-		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName, Containers: []corev1.Container{{
+			ResourceVersion: p.ResourceVersion, Labels: labels, Annotations: annotations, DeletionTimestamp: p.DeletionTimestamp},
+		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName, SchedulingGates: gates, Containers: []corev1.Container{{
 			Name: "requests", Resources: corev1.ResourceRequirements{Requests: podRequests(p)},
 		}}},
 		Status: corev1.PodStatus{Phase: p.Status.Phase},

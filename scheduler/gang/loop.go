@@ -167,6 +167,9 @@ func (l *loop) cycle(ctx context.Context) error {
 	if s.waker != nil {
 		s.waker.Wake(wake...)
 	}
+	if err := s.releaseExecutors(ctx, w, snap); err != nil {
+		errs = append(errs, err)
+	}
 	if err := s.writeQueueStatus(ctx, w, snap, out); err != nil {
 		errs = append(errs, err)
 	}

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
@@ -98,7 +100,8 @@ func awaitingAdmission(app *v1beta2.SparkApplication) bool {
 }
 
 // Pods turns a reservation into pod settings: the driver on its planned node, the executors
-// on theirs, and every pod labelled with the queue.
+// on the set of theirs and gated until each is given its node (GateExecutor), and every pod
+// labelled with the queue.
 func (r Reservation) Pods() sparkpod.RoleScheduling {
 	labels := map[string]string{LabelQueue: r.Queue}
 	var nodes []string
@@ -108,7 +111,8 @@ func (r Reservation) Pods() sparkpod.RoleScheduling {
 		}
 	}
 	return sparkpod.RoleScheduling{
-		Driver:   sparkpod.Scheduling{Labels: labels, NodeNames: []string{r.Driver}},
-		Executor: sparkpod.Scheduling{Labels: maps.Clone(labels), NodeNames: nodes},
+		Driver: sparkpod.Scheduling{Labels: labels, NodeNames: []string{r.Driver}},
+		Executor: sparkpod.Scheduling{Labels: maps.Clone(labels), NodeNames: nodes,
+			SchedulingGates: []corev1.PodSchedulingGate{{Name: GateExecutor}}},
 	}
 }

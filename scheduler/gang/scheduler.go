@@ -55,6 +55,7 @@ type Scheduler struct {
 	client   client.Client // writes reservations, queue status, the default queue
 	cluster  cache.Cache   // pods of the whole cluster, nodes, PriorityClasses, Queues
 	apps     client.Reader // SparkApplications (the manager's cache)
+	api      client.Reader // the API server: whole pods (the manager's cache trims them)
 	waker    scheduler.Waker
 	recorder events.EventRecorder
 	kick     chan struct{}
@@ -160,7 +161,7 @@ func (s *Scheduler) SetupWithManager(mgr manager.Manager, wake scheduler.Waker) 
 	if err != nil {
 		return fmt.Errorf("creating the gang scheduler's cache: %w", err)
 	}
-	s.cluster, s.client, s.apps, s.waker = c, mgr.GetClient(), mgr.GetCache(), wake
+	s.cluster, s.client, s.apps, s.api, s.waker = c, mgr.GetClient(), mgr.GetCache(), mgr.GetAPIReader(), wake
 	s.recorder = mgr.GetEventRecorder("gang-scheduler")
 	if err := mgr.Add(c); err != nil {
 		return err

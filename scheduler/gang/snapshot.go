@@ -178,12 +178,16 @@ func priorityClassOf(app *v1beta2.SparkApplication) string {
 	return ""
 }
 
-// add adds times × l into into.
+// add adds times × l into into (times may be negative).
 func add(into, l corev1.ResourceList, times int64) {
 	for name, q := range l {
 		sum := into[name]
-		for range times {
-			sum.Add(q)
+		for range max(times, -times) {
+			if times < 0 {
+				sum.Sub(q)
+			} else {
+				sum.Add(q)
+			}
 		}
 		into[name] = sum
 	}
