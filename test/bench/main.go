@@ -221,39 +221,19 @@ func run(ctx context.Context, c config) error {
 	if c.perMinute > 0 {
 		interval = time.Duration(float64(time.Minute) / c.perMinute)
 	}
-	jobs := make(chan int)
-	var createErrs atomic.Int64
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				app := benchApp(ns, i)
-				t0 := time.Now()
-				if err := cl.Create(ctx, app); err != nil {
-					createErrs.Add(1)
-					fmt.Fprintln(os.Stderr, "create:", err)
-					continue
-				}
-				mu.Lock()
-				created[app.Name] = t0
-				mu.Unlock()
-			}
-		}()
-	}
-	for i := range c.apps {
-		if interval > 0 {
-			if wait := time.Until(start.Add(time.Duration(i) * interval)); wait > 0 {
-				time.Sleep(wait)
-			}
+	failed := inParallel(c.apps, 16, interval, func(i int) error {
+		app := benchApp(ns, i)
+		t0 := time.Now()
+		if err := cl.Create(ctx, app); err != nil {
+			return fmt.Errorf("create: %w", err)
 		}
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-	if n := createErrs.Load(); n > 0 {
-		return fmt.Errorf("%d applications could not be created", n)
+		mu.Lock()
+		created[app.Name] = t0
+		mu.Unlock()
+		return nil
+	})
+	if failed > 0 {
+		return fmt.Errorf("%d applications could not be created", failed)
 	}
 
 	select {
@@ -303,6 +283,39 @@ func run(ctx context.Context, c config) error {
 		fmt.Printf("RESULT mode=webhook apps=%d requests=%d p50_ms=%.2f p99_ms=%.2f\n", c.apps, n, ms(wp50), ms(wp99))
 	}
 	return nil
+}
+
+// inParallel calls do for 0 … n-1 from workers goroutines, starting call i no sooner than
+// i×interval after the first when interval is positive, and returns how many calls failed
+// (each failure is printed).
+func inParallel(n, workers int, interval time.Duration, do func(i int) error) int {
+	start := time.Now()
+	jobs := make(chan int)
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				if err := do(i); err != nil {
+					failed.Add(1)
+					fmt.Fprintln(os.Stderr, err)
+				}
+			}
+		}()
+	}
+	for i := range n {
+		if interval > 0 {
+			if wait := time.Until(start.Add(time.Duration(i) * interval)); wait > 0 {
+				time.Sleep(wait)
+			}
+		}
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	return int(failed.Load())
 }
 
 func benchApp(ns string, i int) *v1beta2.SparkApplication {

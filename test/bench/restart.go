@@ -21,9 +21,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -180,38 +177,22 @@ func (e *benchEnv) finishedApps(ctx context.Context, c config) error {
 	}
 
 	start := time.Now()
-	jobs := make(chan int)
-	var failed atomic.Int64
-	var wg sync.WaitGroup
-	for range 32 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range jobs {
-				app := finishedApp(e.ns, fmt.Sprintf("done-%05d", i))
-				if err := e.cl.Create(ctx, app); err != nil {
-					failed.Add(1)
-					fmt.Fprintln(os.Stderr, "create:", err)
-					continue
-				}
-				app.Status = *seed.Status.DeepCopy()
-				app.Status.SubmissionID = fmt.Sprintf("bench-%05d", i)
-				app.Status.SparkApplicationID = "spark-" + app.Status.SubmissionID
-				app.Status.DriverInfo = v1beta2.DriverInfo{PodName: app.DriverPodName()}
-				if err := e.cl.Status().Update(ctx, app); err != nil {
-					failed.Add(1)
-					fmt.Fprintln(os.Stderr, "status:", err)
-				}
-			}
-		}()
-	}
-	for i := range c.apps - 1 {
-		jobs <- i
-	}
-	close(jobs)
-	wg.Wait()
-	if n := failed.Load(); n > 0 {
-		return fmt.Errorf("%d finished applications could not be made", n)
+	failed := inParallel(c.apps-1, 32, 0, func(i int) error {
+		app := finishedApp(e.ns, fmt.Sprintf("done-%05d", i))
+		if err := e.cl.Create(ctx, app); err != nil {
+			return fmt.Errorf("create: %w", err)
+		}
+		app.Status = *seed.Status.DeepCopy()
+		app.Status.SubmissionID = fmt.Sprintf("bench-%05d", i)
+		app.Status.SparkApplicationID = "spark-" + app.Status.SubmissionID
+		app.Status.DriverInfo = v1beta2.DriverInfo{PodName: app.DriverPodName()}
+		if err := e.cl.Status().Update(ctx, app); err != nil {
+			return fmt.Errorf("status: %w", err)
+		}
+		return nil
+	})
+	if failed > 0 {
+		return fmt.Errorf("%d finished applications could not be made", failed)
 	}
 	fmt.Printf("%d finished applications present (made in %.0f s)\n", c.apps, time.Since(start).Seconds())
 	return nil

@@ -100,27 +100,10 @@ func TestFailoverLosesAndDuplicatesNothing(t *testing.T) {
 		h := holder()
 		return h != "" && h != first, nil
 	})
-	cluster.Eventually(t, 90*time.Second, "every application to be RUNNING", func() (bool, error) {
-		var list v1beta2.SparkApplicationList
-		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
-			return false, err
-		}
-		running := 0
-		for _, app := range list.Items {
-			if app.Status.AppState.State == v1beta2.ApplicationStateRunning {
-				running++
-			}
-		}
-		return running == apps, nil
-	})
+	waitAllRunning(t, c, ns, apps)
 	mu.Lock()
 	defer mu.Unlock()
-	for i := range apps {
-		name := cluster.SparkPi(ns, fmt.Sprintf("app-%02d", i)).DriverPodName()
-		if created[name] != 1 {
-			t.Errorf("%s: driver pod created %d times, want once", name, created[name])
-		}
-	}
+	requireCreatedOnce(t, ns, apps, created)
 	if len(created) != apps {
 		t.Errorf("%d driver pods created for %d applications", len(created), apps)
 	}

@@ -47,6 +47,36 @@ func requireDriverVolumes(t *testing.T, c client.Client, ns, driver string) {
 	}
 }
 
+// waitAllRunning waits until the namespace holds apps RUNNING applications.
+func waitAllRunning(t *testing.T, c client.Client, ns string, apps int) {
+	t.Helper()
+	cluster.Eventually(t, 90*time.Second, "every application to be RUNNING", func() (bool, error) {
+		var list v1beta2.SparkApplicationList
+		if err := c.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+			return false, err
+		}
+		running := 0
+		for _, app := range list.Items {
+			if app.Status.AppState.State == v1beta2.ApplicationStateRunning {
+				running++
+			}
+		}
+		return running == apps, nil
+	})
+}
+
+// requireCreatedOnce fails the test unless each of the applications app-00 … app-<apps-1>
+// had its driver pod created exactly once, by the counts of a pod watch.
+func requireCreatedOnce(t *testing.T, ns string, apps int, created map[string]int) {
+	t.Helper()
+	for i := range apps {
+		name := cluster.SparkPi(ns, fmt.Sprintf("app-%02d", i)).DriverPodName()
+		if created[name] != 1 {
+			t.Errorf("%s: driver pod created %d times, want once", name, created[name])
+		}
+	}
+}
+
 // TestKilledMidSubmissionNeverSubmitsTwice kills the operator while submissions are in flight
 // (drivers created, statuses not yet written), starts it again, and checks that every
 // application ends up with exactly one driver pod, created once.
@@ -112,30 +142,13 @@ func TestKilledMidSubmissionNeverSubmitsTwice(t *testing.T) {
 		t.Logf("round %d: %d applications caught between driver creation and status write", round, caughtInWindow)
 
 		startOperator(t, ns)
-		cluster.Eventually(t, 90*time.Second, "every application to be RUNNING", func() (bool, error) {
-			var list v1beta2.SparkApplicationList
-			if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
-				return false, err
-			}
-			running := 0
-			for _, app := range list.Items {
-				if app.Status.AppState.State == v1beta2.ApplicationStateRunning {
-					running++
-				}
-			}
-			return running == apps, nil
-		})
+		waitAllRunning(t, c, ns, apps)
 		w.Stop()
 		for i := range apps {
 			requireDriverVolumes(t, c, ns, cluster.SparkPi(ns, fmt.Sprintf("app-%02d", i)).DriverPodName())
 		}
 		mu.Lock()
-		for i := range apps {
-			name := cluster.SparkPi(ns, fmt.Sprintf("app-%02d", i)).DriverPodName()
-			if created[name] != 1 {
-				t.Errorf("%s: driver pod created %d times, want once", name, created[name])
-			}
-		}
+		requireCreatedOnce(t, ns, apps, created)
 		mu.Unlock()
 	}
 	if caughtInWindow == 0 {
