@@ -161,6 +161,20 @@ func TestSpecChangeMidRunKeepsOneDriver(t *testing.T) {
 			}
 		},
 	}, {
+		name: "UI port in sparkConf",
+		change: func(a *v1beta2.SparkApplication) {
+			a.Spec.SparkConf = map[string]string{"spark.ui.port": "4050"}
+		},
+		after: func(t *testing.T, app *v1beta2.SparkApplication) {
+			s := svc(app.UIServiceName())
+			cluster.Eventually(t, 20*time.Second, "the UI service targeting port 4050", func() (bool, error) {
+				if err := c.Get(ctx, client.ObjectKeyFromObject(s), s); err != nil {
+					return false, client.IgnoreNotFound(err)
+				}
+				return len(s.Spec.Ports) == 1 && s.Spec.Ports[0].TargetPort.IntVal == 4050, nil
+			})
+		},
+	}, {
 		name: "driver ingress port",
 		setup: func(a *v1beta2.SparkApplication) {
 			a.Spec.DriverIngressOptions = []v1beta2.DriverIngressConfiguration{{
