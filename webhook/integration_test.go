@@ -768,6 +768,24 @@ func TestCertificateRotation(t *testing.T) {
 	})
 }
 
+// TestReplicasShareTheSecret: a second replica adopts the certificates in the Secret, and both
+// serve each renewal, whichever replica made it.
+func TestReplicasShareTheSecret(t *testing.T) {
+	e := startWebhook(t, func(o *webhook.Options) {
+		o.CertValidity = 9 * time.Second
+		o.CertCheckInterval = 200 * time.Millisecond
+	})
+	first := e.servedCert(t)
+	second := &env{c: e.c, ns: e.ns, token: e.token, opts: e.opts}
+	second.opts.Port, second.opts.CertDir = cluster.FreePort(t), t.TempDir()
+	second.start(t)
+	t.Cleanup(second.stop)
+	cluster.Eventually(t, 60*time.Second, "both replicas serving the same renewed certificate", func() (bool, error) {
+		a, b := e.servedCert(t), second.servedCert(t)
+		return a == b && a != first, nil
+	})
+}
+
 // TestConfigurationsKept: a changed configuration is put back at once, not at the next
 // certificate renewal; a deleted one (an uninstall) is not.
 func TestConfigurationsKept(t *testing.T) {
