@@ -271,7 +271,7 @@ func TestHostileInput(t *testing.T) {
 	ctx := context.Background()
 	ns := cluster.Namespace(t, c, "hostile")
 	op := cluster.StartOperator(t, "operator", "--kubeconfig", cluster.Kubeconfig(t), "--namespaces", ns,
-		"--enable-webhook", "--webhook-url-host", "127.0.0.1", "--webhook-port", strconv.Itoa(cluster.FreePort(t)),
+		"--enable-webhook", "--webhook-url-host", "localhost", "--webhook-port", strconv.Itoa(cluster.FreePort(t)),
 		"--webhook-secret-namespace", ns, "--webhook-config-name", "hostile-"+ns, "--webhook-cert-dir", t.TempDir(),
 		"--submission-workers", "8", "--driver-pod-grace-period", "5s")
 

@@ -60,7 +60,7 @@ func setUp(t *testing.T, prefix string, extraArgs ...string) *env {
 		_ = c.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
 	})
 	return start(t, c, ns, append([]string{
-		"--enable-webhook", "--webhook-url-host", "127.0.0.1", "--webhook-port", strconv.Itoa(cluster.FreePort(t)),
+		"--enable-webhook", "--webhook-url-host", "localhost", "--webhook-port", strconv.Itoa(cluster.FreePort(t)),
 		"--webhook-secret-namespace", ns, "--webhook-config-name", configName, "--webhook-cert-dir", t.TempDir()},
 		extraArgs...)...)
 }
