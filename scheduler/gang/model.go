@@ -120,6 +120,9 @@ type Outcome struct {
 	// Usage is, per queue, what its own admitted workloads request after the cycle (whole
 	// gangs, admissions and preemptions included): the Queue's status.admitted.
 	Usage map[string]corev1.ResourceList
+	// Inactive lists the queues that admit nothing, with why: a missing parent, a cycle of
+	// parents, or a broken ancestor (the Queue's Active condition).
+	Inactive map[string]string
 }
 
 // Admitted is one workload admitted by the cycle, with its reservation.

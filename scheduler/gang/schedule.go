@@ -99,6 +99,7 @@ func newCycle(snap *Snapshot) *cycle {
 		Rejected: map[types.NamespacedName]string{},
 		Order:    map[string][]types.NamespacedName{},
 		Usage:    map[string]corev1.ResourceList{},
+		Inactive: map[string]string{},
 	}}
 
 	nodes := make([]*Node, len(snap.Nodes))
@@ -248,6 +249,9 @@ func (c *cycle) run(opts Options) {
 	for _, name := range c.queueNames {
 		q := c.queues[name]
 		c.out.Usage[name] = c.res.list(q.own)
+		if q.broken != "" {
+			c.out.Inactive[name] = q.broken
+		}
 		for _, w := range q.order {
 			c.out.Order[name] = append(c.out.Order[name], w.key())
 		}

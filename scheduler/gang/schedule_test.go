@@ -354,6 +354,19 @@ func TestQuota(t *testing.T) {
 	}})
 }
 
+func TestInactiveQueues(t *testing.T) {
+	sc := scenario{queues: []*gt.QueueWrapper{
+		gt.MakeQueue("ok"), gt.MakeQueue("orphan").Parent("gone"), gt.MakeQueue("child").Parent("orphan"),
+	}}
+	want := map[string]string{
+		"orphan": "queue orphan's parent gone does not exist",
+		"child":  "queue child's ancestor: queue orphan's parent gone does not exist",
+	}
+	if diff := cmp.Diff(want, gang.Schedule(sc.snapshot(), gang.Options{}).Inactive); diff != "" {
+		t.Errorf("inactive queues (-want +got):\n%s", diff)
+	}
+}
+
 func TestQueueUsage(t *testing.T) {
 	sc := scenario{
 		nodes:  []*gt.NodeWrapper{gt.MakeNode("n1")},
