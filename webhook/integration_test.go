@@ -387,7 +387,7 @@ func TestWebhooks(t *testing.T) {
 			Owners:         []string{"SparkApplication/custom"},
 			Volumes:        []string{"data", "extra-vol", "gcp-volume", "hadoop-configmap-volume", "spark-conf-volume-driver", "spark-configmap-volume"},
 			Mounts:         []string{"spark-conf-volume-driver:/opt/spark/conf", "spark-configmap-volume:/etc/spark/conf", "hadoop-configmap-volume:/etc/hadoop/conf", "extra-vol:/etc/extra", "gcp-volume:/mnt/gcp", "data:/data"},
-			Env:            []string{"SPARK_USER=spark", "SPARK_CONF_DIR=/opt/spark/conf", "SPARK_CONF_DIR=/etc/spark/conf", "HADOOP_CONF_DIR=/etc/hadoop/conf", "GOOGLE_APPLICATION_CREDENTIALS=/mnt/gcp/key.json", "FROM_ENV=1", "FROM_ENVVARS=2", "FROM_SECRET<-creds/password"},
+			Env:            []string{"SPARK_USER=spark", "SPARK_CONF_DIR=/opt/spark/conf", "SPARK_CONF_DIR=/etc/spark/conf", "HADOOP_CONF_DIR=/etc/hadoop/conf", "GOOGLE_APPLICATION_CREDENTIALS=/mnt/gcp/key.json", "FROM_ENVVARS=2", "FROM_SECRET<-creds/password", "FROM_ENV=1"}, // the user's env last
 			EnvFrom:        1,
 			Containers:     []string{v1beta2.SparkDriverContainerName, "log-shipper"},
 			InitContainers: []string{"setup"},
@@ -417,7 +417,7 @@ func TestWebhooks(t *testing.T) {
 			}
 			s := summarise(stored, v1beta2.SparkExecutorContainerName)
 			wantExec := summary{
-				Owners:        []string{"Pod/" + got.Name},
+				Owners:        []string{"Pod/" + got.Name, "SparkApplication/custom"}, // owned by the application too
 				Volumes:       []string{"extra-vol", "prometheus-vol", "spark-configmap-volume", "hadoop-configmap-volume"},
 				Mounts:        []string{"spark-configmap-volume:/etc/spark/conf", "hadoop-configmap-volume:/etc/hadoop/conf", "extra-vol:/etc/extra", "prometheus-vol:/etc/metrics/conf"},
 				Containers:    []string{v1beta2.SparkExecutorContainerName},
@@ -476,8 +476,14 @@ func TestWebhooks(t *testing.T) {
 			t.Errorf("env changed (-sent +stored):\n%s", d)
 		}
 		assertUnique(t, "added env", after.Env[len(sent.Env):])
-		if last := after.Env[len(after.Env)-1]; !strings.HasPrefix(last, "SPARK_CONF_DIR=") && contains(sent.Env, "SPARK_CONF_DIR=/opt/spark/conf") {
-			t.Errorf("the effective SPARK_CONF_DIR is not the application's: env ends with %s", last)
+		lastConfDir := ""
+		for _, e := range after.Env {
+			if strings.HasPrefix(e, "SPARK_CONF_DIR=") {
+				lastConfDir = e
+			}
+		}
+		if lastConfDir != "SPARK_CONF_DIR=/etc/spark/conf" && contains(sent.Env, "SPARK_CONF_DIR=/opt/spark/conf") {
+			t.Errorf("the effective SPARK_CONF_DIR is not the application's: %s", lastConfDir)
 		}
 		assertUnique(t, "volumes", after.Volumes)
 		assertUnique(t, "mounts", after.Mounts)

@@ -90,7 +90,7 @@ func ServerPod(conn *v1alpha1.SparkConnect) (*corev1.Pod, error) {
 	if len(pod.Spec.Containers) == 0 {
 		pod.Spec.Containers = []corev1.Container{{Name: v1beta2.SparkDriverContainerName}}
 	}
-	c := &pod.Spec.Containers[podmutator.SparkContainerIndex(pod, v1beta2.SparkRoleDriver)]
+	c := &pod.Spec.Containers[sparkpod.SparkContainerIndex(pod, v1beta2.SparkRoleDriver)]
 	if c.Image == "" {
 		c.Image = deref(conn.Spec.Image)
 	}
@@ -104,11 +104,12 @@ func ServerPod(conn *v1alpha1.SparkConnect) (*corev1.Pod, error) {
 	}
 	c.Command = []string{"bash", "-c", startScript(conf)}
 	c.Args = nil
-	c.Env = append(c.Env,
-		corev1.EnvVar{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
+	// The template's env goes last, so that a user's value wins (as sparkpod orders it).
+	c.Env = append([]corev1.EnvVar{
+		{Name: "POD_IP", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}},
 		// start-connect-server.sh stays in the foreground, so the pod lives as long as the server.
-		corev1.EnvVar{Name: "SPARK_NO_DAEMONIZE", Value: "true"},
-	)
+		{Name: "SPARK_NO_DAEMONIZE", Value: "true"},
+	}, c.Env...)
 	for _, p := range []corev1.ContainerPort{
 		{Name: "spark-connect", ContainerPort: ConnectPort}, {Name: "spark-ui", ContainerPort: UIPort},
 		{Name: "driver-rpc", ContainerPort: DriverPort}, {Name: "blockmanager", ContainerPort: BlockManagerPort},

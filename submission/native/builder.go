@@ -20,7 +20,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -350,49 +349,35 @@ type driverParams struct {
 
 func driverPod(app *v1beta2.SparkApplication, c conf, p driverParams) (*corev1.Pod, error) {
 	s := &app.Spec
-	d := &s.Driver.SparkPodSpec
 
-	pod := &corev1.Pod{}
-	if d.Template != nil {
-		t := d.Template.DeepCopy()
-		pod.ObjectMeta = t.ObjectMeta
-		pod.Spec = t.Spec
+	// The spark-submit submitter gives Spark this template, which Spark's feature steps add to.
+	pod, err := sparkpod.Template(app, sparkpod.RoleDriver)
+	if err != nil {
+		return nil, userError("%v", err)
 	}
-	pod.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}
 	pod.Name = c[keyDriverPodName]
 	pod.Namespace = app.Namespace
 	pod.GenerateName = ""
 	pod.Labels = merge(pod.Labels, p.labels)
 	pod.Annotations = merge(pod.Annotations, c.prefixed(prefixDriverAnnotation))
-	pod.OwnerReferences = []metav1.OwnerReference{{
-		APIVersion: v1beta2.GroupVersion.String(),
-		Kind:       "SparkApplication",
-		Name:       app.Name,
-		UID:        app.UID,
-		Controller: ptr(true),
-	}}
 
-	// The driver container is the template's container of that name, else its first one.
-	idx := -1
-	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == v1beta2.SparkDriverContainerName {
-			idx = i
-			break
-		}
-	}
-	if idx < 0 {
-		if len(pod.Spec.Containers) > 0 {
-			idx = 0
-		} else {
-			pod.Spec.Containers = []corev1.Container{{}}
-			idx = 0
-		}
-	}
-	// The spark-submit submitter passes these in the driver pod template, which is the base
-	// that Spark's feature steps add to: they come before everything Spark adds.
-	customise(&pod.Spec, idx, d, s, sparkconf.MetricsPort(app, sparkconf.Driver), nil)
+	idx := sparkpod.SparkContainerIndex(pod, v1beta2.SparkRoleDriver)
 	ctr := &pod.Spec.Containers[idx]
-	ctr.Name = v1beta2.SparkDriverContainerName
+	if ctr.Name == "" {
+		ctr.Name = v1beta2.SparkDriverContainerName
+	}
+	// Spark's MountVolumesFeatureStep: the volumes the properties declare.
+	inConf, err := sparkconf.ConfVolumes(app, sparkconf.Driver)
+	if err != nil {
+		return nil, userError("%v", err)
+	}
+	declared := sparkconf.VolumesByName(app)
+	for _, m := range s.Driver.VolumeMounts {
+		if inConf[m.Name] {
+			ctr.VolumeMounts = append(ctr.VolumeMounts, m)
+			pod.Spec.Volumes = append(pod.Spec.Volumes, *declared[m.Name].DeepCopy())
+		}
+	}
 	ctr.Image = p.image
 	if pp := c[keyPullPolicy]; pp != "" {
 		ctr.ImagePullPolicy = corev1.PullPolicy(pp)
@@ -521,168 +506,28 @@ func driverPod(app *v1beta2.SparkApplication, c conf, p driverParams) (*corev1.P
 		}
 	}
 	pod.Spec.NodeSelector = merge(merge(pod.Spec.NodeSelector, c.prefixed(prefixNodeSelector)), c.prefixed(prefixDriverNodeSelector))
+	// What the webhook would still do to a pod spark-submit created (the user's env after
+	// Spark's, for one), done here so the pod needs no webhook.
+	if err := sparkpod.Customise(pod, app, sparkpod.RoleDriver); err != nil {
+		return nil, userError("%v", err)
+	}
 	return pod, nil
 }
 
-// customise applies what spark-submit cannot express (the Kubeflow operator's webhook did
-// this after the fact); here it goes straight into the pod, or the executor template, in the
-// order in which the spark-submit submitter writes its pod templates. extraPort, when not nil,
-// is the Prometheus exporter's port.
-// Mounts named in skip (with their volumes, unless something else mounts them) are left out.
-func customise(ps *corev1.PodSpec, idx int, d *v1beta2.SparkPodSpec, s *v1beta2.SparkApplicationSpec, extraPort *corev1.ContainerPort, skip map[string]bool) {
-	ctr := &ps.Containers[idx]
-	ctr.Env = append(ctr.Env, d.Env...)
-	ctr.EnvFrom = append(ctr.EnvFrom, d.EnvFrom...)
-	for _, m := range d.VolumeMounts {
-		if !skip[m.Name] {
-			ctr.VolumeMounts = append(ctr.VolumeMounts, m)
-		}
-	}
-	for _, p := range d.Ports {
-		ctr.Ports = append(ctr.Ports, corev1.ContainerPort{Name: p.Name, ContainerPort: p.ContainerPort, Protocol: p.Protocol})
-	}
-	if extraPort != nil {
-		ctr.Ports = append(ctr.Ports, *extraPort)
-	}
-	if d.GPU != nil && d.GPU.Name != "" && d.GPU.Quantity > 0 {
-		if ctr.Resources.Limits == nil {
-			ctr.Resources.Limits = corev1.ResourceList{}
-		}
-		ctr.Resources.Limits[corev1.ResourceName(d.GPU.Name)] = *resource.NewQuantity(d.GPU.Quantity, resource.DecimalSI)
-	}
-	if d.SecurityContext != nil {
-		ctr.SecurityContext = d.SecurityContext.DeepCopy()
-	}
-	if d.Lifecycle != nil {
-		ctr.Lifecycle = d.Lifecycle.DeepCopy()
-	}
-	// spec.volumes are shared by driver and executors; each pod gets those its containers
-	// mount, before the volumes of the ConfigMaps below.
-	have := make(map[string]bool, len(ps.Volumes))
-	for _, v := range ps.Volumes {
-		have[v.Name] = true
-	}
-	for _, v := range s.Volumes {
-		if !have[v.Name] && mounted(ps, d, v.Name) {
-			ps.Volumes = append(ps.Volumes, *v.DeepCopy())
-			have[v.Name] = true
-		}
-	}
-	for _, cm := range d.ConfigMaps {
-		vol := cm.Name + "-vol"
-		ps.Volumes = append(ps.Volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}}})
-		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: vol, MountPath: cm.Path})
-	}
-	if s.SparkConfigMap != nil && *s.SparkConfigMap != "" {
-		ps.Volumes = append(ps.Volumes, corev1.Volume{Name: "spark-configmap-volume", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: *s.SparkConfigMap}}}})
-		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: "spark-configmap-volume", MountPath: sparkConfMapMount})
-		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: "SPARK_CONF_DIR", Value: sparkConfMapMount})
-	}
-	if s.HadoopConfigMap != nil && *s.HadoopConfigMap != "" {
-		ps.Volumes = append(ps.Volumes, corev1.Volume{Name: "hadoop-configmap-volume", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: *s.HadoopConfigMap}}}})
-		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: "hadoop-configmap-volume", MountPath: hadoopConfMapMount})
-		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: "HADOOP_CONF_DIR", Value: hadoopConfMapMount})
-	}
-	ps.InitContainers = append(ps.InitContainers, d.InitContainers...)
-	ps.Containers = append(ps.Containers, d.Sidecars...)
-
-	if len(d.Tolerations) > 0 {
-		ps.Tolerations = append(ps.Tolerations, d.Tolerations...)
-	}
-	if d.Affinity != nil {
-		ps.Affinity = d.Affinity.DeepCopy()
-	}
-	if d.PodSecurityContext != nil {
-		ps.SecurityContext = d.PodSecurityContext.DeepCopy()
-	}
-	if d.SchedulerName != nil && *d.SchedulerName != "" {
-		ps.SchedulerName = *d.SchedulerName
-	}
-	if d.HostNetwork != nil && *d.HostNetwork {
-		ps.HostNetwork = true
-		ps.DNSPolicy = corev1.DNSClusterFirstWithHostNet
-	}
-	if d.DNSConfig != nil {
-		ps.DNSConfig = d.DNSConfig.DeepCopy()
-	}
-	if d.TerminationGracePeriodSeconds != nil {
-		ps.TerminationGracePeriodSeconds = ptr(*d.TerminationGracePeriodSeconds)
-	}
-	ps.HostAliases = append(ps.HostAliases, d.HostAliases...)
-	if d.ShareProcessNamespace != nil {
-		ps.ShareProcessNamespace = ptr(*d.ShareProcessNamespace)
-	}
-	if d.PriorityClassName != nil && *d.PriorityClassName != "" {
-		ps.PriorityClassName = *d.PriorityClassName
-	}
-}
-
-// mounted reports whether a container of the pod, or a sidecar or init container that d adds
-// to it, mounts the volume.
-func mounted(ps *corev1.PodSpec, d *v1beta2.SparkPodSpec, volume string) bool {
-	for _, list := range [][]corev1.Container{ps.InitContainers, ps.Containers, d.InitContainers, d.Sidecars} {
-		for i := range list {
-			for _, m := range list[i].VolumeMounts {
-				if m.Name == volume {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// executorTemplate renders the executor pod template as YAML, or "" when executors need
-// nothing beyond what Spark properties say (then spark-submit would mount no template). A
-// batch scheduler's settings (sched) are laid over it.
+// executorTemplate renders the executor pod template as YAML: what Spark properties cannot
+// express about executors, their owner reference to the application included, and a batch
+// scheduler's settings (sched) over it.
 func executorTemplate(app *v1beta2.SparkApplication, sched sparkpod.Scheduling) (string, error) {
-	e := &app.Spec.Executor.SparkPodSpec
-	if !needsTemplate(app) && sched.IsZero() {
-		return "", nil
-	}
-	pod := corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}}
-	if e.Template != nil {
-		t := e.Template.DeepCopy()
-		pod.ObjectMeta = t.ObjectMeta
-		pod.Spec = t.Spec
-	}
-	idx := -1
-	for i := range pod.Spec.Containers {
-		if pod.Spec.Containers[i].Name == v1beta2.SparkExecutorContainerName {
-			idx = i
-		}
-	}
-	if idx < 0 && len(pod.Spec.Containers) > 0 {
-		idx = 0 // Spark takes the first container when none has its name
-	}
-	if idx < 0 {
-		pod.Spec.Containers = []corev1.Container{{Name: v1beta2.SparkExecutorContainerName}}
-		idx = 0
-	}
-	// Executors get the volumes Spark properties declare from the driver, as with spark-submit.
-	skip, err := sparkconf.ConfVolumes(app, sparkconf.Executor)
+	pod, err := sparkpod.Template(app, sparkpod.RoleExecutor)
 	if err != nil {
 		return "", userError("%v", err)
 	}
-	customise(&pod.Spec, idx, e, &app.Spec, sparkconf.MetricsPort(app, sparkconf.Executor), skip)
 	sched.Apply(&pod.ObjectMeta, &pod.Spec)
-	out, err := yaml.Marshal(&pod)
+	out, err := yaml.Marshal(pod)
 	if err != nil {
 		return "", fmt.Errorf("rendering executor pod template: %w", err)
 	}
 	return string(out), nil
-}
-
-func needsTemplate(app *v1beta2.SparkApplication) bool {
-	e, s := &app.Spec.Executor.SparkPodSpec, &app.Spec
-	return e.Template != nil || len(e.Env) > 0 || len(e.EnvFrom) > 0 || len(e.VolumeMounts) > 0 ||
-		len(e.Ports) > 0 || e.GPU != nil || e.SecurityContext != nil || e.Lifecycle != nil ||
-		len(e.ConfigMaps) > 0 || s.SparkConfigMap != nil || s.HadoopConfigMap != nil ||
-		len(e.InitContainers) > 0 || len(e.Sidecars) > 0 || len(e.Tolerations) > 0 ||
-		e.Affinity != nil || e.PodSecurityContext != nil || e.SchedulerName != nil ||
-		e.HostNetwork != nil || e.DNSConfig != nil || e.TerminationGracePeriodSeconds != nil ||
-		len(e.HostAliases) > 0 || e.ShareProcessNamespace != nil || e.PriorityClassName != nil ||
-		sparkconf.MetricsPort(app, sparkconf.Executor) != nil
 }
 
 func portConf(c conf, key string, def int32) (int32, error) {

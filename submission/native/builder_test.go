@@ -78,7 +78,7 @@ func TestBuildSparkPi(t *testing.T) {
 			Name: "spark-pi-driver", Namespace: "default", Labels: labels,
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: "sparkoperator.k8s.io/v1beta2", Kind: "SparkApplication",
-				Name: "spark-pi", UID: "app-uid", Controller: ptr(true),
+				Name: "spark-pi", UID: "app-uid", Controller: ptr(true), BlockOwnerDeletion: ptr(true),
 			}},
 		},
 		Spec: corev1.PodSpec{

@@ -53,13 +53,9 @@ func checkScheduling(t *testing.T, what string, pod *corev1.Pod, s sparkpod.Sche
 }
 
 // TestBuildAppliesScheduling: the batch scheduler's settings are on the driver pod and in the
-// executor pod template, which exists for them even when the spec needs none.
+// executor pod template.
 func TestBuildAppliesScheduling(t *testing.T) {
 	app := loadExample(t, "spark-pi.yaml")
-	app.Spec.Executor.SecurityContext = nil
-	if needsTemplate(app) {
-		t.Fatal("spark-pi.yaml needs an executor template of its own; the test wants one that does not")
-	}
 	sched := testScheduling()
 	attempt := submission.Attempt{SubmissionID: "s1", DriverPodName: app.DriverPodName(), Scheduling: sched}
 	objs, err := Build(app, attempt, testOpts, testIDs)
@@ -76,13 +72,6 @@ func TestBuildAppliesScheduling(t *testing.T) {
 	}
 	checkScheduling(t, "executor template", tmpl, sched.Executor)
 
-	attempt.Scheduling = sparkpod.RoleScheduling{Driver: sched.Driver}
-	if objs, err = Build(app, attempt, testOpts, testIDs); err != nil {
-		t.Fatal(err)
-	}
-	if objs.PodTemplate != nil {
-		t.Error("executor pod template made though neither the spec nor the scheduler needs one")
-	}
 }
 
 // TestSubmitAppliesScheduling: through the real API server, the driver and an executor made

@@ -479,7 +479,7 @@ func TestPodTemplates(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{
 			Labels: map[string]string{"from": "template"},
 			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "sparkoperator.k8s.io/v1beta2", Kind: "SparkApplication", Name: "pi", UID: "uid-1", Controller: ptr(true),
+				APIVersion: "sparkoperator.k8s.io/v1beta2", Kind: "SparkApplication", Name: "pi", UID: "uid-1", Controller: ptr(true), BlockOwnerDeletion: ptr(true),
 			}},
 		},
 		Spec: corev1.PodSpec{
@@ -488,28 +488,29 @@ func TestPodTemplates(t *testing.T) {
 				Name:       "spark-kubernetes-driver",
 				WorkingDir: "/work",
 				Env: []corev1.EnvVar{
-					{Name: "FROM_SECRET", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}}},
 					{Name: "SPARK_CONF_DIR", Value: "/etc/spark/conf"},
+					{Name: "FROM_SECRET", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}}},
 				},
 				Ports:           []corev1.ContainerPort{{Name: "extra", ContainerPort: 9000, Protocol: corev1.ProtocolTCP}},
 				SecurityContext: &corev1.SecurityContext{RunAsUser: ptr(int64(185))},
 				Resources:       corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}},
 				// "scratch" is an emptyDir only the main container mounts: Spark declares it.
 				VolumeMounts: []corev1.VolumeMount{
+					{Name: "spark-configmap-volume", MountPath: "/etc/spark/conf"},
+					{Name: "extra-vol", MountPath: "/etc/extra"},
 					{Name: "shared", MountPath: "/shared"},
 					{Name: "secret", MountPath: "/secret"},
-					{Name: "extra-vol", MountPath: "/etc/extra"},
-					{Name: "spark-configmap-volume", MountPath: "/etc/spark/conf"},
 				},
 			}, {Name: "log", Image: "busybox", VolumeMounts: []corev1.VolumeMount{{Name: "shared", MountPath: "/logs"}}}},
 			Volumes: []corev1.Volume{
+				{Name: "spark-configmap-volume", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "spark-conf"}}}},
+				{Name: "extra-vol", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "extra"}}}},
 				{Name: "shared", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 				{Name: "secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s"}}},
-				{Name: "extra-vol", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "extra"}}}},
-				{Name: "spark-configmap-volume", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "spark-conf"}}}},
 			},
 			Tolerations:                   []corev1.Toleration{{Key: "a", Operator: corev1.TolerationOpExists}, {Key: "b", Operator: corev1.TolerationOpExists}},
 			HostNetwork:                   true,
+			DNSPolicy:                     corev1.DNSClusterFirstWithHostNet, // to resolve cluster names
 			PriorityClassName:             "high",
 			SchedulerName:                 "gang",
 			TerminationGracePeriodSeconds: ptr(int64(5)),
@@ -522,6 +523,10 @@ func TestPodTemplates(t *testing.T) {
 	}
 	wantExecutor := &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		// Executors are owned by the application too, not only by their driver.
+		ObjectMeta: metav1.ObjectMeta{OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: "sparkoperator.k8s.io/v1beta2", Kind: "SparkApplication", Name: "pi", UID: "uid-1",
+		}}},
 		Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{
 				Name:         "spark-kubernetes-executor",
@@ -566,7 +571,7 @@ func TestPodTemplatesErrors(t *testing.T) {
 		want   string
 	}{
 		{name: "no UID", mutate: func(a *v1beta2.SparkApplication) { a.UID = "" }, want: "has no UID"},
-		{name: "GPU without a name", mutate: func(a *v1beta2.SparkApplication) { a.Spec.Executor.GPU = &v1beta2.GPUSpec{Quantity: 1} }, want: "gpu.name is empty"},
+		{name: "GPU without a name", mutate: func(a *v1beta2.SparkApplication) { a.Spec.Executor.GPU = &v1beta2.GPUSpec{Quantity: 1} }, want: "spec.executor.gpu.name"},
 		{name: "sidecar mounts an undeclared volume", mutate: func(a *v1beta2.SparkApplication) {
 			a.Spec.Driver.Sidecars = []corev1.Container{{Name: "s", VolumeMounts: []corev1.VolumeMount{{Name: "ghost", MountPath: "/g"}}}}
 		}, want: `volume "ghost"`},
@@ -619,3 +624,4 @@ Run with --help for usage help or --verbose for debug output
 		})
 	}
 }
+func ptr[T any](v T) *T { return &v }

@@ -115,7 +115,7 @@ func TestSubmitSparkPi(t *testing.T) {
 		t.Errorf("driver labels (-want +got):\n%s", diff)
 	}
 	wantOwners := []metav1.OwnerReference{{
-		APIVersion: "sparkoperator.k8s.io/v1beta2", Kind: "SparkApplication", Name: app.Name, UID: app.UID, Controller: ptr(true),
+		APIVersion: "sparkoperator.k8s.io/v1beta2", Kind: "SparkApplication", Name: app.Name, UID: app.UID, Controller: ptr(true), BlockOwnerDeletion: ptr(true),
 	}}
 	if diff := cmp.Diff(wantOwners, pod.OwnerReferences); diff != "" {
 		t.Errorf("driver ownerReferences (-want +got):\n%s", diff)

@@ -50,7 +50,9 @@ func baseApp() *v1beta2.SparkApplication {
 // TestMutations checks each mutation on a driver pod (or executor where the role matters): the
 // wanted pod is the base pod changed by want.
 func TestMutations(t *testing.T) {
-	cmVol := func(vol, cm string) corev1.Volume { return configMapVolume(vol, cm) }
+	cmVol := func(vol, cm string) corev1.Volume {
+		return corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm}}}}
+	}
 	tests := []struct {
 		name string
 		role string
@@ -61,27 +63,30 @@ func TestMutations(t *testing.T) {
 		name: "owner reference on driver",
 		app:  func(a *v1beta2.SparkApplication, _ *v1beta2.SparkPodSpec) { a.UID = "uid-1" },
 		want: func(p *corev1.Pod, _ *corev1.Container) {
-			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "sparkoperator.k8s.io/v1beta2", Kind: "SparkApplication", Name: "app", UID: "uid-1", Controller: ptr(true)}}
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "sparkoperator.k8s.io/v1beta2", Kind: "SparkApplication", Name: "app", UID: "uid-1",
+				Controller: ptr(true), BlockOwnerDeletion: ptr(true)}}
 		},
 	}, {
-		name: "no owner reference on executor",
+		name: "executors: the application as a plain owner",
 		role: v1beta2.SparkRoleExecutor,
 		app:  func(a *v1beta2.SparkApplication, _ *v1beta2.SparkPodSpec) { a.UID = "uid-1" },
-		want: func(*corev1.Pod, *corev1.Container) {},
+		want: func(p *corev1.Pod, _ *corev1.Container) {
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "sparkoperator.k8s.io/v1beta2", Kind: "SparkApplication", Name: "app", UID: "uid-1"}}
+		},
 	}, {
 		name: "spark config map",
 		app:  func(a *v1beta2.SparkApplication, _ *v1beta2.SparkPodSpec) { a.Spec.SparkConfigMap = ptr("sc") },
 		want: func(p *corev1.Pod, c *corev1.Container) {
-			p.Spec.Volumes = []corev1.Volume{cmVol(SparkConfigMapVolume, "sc")}
-			c.VolumeMounts = []corev1.VolumeMount{{Name: SparkConfigMapVolume, MountPath: "/etc/spark/conf"}}
+			p.Spec.Volumes = []corev1.Volume{cmVol(sparkpod.SparkConfigMapVolume, "sc")}
+			c.VolumeMounts = []corev1.VolumeMount{{Name: sparkpod.SparkConfigMapVolume, MountPath: "/etc/spark/conf"}}
 			c.Env = []corev1.EnvVar{{Name: "SPARK_CONF_DIR", Value: "/etc/spark/conf"}}
 		},
 	}, {
 		name: "hadoop config map",
 		app:  func(a *v1beta2.SparkApplication, _ *v1beta2.SparkPodSpec) { a.Spec.HadoopConfigMap = ptr("hc") },
 		want: func(p *corev1.Pod, c *corev1.Container) {
-			p.Spec.Volumes = []corev1.Volume{cmVol(HadoopConfigMapVolume, "hc")}
-			c.VolumeMounts = []corev1.VolumeMount{{Name: HadoopConfigMapVolume, MountPath: "/etc/hadoop/conf"}}
+			p.Spec.Volumes = []corev1.Volume{cmVol(sparkpod.HadoopConfigMapVolume, "hc")}
+			c.VolumeMounts = []corev1.VolumeMount{{Name: sparkpod.HadoopConfigMapVolume, MountPath: "/etc/hadoop/conf"}}
 			c.Env = []corev1.EnvVar{{Name: "HADOOP_CONF_DIR", Value: "/etc/hadoop/conf"}}
 		},
 	}, {
@@ -108,7 +113,7 @@ func TestMutations(t *testing.T) {
 			}
 			p.Spec.Volumes = []corev1.Volume{sec("g"), sec("gcp"), sec("tok")}
 			c.VolumeMounts = []corev1.VolumeMount{{Name: "g-volume", MountPath: "/g"}, {Name: "gcp-volume", MountPath: "/gcp"}, {Name: "tok-volume", MountPath: "/tok"}}
-			c.Env = []corev1.EnvVar{{Name: EnvGoogleCredentials, Value: "/gcp/key.json"}, {Name: EnvHadoopTokenLocation, Value: "/tok/hadoop.token"}}
+			c.Env = []corev1.EnvVar{{Name: sparkpod.EnvGoogleCredentials, Value: "/gcp/key.json"}, {Name: sparkpod.EnvHadoopTokenLocation, Value: "/tok/hadoop.token"}}
 		},
 	}, {
 		name: "volumes mounted by container and sidecar",
@@ -130,7 +135,7 @@ func TestMutations(t *testing.T) {
 			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "s", VolumeMounts: []corev1.VolumeMount{{Name: "side", MountPath: "/x"}}})
 		},
 	}, {
-		name: "env, envFrom, envVars, envSecretKeyRefs",
+		name: "env, envFrom, envVars, envSecretKeyRefs: the user's env last",
 		app: func(_ *v1beta2.SparkApplication, s *v1beta2.SparkPodSpec) {
 			s.Env = []corev1.EnvVar{{Name: "A", Value: "1"}}
 			s.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}}}}
@@ -139,8 +144,9 @@ func TestMutations(t *testing.T) {
 		},
 		pod: func(p *corev1.Pod) { p.Spec.Containers[1].Env = []corev1.EnvVar{{Name: "B", Value: "2"}} },
 		want: func(_ *corev1.Pod, c *corev1.Container) {
-			c.Env = []corev1.EnvVar{{Name: "B", Value: "2"}, {Name: "A", Value: "1"}, {Name: "C", Value: "3"},
-				{Name: "D", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "sec"}, Key: "k"}}}}
+			c.Env = []corev1.EnvVar{{Name: "B", Value: "2"}, {Name: "C", Value: "3"},
+				{Name: "D", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "sec"}, Key: "k"}}},
+				{Name: "A", Value: "1"}}
 			c.EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cm"}}}}
 		},
 	}, {
@@ -161,8 +167,8 @@ func TestMutations(t *testing.T) {
 		},
 		want: func(p *corev1.Pod, c *corev1.Container) {
 			c.Ports = []corev1.ContainerPort{{Name: "extra", ContainerPort: 9000, Protocol: corev1.ProtocolTCP}, {Name: "jmx-exporter", ContainerPort: 8090, Protocol: corev1.ProtocolTCP}}
-			c.VolumeMounts = []corev1.VolumeMount{{Name: PrometheusConfigVolume, MountPath: PrometheusConfigPath}}
-			v := cmVol(PrometheusConfigVolume, "app-prom-conf")
+			c.VolumeMounts = []corev1.VolumeMount{{Name: sparkpod.PrometheusConfigVolume, MountPath: sparkpod.PrometheusConfigPath}}
+			v := cmVol(sparkpod.PrometheusConfigVolume, "app-prom-conf")
 			v.ConfigMap.Optional = ptr(true)
 			p.Spec.Volumes = []corev1.Volume{v}
 		},
@@ -174,12 +180,12 @@ func TestMutations(t *testing.T) {
 		},
 		want: func(*corev1.Pod, *corev1.Container) {},
 	}, {
-		name: "batch scheduler wins over schedulerName",
+		name: "a batchScheduler does not name the pods' scheduler: its decision does (sparkpod.Scheduling)",
 		app: func(a *v1beta2.SparkApplication, s *v1beta2.SparkPodSpec) {
 			a.Spec.BatchScheduler = ptr("volcano")
 			s.SchedulerName = ptr("mine")
 		},
-		want: func(p *corev1.Pod, _ *corev1.Container) { p.Spec.SchedulerName = "volcano" },
+		want: func(p *corev1.Pod, _ *corev1.Container) { p.Spec.SchedulerName = "mine" },
 	}, {
 		name: "schedulerName and priority class",
 		app: func(_ *v1beta2.SparkApplication, s *v1beta2.SparkPodSpec) {
@@ -242,7 +248,7 @@ func TestMutations(t *testing.T) {
 		app: func(_ *v1beta2.SparkApplication, s *v1beta2.SparkPodSpec) {
 			s.Env = []corev1.EnvVar{{Name: "A", Value: "1"}}
 		},
-		pod:  func(p *corev1.Pod) { p.Spec.Containers[1].Name = LegacyExecutorContainerName },
+		pod:  func(p *corev1.Pod) { p.Spec.Containers[1].Name = sparkpod.LegacyExecutorContainerName },
 		want: func(_ *corev1.Pod, c *corev1.Container) { c.Env = []corev1.EnvVar{{Name: "A", Value: "1"}} },
 	}}
 	for _, tc := range tests {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // defaultConnectPod mutates a server or executor pod of a SparkConnect (found by its
@@ -102,7 +103,7 @@ func fromTemplate(spec *v1beta2.SparkPodSpec, volumes *[]corev1.Volume, t *corev
 	if ps.PriorityClassName != "" {
 		spec.PriorityClassName = &ps.PriorityClassName
 	}
-	main := SparkContainerIndex(&corev1.Pod{Spec: *ps}, role)
+	main := sparkpod.SparkContainerIndex(&corev1.Pod{Spec: *ps}, role)
 	for i, c := range ps.Containers {
 		if i != main {
 			spec.Sidecars = append(spec.Sidecars, c)

@@ -1,4 +1,4 @@
-package podmutator
+package sparkpod
 
 import (
 	"testing"

@@ -5,15 +5,13 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-// Package podmutator applies to driver and executor pods the SparkApplication settings that
-// Spark properties cannot express. The operator's submitters already put most of them into the
-// driver pod and the executor pod template; the mutator adds only what a pod lacks, so a pod
-// that already carries a customisation is left as it is (nothing is ever added twice).
-package podmutator
+package sparkpod
 
 import (
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,11 +21,12 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/submission/sparkconf"
 )
 
-// Names and paths shared with the submitters and the Kubeflow operator, so that images and
-// applications find things where they always did, and so that what a submitter already added
-// is recognised.
+// Names and paths shared with Spark and the Kubeflow operator, so that images and
+// applications find things where they always did, and so that what is already on a pod is
+// recognised.
 const (
 	SparkConfigMapVolume  = "spark-configmap-volume"
 	SparkConfigMapPath    = "/etc/spark/conf"
@@ -43,68 +42,69 @@ const (
 
 	PrometheusConfigVolume = "prometheus-vol"
 	PrometheusConfigPath   = "/etc/metrics/conf"
-	defaultPrometheusPort  = int32(8090)
-	defaultPromPortName    = "jmx-exporter"
 
 	// LegacyExecutorContainerName is the executor container's name in old Spark versions.
 	LegacyExecutorContainerName = "executor"
 )
 
-// PrometheusConfigMapName is the ConfigMap holding the generated metrics.properties and JMX
-// exporter configuration of app, mounted at /etc/metrics/conf when the application gives that
-// content inline (spec.monitoring.metricsProperties or prometheus.configuration).
-func PrometheusConfigMapName(app *v1beta2.SparkApplication) string {
-	return app.MetricsConfigMapName()
-}
-
-// target is the pod being mutated, its main Spark container and the settings that apply to it.
+// target is the pod being written, its main Spark container and the settings that apply to it.
 type target struct {
 	pod  *corev1.Pod
 	ctr  int // index of the Spark container in pod.Spec.Containers
 	app  *v1beta2.SparkApplication
 	spec *v1beta2.SparkPodSpec
-	role string // v1beta2.SparkRoleDriver or SparkRoleExecutor
+	role Role
+	// forSpark is set when writing a pod template for Spark: settings that the submitters
+	// pass as Spark properties are left to Spark.
+	forSpark bool
+	// inConf are the role's volume mounts that Spark properties declare (forSpark only).
+	inConf map[string]bool
 }
 
 func (t *target) container() *corev1.Container { return &t.pod.Spec.Containers[t.ctr] }
 
-// mutation adds one customisation to the pod, unless the pod already has it.
-type mutation func(t *target) error
-
-// mutations are applied in this order. Each is idempotent.
-var mutations = []mutation{
-	addOwnerReference,
-	addSparkConfigMap,
-	addHadoopConfigMap,
-	addConfigMaps,
-	addSecrets,
-	addVolumes,
-	addEnv,
-	addEnvFrom,
-	addEnvVars,
-	addEnvSecretKeyRefs,
-	addGPU,
-	addMemoryLimit,
-	addPorts,
-	addPrometheus,
-	addSchedulerName,
-	addPriorityClassName,
-	addNodeSelector,
-	addAffinity,
-	addTolerations,
-	addPodSecurityContext,
-	addSecurityContext,
-	addHostNetwork,
-	addHostAliases,
-	addDNSConfig,
-	addSidecars,
-	addInitContainers,
-	addTerminationGracePeriod,
-	addLifecycle,
-	addShareProcessNamespace,
+// setting writes one customisation onto the pod, unless the pod already has it. inConf
+// settings are expressed as Spark properties (submission/sparkconf), so Spark writes them
+// itself and a pod template for Spark leaves them out.
+type setting struct {
+	write  func(t *target) error
+	inConf bool
 }
 
-// RejectError is a pod the mutator refuses: the customisation asked for cannot be applied.
+// settings are written in this order. Each is idempotent.
+var settings = []setting{
+	{write: addOwnerReference},
+	{write: addSparkConfigMap},
+	{write: addHadoopConfigMap, inConf: true},
+	{write: addConfigMaps},
+	{write: addSecrets, inConf: true},
+	{write: addVolumes},
+	{write: addEnvFrom},
+	{write: addEnvVars, inConf: true},
+	{write: addEnvSecretKeyRefs, inConf: true},
+	{write: addEnv}, // after every other setting that writes env: the user's comes last
+	{write: addGPU},
+	{write: addMemoryLimit},
+	{write: addPorts},
+	{write: addPrometheus},
+	{write: addSchedulerName},
+	{write: addPriorityClassName},
+	{write: addNodeSelector, inConf: true},
+	{write: addAffinity},
+	{write: addTolerations},
+	{write: addPodSecurityContext},
+	{write: addSecurityContext},
+	{write: addHostNetwork},
+	{write: addHostAliases},
+	{write: addDNSConfig},
+	{write: addSidecars},
+	{write: addInitContainers},
+	{write: addTerminationGracePeriod},
+	{write: addLifecycle},
+	{write: addShareProcessNamespace},
+}
+
+// RejectError is a spec whose customisation cannot be applied to a pod.
 type RejectError struct{ Message string }
 
 func (e *RejectError) Error() string { return e.Message }
@@ -124,10 +124,8 @@ func SparkContainerIndex(pod *corev1.Pod, role string) int {
 		names = []string{v1beta2.SparkExecutorContainerName, LegacyExecutorContainerName}
 	}
 	for _, n := range names {
-		for i := range pod.Spec.Containers {
-			if pod.Spec.Containers[i].Name == n {
-				return i
-			}
+		if i := slices.IndexFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == n }); i >= 0 {
+			return i
 		}
 	}
 	if len(pod.Spec.Containers) > 0 {
@@ -136,34 +134,71 @@ func SparkContainerIndex(pod *corev1.Pod, role string) int {
 	return -1
 }
 
-// Mutate applies app's customisations for pod's role (its spark-role label) to pod in place.
-// A *RejectError means the pod must be refused.
-func Mutate(pod *corev1.Pod, app *v1beta2.SparkApplication) error {
-	return mutateAs(pod, app, pod.Labels[v1beta2.SparkRoleLabel])
-}
-
-// mutateAs applies app's customisations for role to pod.
-func mutateAs(pod *corev1.Pod, app *v1beta2.SparkApplication, role string) error {
-	var spec *v1beta2.SparkPodSpec
-	switch role {
-	case v1beta2.SparkRoleDriver:
-		spec = &app.Spec.Driver.SparkPodSpec
-	case v1beta2.SparkRoleExecutor:
-		spec = &app.Spec.Executor.SparkPodSpec
-	default:
-		return nil // not a Spark pod: nothing to do
-	}
-	idx := SparkContainerIndex(pod, role)
+// Customise writes every setting of app for role onto pod that the pod lacks: the mutating
+// webhook does this to every Spark pod, and the native submitter to its driver once Spark's
+// own settings are on it. Users' env ends up last, after Spark's. A *RejectError means the
+// spec cannot be applied.
+func Customise(pod *corev1.Pod, app *v1beta2.SparkApplication, role Role) error {
+	idx := SparkContainerIndex(pod, string(role))
 	if idx < 0 {
 		return reject("%s pod %s has no containers", role, pod.Name)
 	}
-	t := &target{pod: pod, ctr: idx, app: app, spec: spec, role: role}
-	for _, m := range mutations {
-		if err := m(t); err != nil {
+	return write(&target{pod: pod, ctr: idx, app: app, spec: specOf(app, role), role: role})
+}
+
+// Template is the pod template Spark builds the role's pods from (both submitters give it to
+// Spark): the role's spec.*.template with every setting Spark properties cannot express. The
+// Spark container is the template's container of Spark's name, else its first, else a new one.
+func Template(app *v1beta2.SparkApplication, role Role) (*corev1.Pod, error) {
+	pod := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}}
+	spec := specOf(app, role)
+	if spec.Template != nil {
+		t := spec.Template.DeepCopy()
+		pod.ObjectMeta, pod.Spec = t.ObjectMeta, t.Spec
+	}
+	idx := SparkContainerIndex(pod, string(role))
+	if idx < 0 {
+		name := v1beta2.SparkDriverContainerName
+		if role == RoleExecutor {
+			name = v1beta2.SparkExecutorContainerName
+		}
+		pod.Spec.Containers = []corev1.Container{{Name: name}}
+		idx = 0
+	}
+	inConf, err := sparkconf.ConfVolumes(app, confRole(role))
+	if err != nil {
+		return nil, &RejectError{Message: err.Error()}
+	}
+	if err := write(&target{pod: pod, ctr: idx, app: app, spec: spec, role: role, forSpark: true, inConf: inConf}); err != nil {
+		return nil, err
+	}
+	return pod, nil
+}
+
+func write(t *target) error {
+	for _, s := range settings {
+		if t.forSpark && s.inConf {
+			continue
+		}
+		if err := s.write(t); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+func specOf(app *v1beta2.SparkApplication, role Role) *v1beta2.SparkPodSpec {
+	if role == RoleExecutor {
+		return &app.Spec.Executor.SparkPodSpec
+	}
+	return &app.Spec.Driver.SparkPodSpec
+}
+
+func confRole(role Role) sparkconf.Role {
+	if role == RoleExecutor {
+		return sparkconf.Executor
+	}
+	return sparkconf.Driver
 }
 
 // ---- helpers that add one thing unless it is there ----
@@ -249,16 +284,15 @@ func mountConfigMap(t *target, volume, configMap, mountPath string) error {
 
 // ---- the mutations ----
 
-// addOwnerReference makes the SparkApplication the controller of its driver, so that deleting
-// the application deletes the driver (and through it the executors).
+// addOwnerReference makes the SparkApplication the owner of its pods, as the Kubeflow operator
+// does: the controlling owner of its driver, blocking the application's deletion in the
+// foreground until the driver is gone; and a plain owner of its executors (which the driver
+// controls), so that tools following owners from a pod (Kueue among them) find the
+// application. An executor's reference does not block deletion: setting that needs update
+// rights on the application, which the driver's service account that creates executors lacks.
 func addOwnerReference(t *target) error {
-	if t.role != v1beta2.SparkRoleDriver || t.app.UID == "" {
+	if t.app.UID == "" || slices.ContainsFunc(t.pod.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == t.app.UID }) {
 		return nil
-	}
-	for _, r := range t.pod.OwnerReferences {
-		if r.UID == t.app.UID {
-			return nil
-		}
 	}
 	yes := true
 	ref := metav1.OwnerReference{
@@ -266,12 +300,10 @@ func addOwnerReference(t *target) error {
 		Kind:       "SparkApplication",
 		Name:       t.app.Name,
 		UID:        t.app.UID,
-		Controller: &yes,
 	}
-	for _, r := range t.pod.OwnerReferences {
-		if r.Controller != nil && *r.Controller {
-			ref.Controller = nil // a pod has at most one controller; keep the existing one
-		}
+	// A pod has at most one controller; an existing one is kept.
+	if t.role == RoleDriver && metav1.GetControllerOfNoCopy(t.pod) == nil {
+		ref.Controller, ref.BlockOwnerDeletion = &yes, &yes
 	}
 	t.pod.OwnerReferences = append(t.pod.OwnerReferences, ref)
 	return nil
@@ -365,6 +397,9 @@ func addVolumes(t *target) error {
 		return nil
 	}
 	for _, m := range t.spec.VolumeMounts {
+		if t.inConf[m.Name] {
+			continue // Spark declares and mounts it from its properties
+		}
 		if err := ensureMount(t.container(), m); err != nil {
 			return err
 		}
@@ -384,11 +419,27 @@ func addVolumes(t *target) error {
 	return nil
 }
 
+// addEnv puts the role's env after Spark's own, so that a user's value wins and may refer to
+// Spark's variables. In a pod template Spark's come later still; the webhook, and the native
+// submitter's last pass, move the user's env to the end.
 func addEnv(t *target) error {
-	for _, e := range t.spec.Env {
-		ensureEnv(t.container(), e)
+	if t.forSpark {
+		t.container().Env = append(t.container().Env, t.spec.Env...)
+		return nil
 	}
+	ensureEnvLast(t.container(), t.spec.Env)
 	return nil
+}
+
+// ensureEnvLast makes env the last entries of c's env, in order, removing earlier copies.
+func ensureEnvLast(c *corev1.Container, env []corev1.EnvVar) {
+	if n := len(c.Env) - len(env); len(env) == 0 || n >= 0 && equality.Semantic.DeepEqual(c.Env[n:], env) {
+		return
+	}
+	c.Env = slices.DeleteFunc(c.Env, func(have corev1.EnvVar) bool {
+		return slices.ContainsFunc(env, func(e corev1.EnvVar) bool { return equality.Semantic.DeepEqual(have, e) })
+	})
+	c.Env = append(c.Env, env...)
 }
 
 func addEnvFrom(t *target) error {
@@ -400,7 +451,7 @@ func addEnvFrom(t *target) error {
 
 // addEnvVars adds the deprecated envVars map, in key order.
 func addEnvVars(t *target) error {
-	for _, k := range sortedKeys(t.spec.EnvVars) {
+	for _, k := range slices.Sorted(maps.Keys(t.spec.EnvVars)) {
 		ensureEnv(t.container(), corev1.EnvVar{Name: k, Value: t.spec.EnvVars[k]})
 	}
 	return nil
@@ -408,7 +459,7 @@ func addEnvVars(t *target) error {
 
 // addEnvSecretKeyRefs adds the deprecated envSecretKeyRefs map, in key order.
 func addEnvSecretKeyRefs(t *target) error {
-	for _, k := range sortedKeys(t.spec.EnvSecretKeyRefs) {
+	for _, k := range slices.Sorted(maps.Keys(t.spec.EnvSecretKeyRefs)) {
 		ref := t.spec.EnvSecretKeyRefs[k]
 		if ref.Name == "" || ref.Key == "" {
 			return reject("spec.%s.envSecretKeyRefs[%s]: needs a secret name and a key", t.role, k)
@@ -503,22 +554,11 @@ func addPorts(t *target) error {
 // addPrometheus adds the JMX exporter's port when the role's metrics are exposed, and mounts
 // the generated configuration ConfigMap when the application gives the configuration inline.
 func addPrometheus(t *target) error {
-	m := t.app.Spec.Monitoring
-	if m == nil || m.Prometheus == nil || m.Prometheus.JmxExporterJar == "" {
+	port := sparkconf.MetricsPort(t.app, confRole(t.role))
+	if port == nil {
 		return nil
 	}
-	if (t.role == v1beta2.SparkRoleDriver && !m.ExposeDriverMetrics) || (t.role == v1beta2.SparkRoleExecutor && !m.ExposeExecutorMetrics) {
-		return nil
-	}
-	p := m.Prometheus
-	port, name := defaultPrometheusPort, defaultPromPortName
-	if p.Port != nil {
-		port = *p.Port
-	}
-	if p.PortName != nil && *p.PortName != "" {
-		name = *p.PortName
-	}
-	ensurePort(&t.pod.Spec, t.container(), corev1.ContainerPort{Name: name, ContainerPort: port, Protocol: corev1.ProtocolTCP})
+	ensurePort(&t.pod.Spec, t.container(), *port)
 	if len(t.app.InlineMetricsConfig()) == 0 {
 		return nil
 	}
@@ -527,7 +567,7 @@ func addPrometheus(t *target) error {
 	}
 	// Optional: the pod starts even before the ConfigMap exists (Spark then falls back to its
 	// defaults for what it cannot read).
-	v := configMapVolume(PrometheusConfigVolume, PrometheusConfigMapName(t.app))
+	v := configMapVolume(PrometheusConfigVolume, t.app.MetricsConfigMapName())
 	v.ConfigMap.Optional = ptrTo(true)
 	ensureVolume(&t.pod.Spec, v)
 	return nil
@@ -535,13 +575,9 @@ func addPrometheus(t *target) error {
 
 func ptrTo[T any](v T) *T { return &v }
 
-// addSchedulerName sets the scheduler: the application's batch scheduler wins over the role's
-// schedulerName.
+// addSchedulerName sets the role's schedulerName. A batch scheduler's own choice comes with its
+// decision (Scheduling), which the submitters apply over this.
 func addSchedulerName(t *target) error {
-	if b := t.app.Spec.BatchScheduler; b != nil && *b != "" && *b != "default" {
-		t.pod.Spec.SchedulerName = *b
-		return nil
-	}
 	if s := t.spec.SchedulerName; s != nil && *s != "" {
 		t.pod.Spec.SchedulerName = *s
 	}
