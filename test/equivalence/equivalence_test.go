@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/submission"
 	"github.com/sparkop/spark-operator/submission/native"
 	"github.com/sparkop/spark-operator/submission/sparksubmit"
@@ -292,6 +293,13 @@ func submitAndRead(ctx context.Context, t *testing.T, c client.Client, example *
 	pod := &corev1.Pod{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: attempt.DriverPodName}, pod); err != nil {
 		t.Fatalf("%s: reading the driver pod: %v", side, err)
+	}
+	if side == sideSparkSubmit {
+		// As the operator's mutating webhook leaves a driver spark-submit created; the native
+		// submitter does the same itself (the user's env after Spark's, for one).
+		if err := sparkpod.Customise(pod, defaulted, sparkpod.RoleDriver); err != nil {
+			t.Fatalf("%s: %v", side, err)
+		}
 	}
 	if got := pod.Labels[v1beta2.SparkAppSelectorLabel]; got != res.SparkApplicationID || res.DriverPodName != pod.Name {
 		t.Errorf("%s: Submit reported %+v; the pod is %s with %s=%s", side, res, pod.Name, v1beta2.SparkAppSelectorLabel, got)
