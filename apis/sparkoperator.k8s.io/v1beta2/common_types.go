@@ -144,6 +144,7 @@ type Dependencies struct {
 
 // DynamicAllocation configures Spark dynamic allocation, which grows and
 // shrinks the number of executors with the workload.
+// +kubebuilder:validation:XValidation:rule="!has(self.minExecutors) || !has(self.maxExecutors) || self.minExecutors <= self.maxExecutors",message="minExecutors must not be greater than maxExecutors"
 type DynamicAllocation struct {
 	// Enabled turns dynamic allocation on. Defaults to false.
 	// +optional
