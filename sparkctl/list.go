@@ -180,7 +180,7 @@ func appTable(apps []v1beta2.SparkApplication, now time.Time) *metav1.Table {
 		app, st := &apps[i], &apps[i].Status
 		t.Rows = append(t.Rows, metav1.TableRow{Object: runtime.RawExtension{Object: app}, Cells: []any{
 			app.Name,
-			stateString(st.AppState.State),
+			displayState(app),
 			fmt.Sprintf("%d/%d", st.SubmissionAttempts, st.ExecutionAttempts),
 			age(st.LastSubmissionAttemptTime, now),
 			age(st.TerminationTime, now),
@@ -194,6 +194,31 @@ func appTable(apps []v1beta2.SparkApplication, now time.Time) *metav1.Table {
 // printAppTable writes the table of apps as list does; ages are relative to now.
 func printAppTable(out io.Writer, apps []v1beta2.SparkApplication, allNamespaces, wide bool, now time.Time) error {
 	return printers.NewTablePrinter(printers.PrintOptions{Wide: wide, WithNamespace: allNamespaces}).PrintObj(appTable(apps, now), out)
+}
+
+// displayState is the state a user reads: QUEUED while the application's batch scheduler holds
+// it back (the Queued condition; the stored state stays NEW as Kubeflow tools expect), else
+// its state.
+func displayState(app *v1beta2.SparkApplication) string {
+	if _, ok := queuedReason(app); ok {
+		return "QUEUED"
+	}
+	return stateString(app.Status.AppState.State)
+}
+
+// queuedReason says why a held application waits, if it does.
+func queuedReason(app *v1beta2.SparkApplication) (string, bool) {
+	switch app.Status.AppState.State {
+	case v1beta2.ApplicationStateNew, v1beta2.ApplicationStatePendingRerun, v1beta2.ApplicationStateResuming:
+	default:
+		return "", false
+	}
+	for _, c := range app.Status.Conditions {
+		if c.Type == "Queued" && c.Status == metav1.ConditionTrue {
+			return c.Message, true
+		}
+	}
+	return "", false
 }
 
 // stateString names an application state; the empty state of an application the operator has

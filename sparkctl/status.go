@@ -95,7 +95,10 @@ func printStatus(out io.Writer, app *v1beta2.SparkApplication, ids map[string]st
 	field := func(name, value string) { t.row(name+":", value) }
 	field("Name", app.Name)
 	field("Namespace", app.Namespace)
-	field("State", stateString(st.AppState.State))
+	field("State", displayState(app))
+	if why, ok := queuedReason(app); ok {
+		field("Waiting", why)
+	}
 	field("Submission attempts", strconv.Itoa(int(st.SubmissionAttempts)))
 	field("Execution attempts", strconv.Itoa(int(st.ExecutionAttempts)))
 	field("Submitted", timeAndAge(st.LastSubmissionAttemptTime, now))

@@ -304,6 +304,7 @@ type SparkApplicationStatus struct {
 // +kubebuilder:resource:scope=Namespaced,shortName=sparkapp
 // +kubebuilder:metadata:annotations="api-approved.kubernetes.io=https://github.com/kubeflow/spark-operator/pull/1298"
 // +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.applicationState.state`
+// +kubebuilder:printcolumn:name="Waiting",type=string,JSONPath=`.status.conditions[?(@.type=="Queued")].message`,description="why its batch scheduler holds it back (while queued)"
 // +kubebuilder:printcolumn:name="Attempts",type=integer,JSONPath=`.status.executionAttempts`
 // +kubebuilder:printcolumn:name="Start",type=string,JSONPath=`.status.lastSubmissionAttemptTime`
 // +kubebuilder:printcolumn:name="Finish",type=string,JSONPath=`.status.terminationTime`
