@@ -58,6 +58,12 @@ func Ensure(ctx context.Context, c client.Client, app *v1beta2.SparkApplication,
 			return fmt.Errorf("PodDisruptionBudget %s/%s exists and is not controlled by SparkApplication %s",
 				driver.Namespace, driver.Name, app.Name)
 		}
+		// Nothing of a budget changes during a run: one that selects this run's driver is
+		// left alone, so a steady run costs no API request.
+		if sel := existing.Spec.Selector; sel != nil && existing.DeletionTimestamp.IsZero() &&
+			sel.MatchLabels[v1beta2.LabelSubmissionID] == driver.Labels[v1beta2.LabelSubmissionID] {
+			return nil
+		}
 	}
 	pdb := policyv1ac.PodDisruptionBudget(driver.Name, driver.Namespace).
 		WithLabels(labels(app)).

@@ -76,7 +76,7 @@ func TestDriverIngressOptions(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := s.Spec.Ports[0]
-		return svcView{s.Labels, s.Annotations, s.Spec.Selector, s.Spec.Type, s.Name, p.Name, p.Port, p.TargetPort, s.OwnerReferences}
+		return svcView{s.Labels, withoutApplied(s.Annotations), s.Spec.Selector, s.Spec.Type, s.Name, p.Name, p.Port, p.TargetPort, s.OwnerReferences}
 	}
 	ours := map[string]string{v1beta2.LabelAppName: "connect", v1beta2.LabelLaunchedByOperator: "true"}
 	want := []svcView{{

@@ -18,6 +18,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -78,12 +79,17 @@ func TestEnsureAgainstCluster(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: app.UIServiceName()}, svc); err != nil {
 		t.Fatal(err)
 	}
-	second, err := uiresources.Ensure(ctx, c, app, opts)
+	// A second Ensure for the same spec finds everything as wanted and writes nothing.
+	counting := &countingClient{Client: c}
+	second, err := uiresources.Ensure(ctx, counting, app, opts)
 	if err != nil {
 		t.Fatalf("second Ensure: %v", err)
 	}
 	if d := cmp.Diff(first, second); d != "" {
 		t.Errorf("Ensure is not idempotent (-first +second):\n%s", d)
+	}
+	if counting.applies != 0 {
+		t.Errorf("second Ensure applied %d objects, want none", counting.applies)
 	}
 	again := &corev1.Service{}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(svc), again); err != nil {
@@ -139,7 +145,7 @@ func TestEnsureAgainstCluster(t *testing.T) {
 		}},
 		Owners: []metav1.OwnerReference{owner},
 	}
-	gotSvc := svcView{svc.Labels, svc.Annotations, svc.Spec.Selector, svc.Spec.Type, svc.Spec.Ports, svc.OwnerReferences}
+	gotSvc := svcView{svc.Labels, withoutApplied(svc.Annotations), svc.Spec.Selector, svc.Spec.Type, svc.Spec.Ports, svc.OwnerReferences}
 	if d := cmp.Diff(wantSvc, gotSvc); d != "" {
 		t.Errorf("service (-want +got):\n%s", d)
 	}
@@ -219,6 +225,31 @@ func TestEnsureAgainstCluster(t *testing.T) {
 	if err := uiresources.Delete(ctx, c, app); err != nil {
 		t.Errorf("Delete of what is gone: %v", err)
 	}
+}
+
+// countingClient counts server-side applies.
+type countingClient struct {
+	client.Client
+	applies int
+}
+
+func (c *countingClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	c.applies++
+	return c.Client.Apply(ctx, obj, opts...)
+}
+
+// withoutApplied drops the operator's bookkeeping annotation, to compare what users see.
+func withoutApplied(annotations map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range annotations {
+		if k != uiresources.AppliedAnnotation {
+			out[k] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 func TestEnsureDisabledAndInvalid(t *testing.T) {

@@ -14,6 +14,9 @@ package uiresources
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -176,6 +179,11 @@ func IngressURL(format string, app *v1beta2.SparkApplication, tls bool) (*url.UR
 // FieldOwner is the server-side apply field manager of everything this package writes.
 const FieldOwner = "spark-operator"
 
+// AppliedAnnotation holds a hash of what the operator last applied to a Service or Ingress.
+// Ensure runs on every reconcile of a live run; with it, an object already as wanted is read
+// from the cache and not applied again, so a steady run costs no API request.
+const AppliedAnnotation = v1beta2.GroupName + "/applied-hash"
+
 // DriverIngressServiceName is the Service of the spec.driverIngressOptions entry for port:
 // "<app>-driver-<port>", the Kubeflow operator's name, shortened like the UI Service's when
 // it would be too long.
@@ -248,9 +256,13 @@ func Ensure(ctx context.Context, c client.Client, app *v1beta2.SparkApplication,
 			return Info{}, err
 		}
 	}
-	// The apply answered with the stored Service, cluster IP included.
-	if uiSvc != nil && uiSvc.Spec != nil && uiSvc.Spec.ClusterIP != nil {
-		if ip := *uiSvc.Spec.ClusterIP; ip != "" && ip != corev1.ClusterIPNone {
+	if uiSvc != nil {
+		// An apply answered with the stored Service; a skipped one left the cached copy.
+		ip := objects[0].existing.(*corev1.Service).Spec.ClusterIP
+		if uiSvc.Spec != nil && uiSvc.Spec.ClusterIP != nil {
+			ip = *uiSvc.Spec.ClusterIP
+		}
+		if ip != "" && ip != corev1.ClusterIPNone {
 			info.Address = net.JoinHostPort(ip, strconv.Itoa(int(info.Port)))
 		}
 	}
@@ -276,7 +288,11 @@ type applyConfig interface {
 func apply(ctx context.Context, c client.Client, app *v1beta2.SparkApplication, obj applied) error {
 	name, ns := *obj.config.GetName(), *obj.config.GetNamespace()
 	kind := kindOf(obj.existing)
-	err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj.existing)
+	hash, err := markApplied(obj.config)
+	if err != nil {
+		return err
+	}
+	err = c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj.existing)
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:
@@ -285,6 +301,9 @@ func apply(ctx context.Context, c client.Client, app *v1beta2.SparkApplication, 
 		ref := metav1.GetControllerOfNoCopy(obj.existing)
 		if ref == nil || !isSparkApplication(ref, app.Name) {
 			return fmt.Errorf("%s %s/%s exists and is not controlled by SparkApplication %s", kind, ns, name, app.Name)
+		}
+		if ref.UID == app.UID && obj.existing.GetAnnotations()[AppliedAnnotation] == hash && obj.existing.GetDeletionTimestamp().IsZero() {
+			return nil
 		}
 		if ref.UID != app.UID {
 			uid := obj.existing.GetUID()
@@ -297,6 +316,25 @@ func apply(ctx context.Context, c client.Client, app *v1beta2.SparkApplication, 
 		return fmt.Errorf("applying %s %s/%s: %w", kind, ns, name, err)
 	}
 	return nil
+}
+
+// markApplied puts the hash of config's desired fields into config, as AppliedAnnotation,
+// and returns it.
+func markApplied(config applyConfig) (string, error) {
+	data, err := json.Marshal(config)
+	if err != nil {
+		return "", fmt.Errorf("encoding %s: %w", *config.GetName(), err)
+	}
+	sum := sha256.Sum256(data)
+	hash := hex.EncodeToString(sum[:12])
+	mark := map[string]string{AppliedAnnotation: hash}
+	switch cfg := config.(type) {
+	case *corev1ac.ServiceApplyConfiguration:
+		cfg.WithAnnotations(mark)
+	case *networkingv1ac.IngressApplyConfiguration:
+		cfg.WithAnnotations(mark)
+	}
+	return hash, nil
 }
 
 func isSparkApplication(ref *metav1.OwnerReference, name string) bool {
