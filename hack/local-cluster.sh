@@ -224,6 +224,11 @@ spec:
 EOF
 }
 
+apply_project_crds() {
+  kctl apply --server-side --force-conflicts -f "$ROOT/charts/spark-operator/crds/" >/dev/null
+  kctl wait --for condition=Established crd --all --timeout 60s >/dev/null
+}
+
 cmd_up() {
   while [ $# -gt 0 ]; do
     case $1 in
@@ -240,6 +245,8 @@ cmd_up() {
   if [ -d "$STATE" ]; then
     if healthy; then
       log "reusing the running cluster in $STATE"
+      # The repository's CRDs may have changed (or grown) since this cluster started.
+      apply_project_crds
       echo "$STATE/kubeconfig"
       return 0
     fi
@@ -279,8 +286,7 @@ cmd_up() {
   for crd in logs clusterlogs portforwards clusterportforwards; do
     kctl apply --server-side -f "$kwokdir/kustomize/crd/bases/kwok.x-k8s.io_$crd.yaml" >/dev/null
   done
-  kctl apply --server-side -f "$ROOT/charts/spark-operator/crds/" >/dev/null
-  kctl wait --for condition=Established crd --all --timeout 60s >/dev/null
+  apply_project_crds
 
   local kc=$STATE/kubeconfig
   start kube-controller-manager --kubeconfig "$kc" --authentication-kubeconfig "$kc" --authorization-kubeconfig "$kc" \
