@@ -80,13 +80,20 @@ func queueStatuses(snap Snapshot, out Outcome) map[string]schedv1alpha1.QueueSta
 	}
 	for name, q := range st {
 		q.Admitted = admitted[name]
+		if u, ok := out.Usage[name]; ok {
+			q.Admitted = u
+		}
+		if len(q.Admitted) == 0 {
+			q.Admitted = nil
+		}
 		st[name] = q
 	}
 	return st
 }
 
 // writeQueueStatus writes each queue's status through the status subresource where it changed.
-// The Active condition, when the decision core does not say otherwise, is True.
+// The Active condition is False, with the decision core's reason, for a queue that admits
+// nothing (a missing parent, a cycle of parents).
 func (s *Scheduler) writeQueueStatus(ctx context.Context, w world, snap Snapshot, out Outcome) error {
 	want := queueStatuses(snap, out)
 	var errs []error
@@ -96,13 +103,13 @@ func (s *Scheduler) writeQueueStatus(ctx context.Context, w world, snap Snapshot
 		if !ok {
 			continue
 		}
-		next.Conditions = q.Status.Conditions
-		if meta.FindStatusCondition(next.Conditions, schedv1alpha1.QueueConditionActive) == nil {
-			next.Conditions = append([]metav1.Condition(nil), next.Conditions...)
-			meta.SetStatusCondition(&next.Conditions, metav1.Condition{Type: schedv1alpha1.QueueConditionActive,
-				Status: metav1.ConditionTrue, Reason: "Active", Message: "the queue admits applications",
-				LastTransitionTime: metav1.NewTime(s.cfg.Clock.Now())})
+		next.Conditions = append([]metav1.Condition(nil), q.Status.Conditions...)
+		active := metav1.Condition{Type: schedv1alpha1.QueueConditionActive, Status: metav1.ConditionTrue,
+			Reason: "Active", Message: "the queue admits applications", LastTransitionTime: metav1.NewTime(s.cfg.Clock.Now())}
+		if why, ok := out.Inactive[q.Name]; ok {
+			active.Status, active.Reason, active.Message = metav1.ConditionFalse, "Inactive", why
 		}
+		meta.SetStatusCondition(&next.Conditions, active)
 		if equality.Semantic.DeepEqual(q.Status, next) {
 			continue
 		}
