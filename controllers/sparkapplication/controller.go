@@ -220,33 +220,34 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	syncConditions(&s.app.Status, s.now)
-	if statusEqual(&s.app.Status, &app.Status) {
-		// Nothing to write, so nothing to read from the API server either: a step that
-		// changes nothing costs only cache reads.
-		r.afterWrite(ctx, s, app)
-		return ctrl.Result{RequeueAfter: s.requeueAfter}, nil
-	}
 
-	written, err := r.updateStatus(ctx, req.NamespacedName, func(latest *v1beta2.SparkApplication) error {
-		if latest.UID != app.UID {
-			return errSkip
+	written := app
+	// Nothing to write means nothing to read from the API server either: a step that
+	// changes nothing costs only cache reads.
+	if !statusEqual(&s.app.Status, &app.Status) {
+		var err error
+		written, err = r.updateStatus(ctx, req.NamespacedName, func(latest *v1beta2.SparkApplication) error {
+			if latest.UID != app.UID {
+				return errSkip
+			}
+			if !statusEqual(&latest.Status, &app.Status) {
+				return errStale
+			}
+			latest.Status = *s.app.Status.DeepCopy()
+			return nil
+		})
+		switch {
+		case errors.Is(err, errStale):
+			// The watch brings the newer status; this is only a backstop.
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		case errors.Is(err, errSkip), apierrors.IsNotFound(err):
+			return ctrl.Result{}, nil
+		case err != nil:
+			return ctrl.Result{}, err
 		}
-		if !statusEqual(&latest.Status, &app.Status) {
-			return errStale
-		}
-		latest.Status = *s.app.Status.DeepCopy()
-		return nil
-	})
-	switch {
-	case errors.Is(err, errStale):
-		// The watch brings the newer status; this is only a backstop.
-		return ctrl.Result{RequeueAfter: time.Second}, nil
-	case errors.Is(err, errSkip), apierrors.IsNotFound(err):
-		return ctrl.Result{}, nil
-	case err != nil:
-		return ctrl.Result{}, err
 	}
 	r.afterWrite(ctx, s, written)
+	// Also when nothing was written: a release that failed is retried by the next reconcile.
 	if err := r.release(ctx, written); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -217,7 +217,7 @@ func generate(r *rand.Rand, ns string, i int) generated {
 			FailedRunHistoryLimit:     pick(r, nil, ptr.To(pick(r, int32s...))),
 		},
 	}
-	applied = append(applied, "schedule", "timeZone", "concurrencyPolicy", "RunHistoryLimit", "name")
+	applied = append(applied, "schedule", "timeZone", "concurrencyPolicy", "RunHistoryLimit")
 	return generated{ssa, applied}
 }
 
