@@ -143,7 +143,14 @@ func Customise(pod *corev1.Pod, app *v1beta2.SparkApplication, role Role) error 
 	if idx < 0 {
 		return reject("%s pod %s has no containers", role, pod.Name)
 	}
-	return write(&target{pod: pod, ctr: idx, app: app, spec: specOf(app, role), role: role})
+	t := &target{pod: pod, ctr: idx, app: app, spec: specOf(app, role), role: role}
+	// The user's env is taken out and put back last (addEnv), so that the settings before it
+	// judge the env without it, and a second pass changes nothing.
+	c := t.container()
+	c.Env = slices.DeleteFunc(c.Env, func(have corev1.EnvVar) bool {
+		return slices.ContainsFunc(t.spec.Env, func(e corev1.EnvVar) bool { return equality.Semantic.DeepEqual(have, e) })
+	})
+	return write(t)
 }
 
 // Template is the pod template Spark builds the role's pods from (both submitters give it to
@@ -421,25 +428,10 @@ func addVolumes(t *target) error {
 
 // addEnv puts the role's env after Spark's own, so that a user's value wins and may refer to
 // Spark's variables. In a pod template Spark's come later still; the webhook, and the native
-// submitter's last pass, move the user's env to the end.
+// submitter's last pass, move the user's env to the end (see Customise).
 func addEnv(t *target) error {
-	if t.forSpark {
-		t.container().Env = append(t.container().Env, t.spec.Env...)
-		return nil
-	}
-	ensureEnvLast(t.container(), t.spec.Env)
+	t.container().Env = append(t.container().Env, t.spec.Env...)
 	return nil
-}
-
-// ensureEnvLast makes env the last entries of c's env, in order, removing earlier copies.
-func ensureEnvLast(c *corev1.Container, env []corev1.EnvVar) {
-	if n := len(c.Env) - len(env); len(env) == 0 || n >= 0 && equality.Semantic.DeepEqual(c.Env[n:], env) {
-		return
-	}
-	c.Env = slices.DeleteFunc(c.Env, func(have corev1.EnvVar) bool {
-		return slices.ContainsFunc(env, func(e corev1.EnvVar) bool { return equality.Semantic.DeepEqual(have, e) })
-	})
-	c.Env = append(c.Env, env...)
 }
 
 func addEnvFrom(t *target) error {
