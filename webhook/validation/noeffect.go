@@ -37,10 +37,10 @@ var NoEffect = []IgnoredField{
 			"spec.restartPolicy.onFailureRetryInterval and onSubmissionFailureRetryInterval set the delays",
 	},
 	{
-		Path: ".spec.batchSchedulerOptions",
-		Reason: "read by the Kubeflow operator's Volcano and YuniKorn integrations (queue, priority class " +
-			"and minimum resources of the pod group); this operator has neither, and its own batch " +
-			"schedulers do not read it",
+		Path: ".spec.batchSchedulerOptions.resources",
+		Reason: "read by the Kubeflow operator's Volcano and YuniKorn integrations as the minimum " +
+			"resources of the pod group; the gang scheduler computes what an application needs from " +
+			"its driver and executors instead",
 	},
 }
 

@@ -24,7 +24,7 @@ import (
 var noEffectSamples = map[string]string{
 	".spec.failureRetries":        `{"failureRetries": 3}`,
 	".spec.retryInterval":         `{"retryInterval": 10}`,
-	".spec.batchSchedulerOptions": `{"batchSchedulerOptions": {"queue": "default"}}`,
+	".spec.batchSchedulerOptions.resources": `{"batchSchedulerOptions": {"resources": {"cpu": "4"}}}`,
 }
 
 func TestNoEffectWarnings(t *testing.T) {
