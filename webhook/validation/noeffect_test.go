@@ -22,8 +22,8 @@ import (
 
 // noEffectSamples sets each field of NoEffect, as a user's manifest would.
 var noEffectSamples = map[string]string{
-	".spec.failureRetries":        `{"failureRetries": 3}`,
-	".spec.retryInterval":         `{"retryInterval": 10}`,
+	".spec.failureRetries":                  `{"failureRetries": 3}`,
+	".spec.retryInterval":                   `{"retryInterval": 10}`,
 	".spec.batchSchedulerOptions.resources": `{"batchSchedulerOptions": {"resources": {"cpu": "4"}}}`,
 }
 
