@@ -71,6 +71,9 @@ bench: build
 	bin/bench --kubeconfig $$kc --mode native --apps 1000 --rate 1000; \
 	bin/bench --kubeconfig $$kc --mode spark-submit --apps 50 --spark-home $$spark; \
 	bin/bench --kubeconfig $$kc --mode native --apps 10000
+	@kc=$$(LOCAL_CLUSTER_DIR=$(CURDIR)/.cache/bench-gang-cluster hack/local-cluster.sh up --nodes 100 | tail -n 1); \
+	bin/bench --kubeconfig $$kc --scenario gang --apps 1000; \
+	bin/bench --kubeconfig $$kc --scenario gang --gang=false --apps 1000
 
 ## cluster-up: build (once) the control plane, helm and cert-manager, and start the control plane
 .PHONY: cluster-up

@@ -143,6 +143,10 @@ func (l *loop) cycle(ctx context.Context) error {
 	s.stats.Cycles++
 	s.stats.Decisions += int64(len(out.Admitted) + len(out.Waiting) + len(out.Rejected))
 	s.stats.Busy += busy
+	cyclesTotal.Inc()
+	decisionsTotal.Add(float64(len(out.Admitted) + len(out.Waiting) + len(out.Rejected)))
+	scheduleSeconds.Add(busy.Seconds())
+	admittedTotal.Add(float64(len(out.Admitted)))
 	// Rejected applications are woken to be failed with their reason; held ones whose shown
 	// reason is out of date, a few per cycle, in queue order.
 	for key := range out.Rejected {

@@ -71,6 +71,7 @@ type config struct {
 	extraArgs  string
 	webhook    bool
 	scenario   string
+	gang       bool
 }
 
 func main() {
@@ -87,12 +88,15 @@ func main() {
 	flag.StringVar(&c.extraArgs, "operator-args", "", "extra flags for the operator, space-separated")
 	flag.BoolVar(&c.webhook, "webhook", false, "run the operator with its admission webhooks and report their latency")
 	flag.StringVar(&c.scenario, "scenario", "submit", `what to measure: "submit" (submission speed), "restart" or "failover" `+
-		`(time to a new application's driver after the operator is killed, with --apps finished applications present)`)
+		`(time to a new application's driver after the operator is killed, with --apps finished applications present), `+
+		`"gang" (--apps mixed-size applications at once, with or without (--gang=false) the gang scheduler)`)
+	flag.BoolVar(&c.gang, "gang", true, `gang: run the operator with the gang scheduler as the default (false: the same load without it)`)
 	flag.Parse()
 	scenarios := map[string]func(context.Context, config) error{
 		"submit":   run,
 		"restart":  runRestart,
 		"failover": runFailover,
+		"gang":     runGang,
 	}
 	scenario, ok := scenarios[c.scenario]
 	if !ok {
