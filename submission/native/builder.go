@@ -15,6 +15,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -56,8 +57,6 @@ const (
 	nonJVMOverheadFactor = "0.4"
 	pythonRunnerClass    = "org.apache.spark.deploy.PythonRunner"
 	rRunnerClass         = "org.apache.spark.deploy.RRunner"
-	sparkConfMapMount    = "/etc/spark/conf"
-	hadoopConfMapMount   = "/etc/hadoop/conf"
 	maxDNSLabel          = 63
 )
 
@@ -366,18 +365,6 @@ func driverPod(app *v1beta2.SparkApplication, c conf, p driverParams) (*corev1.P
 	if ctr.Name == "" {
 		ctr.Name = v1beta2.SparkDriverContainerName
 	}
-	// Spark's MountVolumesFeatureStep: the volumes the properties declare.
-	inConf, err := sparkconf.ConfVolumes(app, sparkconf.Driver)
-	if err != nil {
-		return nil, userError("%v", err)
-	}
-	declared := sparkconf.VolumesByName(app)
-	for _, m := range s.Driver.VolumeMounts {
-		if inConf[m.Name] {
-			ctr.VolumeMounts = append(ctr.VolumeMounts, m)
-			pod.Spec.Volumes = append(pod.Spec.Volumes, *declared[m.Name].DeepCopy())
-		}
-	}
 	ctr.Image = p.image
 	if pp := c[keyPullPolicy]; pp != "" {
 		ctr.ImagePullPolicy = corev1.PullPolicy(pp)
@@ -433,6 +420,18 @@ func driverPod(app *v1beta2.SparkApplication, c conf, p driverParams) (*corev1.P
 		volumes = append(volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name}}})
 		mounts = append(mounts, corev1.VolumeMount{Name: vol, MountPath: secrets[name]})
 	}
+	// Spark's MountVolumesFeatureStep, after its secrets: the volumes the properties declare.
+	inConf, err := sparkconf.ConfVolumes(app, sparkconf.Driver)
+	if err != nil {
+		return nil, userError("%v", err)
+	}
+	declared := sparkconf.VolumesByName(app)
+	for _, m := range s.Driver.VolumeMounts {
+		if inConf[m.Name] {
+			mounts = append(mounts, m)
+			volumes = append(volumes, *declared[m.Name].DeepCopy())
+		}
+	}
 
 	if p.resourceType == "python" {
 		if py := c[keyPySparkPython]; py != "" {
@@ -455,7 +454,7 @@ func driverPod(app *v1beta2.SparkApplication, c conf, p driverParams) (*corev1.P
 	// spark-local-dir-*, if the user declared any; else one emptyDir per directory, under a
 	// random name by default.
 	var dirs []string
-	for _, m := range ctr.VolumeMounts {
+	for _, m := range append(slices.Clip(ctr.VolumeMounts), mounts...) {
 		if strings.HasPrefix(m.Name, localDirVolumePrefix) {
 			dirs = append(dirs, m.MountPath)
 		}

@@ -96,7 +96,7 @@ func TestNativeMatchesSparkSubmit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real spark-submit")
 	}
-	examples := loadExamples(t)
+	examples := append(loadExamples(t), generated()...)
 	c := cluster.Client(t)
 	kubeconfig := cluster.Kubeconfig(t)
 	ss := &sparksubmit.Submitter{SparkHome: sparkHome(t), Kubeconfig: kubeconfig, Client: c, TempDir: t.TempDir()}
@@ -601,3 +601,62 @@ func jsonOf(v reflect.Value) string {
 	}
 	return string(data)
 }
+
+// generated are applications that set what no example sets: every spec field and Spark
+// property that shapes the driver pod, its ConfigMaps or its Service.
+func generated() []example {
+	app := func(name string, typ v1beta2.SparkApplicationType, file string) *v1beta2.SparkApplication {
+		return &v1beta2.SparkApplication{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"team": "data"}},
+			Spec: v1beta2.SparkApplicationSpec{
+				Type: typ, SparkVersion: "4.0.4", Mode: v1beta2.DeployModeCluster,
+				Image: ptrTo("docker.io/apache/spark:4.0.4"), MainApplicationFile: file,
+				RestartPolicy: v1beta2.RestartPolicy{Type: v1beta2.RestartPolicyNever},
+			},
+		}
+	}
+	all := app("generated-every-field", v1beta2.SparkApplicationTypeScala, "local:///opt/spark/examples/jars/spark-examples.jar")
+	s := &all.Spec
+	s.MainClass, s.Arguments = ptrTo("org.apache.spark.examples.SparkPi"), []string{"10", "x y"}
+	s.ImagePullPolicy, s.ImagePullSecrets = ptrTo("Always"), []string{"registry-a", "registry-b"}
+	s.MemoryOverheadFactor = ptrTo("0.25")
+	s.NodeSelector = map[string]string{"zone": "a"}
+	s.SparkConf = map[string]string{
+		"spark.driver.resource.gpu.amount": "1", "spark.driver.resource.gpu.vendor": "nvidia.com",
+		"spark.driver.minMemoryOverhead": "500m", "spark.driver.port": "7100", "spark.driver.blockManager.port": "7101",
+		"spark.ui.port": "4100", "spark.kubernetes.driver.service.ipFamilyPolicy": "SingleStack",
+		"spark.kubernetes.local.dirs.tmpfs": "true",
+	}
+	s.Volumes = []corev1.Volume{
+		{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp"}}},
+		{Name: "cfg", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}},
+	}
+	d := &s.Driver
+	d.Cores, d.CoreRequest, d.CoreLimit = ptrTo(int32(2)), ptrTo("1500m"), ptrTo("3")
+	d.Memory, d.MemoryOverhead = ptrTo("1500m"), ptrTo("300m")
+	d.Image, d.ServiceAccount = ptrTo("docker.io/apache/spark:4.0.4"), ptrTo("spark-driver")
+	d.Labels, d.Annotations = map[string]string{"role": "drv"}, map[string]string{"note": "x"}
+	d.ServiceLabels, d.ServiceAnnotations = map[string]string{"svc": "1"}, map[string]string{"svc-note": "y"}
+	d.Secrets = []v1beta2.SecretInfo{{Name: "plain", Path: "/mnt/plain", Type: v1beta2.SecretTypeGeneric}, {Name: "gcp", Path: "/mnt/gcp", Type: v1beta2.SecretTypeGCPServiceAccount}}
+	d.Env = []corev1.EnvVar{{Name: "USER_VAR", Value: "$(SPARK_USER)"}}
+	d.EnvVars = map[string]string{"OLD_STYLE": "1"}
+	d.EnvSecretKeyRefs = map[string]v1beta2.NameKey{"PASSWORD": {Name: "creds", Key: "pw"}}
+	d.NodeSelector = map[string]string{"disk": "ssd"}
+	d.Ports = []v1beta2.Port{{Name: "extra", ContainerPort: 9000, Protocol: corev1.ProtocolTCP}}
+	d.VolumeMounts = []corev1.VolumeMount{{Name: "host", MountPath: "/host"}, {Name: "cfg", MountPath: "/cfg"}}
+	d.MemoryLimit, d.GPU = ptrTo("4Gi"), &v1beta2.GPUSpec{Name: "nvidia.com/gpu", Quantity: 1}
+	d.JavaOptions = ptrTo("-Dx=y")
+
+	py := app("generated-python", v1beta2.SparkApplicationTypePython, "local:///opt/spark/examples/src/main/python/pi.py")
+	py.Spec.PythonVersion = ptrTo("3")
+	py.Spec.Deps.PyFiles = []string{"local:///opt/spark/python/lib/extra.zip"}
+	py.Spec.SparkConf = map[string]string{"spark.pyspark.python": "python3", "spark.pyspark.driver.python": "python3", "spark.executor.pyspark.memory": "512m"}
+	py.Spec.Driver.Memory = ptrTo("2g")
+
+	r := app("generated-r", v1beta2.SparkApplicationTypeR, "local:///opt/spark/examples/src/main/r/dataframe.R")
+	r.Spec.Driver.MemoryOverhead = ptrTo("1g")
+
+	return []example{{file: "generated-every-field", app: all}, {file: "generated-python", app: py}, {file: "generated-r", app: r}}
+}
+
+func ptrTo[T any](v T) *T { return &v }
