@@ -129,10 +129,7 @@ func overheadMiB(role Role, conf map[string]string, memMiB int64) (int64, error)
 	if _, ok := conf[spark+"memoryOverhead"]; ok {
 		return confMiB(conf, spark+"memoryOverhead", "")
 	}
-	factor := jvmOverheadFactor
-	if t := conf[KeyResourceType]; t != "" && t != resourceTypeJava {
-		factor = nonJVMOverheadFactor
-	}
+	factor := DefaultOverheadFactor(conf[KeyResourceType])
 	for _, key := range []string{KeyOverheadFactor, spark + "memoryOverheadFactor"} {
 		v, ok := conf[key]
 		if !ok {
@@ -150,6 +147,15 @@ func overheadMiB(role Role, conf map[string]string, memMiB int64) (int64, error)
 	}
 	// Spark truncates the product to an Int.
 	return max(int64(min(factor*float64(memMiB), math.MaxInt32)), floor), nil
+}
+
+// DefaultOverheadFactor is the memory overhead factor of an application of a resource type
+// (spark.kubernetes.resource.type) that sets none: 0.4 for Python and R, 0.1 for the JVM.
+func DefaultOverheadFactor(resourceType string) float64 {
+	if resourceType != "" && resourceType != resourceTypeJava {
+		return nonJVMOverheadFactor
+	}
+	return jvmOverheadFactor
 }
 
 // offHeapMiB is spark.memory.offHeap.size (in bytes without a unit) when off-heap memory is

@@ -53,8 +53,6 @@ const (
 	defaultDriverPort    = 7078
 	defaultBlockMgrPort  = 7079
 	defaultUIPort        = 4040
-	javaOverheadFactor   = "0.1"
-	nonJVMOverheadFactor = "0.4"
 	pythonRunnerClass    = "org.apache.spark.deploy.PythonRunner"
 	rRunnerClass         = "org.apache.spark.deploy.RRunner"
 	maxDNSLabel          = 63
@@ -179,10 +177,9 @@ func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Optio
 		return nil, userError("no driver image: set spec.image or spec.driver.image")
 	}
 
-	var resourceType, mainClass string
+	resourceType, mainClass := sparkpod.ResourceType(s.Type), ""
 	switch s.Type {
 	case v1beta2.SparkApplicationTypeJava, v1beta2.SparkApplicationTypeScala, "":
-		resourceType = "java"
 		if s.MainClass == nil || *s.MainClass == "" {
 			return nil, userError("spec.mainClass is required for %s applications", s.Type)
 		}
@@ -195,9 +192,9 @@ func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Optio
 			}
 		}
 	case v1beta2.SparkApplicationTypePython:
-		resourceType, mainClass = "python", pythonRunnerClass
+		mainClass = pythonRunnerClass
 	case v1beta2.SparkApplicationTypeR:
-		resourceType, mainClass = "r", rRunnerClass
+		mainClass = rRunnerClass
 	default:
 		return nil, userError("unknown application type %q", s.Type)
 	}
@@ -218,11 +215,7 @@ func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Optio
 	c[keySubmitInDriver] = "true"
 	c[sparkpod.KeyResourceType] = resourceType
 	if _, ok := c[sparkpod.KeyOverheadFactor]; !ok {
-		if resourceType == "java" {
-			c[sparkpod.KeyOverheadFactor] = javaOverheadFactor
-		} else {
-			c[sparkpod.KeyOverheadFactor] = nonJVMOverheadFactor
-		}
+		c[sparkpod.KeyOverheadFactor] = strconv.FormatFloat(sparkpod.DefaultOverheadFactor(resourceType), 'f', -1, 64)
 	}
 	if _, ok := c[keyPyFiles]; !ok {
 		c[keyPyFiles] = ""
