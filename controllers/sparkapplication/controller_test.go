@@ -33,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -53,10 +54,11 @@ const (
 // driver's annotations), counting its calls per application. An application annotated with
 // annSubmitError fails to submit with that message.
 type fakeSubmitter struct {
-	gate  *gate // the batch scheduler of the test's manager
-	c     client.Client
-	mu    sync.Mutex
-	calls map[types.NamespacedName]int
+	gate   *gate       // the batch scheduler of the test's manager
+	waking *wakingGate // one that wakes the applications it holds
+	c      client.Client
+	mu     sync.Mutex
+	calls  map[types.NamespacedName]int
 }
 
 func (f *fakeSubmitter) count(key types.NamespacedName) int {
@@ -167,6 +169,9 @@ func startManagerWith(t *testing.T, namespaces []string, sub *fakeSubmitter, opt
 		Schedulers:  scheduler.NewRegistry(sub.gate),
 		Options:     opts,
 	}
+	if sub.waking != nil {
+		r.Schedulers.Register(sub.waking)
+	}
 	if change != nil {
 		change(r)
 	}
@@ -197,6 +202,34 @@ func (g *gate) Admit(context.Context, *v1beta2.SparkApplication, sparkpod.Demand
 }
 
 func (g *gate) Release(context.Context, *v1beta2.SparkApplication) error { return nil }
+
+// wakingGate holds applications back until opened, then wakes them (scheduler.WithManager);
+// it counts how often it is asked and asked to release.
+type wakingGate struct {
+	open             atomic.Bool
+	admits, releases atomic.Int32
+	waker            scheduler.Waker
+}
+
+func (g *wakingGate) Name() string { return "waking" }
+
+func (g *wakingGate) Admit(context.Context, *v1beta2.SparkApplication, sparkpod.Demand) (scheduler.Decision, error) {
+	g.admits.Add(1)
+	if g.open.Load() {
+		return scheduler.Decision{Admit: true}, nil
+	}
+	return scheduler.Decision{Reason: "waiting to be woken"}, nil
+}
+
+func (g *wakingGate) Release(context.Context, *v1beta2.SparkApplication) error {
+	g.releases.Add(1)
+	return nil
+}
+
+func (g *wakingGate) SetupWithManager(_ manager.Manager, w scheduler.Waker) error {
+	g.waker = w
+	return nil
+}
 
 func newApp(ns, name string, mutate ...func(*v1beta2.SparkApplication)) *v1beta2.SparkApplication {
 	app := &v1beta2.SparkApplication{
@@ -344,8 +377,9 @@ func TestController(t *testing.T) {
 		{"driver deleted", testDriverDeleted},
 		{"executors", testExecutors},
 		{"batch schedulers", testBatchSchedulers},
+		{"waking batch scheduler", testWakingScheduler},
 	}
-	sub := &fakeSubmitter{c: c, calls: map[types.NamespacedName]int{}, gate: &gate{}}
+	sub := &fakeSubmitter{c: c, calls: map[types.NamespacedName]int{}, gate: &gate{}, waking: &wakingGate{}}
 	envs := make([]*env, len(tests))
 	var namespaces []string
 	for i := range tests {
@@ -572,13 +606,34 @@ func testBatchSchedulers(t *testing.T, e *env) {
 	// the enabled ones.
 	key = e.create(t, newApp(e.ns, "volcano", func(a *v1beta2.SparkApplication) { a.Spec.BatchScheduler = ptr.To("volcano") }))
 	app = e.waitState(t, key, v1beta2.ApplicationStateFailed, 20*time.Second)
-	if want := `batch scheduler "volcano" is not enabled in this operator (enabled: [gate])`; app.Status.AppState.ErrorMessage != want {
+	if want := `batch scheduler "volcano" is not enabled in this operator (enabled: [gate waking])`; app.Status.AppState.ErrorMessage != want {
 		t.Errorf("error message %q, want %q", app.Status.AppState.ErrorMessage, want)
 	}
 	if n := e.sub.count(key); n != 0 {
 		t.Errorf("an application naming a missing scheduler was submitted %d times", n)
 	}
 	e.waitEvents(t, "volcano", "SparkApplicationRejected")
+}
+
+// A scheduler that wakes the applications it holds is asked once, not polled; woken, the
+// application runs; finished, it is released.
+func testWakingScheduler(t *testing.T, e *env) {
+	g := e.sub.waking
+	key := e.create(t, newApp(e.ns, "woken", driverAnnotations(annRunSeconds, "1"),
+		func(a *v1beta2.SparkApplication) { a.Spec.BatchScheduler = ptr.To("waking") }))
+	e.waitFor(t, key, 20*time.Second, "Queued condition", func(a *v1beta2.SparkApplication) bool {
+		return meta.IsStatusConditionTrue(a.Status.Conditions, ConditionQueued)
+	})
+	asked := g.admits.Load()
+	// Longer than QueuedRetryInterval (1s in this test): a polled application would be asked again.
+	time.Sleep(3 * time.Second)
+	if n := g.admits.Load(); n != asked {
+		t.Errorf("a held application was asked %d more times; a waking scheduler must not be polled", n-asked)
+	}
+	g.open.Store(true)
+	g.waker.Wake(key)
+	e.waitState(t, key, v1beta2.ApplicationStateCompleted, 30*time.Second)
+	e.waitFor(t, key, 20*time.Second, "release", func(*v1beta2.SparkApplication) bool { return g.releases.Load() > 0 })
 }
 
 // TestAdoptsDriverOfInterruptedSubmission plays an operator killed between creating a driver
