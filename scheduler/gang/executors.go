@@ -11,8 +11,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,6 +33,9 @@ import (
 // for other applications. The gang scheduler gives each gated executor one planned node (by
 // narrowing its node affinity, which Kubernetes allows on gated pods) and removes the gate.
 const GateExecutor = "scheduling.sparkop.dev/gang"
+
+// releaseWorkers bounds the executors released at once.
+const releaseWorkers = 16
 
 // AnnotationNode records the node the gang scheduler gave a gated executor.
 const AnnotationNode = "scheduling.sparkop.dev/node"
@@ -85,23 +90,23 @@ func (s *Scheduler) releaseExecutors(ctx context.Context, w world, snap Snapshot
 		demands[wl.Key] = wl.Demand.Executor.Requests
 	}
 
-	var errs []error
+	// Nodes are chosen here, in order; the API calls then run side by side, so a burst of
+	// executors is released in a few round trips rather than one per executor.
+	type release struct {
+		key  types.NamespacedName
+		node string
+	}
+	var releases []release
 	for m, pods := range pending {
 		sort.Strings(pods)
 		res, ok := reservations[m.app]
 		if !ok || res.SubmissionID != m.submission {
 			for _, name := range pods {
-				errs = append(errs, s.ungate(ctx, types.NamespacedName{Namespace: m.app.Namespace, Name: name}, ""))
+				releases = append(releases, release{types.NamespacedName{Namespace: m.app.Namespace, Name: name}, ""})
 			}
 			continue
 		}
-		nodes := slices.Sorted(func(yield func(string) bool) {
-			for n := range res.Executors {
-				if !yield(n) {
-					return
-				}
-			}
-		})
+		nodes := slices.Sorted(maps.Keys(res.Executors))
 		for _, name := range pods {
 			node := ""
 			for _, n := range nodes {
@@ -124,16 +129,25 @@ func (s *Scheduler) releaseExecutors(ctx context.Context, w world, snap Snapshot
 			if node == "" {
 				continue
 			}
-			if err := s.ungate(ctx, types.NamespacedName{Namespace: m.app.Namespace, Name: name}, node); err != nil {
-				errs = append(errs, err)
-				continue
-			}
 			if assigned[m] == nil {
 				assigned[m] = map[string]int32{}
 			}
 			assigned[m][node]++
+			releases = append(releases, release{types.NamespacedName{Namespace: m.app.Namespace, Name: name}, node})
 		}
 	}
+	errs := make([]error, len(releases))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, releaseWorkers)
+	for i, r := range releases {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = s.ungate(ctx, r.key, r.node)
+		}()
+	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 
