@@ -154,10 +154,11 @@ func (r *run) step(ctx context.Context) (done bool, err error) {
 		if r.started[driver.Name] {
 			continue
 		}
-		if err := r.startExecutors(ctx, driver); err != nil {
+		started, err := r.startExecutors(ctx, driver)
+		if err != nil {
 			return false, err
 		}
-		r.started[driver.Name] = true
+		r.started[driver.Name] = started
 	}
 	r.obs.maxRunning = max(r.obs.maxRunning, running)
 	if r.gang {
@@ -192,26 +193,32 @@ func (r *run) step(ctx context.Context) (done bool, err error) {
 }
 
 // startExecutors creates the driver's executors as Spark would: from the executor pod template
-// the submitter gave the driver, which carries the nodes its batch scheduler planned.
-func (r *run) startExecutors(ctx context.Context, driver *corev1.Pod) error {
+// the submitter gave the driver, which carries the nodes its batch scheduler planned. It reports
+// false, to be asked again, while the template's ConfigMap does not exist yet: the submitter
+// creates it just after the driver pod, and a real kubelet would not start the driver before
+// its volumes can be mounted (kwok marks it Running at once).
+func (r *run) startExecutors(ctx context.Context, driver *corev1.Pod) (bool, error) {
 	template, err := executors.TemplateOf(ctx, r.c, driver)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	if r.gang && template == nil {
-		return fmt.Errorf("driver %s has no executor pod template: the planned executor nodes cannot reach its executors", driver.Name)
+		return false, fmt.Errorf("driver %s has no executor pod template: the planned executor nodes cannot reach its executors", driver.Name)
 	}
 	for id := 1; id <= executorCount; id++ {
 		pod, err := executors.Build(driver, id, executors.Options{Cores: 2, MemoryMiB: 1024, Template: template,
 			Annotations: map[string]string{executors.AnnotationRunSeconds: executorRunSeconds}})
 		if err != nil {
-			return err
+			return false, err
 		}
 		if err := r.c.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return true, nil
 }
 
 func newRun(t *testing.T, gangOn bool) *run {
