@@ -62,7 +62,7 @@ dev:
 dev-down:
 	@hack/dev.sh down
 
-## bench: submission speed side by side (native vs spark-submit); see docs/benchmarks.md
+## bench: submission speed (native vs spark-submit), restart and failover with 10,000 finished applications, gang vs no gang; see docs/benchmarks.md
 .PHONY: bench
 bench: build
 	@mkdir -p bin && go build -o bin/bench ./test/bench
@@ -70,7 +70,9 @@ bench: build
 	bin/bench --kubeconfig $$kc --mode native --apps 1000 --webhook; \
 	bin/bench --kubeconfig $$kc --mode native --apps 1000 --rate 1000; \
 	bin/bench --kubeconfig $$kc --mode spark-submit --apps 50 --spark-home $$spark; \
-	bin/bench --kubeconfig $$kc --mode native --apps 10000
+	bin/bench --kubeconfig $$kc --mode native --apps 10000; \
+	bin/bench --kubeconfig $$kc --scenario restart --apps 10000; \
+	bin/bench --kubeconfig $$kc --scenario failover --apps 10000
 	@kc=$$(LOCAL_CLUSTER_DIR=$(CURDIR)/.cache/bench-gang-cluster hack/local-cluster.sh up --nodes 100 | tail -n 1); \
 	bin/bench --kubeconfig $$kc --scenario gang --apps 1000; \
 	bin/bench --kubeconfig $$kc --scenario gang --gang=false --apps 1000
