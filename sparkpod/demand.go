@@ -152,7 +152,8 @@ func podDemand(role Role, app *v1beta2.SparkApplication, conf map[string]string)
 	pod.Spec.InitContainers = append(pod.Spec.InitContainers, p.InitContainers...)
 	pod.Spec.Containers = append(pod.Spec.Containers, p.Sidecars...)
 
-	d := PodDemand{Role: role, Requests: podRequests(pod), Limits: resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})}
+	d := PodDemand{Role: role}
+	d.Requests, d.Limits = PodResources(pod)
 	d.NodeSelector = map[string]string{}
 	maps.Copy(d.NodeSelector, pod.Spec.NodeSelector)
 	maps.Copy(d.NodeSelector, s.NodeSelector)
@@ -165,8 +166,14 @@ func podDemand(role Role, app *v1beta2.SparkApplication, conf map[string]string)
 	return d, nil
 }
 
-// podRequests is what the scheduler counts for pod once the API server has defaulted it: a
-// container's limit stands for its request where it has none.
+// PodResources is what the scheduler counts for pod (its requests, once the API server has
+// defaulted it) and what the pod is limited to, over its containers and init containers.
+func PodResources(pod *corev1.Pod) (requests, limits corev1.ResourceList) {
+	return podRequests(pod), resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})
+}
+
+// podRequests counts a container's limit as its request where it has none, as the API server's
+// defaulting does.
 func podRequests(pod *corev1.Pod) corev1.ResourceList {
 	pod = pod.DeepCopy()
 	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {

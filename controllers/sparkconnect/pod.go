@@ -305,23 +305,10 @@ func SessionDemand(conn *v1alpha1.SparkConnect) (sparkpod.Demand, error) {
 	if err != nil {
 		return d, err
 	}
-	requests, limits := corev1.ResourceList{}, corev1.ResourceList{}
-	for _, c := range server.Spec.Containers {
-		addResources(requests, c.Resources.Requests)
-		addResources(limits, c.Resources.Limits)
-	}
-	if len(requests) > 0 {
+	if requests, limits := sparkpod.PodResources(server); len(requests) > 0 {
 		d.Driver.Requests, d.Driver.Limits = requests, limits
 	}
 	return d, nil
-}
-
-func addResources(sum, add corev1.ResourceList) {
-	for name, q := range add {
-		total := sum[name]
-		total.Add(q)
-		sum[name] = total
-	}
 }
 
 func ownerRef(conn *v1alpha1.SparkConnect) metav1.OwnerReference {
