@@ -180,10 +180,11 @@ func (p *sparkPlayer) step(ctx context.Context) (int, float64, error) {
 			if p.started[d.Name] {
 				continue
 			}
-			if err := p.startExecutors(ctx, app, d); err != nil {
+			started, err := p.startExecutors(ctx, app, d)
+			if err != nil {
 				return 0, 0, err
 			}
-			p.started[d.Name] = true
+			p.started[d.Name] = started
 		case corev1.PodSucceeded, corev1.PodFailed:
 			if p.ended[d.Name] {
 				continue
@@ -206,23 +207,28 @@ func (p *sparkPlayer) step(ctx context.Context) (int, float64, error) {
 	return finished, util, nil
 }
 
-func (p *sparkPlayer) startExecutors(ctx context.Context, app *v1beta2.SparkApplication, driver *corev1.Pod) error {
+// startExecutors reports false, to be asked again, while the driver's template ConfigMap does
+// not exist yet (the submitter creates it just after the driver; a kubelet would wait for it).
+func (p *sparkPlayer) startExecutors(ctx context.Context, app *v1beta2.SparkApplication, driver *corev1.Pod) (bool, error) {
 	template, err := executors.TemplateOf(ctx, p.cl, driver)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	n := int(ptr.Deref(app.Spec.Executor.Instances, 1))
 	for id := 1; id <= n; id++ {
 		pod, err := executors.Build(driver, id, executors.Options{Cores: 2, MemoryMiB: 1024, Template: template,
 			Annotations: map[string]string{executors.AnnotationRunSeconds: "600"}})
 		if err != nil {
-			return err
+			return false, err
 		}
 		if err := p.cl.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
-			return err
+			return false, err
 		}
 	}
-	return nil
+	return true, nil
 }
 
 // gangDecisions reads the gang scheduler's decision count and the time it spent deciding.
