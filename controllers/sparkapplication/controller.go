@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -108,7 +109,7 @@ type Reconciler struct {
 	Submitters  map[submission.Mode]submission.Submitter
 	DefaultMode submission.Mode
 	// Schedulers holds the enabled batch schedulers; an application naming none uses
-	// DefaultBatchScheduler, and one naming a scheduler that is not enabled uses AdmitAll.
+	// DefaultBatchScheduler, and one naming a scheduler that is not enabled is refused.
 	Schedulers            *scheduler.Registry
 	DefaultBatchScheduler string
 	UI                    uiresources.Options
@@ -119,6 +120,10 @@ type Reconciler struct {
 	// Namespaces, when set, limits the controller to namespaces whose labels match.
 	Namespaces *nsfilter.Filter
 	Options    Options
+
+	// unrecorded maps a submission ID to the driver its submitter created when writing the
+	// outcome then failed; the pool's retry reads it (see Submit).
+	unrecorded sync.Map
 }
 
 // SetupWithManager registers the controller and the submission pool with mgr. The pool only

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -806,4 +807,98 @@ func TestStaleCacheNeverDeletesTheNewDriver(t *testing.T) {
 	if !got.DeletionTimestamp.IsZero() {
 		t.Fatal("the new driver was deleted")
 	}
+}
+
+// TestUnrecordedSubmissionRenamedNeverRunsTwoDrivers: the pool creates a driver, writing the
+// outcome fails, and spec.driver.podName changes before the pool retries. The retry must not
+// complete the attempt under the new name beside the first driver: there is never more than one.
+func TestUnrecordedSubmissionRenamedNeverRunsTwoDrivers(t *testing.T) {
+	c := cluster.Client(t)
+	ctx := context.Background()
+	e := &env{c: c, ns: cluster.Namespace(t, c, "sparkapp-unrecorded"),
+		sub: &fakeSubmitter{c: c, calls: map[types.NamespacedName]int{}, gate: &gate{}}}
+
+	w, err := kubernetes.NewForConfigOrDie(cluster.Config(t)).CoreV1().Pods(e.ns).Watch(ctx, metav1.ListOptions{
+		LabelSelector: v1beta2.SparkRoleLabel + "=" + v1beta2.SparkRoleDriver})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, most := map[string]bool{}, 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			switch ev.Type {
+			case watch.Added:
+				live[pod.Name] = true
+			case watch.Deleted:
+				delete(live, pod.Name)
+			}
+			most = max(most, len(live))
+		}
+	}()
+
+	var injected atomic.Bool
+	failFirstSubmitted := func(obj client.Object) error {
+		app, ok := obj.(*v1beta2.SparkApplication)
+		if !ok || app.Namespace != e.ns || app.Status.AppState.State != v1beta2.ApplicationStateSubmitted ||
+			!injected.CompareAndSwap(false, true) {
+			return nil
+		}
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			latest := &v1beta2.SparkApplication{}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(app), latest); err != nil {
+				return err
+			}
+			latest.Spec.Driver.PodName = ptr.To("unrecorded-new-driver")
+			return c.Update(ctx, latest)
+		}); err != nil {
+			return err
+		}
+		return apierrors.NewServiceUnavailable("injected: the outcome of the submission is not written")
+	}
+	startManagerWith(t, []string{e.ns}, e.sub, Options{DriverPodGracePeriod: 2 * time.Second}, func(r *Reconciler) {
+		r.Client = &failingStatusClient{Client: r.Client, fail: failFirstSubmitted}
+	})
+	key := e.create(t, newApp(e.ns, "unrecorded"))
+	e.waitFor(t, key, 30*time.Second, "running under the new name", func(a *v1beta2.SparkApplication) bool {
+		return a.Status.AppState.State == v1beta2.ApplicationStateRunning && a.Status.DriverInfo.PodName == "unrecorded-new-driver"
+	})
+	w.Stop()
+	<-done
+	if !injected.Load() {
+		t.Fatal("the status write was never failed: the test did not exercise the retry")
+	}
+	if most != 1 {
+		t.Errorf("at most %d drivers at once, want 1", most)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "unrecorded-driver"}, &corev1.Pod{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the unrecorded submission's driver: %v, want it deleted", err)
+	}
+}
+
+// failingStatusClient lets a test fail chosen status writes.
+type failingStatusClient struct {
+	client.Client
+	fail func(client.Object) error
+}
+
+func (f *failingStatusClient) Status() client.SubResourceWriter {
+	return &failingStatusWriter{SubResourceWriter: f.Client.Status(), fail: f.fail}
+}
+
+type failingStatusWriter struct {
+	client.SubResourceWriter
+	fail func(client.Object) error
+}
+
+func (w *failingStatusWriter) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+	if err := w.fail(obj); err != nil {
+		return err
+	}
+	return w.SubResourceWriter.Update(ctx, obj, opts...)
 }

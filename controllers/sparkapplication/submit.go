@@ -46,6 +46,12 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 	// The scheduler and the submitter get a private, defaulted copy, never written back.
 	prepared := app.DeepCopy()
 	v1beta2.SetSparkApplicationDefaults(prepared)
+	// A retry after this attempt's driver was created but not recorded: if the spec has since
+	// renamed the driver, completing the attempt would start a second driver under the new
+	// name. The reconciler stops the first one and starts a new submission instead.
+	if name, ok := r.unrecorded.LoadAndDelete(id); ok && name != prepared.DriverPodName() {
+		return nil
+	}
 	decision, err := r.decide(ctx, prepared)
 	if err != nil {
 		return err
@@ -117,6 +123,13 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 	}
 	if werr != nil {
 		// Retried by the pool; the submitter finds its driver and reports success again.
+		if err == nil {
+			name := result.DriverPodName
+			if name == "" {
+				name = prepared.DriverPodName()
+			}
+			r.unrecorded.Store(id, name)
+		}
 		return fmt.Errorf("recording the submission: %w", werr)
 	}
 	if err != nil {
