@@ -6,7 +6,10 @@ CONTROLLER_GEN := go tool controller-gen
 CRD_DIR := charts/spark-operator/crds
 GENERATED := $(CRD_DIR) apis/sparkoperator.k8s.io/v1beta2/zz_generated.deepcopy.go apis/sparkoperator.k8s.io/v1alpha1/zz_generated.deepcopy.go apis/scheduling.sparkop.dev/v1alpha1/zz_generated.deepcopy.go
 # -count=1: results that depend on the local cluster must never come from the test cache.
-GO_TEST_FLAGS ?= -count=1 -timeout 40m
+# -p 1: every package's tests share the one local cluster and its 4 nodes; run side by side,
+# one package's pods take capacity another's test planned for (the gang scheduler's reservations
+# bind only the pods it admits), and timings stretch under the load.
+GO_TEST_FLAGS ?= -count=1 -p 1 -timeout 40m
 
 .PHONY: all
 all: build
