@@ -710,37 +710,13 @@ func TestInterruptedSubmissionRenamedNeverRunsTwoDrivers(t *testing.T) {
 	}
 	e.update(t, key, func(a *v1beta2.SparkApplication) { a.Spec.Driver.PodName = ptr.To("renamed-new-driver") })
 
-	w, err := kubernetes.NewForConfigOrDie(cluster.Config(t)).CoreV1().Pods(e.ns).Watch(ctx, metav1.ListOptions{
-		LabelSelector: v1beta2.SparkRoleLabel + "=" + v1beta2.SparkRoleDriver})
-	if err != nil {
-		t.Fatal(err)
-	}
-	live, most := map[string]bool{}, 0
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			pod, ok := ev.Object.(*corev1.Pod)
-			if !ok {
-				continue
-			}
-			switch ev.Type {
-			case watch.Added:
-				live[pod.Name] = true
-			case watch.Deleted:
-				delete(live, pod.Name)
-			}
-			most = max(most, len(live))
-		}
-	}()
+	mostDrivers := watchDrivers(t, e.ns, false)
 
 	startManager(t, []string{e.ns}, e.sub, Options{DriverPodGracePeriod: 2 * time.Second})
 	running := e.waitFor(t, key, 20*time.Second, "running under the new name", func(a *v1beta2.SparkApplication) bool {
 		return a.Status.AppState.State == v1beta2.ApplicationStateRunning && a.Status.DriverInfo.PodName == "renamed-new-driver"
 	})
-	w.Stop()
-	<-done
-	if most != 1 || running.Status.SubmissionID == "sub-1" {
+	if most := mostDrivers(); most != 1 || running.Status.SubmissionID == "sub-1" {
 		t.Errorf("at most %d drivers at once (want 1); submission %s (want a new one)", most, running.Status.SubmissionID)
 	}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(old), &corev1.Pod{}); !apierrors.IsNotFound(err) {
@@ -818,31 +794,9 @@ func TestUnrecordedSubmissionRenamedNeverRunsTwoDrivers(t *testing.T) {
 	e := &env{c: c, ns: cluster.Namespace(t, c, "sparkapp-unrecorded"),
 		sub: &fakeSubmitter{c: c, calls: map[types.NamespacedName]int{}, gate: &gate{}}}
 
-	w, err := kubernetes.NewForConfigOrDie(cluster.Config(t)).CoreV1().Pods(e.ns).Watch(ctx, metav1.ListOptions{
-		LabelSelector: v1beta2.SparkRoleLabel + "=" + v1beta2.SparkRoleDriver})
-	if err != nil {
-		t.Fatal(err)
-	}
-	live, most := map[string]bool{}, 0
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			pod, ok := ev.Object.(*corev1.Pod)
-			if !ok {
-				continue
-			}
-			// A driver counts until its deletion starts: what this test guards is that the
-			// retry never creates a driver while the first one is still meant to run.
-			switch {
-			case ev.Type == watch.Deleted || pod.DeletionTimestamp != nil:
-				delete(live, pod.Name)
-			case ev.Type == watch.Added:
-				live[pod.Name] = true
-			}
-			most = max(most, len(live))
-		}
-	}()
+	// A driver counts until its deletion starts: what this test guards is that the retry
+	// never creates a driver while the first one is still meant to run.
+	mostDrivers := watchDrivers(t, e.ns, true)
 
 	var injected atomic.Bool
 	failFirstSubmitted := func(obj client.Object) error {
@@ -870,8 +824,7 @@ func TestUnrecordedSubmissionRenamedNeverRunsTwoDrivers(t *testing.T) {
 	e.waitFor(t, key, 30*time.Second, "running under the new name", func(a *v1beta2.SparkApplication) bool {
 		return a.Status.AppState.State == v1beta2.ApplicationStateRunning && a.Status.DriverInfo.PodName == "unrecorded-new-driver"
 	})
-	w.Stop()
-	<-done
+	most := mostDrivers()
 	if !injected.Load() {
 		t.Fatal("the status write was never failed: the test did not exercise the retry")
 	}
@@ -880,6 +833,41 @@ func TestUnrecordedSubmissionRenamedNeverRunsTwoDrivers(t *testing.T) {
 	}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "unrecorded-driver"}, &corev1.Pod{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the unrecorded submission's driver: %v, want it deleted", err)
+	}
+}
+
+// watchDrivers watches the driver pods of namespace ns; the function it returns stops the
+// watch and reports the most drivers that existed at once. With untilDeleting, a driver stops
+// counting when its deletion starts rather than when it is gone.
+func watchDrivers(t *testing.T, ns string, untilDeleting bool) func() int {
+	t.Helper()
+	w, err := kubernetes.NewForConfigOrDie(cluster.Config(t)).CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{
+		LabelSelector: v1beta2.SparkRoleLabel + "=" + v1beta2.SparkRoleDriver})
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, most := map[string]bool{}, 0
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			switch {
+			case ev.Type == watch.Deleted || (untilDeleting && pod.DeletionTimestamp != nil):
+				delete(live, pod.Name)
+			case ev.Type == watch.Added:
+				live[pod.Name] = true
+			}
+			most = max(most, len(live))
+		}
+	}()
+	return func() int {
+		w.Stop()
+		<-done
+		return most
 	}
 }
 
