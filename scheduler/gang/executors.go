@@ -87,7 +87,7 @@ func (s *Scheduler) releaseExecutors(ctx context.Context, w world, snap Snapshot
 	}
 	demands := map[types.NamespacedName]corev1.ResourceList{}
 	for _, wl := range snap.Workloads {
-		demands[wl.Key] = wl.Demand.Executor.Requests
+		demands[wl.Key] = memberRequests(wl.Demand.Executor)
 	}
 
 	// Nodes are chosen here, in order; the API calls then run side by side, so a burst of

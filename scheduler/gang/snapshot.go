@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
@@ -134,7 +135,7 @@ func reserveUnbound(nodes map[string]*Node, res Reservation, d sparkpod.Demand, 
 	drivers := bound[boundMember{key, res.SubmissionID, v1beta2.SparkRoleDriver}]
 	if len(drivers) == 0 {
 		if n := nodes[res.Driver]; n != nil {
-			add(n.Used, d.Driver.Requests, 1)
+			add(n.Used, memberRequests(d.Driver), 1)
 		}
 	}
 	left := map[string]int32{}
@@ -152,7 +153,7 @@ func reserveUnbound(nodes map[string]*Node, res Reservation, d sparkpod.Demand, 
 		elsewhere -= take
 		if rest := planned - take; rest > 0 {
 			if n := nodes[node]; n != nil {
-				add(n.Used, d.Executor.Requests, int64(rest))
+				add(n.Used, memberRequests(d.Executor), int64(rest))
 			}
 		}
 	}
@@ -194,7 +195,9 @@ func add(into, l corev1.ResourceList, times int64) {
 }
 
 // podRequests is what a pod requests of its node: the larger of its containers' sum and
-// any one init container, plus its overhead, and one pod.
+// any one init container, plus its overhead, and one of the node's pod slots (its allocatable
+// "pods"), which a pod takes whatever it requests. Applied to a pod trimPod made, it gives the
+// same list again.
 func podRequests(p *corev1.Pod) corev1.ResourceList {
 	total := corev1.ResourceList{}
 	for _, c := range p.Spec.Containers {
@@ -208,5 +211,19 @@ func podRequests(p *corev1.Pod) corev1.ResourceList {
 		}
 	}
 	add(total, p.Spec.Overhead, 1)
+	total[corev1.ResourcePods] = onePod
 	return total
+}
+
+// onePod is the pod slot every pod takes on its node.
+var onePod = *resource.NewQuantity(1, resource.DecimalSI)
+
+// memberRequests is what one pod of a role takes on its node: its requests and a pod slot.
+func memberRequests(d sparkpod.PodDemand) corev1.ResourceList {
+	l := d.Requests.DeepCopy()
+	if l == nil {
+		l = corev1.ResourceList{}
+	}
+	l[corev1.ResourcePods] = onePod
+	return l
 }

@@ -151,3 +151,95 @@ func TestReservationPods(t *testing.T) {
 		t.Errorf("queue label missing: %+v", p)
 	}
 }
+
+// TestPodSlots: a node's allocatable "pods" is capacity like cpu. Every non-terminal pod bound
+// to a node, and every admitted member reserved there and not bound yet, takes one slot; a
+// node with no slot left is not chosen, however well its cpu fits.
+func TestPodSlots(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	node := func(name, cpu, pods string) corev1.Node {
+		return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("64Gi"),
+			corev1.ResourcePods: resource.MustParse(pods)}}}
+	}
+	other := func(name, nodeName, cpu string, phase corev1.PodPhase) corev1.Pod {
+		p := pod(name, "", "", nodeName, cpu, phase)
+		p.Labels = nil
+		return p
+	}
+	tests := []struct {
+		name     string
+		nodes    []corev1.Node
+		pods     []corev1.Pod
+		apps     []v1beta2.SparkApplication
+		wantUsed map[string]string // node → pod slots used
+		// wantPlan is the waiting application w's admission: driver node, executors per node;
+		// nil when it must wait.
+		wantPlan *Admission
+	}{{
+		name:  "a full node is not chosen though its cpu fits tightest",
+		nodes: []corev1.Node{node("n1", "16", "2"), node("n2", "16", "110")},
+		pods:  []corev1.Pod{other("x", "n1", "7", corev1.PodRunning), other("y", "n1", "7", corev1.PodRunning)},
+		apps:  []v1beta2.SparkApplication{app("w", "s1", v1beta2.ApplicationStateNew, 1, nil)},
+		wantUsed: map[string]string{"n1": "2", "n2": "0"},
+		wantPlan: &Admission{Queue: "default", Driver: "n2", Executors: map[string]int32{"n2": 1}},
+	}, {
+		name:  "one slot left: the driver takes it, the executor goes elsewhere",
+		nodes: []corev1.Node{node("n1", "16", "3"), node("n2", "16", "110")},
+		pods:  []corev1.Pod{other("x", "n1", "7", corev1.PodRunning), other("y", "n1", "7", corev1.PodRunning)},
+		apps:  []v1beta2.SparkApplication{app("w", "s1", v1beta2.ApplicationStateNew, 1, nil)},
+		wantUsed: map[string]string{"n1": "2", "n2": "0"},
+		wantPlan: &Admission{Queue: "default", Driver: "n1", Executors: map[string]int32{"n2": 1}},
+	}, {
+		name:  "terminal pods free their slot",
+		nodes: []corev1.Node{node("n1", "16", "2")},
+		pods:  []corev1.Pod{other("x", "n1", "1", corev1.PodSucceeded), other("y", "n1", "1", corev1.PodFailed)},
+		apps:  []v1beta2.SparkApplication{app("w", "s1", v1beta2.ApplicationStateNew, 1, nil)},
+		wantUsed: map[string]string{"n1": "0"},
+		wantPlan: &Admission{Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 1}},
+	}, {
+		name:  "an admitted gang's unbound members hold their slots",
+		nodes: []corev1.Node{node("n1", "16", "3")},
+		apps: []v1beta2.SparkApplication{
+			app("a", "s1", v1beta2.ApplicationStateSubmitted, 1, &Reservation{SubmissionID: "s1", Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 1}, Admitted: now}),
+			app("w", "s2", v1beta2.ApplicationStateNew, 1, nil)},
+		wantUsed: map[string]string{"n1": "2"},
+	}, {
+		name:  "bound members hold their slot through their pod, once",
+		nodes: []corev1.Node{node("n1", "16", "4")},
+		pods:  []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning)},
+		apps: []v1beta2.SparkApplication{
+			app("a", "s1", v1beta2.ApplicationStateRunning, 1, &Reservation{SubmissionID: "s1", Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 1}, Admitted: now}),
+			app("w", "s2", v1beta2.ApplicationStateNew, 1, nil)},
+		wantUsed: map[string]string{"n1": "2"},
+		wantPlan: &Admission{Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 1}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := world{Nodes: tt.nodes, Pods: tt.pods, Apps: tt.apps,
+				Queues: []schedv1alpha1.Queue{{ObjectMeta: metav1.ObjectMeta{Name: "default"}}}}
+			snap, err := snapshot(w, snapshotOptions{ReservationTimeout: time.Minute, Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			used := map[string]string{}
+			for _, n := range snap.Nodes {
+				q := n.Used[corev1.ResourcePods]
+				used[n.Name] = q.String()
+			}
+			if diff := cmp.Diff(tt.wantUsed, used); diff != "" {
+				t.Errorf("pod slots used (-want +got):\n%s", diff)
+			}
+			out := Schedule(snap, Options{})
+			var got *Admission
+			for _, a := range out.Admitted {
+				if a.Key.Name == "w" {
+					got = &a.Admission
+				}
+			}
+			if diff := cmp.Diff(tt.wantPlan, got); diff != "" {
+				t.Errorf("admission of w (-want +got):\n%s\nwaiting: %v, rejected: %v", diff, out.Waiting, out.Rejected)
+			}
+		})
+	}
+}

@@ -1,0 +1,137 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler/gang"
+	"github.com/sparkop/spark-operator/test/cluster"
+)
+
+// labelOwnNode marks (as label and NoSchedule taint) the kwok nodes a test adds for itself,
+// with the test's namespace as value: only the test's own pods, which select and tolerate it,
+// run there, and the test's applications use no other node.
+const labelOwnNode = "gang.test.sparkop.dev/namespace"
+
+// ownNode adds a kwok node of cpu CPUs, 64Gi and pods pod slots for the test in ns, deleted
+// when the test ends.
+func ownNode(t *testing.T, c client.Client, ns, name, cpu, pods string) *corev1.Node {
+	t.Helper()
+	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu),
+		corev1.ResourceMemory: resource.MustParse("64Gi"), corev1.ResourcePods: resource.MustParse(pods)}
+	n := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name,
+			Labels:      map[string]string{labelOwnNode: ns, "type": "kwok", "kubernetes.io/os": "linux"},
+			Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"}},
+		Spec:   corev1.NodeSpec{Taints: []corev1.Taint{{Key: labelOwnNode, Value: ns, Effect: corev1.TaintEffectNoSchedule}}},
+		Status: corev1.NodeStatus{Allocatable: alloc, Capacity: alloc},
+	}
+	if err := c.Create(context.Background(), n); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), n) })
+	return n
+}
+
+// onOwnNodes confines a pod spec to the test's own nodes.
+func onOwnNodes(ns string, p *v1beta2.SparkPodSpec) {
+	p.NodeSelector = map[string]string{labelOwnNode: ns}
+	p.Tolerations = []corev1.Toleration{{Key: labelOwnNode, Operator: corev1.TolerationOpEqual, Value: ns, Effect: corev1.TaintEffectNoSchedule}}
+}
+
+// fillerPod is a pod of no application, bound straight to node, requesting cpu.
+func fillerPod(t *testing.T, c client.Client, ns, name, node, cpu string) {
+	t.Helper()
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "busybox",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}},
+			Tolerations: []corev1.Toleration{{Key: labelOwnNode, Operator: corev1.TolerationOpExists}}},
+	}
+	if err := c.Create(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gangApp is a gang application on the test's own nodes: a driver of 1 CPU and n executors of
+// cores CPUs.
+func gangApp(ns, name string, n, cores int32) *v1beta2.SparkApplication {
+	app := cluster.SparkPi(ns, name)
+	app.Spec.BatchScheduler = ptr.To(gang.Name)
+	app.Spec.Driver.CoreRequest = nil
+	app.Spec.Executor.Cores = ptr.To(cores)
+	app.Spec.Executor.Instances = ptr.To(n)
+	onOwnNodes(ns, &app.Spec.Driver.SparkPodSpec)
+	onOwnNodes(ns, &app.Spec.Executor.SparkPodSpec)
+	return app
+}
+
+func startGangOperator(t *testing.T, ns string, extra ...string) *cluster.Operator {
+	args := []string{"--kubeconfig", cluster.Kubeconfig(t), "--namespaces", ns, "--enable-gang-scheduler",
+		"--enable-spark-connect=false", "-logtostderr", "-v=1"}
+	return cluster.StartOperator(t, "operator", append(args, extra...)...)
+}
+
+// admission waits until app holds a reservation for its current submission and returns it.
+func admission(t *testing.T, c client.Client, ns, name string) gang.Reservation {
+	t.Helper()
+	var res gang.Reservation
+	cluster.Eventually(t, time.Minute, name+" to be admitted", func() (bool, error) {
+		app := &v1beta2.SparkApplication{}
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, app); err != nil {
+			return false, err
+		}
+		if st := app.Status.AppState.State; st == v1beta2.ApplicationStateFailed {
+			return false, fmt.Errorf("%s failed: %s", name, app.Status.AppState.ErrorMessage)
+		}
+		r, ok := gang.ReservationOf(app)
+		res = r
+		return ok && r.SubmissionID == app.Status.SubmissionID, nil
+	})
+	return res
+}
+
+// TestFullNodeNotChosen: a node whose pod slots are all taken is not planned for any member,
+// though its cpu would fit the gang most tightly; the gang is planned, and runs, on the node
+// with slots free.
+func TestFullNodeNotChosen(t *testing.T) {
+	ctx := context.Background()
+	c := cluster.Client(t)
+	ns := cluster.Namespace(t, c, "gang-pods")
+	full := ownNode(t, c, ns, "full", "16", "2")
+	roomy := ownNode(t, c, ns, "roomy", "16", "110")
+	fillerPod(t, c, ns, "filler-1", full.Name, "7")
+	fillerPod(t, c, ns, "filler-2", full.Name, "7")
+	startGangOperator(t, ns)
+	if err := c.Create(ctx, gangApp(ns, "pods", 1, 1)); err != nil {
+		t.Fatal(err)
+	}
+	res := admission(t, c, ns, "pods")
+	want := map[string]int32{roomy.Name: 1}
+	if res.Driver != roomy.Name || fmt.Sprint(res.Executors) != fmt.Sprint(want) {
+		t.Fatalf("planned driver on %s, executors %v; want all on %s (%s has no pod slot left)", res.Driver, res.Executors, roomy.Name, full.Name)
+	}
+	cluster.Eventually(t, time.Minute, "the driver to run on "+roomy.Name, func() (bool, error) {
+		p := &corev1.Pod{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "pods-driver"}, p); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return p.Spec.NodeName == roomy.Name && p.Status.Phase == corev1.PodRunning, nil
+	})
+}
