@@ -177,24 +177,24 @@ func TestPodSlots(t *testing.T) {
 		// nil when it must wait.
 		wantPlan *Admission
 	}{{
-		name:  "a full node is not chosen though its cpu fits tightest",
-		nodes: []corev1.Node{node("n1", "16", "2"), node("n2", "16", "110")},
-		pods:  []corev1.Pod{other("x", "n1", "7", corev1.PodRunning), other("y", "n1", "7", corev1.PodRunning)},
-		apps:  []v1beta2.SparkApplication{app("w", "s1", v1beta2.ApplicationStateNew, 1, nil)},
+		name:     "a full node is not chosen though its cpu fits tightest",
+		nodes:    []corev1.Node{node("n1", "16", "2"), node("n2", "16", "110")},
+		pods:     []corev1.Pod{other("x", "n1", "7", corev1.PodRunning), other("y", "n1", "7", corev1.PodRunning)},
+		apps:     []v1beta2.SparkApplication{app("w", "s1", v1beta2.ApplicationStateNew, 1, nil)},
 		wantUsed: map[string]string{"n1": "2", "n2": "0"},
 		wantPlan: &Admission{Queue: "default", Driver: "n2", Executors: map[string]int32{"n2": 1}},
 	}, {
-		name:  "one slot left: the driver takes it, the executor goes elsewhere",
-		nodes: []corev1.Node{node("n1", "16", "3"), node("n2", "16", "110")},
-		pods:  []corev1.Pod{other("x", "n1", "7", corev1.PodRunning), other("y", "n1", "7", corev1.PodRunning)},
-		apps:  []v1beta2.SparkApplication{app("w", "s1", v1beta2.ApplicationStateNew, 1, nil)},
+		name:     "one slot left: the driver takes it, the executor goes elsewhere",
+		nodes:    []corev1.Node{node("n1", "16", "3"), node("n2", "16", "110")},
+		pods:     []corev1.Pod{other("x", "n1", "7", corev1.PodRunning), other("y", "n1", "7", corev1.PodRunning)},
+		apps:     []v1beta2.SparkApplication{app("w", "s1", v1beta2.ApplicationStateNew, 1, nil)},
 		wantUsed: map[string]string{"n1": "2", "n2": "0"},
 		wantPlan: &Admission{Queue: "default", Driver: "n1", Executors: map[string]int32{"n2": 1}},
 	}, {
-		name:  "terminal pods free their slot",
-		nodes: []corev1.Node{node("n1", "16", "2")},
-		pods:  []corev1.Pod{other("x", "n1", "1", corev1.PodSucceeded), other("y", "n1", "1", corev1.PodFailed)},
-		apps:  []v1beta2.SparkApplication{app("w", "s1", v1beta2.ApplicationStateNew, 1, nil)},
+		name:     "terminal pods free their slot",
+		nodes:    []corev1.Node{node("n1", "16", "2")},
+		pods:     []corev1.Pod{other("x", "n1", "1", corev1.PodSucceeded), other("y", "n1", "1", corev1.PodFailed)},
+		apps:     []v1beta2.SparkApplication{app("w", "s1", v1beta2.ApplicationStateNew, 1, nil)},
 		wantUsed: map[string]string{"n1": "0"},
 		wantPlan: &Admission{Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 1}},
 	}, {
