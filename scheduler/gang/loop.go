@@ -138,8 +138,15 @@ func (l *loop) cycle(ctx context.Context) error {
 		}
 	}
 
+	judged := make(map[types.NamespacedName]judgement, len(snap.Workloads))
+	for _, wl := range snap.Workloads {
+		if app := apps[wl.Key]; app != nil && wl.Admission == nil {
+			judged[wl.Key] = judgementOf(app)
+		}
+	}
+
 	s.mu.Lock()
-	s.last = out
+	s.last, s.judged = out, judged
 	s.stats.Cycles++
 	s.stats.Decisions += int64(len(out.Admitted) + len(out.Waiting) + len(out.Rejected))
 	s.stats.Busy += busy

@@ -60,8 +60,11 @@ type Scheduler struct {
 	recorder events.EventRecorder
 	kick     chan struct{}
 
-	mu       sync.Mutex
-	last     Outcome                         // of the last cycle
+	mu   sync.Mutex
+	last Outcome // of the last cycle
+	// judged is what the last cycle decided for: each application's submission and spec. Its
+	// verdict (rejected, or why it waits) holds only for that same submission and spec.
+	judged   map[types.NamespacedName]judgement
 	reported map[types.NamespacedName]string // reason last handed to a held application
 	stats    Stats
 }
@@ -88,7 +91,8 @@ func New(cfg Config) *Scheduler {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	return &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), reported: map[types.NamespacedName]string{}}
+	return &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), reported: map[types.NamespacedName]string{},
+		judged: map[types.NamespacedName]judgement{}}
 }
 
 func (s *Scheduler) Name() string { return Name }
@@ -103,7 +107,10 @@ func (s *Scheduler) isGang(app *v1beta2.SparkApplication) bool {
 }
 
 // Admit admits app when it holds a reservation for its current submission, rejects it when the
-// last cycle found it can never fit, and holds it with the last cycle's reason otherwise.
+// last cycle found it can never fit, and holds it with the last cycle's reason otherwise. A
+// verdict of the last cycle counts only if that cycle judged the same submission and spec: an
+// application rerun, resubmitted or edited since is judged again, never rejected (or held)
+// for what it was.
 func (s *Scheduler) Admit(_ context.Context, app *v1beta2.SparkApplication, _ sparkpod.Demand) (scheduler.Decision, error) {
 	if r, ok := ReservationOf(app); ok && r.SubmissionID == app.Status.SubmissionID {
 		return scheduler.Decision{Admit: true, Pods: r.Pods()}, nil
@@ -111,17 +118,30 @@ func (s *Scheduler) Admit(_ context.Context, app *v1beta2.SparkApplication, _ sp
 	key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if why, ok := s.last.Rejected[key]; ok {
+	current := s.judged[key] == judgementOf(app)
+	if why, ok := s.last.Rejected[key]; ok && current {
 		return scheduler.Decision{Reject: true, Reason: why}, nil
 	}
 	why, ok := s.last.Waiting[key]
-	if !ok {
-		// Not seen by a cycle yet (just created): ask for one, which wakes it if admitted.
+	if !ok || !current {
+		// Not judged by a cycle yet as it is now (just created, rerun or edited): ask for
+		// one, which wakes it if admitted or rejected.
 		why = "waiting for the gang scheduler's next cycle"
 		s.trigger()
 	}
 	s.reported[key] = why
 	return scheduler.Decision{Reason: why}, nil
+}
+
+// judgement identifies what a cycle judged an application as: its submission and its spec's
+// generation.
+type judgement struct {
+	submission string
+	generation int64
+}
+
+func judgementOf(app *v1beta2.SparkApplication) judgement {
+	return judgement{submission: app.Status.SubmissionID, generation: app.Generation}
 }
 
 // Release removes app's reservation. A reservation that no longer holds counts for nothing in

@@ -10,6 +10,7 @@ package gang
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler/gang"
 	"github.com/sparkop/spark-operator/test/cluster"
@@ -133,5 +135,66 @@ func TestFullNodeNotChosen(t *testing.T) {
 			return false, client.IgnoreNotFound(err)
 		}
 		return p.Spec.NodeName == roomy.Name && p.Status.Phase == corev1.PodRunning, nil
+	})
+}
+
+// ownQueue creates a queue named as the test's namespace with a cpu quota, deleted when the
+// test ends.
+func ownQueue(t *testing.T, c client.Client, ns, cpu string) {
+	t.Helper()
+	q := &schedv1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: ns},
+		Spec: schedv1alpha1.QueueSpec{Quota: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}
+	if err := c.Create(context.Background(), q); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), q) })
+}
+
+// TestRejectedThenEdited: an application rejected because its gang exceeds its queue's quota
+// fails with the reason; edited to fit, it is judged again as it now is, admitted and run.
+func TestRejectedThenEdited(t *testing.T) {
+	ctx := context.Background()
+	c := cluster.Client(t)
+	ns := cluster.Namespace(t, c, "gang-reject")
+	ownNode(t, c, ns, "n", "16", "110")
+	ownQueue(t, c, ns, "4")
+	startGangOperator(t, ns)
+	app := gangApp(ns, "big", 2, 2) // 1 + 2×2 = 5 cpu > 4
+	app.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To(ns)}
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(app)
+	var rejected string
+	cluster.Eventually(t, time.Minute, "big to be rejected", func() (bool, error) {
+		if err := c.Get(ctx, key, app); err != nil {
+			return false, err
+		}
+		rejected = app.Status.AppState.ErrorMessage
+		return app.Status.AppState.State == v1beta2.ApplicationStateFailed, nil
+	})
+	if msg := app.Status.AppState.ErrorMessage; !strings.Contains(msg, "more than queue "+ns+" ever allows") {
+		t.Fatalf("rejected with %q; want the queue's quota named", msg)
+	}
+	firstSubmission := app.Status.SubmissionID
+	app.Spec.Executor.Instances = ptr.To[int32](1) // 1 + 2 = 3 cpu: fits
+	if err := c.Update(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Eventually(t, time.Minute, "the edit to start a new submission", func() (bool, error) {
+		if err := c.Get(ctx, key, app); err != nil {
+			return false, err
+		}
+		return app.Status.SubmissionID != firstSubmission && app.Status.SubmissionID != "", nil
+	})
+	admission(t, c, ns, "big")
+	cluster.Eventually(t, time.Minute, "the edited application to run", func() (bool, error) {
+		if err := c.Get(ctx, key, app); err != nil {
+			return false, err
+		}
+		if app.Status.AppState.State == v1beta2.ApplicationStateFailed && app.Status.SubmissionID != firstSubmission {
+			return false, fmt.Errorf("rejected again after the edit (first for %q): %s", rejected, app.Status.AppState.ErrorMessage)
+		}
+		return app.Status.AppState.State == v1beta2.ApplicationStateRunning, nil
 	})
 }

@@ -1,0 +1,63 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/sparkpod"
+)
+
+// TestAdmitJudgesEachSubmission: the last cycle's verdict answers only for the submission and
+// spec it judged. A rejected application that is rerun (a new submission) or edited (a new
+// generation) is not rejected again for what it was, and neither is a held one's reason reused.
+func TestAdmitJudgesEachSubmission(t *testing.T) {
+	const next = "waiting for the gang scheduler's next cycle"
+	key := types.NamespacedName{Namespace: "ns", Name: "a"}
+	judged := judgement{submission: "s1", generation: 1}
+	tests := []struct {
+		name       string
+		rejected   bool // the last cycle rejected s1 at generation 1, else held it
+		submission string
+		generation int64
+		want       scheduler.Decision
+	}{
+		{"rejected, asked again as judged", true, "s1", 1, scheduler.Decision{Reject: true, Reason: "too big"}},
+		{"rejected, then rerun", true, "s2", 1, scheduler.Decision{Reason: next}},
+		{"rejected, then edited before the controller asked", true, "s1", 2, scheduler.Decision{Reason: next}},
+		{"held, asked again as judged", false, "s1", 1, scheduler.Decision{Reason: "over quota"}},
+		{"held, then resubmitted", false, "s2", 1, scheduler.Decision{Reason: next}},
+		{"held, then edited", false, "s1", 3, scheduler.Decision{Reason: next}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := New(Config{})
+			s.judged[key] = judged
+			if tt.rejected {
+				s.last.Rejected = map[types.NamespacedName]string{key: "too big"}
+			} else {
+				s.last.Waiting = map[types.NamespacedName]string{key: "over quota"}
+			}
+			a := app("a", tt.submission, v1beta2.ApplicationStateNew, 1, nil)
+			a.Generation = tt.generation
+			got, err := s.Admit(context.Background(), &a, sparkpod.Demand{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("decision (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
