@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -120,10 +119,6 @@ type Reconciler struct {
 	// Namespaces, when set, limits the controller to namespaces whose labels match.
 	Namespaces *nsfilter.Filter
 	Options    Options
-
-	// unrecorded maps a submission ID to the driver its submitter created when writing the
-	// outcome then failed; the pool's retry reads it (see Submit).
-	unrecorded sync.Map
 }
 
 // SetupWithManager registers the controller and the submission pool with mgr. The pool only

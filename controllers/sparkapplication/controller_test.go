@@ -10,6 +10,7 @@ package sparkapplication
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,6 +61,8 @@ type fakeSubmitter struct {
 	c      client.Client
 	mu     sync.Mutex
 	calls  map[types.NamespacedName]int
+	// finalizers are put on every driver it creates (see terminationGrace).
+	finalizers []string
 }
 
 func (f *fakeSubmitter) count(key types.NamespacedName) int {
@@ -77,6 +80,7 @@ func (f *fakeSubmitter) Submit(ctx context.Context, app *v1beta2.SparkApplicatio
 	}
 	appID := "spark-" + a.SubmissionID
 	pod := driverPod(app, a.DriverPodName, a.SubmissionID, appID)
+	pod.Finalizers = f.finalizers
 	if err := f.c.Create(ctx, pod); err != nil {
 		if !apierrors.IsAlreadyExists(err) {
 			return submission.Result{}, err
@@ -705,12 +709,14 @@ func TestInterruptedSubmissionRenamedNeverRunsTwoDrivers(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := driverPod(app, app.DriverPodName(), "sub-1", "spark-sub-1")
+	old.Finalizers = []string{testFinalizer}
+	terminationGrace(t, c, e.ns, 3*time.Second)
 	if err := c.Create(ctx, old); err != nil {
 		t.Fatal(err)
 	}
 	e.update(t, key, func(a *v1beta2.SparkApplication) { a.Spec.Driver.PodName = ptr.To("renamed-new-driver") })
 
-	mostDrivers := watchDrivers(t, e.ns, false)
+	mostDrivers := watchDrivers(t, e.ns)
 
 	startManager(t, []string{e.ns}, e.sub, Options{DriverPodGracePeriod: 2 * time.Second})
 	running := e.waitFor(t, key, 20*time.Second, "running under the new name", func(a *v1beta2.SparkApplication) bool {
@@ -787,16 +793,17 @@ func TestStaleCacheNeverDeletesTheNewDriver(t *testing.T) {
 
 // TestUnrecordedSubmissionRenamedNeverRunsTwoDrivers: the pool creates a driver, writing the
 // outcome fails, and spec.driver.podName changes before the pool retries. The retry must not
-// complete the attempt under the new name beside the first driver: there is never more than one.
+// complete the attempt under the new name beside the first driver, and the new submission
+// must not start while the first driver is still terminating: there is never more than one.
 func TestUnrecordedSubmissionRenamedNeverRunsTwoDrivers(t *testing.T) {
 	c := cluster.Client(t)
 	ctx := context.Background()
 	e := &env{c: c, ns: cluster.Namespace(t, c, "sparkapp-unrecorded"),
-		sub: &fakeSubmitter{c: c, calls: map[types.NamespacedName]int{}, gate: &gate{}}}
+		sub: &fakeSubmitter{c: c, calls: map[types.NamespacedName]int{}, gate: &gate{}, finalizers: []string{testFinalizer}}}
 
-	// A driver counts until its deletion starts: what this test guards is that the retry
-	// never creates a driver while the first one is still meant to run.
-	mostDrivers := watchDrivers(t, e.ns, true)
+	// A deleted driver stays terminating for a while, as under a kubelet's grace period.
+	terminationGrace(t, c, e.ns, 3*time.Second)
+	mostDrivers := watchDrivers(t, e.ns)
 
 	var injected atomic.Bool
 	failFirstSubmitted := func(obj client.Object) error {
@@ -829,7 +836,7 @@ func TestUnrecordedSubmissionRenamedNeverRunsTwoDrivers(t *testing.T) {
 		t.Fatal("the status write was never failed: the test did not exercise the retry")
 	}
 	if most != 1 {
-		t.Errorf("at most %d drivers not being deleted at once, want 1", most)
+		t.Errorf("at most %d drivers at once, terminating ones included, want 1", most)
 	}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "unrecorded-driver"}, &corev1.Pod{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the unrecorded submission's driver: %v, want it deleted", err)
@@ -837,9 +844,9 @@ func TestUnrecordedSubmissionRenamedNeverRunsTwoDrivers(t *testing.T) {
 }
 
 // watchDrivers watches the driver pods of namespace ns; the function it returns stops the
-// watch and reports the most drivers that existed at once. With untilDeleting, a driver stops
-// counting when its deletion starts rather than when it is gone.
-func watchDrivers(t *testing.T, ns string, untilDeleting bool) func() int {
+// watch and reports the most drivers that existed at once. A driver counts until it is gone,
+// terminating included: until then its process may still run.
+func watchDrivers(t *testing.T, ns string) func() int {
 	t.Helper()
 	w, err := kubernetes.NewForConfigOrDie(cluster.Config(t)).CoreV1().Pods(ns).Watch(context.Background(), metav1.ListOptions{
 		LabelSelector: v1beta2.SparkRoleLabel + "=" + v1beta2.SparkRoleDriver})
@@ -855,11 +862,11 @@ func watchDrivers(t *testing.T, ns string, untilDeleting bool) func() int {
 			if !ok {
 				continue
 			}
-			switch {
-			case ev.Type == watch.Deleted || (untilDeleting && pod.DeletionTimestamp != nil):
-				delete(live, pod.Name)
-			case ev.Type == watch.Added:
+			switch ev.Type {
+			case watch.Added:
 				live[pod.Name] = true
+			case watch.Deleted:
+				delete(live, pod.Name)
 			}
 			most = max(most, len(live))
 		}
@@ -869,6 +876,61 @@ func watchDrivers(t *testing.T, ns string, untilDeleting bool) func() int {
 		<-done
 		return most
 	}
+}
+
+// testFinalizer holds a deleted pod in the API server until terminationGrace lets it go.
+const testFinalizer = "test.sparkop.dev/grace"
+
+// terminationGrace models a kubelet's termination grace period, which kwok lacks (it removes a
+// deleted pod at once): a pod of namespace ns carrying testFinalizer loses it grace after its
+// deletion starts, so it stays terminating for that long. When the test ends every pod still
+// carrying it is let go.
+func terminationGrace(t *testing.T, c client.Client, ns string, grace time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	release := func(pod *corev1.Pod) {
+		patch := client.MergeFrom(pod.DeepCopy())
+		pod.Finalizers = slices.DeleteFunc(pod.Finalizers, func(f string) bool { return f == testFinalizer })
+		if err := c.Patch(ctx, pod, patch); client.IgnoreNotFound(err) != nil {
+			t.Errorf("removing the finalizer of %s: %v", pod.Name, err)
+		}
+	}
+	w, err := kubernetes.NewForConfigOrDie(cluster.Config(t)).CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var timers sync.WaitGroup
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		seen := map[types.UID]bool{}
+		for ev := range w.ResultChan() {
+			pod, ok := ev.Object.(*corev1.Pod)
+			if !ok || pod.DeletionTimestamp == nil || !slices.Contains(pod.Finalizers, testFinalizer) || seen[pod.UID] {
+				continue
+			}
+			seen[pod.UID] = true
+			timers.Go(func() {
+				time.Sleep(grace) // the grace period being modelled, not a wait for a condition
+				release(pod)
+			})
+		}
+	}()
+	t.Cleanup(func() {
+		w.Stop()
+		<-done
+		timers.Wait()
+		pods := &corev1.PodList{}
+		if err := c.List(ctx, pods, client.InNamespace(ns)); err != nil {
+			t.Errorf("listing pods to release: %v", err)
+			return
+		}
+		for i := range pods.Items {
+			if slices.Contains(pods.Items[i].Finalizers, testFinalizer) {
+				release(&pods.Items[i])
+			}
+		}
+	})
 }
 
 // failingStatusClient lets a test fail chosen status writes.

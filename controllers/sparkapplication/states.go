@@ -38,7 +38,8 @@ import (
 //	                                                     → (delete it, clear submissionID)
 //	                driver of the recorded submission    → (enqueue: the submitter completes the
 //	                                                       same attempt, the pool writes SUBMITTED)
-//	                driver of an older submission        → (delete it, wait)
+//	                driver of an older submission, terminating or not
+//	                                                     → (delete it, wait until it is gone)
 //	                no submission recorded               → (record submissionID, then enqueue)
 //	                submission recorded                  → (enqueue; the pool writes SUBMITTED
 //	                                                       or SUBMISSION_FAILED)
@@ -49,6 +50,8 @@ import (
 //	                                                       admitted; others after
 //	                                                       QueuedRetryInterval)
 //	                rejected by its batch scheduler      → FAILED (written by the pool)
+//	                (the pool itself starts no driver while the API server shows another driver
+//	                of the application, terminating ones included: anotherDriver in submit.go)
 //	SUBMITTED, RUNNING, UNKNOWN: the driver pod's phase decides
 //	                Pending → SUBMITTED, with the scheduler's reason if it cannot place the
 //	                driver [DriverUnschedulable]; after UnschedulableTimeout → FAILING

@@ -12,9 +12,11 @@ import (
 	"errors"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
@@ -46,11 +48,8 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 	// The scheduler and the submitter get a private, defaulted copy, never written back.
 	prepared := app.DeepCopy()
 	v1beta2.SetSparkApplicationDefaults(prepared)
-	// A retry after this attempt's driver was created but not recorded: if the spec has since
-	// renamed the driver, completing the attempt would start a second driver under the new
-	// name. The reconciler stops the first one and starts a new submission instead.
-	if name, ok := r.unrecorded.LoadAndDelete(id); ok && name != prepared.DriverPodName() {
-		return nil
+	if blocked, err := r.anotherDriver(ctx, prepared, id); err != nil || blocked {
+		return err
 	}
 	decision, err := r.decide(ctx, prepared)
 	if err != nil {
@@ -122,14 +121,8 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 		return nil
 	}
 	if werr != nil {
-		// Retried by the pool; the submitter finds its driver and reports success again.
-		if err == nil {
-			name := result.DriverPodName
-			if name == "" {
-				name = prepared.DriverPodName()
-			}
-			r.unrecorded.Store(id, name)
-		}
+		// Retried by the pool; the submitter finds its driver and reports success again,
+		// unless the spec has renamed it since (anotherDriver).
 		return fmt.Errorf("recording the submission: %w", werr)
 	}
 	if err != nil {
@@ -145,6 +138,39 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 	}
 	r.metrics(func(m MetricsRecorder) { m.Submitted(written, latency) })
 	return nil
+}
+
+// anotherDriver reports whether a driver pod of app exists, terminating ones included, other
+// than the one this attempt (submission id) would create or complete under the name the spec
+// gives now. While one does, no driver is started: the application has one driver at a time.
+// The reconciler stops the others (a driver of an older submission, or one this attempt
+// created under a name the spec has since changed, see readyToSubmit) and, once the last is
+// gone, its pod event brings the reconcile that enqueues the application again.
+//
+// The reconciler makes the same check on its cache before it records a submission, but a cache
+// can only be trusted to show the pods it has seen: one created since may be missing from it.
+// Drivers are only ever created here, by the pool, which never handles one application on two
+// workers at once; so a check against the API server itself, made by the handler that then
+// creates the driver, cannot miss a driver created by anyone else, in this attempt or an
+// earlier one (a write of the outcome that failed, a renamed driver, an attempt the reconciler
+// abandoned while its driver was being created).
+func (r *Reconciler) anotherDriver(ctx context.Context, app *v1beta2.SparkApplication, id string) (bool, error) {
+	drivers := &corev1.PodList{}
+	if err := r.APIReader.List(ctx, drivers, client.InNamespace(app.Namespace), client.MatchingLabels{
+		v1beta2.LabelAppName:            app.Name,
+		v1beta2.LabelLaunchedByOperator: "true",
+		v1beta2.SparkRoleLabel:          v1beta2.SparkRoleDriver,
+	}); err != nil {
+		return false, fmt.Errorf("listing the drivers of %s: %w", app.Name, err)
+	}
+	for i := range drivers.Items {
+		pod := &drivers.Items[i]
+		if !ofSubmission(pod, id) || pod.Name != app.DriverPodName() || !pod.DeletionTimestamp.IsZero() {
+			log.FromContext(ctx).V(1).Info("not submitting while another driver exists", "pod", pod.Name)
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // awaitingSubmission reports whether app has a recorded submission that no driver answers yet.
