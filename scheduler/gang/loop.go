@@ -159,15 +159,7 @@ func (l *loop) cycle(ctx context.Context) error {
 	for key := range out.Rejected {
 		wake = append(wake, key)
 	}
-	stale := 0
-	for _, keys := range out.Order {
-		for _, key := range keys {
-			if why := out.Waiting[key]; stale < maxReasonWakes && s.reported[key] != why && s.reported[key] != "" {
-				wake = append(wake, key)
-				stale++
-			}
-		}
-	}
+	wake = append(wake, staleReasons(out, s.reported)...)
 	for key := range s.reported {
 		if _, ok := apps[key]; !ok {
 			delete(s.reported, key)
@@ -243,4 +235,20 @@ func (s *Scheduler) preempt(ctx context.Context, app *v1beta2.SparkApplication, 
 			"preempted by %s: %s; the run is stopped and the application queued again", p.By, p.Reason)
 	}
 	return nil
+}
+
+// staleReasons picks, queue by queue in order, up to maxReasonWakes held applications whose
+// shown reason may not be the one out found: it changed since it was handed out, or it was
+// never handed out by this process (an operator that restarts finds the reasons its
+// predecessor wrote, which may no longer hold).
+func staleReasons(out Outcome, reported map[types.NamespacedName]string) []types.NamespacedName {
+	var stale []types.NamespacedName
+	for _, keys := range out.Order {
+		for _, key := range keys {
+			if why, ok := out.Waiting[key]; ok && len(stale) < maxReasonWakes && reported[key] != why {
+				stale = append(stale, key)
+			}
+		}
+	}
+	return stale
 }
