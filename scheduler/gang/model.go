@@ -78,6 +78,26 @@ type Workload struct {
 	// Admission is set for an admitted workload: its reservation, which counts against its
 	// queue and (for members not yet bound) the planned nodes' Used.
 	Admission *Admission
+	// Dynamic is, for an admitted workload, what its executors do beyond the plan (dynamic
+	// allocation).
+	Dynamic Dynamic
+}
+
+// Dynamic is what an admitted workload's executors do beyond its admission's plan: Spark's
+// dynamic allocation asking for more executors than the gang, or replacing ones that ended.
+type Dynamic struct {
+	// Extra is, per node, the executors started beyond the gang's count (released to a node,
+	// bound or running). They count against the workload's queue (and its ancestors) like the
+	// gang, and on their nodes through their pods (Node.Used).
+	Extra map[string]int32
+	// Spare is how many executors may start without taking more quota: the gang's count minus
+	// the executors alive, when positive (Spark replacing executors that ended).
+	Spare int32
+	// Asking is how many executors wait for a node that the plan has no slot left for. Each
+	// is released (Outcome.Released) only onto a node it may use with free capacity that is
+	// neither used nor reserved, and, beyond Spare, only if its queue and every ancestor have
+	// quota for one more executor, by the same rules as admission.
+	Asking int32
 }
 
 // Admission is an admitted workload's reservation: its queue and the node planned for
@@ -123,6 +143,10 @@ type Outcome struct {
 	// Inactive lists the queues that admit nothing, with why: a missing parent, a cycle of
 	// parents, or a broken ancestor (the Queue's Active condition).
 	Inactive map[string]string
+	// Released is, per admitted workload asking for executors beyond its plan
+	// (Dynamic.Asking), the node given to each executor released this cycle, in order; the
+	// others keep waiting.
+	Released map[types.NamespacedName][]string
 }
 
 // Admitted is one workload admitted by the cycle, with its reservation.

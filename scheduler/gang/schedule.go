@@ -41,6 +41,9 @@ import (
 // nodes for the rest of the cycle. With Options.Preemption, a queue's head that does not fit
 // may evict admitted workloads (see preempt).
 //
+// Then the executors admitted workloads ask for beyond their plan (dynamic allocation) are
+// released where capacity and quota allow (see grow).
+//
 // Backfill: a workload behind its queue's blocked head H is admitted only if that cannot delay
 // H: it is placed only on nodes no member of H could ever use (H's node selector, affinity
 // and tolerations exclude them, or H's pods are bigger than their allocatable), and H's
@@ -70,9 +73,11 @@ type workload struct {
 	queueName        string
 	queue            *queue
 	driver, executor member
-	need             vec        // the whole gang: Demand.Total()
-	placed           *placement // for admitted workloads, where their members are
-	fresh            bool       // admitted by this cycle: never its victim
+	need             vec           // the whole gang: Demand.Total()
+	use              vec           // what it takes of its queues: the gang and its extra executors
+	placed           *placement    // for admitted workloads, where their members are
+	extra            map[int]int64 // admitted: executors beyond the gang per node (Dynamic.Extra)
+	fresh            bool          // admitted by this cycle: never its victim
 	victim           bool
 }
 
@@ -100,6 +105,7 @@ func newCycle(snap *Snapshot) *cycle {
 		Order:    map[string][]types.NamespacedName{},
 		Usage:    map[string]corev1.ResourceList{},
 		Inactive: map[string]string{},
+		Released: map[types.NamespacedName][]string{},
 	}}
 
 	nodes := make([]*Node, len(snap.Nodes))
@@ -145,6 +151,7 @@ func (c *cycle) addWorkload(in *Workload, byName map[string]int) {
 	w.need = c.res.zero()
 	w.need.add(w.driver.req, w.driver.count)
 	w.need.add(w.executor.req, w.executor.count)
+	w.use = w.need.clone()
 	if in.Admission == nil {
 		c.waiting = append(c.waiting, w)
 		return
@@ -159,8 +166,17 @@ func (c *cycle) addWorkload(in *Workload, byName map[string]int) {
 		}
 	}
 	w.placed = &p
+	for name, k := range in.Dynamic.Extra {
+		w.use.add(w.executor.req, int64(k))
+		if i, ok := byName[name]; ok {
+			if w.extra == nil {
+				w.extra = map[int]int64{}
+			}
+			w.extra[i] += int64(k)
+		}
+	}
 	if w.queue != nil {
-		w.queue.charge(w.need, 1)
+		w.queue.charge(w.use, 1)
 	}
 	c.admitted = append(c.admitted, w)
 }
@@ -246,6 +262,7 @@ func (c *cycle) run(opts Options) {
 		q.head = w
 		c.wait(w, q, reason)
 	}
+	c.grow()
 	for _, name := range c.queueNames {
 		q := c.queues[name]
 		c.out.Usage[name] = c.res.list(q.own)
@@ -316,6 +333,50 @@ func (c *cycle) admit(w *workload, p placement) {
 	w.placed, w.fresh = &p, true
 	c.admitted = append(c.admitted, w)
 	c.out.Admitted = append(c.out.Admitted, Admitted{Key: w.key(), Admission: c.admission(w, p)})
+}
+
+// grow releases the executors admitted workloads ask for beyond their plan (dynamic
+// allocation), in admission order, each onto the usable node it fills most tightly. It runs
+// after the cycle's admissions, so an extra executor never takes capacity kept for a gang; and
+// beyond the workload's spare count (replacements within the gang's count) each needs room in
+// its queue and every ancestor for one more executor, by the quota and borrowing rules of
+// admission, and then counts there like the gang. A workload whose queue is missing or broken
+// gets replacements only. What waits, waits quietly: the application runs with the executors
+// it has.
+func (c *cycle) grow() {
+	var asking []*workload
+	for _, w := range c.admitted {
+		if !w.victim && w.w.Dynamic.Asking > 0 {
+			asking = append(asking, w)
+		}
+	}
+	sort.SliceStable(asking, func(i, j int) bool { return c.before(asking[i], asking[j]) })
+	for _, w := range asking {
+		spare := int64(max(w.w.Dynamic.Spare, 0))
+		e := &w.executor
+		for range w.w.Dynamic.Asking {
+			beyond := spare == 0
+			if beyond && (w.queue == nil || w.queue.broken != "" || w.queue.overQuota(e.req) != nil) {
+				break
+			}
+			i, _ := c.live.bestFit(e)
+			if i < 0 {
+				break
+			}
+			c.live.free[i].sub(e.req, 1)
+			if beyond {
+				w.queue.charge(e.req, 1)
+				w.use.add(e.req, 1)
+				if w.extra == nil {
+					w.extra = map[int]int64{}
+				}
+				w.extra[i]++
+			} else {
+				spare--
+			}
+			c.out.Released[w.key()] = append(c.out.Released[w.key()], c.nodes[i].name)
+		}
+	}
 }
 
 func (c *cycle) wait(w *workload, q *queue, reason string) {

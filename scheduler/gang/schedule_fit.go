@@ -239,19 +239,8 @@ func (cp *capacity) placeExecutors(e *member, dn int) (map[int]int64, *fitFailur
 	left := e.count
 	matched := false
 	for left > 0 {
-		best, bestScore := -1, 0.0
-		for i := range cp.free {
-			if !cp.usable(e, i) {
-				continue
-			}
-			matched = true
-			if !e.fits(cp.free[i], 1) {
-				continue
-			}
-			if s := e.leftover(cp.free[i], cp.nodes[i].alloc); best < 0 || s < bestScore {
-				best, bestScore = i, s
-			}
-		}
+		best, usable := cp.bestFit(e)
+		matched = matched || usable
 		if best < 0 {
 			for i, k := range execs {
 				cp.free[i].add(e.req, k)
@@ -264,6 +253,25 @@ func (cp *capacity) placeExecutors(e *member, dn int) (map[int]int64, *fitFailur
 		left -= k
 	}
 	return execs, nil
+}
+
+// bestFit returns the usable node that one pod of m fits most tightly (-1 if none), and
+// whether m may use any node at all.
+func (cp *capacity) bestFit(m *member) (best int, matched bool) {
+	best, bestScore := -1, 0.0
+	for i := range cp.free {
+		if !cp.usable(m, i) {
+			continue
+		}
+		matched = true
+		if !m.fits(cp.free[i], 1) {
+			continue
+		}
+		if s := m.leftover(cp.free[i], cp.nodes[i].alloc); best < 0 || s < bestScore {
+			best, bestScore = i, s
+		}
+	}
+	return best, matched
 }
 
 // release gives back what p took from free.

@@ -98,11 +98,14 @@ func (c *cycle) evict(v *workload, out bool) {
 		times = -1
 	}
 	v.victim = out
-	v.queue.charge(v.need, -times)
+	v.queue.charge(v.use, -times)
 	if v.placed.driver >= 0 {
 		c.live.free[v.placed.driver].add(v.driver.req, times)
 	}
 	for i, k := range v.placed.executors {
+		c.live.free[i].add(v.executor.req, k*times)
+	}
+	for i, k := range v.extra {
 		c.live.free[i].add(v.executor.req, k*times)
 	}
 }

@@ -145,6 +145,19 @@ func (b *WorkloadWrapper) Admitted(driverNode string, executors map[string]int32
 	return b
 }
 
+// Extra sets, on an admitted workload, the executors running beyond its gang, per node.
+func (b *WorkloadWrapper) Extra(executors map[string]int32) *WorkloadWrapper {
+	b.w.Dynamic.Extra = executors
+	return b
+}
+
+// Asking sets, on an admitted workload, how many executors ask for a node beyond its plan,
+// spare of which replace executors that ended.
+func (b *WorkloadWrapper) Asking(n, spare int32) *WorkloadWrapper {
+	b.w.Dynamic.Asking, b.w.Dynamic.Spare = n, spare
+	return b
+}
+
 func (b *WorkloadWrapper) roles() []*sparkpod.PodDemand {
 	return []*sparkpod.PodDemand{&b.w.Demand.Driver, &b.w.Demand.Executor}
 }
