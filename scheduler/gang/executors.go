@@ -40,102 +40,151 @@ const releaseWorkers = 16
 // AnnotationNode records the node the gang scheduler gave a gated executor.
 const AnnotationNode = "scheduling.sparkop.dev/node"
 
-// releaseExecutors gives every gated executor a node: one of its application's planned nodes
-// with a slot left; beyond the plan (executors added by dynamic allocation) a planned node
-// with capacity neither used nor reserved, else it stays gated until capacity frees. An
-// executor whose application holds no reservation any more is let go unnarrowed.
-func (s *Scheduler) releaseExecutors(ctx context.Context, w world, snap Snapshot) error {
-	pending := map[boundMember][]string{}
-	assigned := map[boundMember]map[string]int32{}
-	for i := range w.Pods {
-		p := &w.Pods[i]
-		if p.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleExecutor || !p.DeletionTimestamp.IsZero() {
+// executorPods are one submission's executor pods, as the gang scheduler reads them.
+type executorPods struct {
+	gated []string         // waiting for the gang scheduler to give them a node, by name
+	given map[string]int32 // node → pods given that node (any phase, not being deleted)
+	live  map[string]int32 // node → executors alive there: released or bound, not ended
+}
+
+// executorsOf groups the executor pods of applications by submission.
+func executorsOf(pods []corev1.Pod) map[boundMember]*executorPods {
+	out := map[boundMember]*executorPods{}
+	for i := range pods {
+		p := &pods[i]
+		if p.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleExecutor || p.Labels[v1beta2.LabelAppName] == "" {
 			continue
 		}
 		m := boundMember{types.NamespacedName{Namespace: p.Namespace, Name: p.Labels[v1beta2.LabelAppName]},
 			p.Labels[v1beta2.LabelSubmissionID], v1beta2.SparkRoleExecutor}
+		ep := out[m]
+		if ep == nil {
+			ep = &executorPods{given: map[string]int32{}, live: map[string]int32{}}
+			out[m] = ep
+		}
 		if hasGate(p) {
-			pending[m] = append(pending[m], p.Name)
+			if p.DeletionTimestamp.IsZero() {
+				ep.gated = append(ep.gated, p.Name)
+			}
 			continue
 		}
-		if n := p.Annotations[AnnotationNode]; n != "" {
-			if assigned[m] == nil {
-				assigned[m] = map[string]int32{}
-			}
-			assigned[m][n]++
+		if n := p.Annotations[AnnotationNode]; n != "" && p.DeletionTimestamp.IsZero() {
+			ep.given[n]++
+		}
+		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			ep.live[placedOn(p)]++
 		}
 	}
-	if len(pending) == 0 {
-		return nil
+	for _, ep := range out {
+		sort.Strings(ep.gated)
 	}
-	reservations := map[types.NamespacedName]Reservation{}
-	for i := range w.Apps {
-		if r, ok := liveReservation(&w.Apps[i]); ok {
-			reservations[client.ObjectKeyFromObject(&w.Apps[i])] = r
-		}
-	}
-	free := map[string]corev1.ResourceList{}
-	for _, n := range snap.Nodes {
-		f := corev1.ResourceList{}
-		for name, q := range n.Allocatable {
-			q = q.DeepCopy()
-			u := n.Used[name]
-			q.Sub(u)
-			f[name] = q
-		}
-		free[n.Name] = f
-	}
-	demands := map[types.NamespacedName]corev1.ResourceList{}
-	for _, wl := range snap.Workloads {
-		demands[wl.Key] = memberRequests(wl.Demand.Executor)
-	}
+	return out
+}
 
-	// Nodes are chosen here, in order; the API calls then run side by side, so a burst of
-	// executors is released in a few round trips rather than one per executor.
-	type release struct {
-		key  types.NamespacedName
-		node string
+// placedOn is the node a pod takes capacity on: the one it is bound to, else the one the gang
+// scheduler released it to ("" if neither, or if it is still gated).
+func placedOn(p *corev1.Pod) string {
+	if p.Spec.NodeName != "" || hasGate(p) {
+		return p.Spec.NodeName
 	}
-	var releases []release
-	for m, pods := range pending {
-		sort.Strings(pods)
-		res, ok := reservations[m.app]
-		if !ok || res.SubmissionID != m.submission {
-			for _, name := range pods {
-				releases = append(releases, release{types.NamespacedName{Namespace: m.app.Namespace, Name: name}, ""})
+	return p.Annotations[AnnotationNode]
+}
+
+// planSlots gives ep's gated executors, in order, the planned nodes with a slot left (a node
+// planned for k executors has a slot while fewer than k pods were given it). Gated executors
+// beyond the returned nodes are beyond the plan.
+func planSlots(res Reservation, ep *executorPods) []string {
+	var nodes []string
+	for _, n := range slices.Sorted(maps.Keys(res.Executors)) {
+		for k := ep.given[n]; k < res.Executors[n] && len(nodes) < len(ep.gated); k++ {
+			nodes = append(nodes, n)
+		}
+	}
+	return nodes
+}
+
+// dynamicOf says what ep's executors do beyond res's plan, for the decision core: executors
+// alive beyond the plan's count (per node; those on no known node under ""), how many more
+// may start without more quota, and how many gated executors the plan has no slot for.
+func dynamicOf(res Reservation, ep *executorPods) Dynamic {
+	if ep == nil {
+		return Dynamic{}
+	}
+	var planned, alive int32
+	for _, k := range res.Executors {
+		planned += k
+	}
+	for _, k := range ep.live {
+		alive += k
+	}
+	slots := int32(len(planSlots(res, ep)))
+	d := Dynamic{Asking: int32(len(ep.gated)) - slots, Spare: max(planned-alive-slots, 0)}
+	extra := alive - planned
+	for _, n := range slices.Sorted(maps.Keys(ep.live)) {
+		if over := min(ep.live[n]-res.Executors[n], extra); n != "" && over > 0 {
+			if d.Extra == nil {
+				d.Extra = map[string]int32{}
 			}
+			d.Extra[n] = over
+			extra -= over
+		}
+	}
+	if extra > 0 {
+		if d.Extra == nil {
+			d.Extra = map[string]int32{}
+		}
+		d.Extra[""] += extra
+	}
+	return d
+}
+
+// release is one gated executor to let go, confined to node (none: "").
+type release struct {
+	pod  types.NamespacedName
+	node string
+}
+
+// executorReleases decides which gated executors to let go, and where: an admitted
+// application's executors take its planned nodes' slots first, then the nodes the cycle
+// released executors beyond the plan to (Outcome.Released); the rest stay gated. An executor
+// whose application holds no reservation for its submission any more is let go unconfined.
+func executorReleases(apps []v1beta2.SparkApplication, pods []corev1.Pod, released map[types.NamespacedName][]string) []release {
+	reservations := map[types.NamespacedName]Reservation{}
+	for i := range apps {
+		if r, ok := liveReservation(&apps[i]); ok {
+			reservations[client.ObjectKeyFromObject(&apps[i])] = r
+		}
+	}
+	var out []release
+	for m, ep := range executorsOf(pods) {
+		if len(ep.gated) == 0 {
 			continue
 		}
-		nodes := slices.Sorted(maps.Keys(res.Executors))
-		for _, name := range pods {
+		var nodes []string
+		res, ok := reservations[m.app]
+		if ok && res.SubmissionID == m.submission {
+			nodes = append(planSlots(res, ep), released[m.app]...)
+		}
+		for i, name := range ep.gated {
 			node := ""
-			for _, n := range nodes {
-				if assigned[m][n] < res.Executors[n] {
-					node = n
+			if ok && res.SubmissionID == m.submission {
+				if i >= len(nodes) {
 					break
 				}
+				node = nodes[i]
 			}
-			if node == "" {
-				// Beyond the plan: only where nothing is used or reserved.
-				need := demands[m.app]
-				for _, n := range nodes {
-					if fits(free[n], need) {
-						node = n
-						add(free[n], need, -1)
-						break
-					}
-				}
-			}
-			if node == "" {
-				continue
-			}
-			if assigned[m] == nil {
-				assigned[m] = map[string]int32{}
-			}
-			assigned[m][node]++
-			releases = append(releases, release{types.NamespacedName{Namespace: m.app.Namespace, Name: name}, node})
+			out = append(out, release{types.NamespacedName{Namespace: m.app.Namespace, Name: name}, node})
 		}
 	}
+	sort.Slice(out, func(i, j int) bool { return lessKey(out[i].pod, out[j].pod) })
+	return out
+}
+
+// releaseExecutors lets go the gated executors executorReleases chooses. The API calls run
+// side by side, so a burst of executors is released in a few round trips rather than one per
+// executor. It returns those released.
+func (s *Scheduler) releaseExecutors(ctx context.Context, w world, out Outcome) ([]release, error) {
+	releases := executorReleases(w.Apps, w.Pods, out.Released)
 	errs := make([]error, len(releases))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, releaseWorkers)
@@ -144,11 +193,17 @@ func (s *Scheduler) releaseExecutors(ctx context.Context, w world, snap Snapshot
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			errs[i] = s.ungate(ctx, r.key, r.node)
+			errs[i] = s.ungate(ctx, r.pod, r.node)
 		}()
 	}
 	wg.Wait()
-	return errors.Join(errs...)
+	done := releases[:0:0]
+	for i, r := range releases {
+		if errs[i] == nil {
+			done = append(done, r)
+		}
+	}
+	return done, errors.Join(errs...)
 }
 
 // ungate removes the gang gate from a pod, first confining it to node when one is given.
@@ -201,15 +256,4 @@ func narrowToNode(spec *corev1.PodSpec, node string) {
 
 func hasGate(p *corev1.Pod) bool {
 	return slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == GateExecutor })
-}
-
-// fits reports whether need fits in free.
-func fits(free, need corev1.ResourceList) bool {
-	for name, q := range need {
-		f, ok := free[name]
-		if !ok || f.Cmp(q) < 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -39,6 +39,9 @@ type loop struct {
 	// written holds reservations stored but perhaps not yet in the manager's cache, so that the
 	// next cycle does not take their applications for waiting ones.
 	written map[types.NamespacedName]Reservation
+	// released holds executors released (pod → node) that the cluster cache may still show
+	// gated, so that the next cycle counts them where they go rather than release them again.
+	released map[types.NamespacedName]string
 }
 
 func (l *loop) NeedLeaderElection() bool { return true }
@@ -49,6 +52,7 @@ func (l *loop) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("gang-scheduler")
 	ctx = log.IntoContext(ctx, logger)
 	l.written = map[types.NamespacedName]Reservation{}
+	l.released = map[types.NamespacedName]string{}
 	if !l.s.cluster.WaitForCacheSync(ctx) || !l.mgr.GetCache().WaitForCacheSync(ctx) {
 		return errors.New("gang scheduler: caches did not sync")
 	}
@@ -89,6 +93,7 @@ func (l *loop) cycle(ctx context.Context) error {
 		return err
 	}
 	l.overlayWritten(w.Apps)
+	l.overlayReleased(w.Pods)
 	now := s.cfg.Clock.Now()
 	snap, err := snapshot(w, snapshotOptions{ReservationTimeout: s.cfg.ReservationTimeout, Now: now})
 	if err != nil {
@@ -170,9 +175,11 @@ func (l *loop) cycle(ctx context.Context) error {
 	if s.waker != nil {
 		s.waker.Wake(wake...)
 	}
-	if err := s.releaseExecutors(ctx, w, snap); err != nil {
+	released, err := s.releaseExecutors(ctx, w, out)
+	if err != nil {
 		errs = append(errs, err)
 	}
+	l.rememberReleased(released)
 	if err := s.writeQueueStatus(ctx, w, snap, out); err != nil {
 		errs = append(errs, err)
 	}
@@ -216,6 +223,43 @@ func (l *loop) overlayWritten(apps []v1beta2.SparkApplication) {
 	for key := range l.written {
 		if !seen[key] {
 			delete(l.written, key)
+		}
+	}
+}
+
+func (l *loop) rememberReleased(rs []release) {
+	for _, r := range rs {
+		l.released[r.pod] = r.node
+	}
+}
+
+// overlayReleased shows the executors this loop released as released on the cached pods that
+// still show them gated, and forgets those the cache shows released (or no longer has).
+func (l *loop) overlayReleased(pods []corev1.Pod) {
+	if len(l.released) == 0 {
+		return
+	}
+	seen := make(map[types.NamespacedName]bool, len(l.released))
+	for i := range pods {
+		p := &pods[i]
+		key := client.ObjectKeyFromObject(p)
+		node, ok := l.released[key]
+		if !ok {
+			continue
+		}
+		if !hasGate(p) {
+			delete(l.released, key)
+			continue
+		}
+		seen[key] = true
+		p.Spec.SchedulingGates = nil
+		if node != "" {
+			p.Annotations = map[string]string{AnnotationNode: node}
+		}
+	}
+	for key := range l.released {
+		if !seen[key] {
+			delete(l.released, key)
 		}
 	}
 }

@@ -10,7 +10,6 @@ package gang
 import (
 	"encoding/json"
 	"maps"
-	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -100,19 +99,15 @@ func awaitingAdmission(app *v1beta2.SparkApplication) bool {
 }
 
 // Pods turns a reservation into pod settings: the driver on its planned node, the executors
-// on the set of theirs and gated until each is given its node (GateExecutor), and every pod
-// labelled with the queue.
+// gated until the gang scheduler gives each its node (GateExecutor), and every pod labelled
+// with the queue. The executor template names no nodes: the gate alone keeps executors back,
+// and each one's node is set as it is released, a planned one or, beyond the plan (dynamic
+// allocation), any node its own placement rules allow.
 func (r Reservation) Pods() sparkpod.RoleScheduling {
 	labels := map[string]string{LabelQueue: r.Queue}
-	var nodes []string
-	for _, n := range slices.Sorted(maps.Keys(r.Executors)) {
-		if r.Executors[n] > 0 {
-			nodes = append(nodes, n)
-		}
-	}
 	return sparkpod.RoleScheduling{
 		Driver: sparkpod.Scheduling{Labels: labels, NodeNames: []string{r.Driver}},
-		Executor: sparkpod.Scheduling{Labels: maps.Clone(labels), NodeNames: nodes,
+		Executor: sparkpod.Scheduling{Labels: maps.Clone(labels),
 			SchedulingGates: []corev1.PodSchedulingGate{{Name: GateExecutor}}},
 	}
 }

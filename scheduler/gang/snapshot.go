@@ -45,8 +45,9 @@ type boundMember struct {
 }
 
 // snapshot turns the world into the decision core's input. Admitted workloads are those with
-// a live reservation; waiting ones those awaiting admission. Node usage is what bound,
-// non-terminal pods request plus what admitted workloads' unbound members have reserved.
+// a live reservation, with what their executors do beyond the plan; waiting ones those
+// awaiting admission. Node usage is what non-terminal pods bound (or released) to the node
+// request plus what admitted workloads' unbound members have reserved.
 func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 	snap := Snapshot{Queues: map[string]*Queue{}}
 	nodes := map[string]*Node{}
@@ -61,10 +62,13 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 		nodes[snap.Nodes[i].Name] = &snap.Nodes[i]
 	}
 
-	bound := map[boundMember]map[string]int32{} // member → node → pods bound there (any phase)
+	// A pod counts on the node it is bound to, or, released by the gang scheduler to a node and
+	// not bound yet, on that node: it is on its way there.
+	bound := map[boundMember]map[string]int32{} // member → node → pods placed there (any phase)
 	for i := range w.Pods {
 		p := &w.Pods[i]
-		if p.Spec.NodeName == "" {
+		on := placedOn(p)
+		if on == "" {
 			continue
 		}
 		if app := p.Labels[v1beta2.LabelAppName]; app != "" {
@@ -72,15 +76,16 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 			if bound[m] == nil {
 				bound[m] = map[string]int32{}
 			}
-			bound[m][p.Spec.NodeName]++
+			bound[m][on]++
 		}
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		if n := nodes[p.Spec.NodeName]; n != nil {
+		if n := nodes[on]; n != nil {
 			add(n.Used, podRequests(p), 1)
 		}
 	}
+	executors := executorsOf(w.Pods)
 
 	priorities := map[string]int32{}
 	for _, pc := range w.PriorityClasses {
@@ -115,8 +120,12 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 		if admitted {
 			wl.Admission = res.Admission()
 			wl.Queue = res.Queue
+			wl.Dynamic = dynamicOf(res, executors[boundMember{key, res.SubmissionID, v1beta2.SparkRoleExecutor}])
 			if q := snap.Queues[res.Queue]; q != nil {
 				add(q.Usage, demand.Total(), 1)
+				for _, k := range wl.Dynamic.Extra {
+					add(q.Usage, memberRequests(demand.Executor), int64(k))
+				}
 			}
 			if o.ReservationTimeout <= 0 || o.Now.Sub(res.Admitted) < o.ReservationTimeout {
 				reserveUnbound(nodes, res, demand, bound, key)

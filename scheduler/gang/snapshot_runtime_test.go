@@ -144,7 +144,10 @@ func TestReservationPods(t *testing.T) {
 	if diff := cmp.Diff([]string{"n1"}, p.Driver.NodeNames); diff != "" {
 		t.Error(diff)
 	}
-	if diff := cmp.Diff([]string{"n2", "n3"}, p.Executor.NodeNames); diff != "" {
+	if p.Executor.NodeNames != nil {
+		t.Errorf("executor template confined to %v: extra executors could not go beyond the planned nodes", p.Executor.NodeNames)
+	}
+	if diff := cmp.Diff([]corev1.PodSchedulingGate{{Name: GateExecutor}}, p.Executor.SchedulingGates); diff != "" {
 		t.Error(diff)
 	}
 	if p.Executor.Labels[LabelQueue] != "q" || p.Driver.Labels[LabelQueue] != "q" {
@@ -239,6 +242,127 @@ func TestPodSlots(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.wantPlan, got); diff != "" {
 				t.Errorf("admission of w (-want +got):\n%s\nwaiting: %v, rejected: %v", diff, out.Waiting, out.Rejected)
+			}
+		})
+	}
+}
+
+// TestExecutorReleases runs the runtime's whole path for gated executors (the world read from
+// the cluster, its snapshot, a cycle, the releases): the planned nodes' slots first, then
+// executors beyond the plan only within the queue's quota and onto free capacity, counted
+// where they go once released.
+func TestExecutorReleases(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	node := func(name string) corev1.Node {
+		n := kwokNode(name)
+		n.Status.Allocatable[corev1.ResourceMemory] = resource.MustParse("64Gi")
+		return n
+	}
+	// executor is an executor of a's submission sub: gated, or released to node (bound when
+	// bound is set).
+	executor := func(name, sub, node string, gated, bound bool, phase corev1.PodPhase) corev1.Pod {
+		p := pod("a", sub, "executor", "", "2", phase)
+		p.Name = name
+		if gated {
+			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: GateExecutor}}
+			return p
+		}
+		p.Annotations = map[string]string{AnnotationNode: node}
+		if bound {
+			p.Spec.NodeName = node
+		}
+		return p
+	}
+	running := func(ps ...corev1.Pod) []corev1.Pod {
+		return append([]corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
+			executor("e1", "s1", "n1", false, true, corev1.PodRunning), executor("e2", "s1", "n1", false, true, corev1.PodRunning)}, ps...)
+	}
+	gated := func(names ...string) []corev1.Pod {
+		var ps []corev1.Pod
+		for _, n := range names {
+			ps = append(ps, executor(n, "s1", "", true, false, corev1.PodPending))
+		}
+		return ps
+	}
+	res := &Reservation{SubmissionID: "s1", Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 2}, Admitted: now}
+	tests := []struct {
+		name     string
+		quota    string // the default queue's cpu quota; "" = none
+		sub      string // a's current submission; "" = s1
+		pods     []corev1.Pod
+		want     []string // "pod→node"
+		queueCPU string   // the default queue's admitted cpu after the cycle
+		n2CPU    string   // if set, the cpu used on n2 in the snapshot
+	}{{
+		name:     "beyond the plan, without quota: onto free capacity, tightest first",
+		pods:     running(gated("e3", "e4", "e5")...),
+		want:     []string{"e3→n1", "e4→n1", "e5→n1"},
+		queueCPU: "11",
+	}, {
+		name:     "beyond the plan: only what the queue's quota allows",
+		quota:    "7",
+		pods:     running(gated("e3", "e4", "e5")...),
+		want:     []string{"e3→n1"},
+		queueCPU: "7",
+	}, {
+		name:     "an executor released and not bound yet counts on its node and in the quota",
+		quota:    "7",
+		pods:     running(append([]corev1.Pod{executor("e3", "s1", "n2", false, false, corev1.PodPending)}, gated("e4")...)...),
+		queueCPU: "7",
+		n2CPU:    "2",
+	}, {
+		name:     "a replacement for an executor that ended takes no more quota",
+		quota:    "5",
+		pods:     []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), executor("e1", "s1", "n1", false, true, corev1.PodFailed), executor("e2", "s1", "n1", false, true, corev1.PodRunning), gated("e3", "e4")[0], gated("e3", "e4")[1]},
+		want:     []string{"e3→n1"},
+		queueCPU: "5",
+	}, {
+		name:     "an executor whose pod is gone leaves its planned slot to the next",
+		quota:    "5",
+		pods:     []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), executor("e2", "s1", "n1", false, true, corev1.PodRunning), gated("e3", "e4")[0], gated("e3", "e4")[1]},
+		want:     []string{"e3→n1"},
+		queueCPU: "5",
+	}, {
+		name:     "executors of a submission without a reservation are let go unconfined",
+		sub:      "s2",
+		pods:     running(gated("e3")...),
+		want:     []string{"e3→"},
+		queueCPU: "",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sub := tt.sub
+			if sub == "" {
+				sub = "s1"
+			}
+			q := schedv1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+			if tt.quota != "" {
+				q.Spec.Quota = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(tt.quota)}
+			}
+			w := world{Nodes: []corev1.Node{node("n1"), node("n2")}, Pods: tt.pods,
+				Apps: []v1beta2.SparkApplication{app("a", sub, v1beta2.ApplicationStateRunning, 2, res)}, Queues: []schedv1alpha1.Queue{q}}
+			snap, err := snapshot(w, snapshotOptions{ReservationTimeout: time.Minute, Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.n2CPU != "" {
+				for _, n := range snap.Nodes {
+					if used := n.Used[corev1.ResourceCPU]; n.Name == "n2" && used.String() != tt.n2CPU {
+						t.Errorf("n2 cpu used %s, want %s", used.String(), tt.n2CPU)
+					}
+				}
+			}
+			out := Schedule(snap, Options{})
+			var got []string
+			for _, r := range executorReleases(w.Apps, w.Pods, out.Released) {
+				got = append(got, r.pod.Name+"→"+r.node)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("releases (-want +got):\n%s", diff)
+			}
+			cpu := out.Usage["default"][corev1.ResourceCPU]
+			if got := cpu.String(); tt.queueCPU != "" && got != tt.queueCPU {
+				t.Errorf("queue cpu admitted %s, want %s", got, tt.queueCPU)
 			}
 		})
 	}

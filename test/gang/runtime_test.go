@@ -24,6 +24,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler/gang"
 	"github.com/sparkop/spark-operator/test/cluster"
+	"github.com/sparkop/spark-operator/test/executors"
 )
 
 // labelOwnNode marks (as label and NoSchedule taint) the kwok nodes a test adds for itself,
@@ -197,4 +198,130 @@ func TestRejectedThenEdited(t *testing.T) {
 		}
 		return app.Status.AppState.State == v1beta2.ApplicationStateRunning, nil
 	})
+}
+
+// runningDriver waits until app's driver runs and returns it.
+func runningDriver(t *testing.T, c client.Client, ns, app string) *corev1.Pod {
+	t.Helper()
+	p := &corev1.Pod{}
+	cluster.Eventually(t, time.Minute, app+"'s driver to run", func() (bool, error) {
+		err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: app + "-driver"}, p)
+		return err == nil && p.Status.Phase == corev1.PodRunning, client.IgnoreNotFound(err)
+	})
+	return p
+}
+
+// addExecutors creates executors first..first+n-1 of driver's application as Spark does, from
+// the executor pod template the submitter gave the driver.
+func addExecutors(t *testing.T, c client.Client, driver *corev1.Pod, first, n int) []*corev1.Pod {
+	t.Helper()
+	ctx := context.Background()
+	var template *corev1.Pod
+	cluster.Eventually(t, time.Minute, "the executor pod template", func() (bool, error) {
+		var err error
+		template, err = executors.TemplateOf(ctx, c, driver)
+		return template != nil, client.IgnoreNotFound(err)
+	})
+	pods, err := executors.Create(ctx, c, driver, n, executors.Options{FirstID: first, Cores: 2, MemoryMiB: 512, Template: template})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pods
+}
+
+// executorOn reads pod and reports whether it runs on node, released there by the gang
+// scheduler.
+func executorOn(ctx context.Context, c client.Client, pod *corev1.Pod, node string) (bool, error) {
+	if err := c.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+		return false, err
+	}
+	if n := pod.Annotations[gang.AnnotationNode]; n != "" && n != node {
+		return false, fmt.Errorf("%s released to %s, want %s", pod.Name, n, node)
+	}
+	return pod.Spec.NodeName == node && pod.Status.Phase == corev1.PodRunning, nil
+}
+
+func gated(pod *corev1.Pod) bool {
+	for _, g := range pod.Spec.SchedulingGates {
+		if g.Name == gang.GateExecutor {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDynamicAllocationWithinQuota: executors Spark adds beyond the gang start only within
+// the queue's quota, onto free capacity of any node they may use (here a node the plan did
+// not name, as the planned one is full); once running they count in the queue's admitted
+// usage, so the next gang waits over quota; when one ends, the next waiting executor starts.
+func TestDynamicAllocationWithinQuota(t *testing.T) {
+	ctx := context.Background()
+	c := cluster.Client(t)
+	ns := cluster.Namespace(t, c, "gang-dyn")
+	small := ownNode(t, c, ns, "a-small", "6", "110") // the gang (5 cpu) fits here, tightest
+	big := ownNode(t, c, ns, "b-big", "16", "110")
+	ownQueue(t, c, ns, "7") // the gang and one extra executor of 2 cpu
+	startGangOperator(t, ns)
+
+	app := gangApp(ns, "dyn", 2, 2)
+	app.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To(ns)}
+	app.Spec.DynamicAllocation = &v1beta2.DynamicAllocation{Enabled: true, InitialExecutors: ptr.To[int32](2), MaxExecutors: ptr.To[int32](6)}
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	res := admission(t, c, ns, "dyn")
+	if res.Driver != small.Name || res.Executors[small.Name] != 2 {
+		t.Fatalf("planned driver on %s, executors %v; want the whole gang on %s", res.Driver, res.Executors, small.Name)
+	}
+	driver := runningDriver(t, c, ns, "dyn")
+	initial := addExecutors(t, c, driver, 1, 2)
+	for _, p := range initial {
+		cluster.Eventually(t, time.Minute, p.Name+" to run on its planned node", func() (bool, error) { return executorOn(ctx, c, p, small.Name) })
+	}
+
+	extra := addExecutors(t, c, driver, 3, 2)
+	cluster.Eventually(t, time.Minute, extra[0].Name+" to run on the free node", func() (bool, error) { return executorOn(ctx, c, extra[0], big.Name) })
+	queue := &schedv1alpha1.Queue{}
+	cluster.Eventually(t, time.Minute, "the queue to count the extra executor", func() (bool, error) {
+		if err := c.Get(ctx, client.ObjectKey{Name: ns}, queue); err != nil {
+			return false, err
+		}
+		cpu := queue.Status.Admitted[corev1.ResourceCPU]
+		return cpu.Cmp(resource.MustParse("7")) == 0, nil
+	})
+
+	next := gangApp(ns, "next", 1, 2)
+	next.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To(ns)}
+	if err := c.Create(ctx, next); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Eventually(t, time.Minute, "next to wait over quota", func() (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(next), next); err != nil {
+			return false, err
+		}
+		for _, cond := range next.Status.Conditions {
+			if cond.Type == "Queued" && cond.Status == metav1.ConditionTrue {
+				return strings.HasPrefix(cond.Message, "over quota in queue "+ns), nil
+			}
+		}
+		return false, nil
+	})
+	if err := c.Get(ctx, client.ObjectKeyFromObject(extra[1]), extra[1]); err != nil {
+		t.Fatal(err)
+	}
+	if !gated(extra[1]) {
+		t.Fatalf("%s released beyond the queue's quota (to %q)", extra[1].Name, extra[1].Annotations[gang.AnnotationNode])
+	}
+
+	// Spark removes the extra executor: the waiting one may start in its place.
+	if err := executors.Delete(ctx, c, extra[0]); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Eventually(t, time.Minute, extra[1].Name+" to run once the first extra ended", func() (bool, error) { return executorOn(ctx, c, extra[1], big.Name) })
+	if err := c.Get(ctx, client.ObjectKeyFromObject(next), next); err != nil {
+		t.Fatal(err)
+	}
+	if _, admitted := gang.ReservationOf(next); admitted {
+		t.Fatal("next admitted while the queue's quota is taken by dyn's gang and extra executor")
+	}
 }
