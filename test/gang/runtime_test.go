@@ -10,6 +10,7 @@ package gang
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -241,15 +242,6 @@ func executorOn(ctx context.Context, c client.Client, pod *corev1.Pod, node stri
 	return pod.Spec.NodeName == node && pod.Status.Phase == corev1.PodRunning, nil
 }
 
-func gated(pod *corev1.Pod) bool {
-	for _, g := range pod.Spec.SchedulingGates {
-		if g.Name == gang.GateExecutor {
-			return true
-		}
-	}
-	return false
-}
-
 // TestDynamicAllocationWithinQuota: executors Spark adds beyond the gang start only within
 // the queue's quota, onto free capacity of any node they may use (here a node the plan did
 // not name, as the planned one is full); once running they count in the queue's admitted
@@ -309,7 +301,7 @@ func TestDynamicAllocationWithinQuota(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(extra[1]), extra[1]); err != nil {
 		t.Fatal(err)
 	}
-	if !gated(extra[1]) {
+	if !slices.ContainsFunc(extra[1].Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == gang.GateExecutor }) {
 		t.Fatalf("%s released beyond the queue's quota (to %q)", extra[1].Name, extra[1].Annotations[gang.AnnotationNode])
 	}
 
