@@ -510,18 +510,76 @@ func testSpecChange(t *testing.T, e *env) {
 func testTTL(t *testing.T, e *env) {
 	key := e.create(t, newApp(e.ns, "ttl", driverAnnotations(annRunSeconds, "3")))
 	running := e.waitState(t, key, v1beta2.ApplicationStateRunning, 20*time.Second)
+	// With a time to live of one second COMPLETED may last less than a poll, or be cut short
+	// under load: a watch from the running application on sees every state it passes through.
+	history := watchApp(t, key, running.ResourceVersion)
 	// Changing only the time to live must not rerun: the same run completes, then the
 	// application goes away.
 	e.update(t, key, func(a *v1beta2.SparkApplication) { a.Spec.TimeToLiveSeconds = ptr.To[int64](1) })
-	done := e.waitState(t, key, v1beta2.ApplicationStateCompleted, 20*time.Second)
-	if done.Status.SubmissionID != running.Status.SubmissionID || done.Status.ExecutionAttempts != 1 {
-		t.Errorf("changing timeToLiveSeconds reran the application: submission %s → %s, executionAttempts %d",
-			running.Status.SubmissionID, done.Status.SubmissionID, done.Status.ExecutionAttempts)
-	}
-	cluster.Eventually(t, 20*time.Second, "deletion after the TTL", func() (bool, error) {
+	cluster.Eventually(t, 40*time.Second, "deletion after the TTL", func() (bool, error) {
 		err := e.c.Get(context.Background(), key, &v1beta2.SparkApplication{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
+	seen, deleted := history()
+	var last *v1beta2.SparkApplication
+	for _, a := range seen {
+		if a.Status.SubmissionID != "" && a.Status.SubmissionID != running.Status.SubmissionID ||
+			a.Status.ExecutionAttempts > 1 {
+			t.Errorf("changing timeToLiveSeconds reran the application: submission %s → %s, executionAttempts %d",
+				running.Status.SubmissionID, a.Status.SubmissionID, a.Status.ExecutionAttempts)
+		}
+		if a.Status.AppState.State != "" {
+			last = a
+		}
+	}
+	if last == nil || last.Status.AppState.State != v1beta2.ApplicationStateCompleted {
+		t.Fatalf("the application was deleted in state %+v, want COMPLETED", last)
+	}
+	// Deleted once its time to live had passed since it ended, not before (terminationTime is
+	// stored in whole seconds, rounded down).
+	if ended := last.Status.TerminationTime.Time; ended.IsZero() || deleted.Before(ended.Add(time.Second)) {
+		t.Errorf("deleted at %v, want no sooner than a second after it ended at %v", deleted, ended)
+	}
+}
+
+// watchApp watches the application key from resourceVersion on; the function it returns waits
+// for the watch to see the application deleted (or for it to end) and returns every version it
+// saw, in order, the last being the deleted object, and when the watch saw the deletion.
+func watchApp(t *testing.T, key types.NamespacedName, resourceVersion string) func() ([]*v1beta2.SparkApplication, time.Time) {
+	t.Helper()
+	c, err := client.NewWithWatch(cluster.Config(t), client.Options{Scheme: cluster.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.Watch(context.Background(), &v1beta2.SparkApplicationList{}, client.InNamespace(key.Namespace),
+		client.MatchingFields{"metadata.name": key.Name}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: resourceVersion}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	var seen []*v1beta2.SparkApplication
+	var deleted time.Time
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			if app, ok := ev.Object.(*v1beta2.SparkApplication); ok {
+				seen = append(seen, app)
+			}
+			switch ev.Type {
+			case watch.Deleted:
+				deleted = time.Now()
+				return
+			case watch.Error:
+				t.Errorf("watching %s: %v", key, ev.Object)
+				return
+			}
+		}
+	}()
+	return func() ([]*v1beta2.SparkApplication, time.Time) {
+		<-done
+		return seen, deleted
+	}
 }
 
 func testSuspendResume(t *testing.T, e *env) {
