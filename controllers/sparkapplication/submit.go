@@ -48,9 +48,6 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 	// The scheduler and the submitter get a private, defaulted copy, never written back.
 	prepared := app.DeepCopy()
 	v1beta2.SetSparkApplicationDefaults(prepared)
-	if blocked, err := r.anotherDriver(ctx, prepared, id); err != nil || blocked {
-		return err
-	}
 	decision, err := r.decide(ctx, prepared)
 	if err != nil {
 		return err
@@ -82,6 +79,11 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 		return submission.RetryAfter(r.Options.QueuedRetryInterval, decision.Reason)
 	}
 
+	// Checked right before anything of the run is created, once the scheduler has admitted
+	// it: what it holds for the application stays held while an old driver terminates.
+	if blocked, err := r.anotherDriver(ctx, prepared, id); err != nil || blocked {
+		return err
+	}
 	var result submission.Result
 	submitter, err := r.submitterFor(app)
 	if err == nil {
