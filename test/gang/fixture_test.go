@@ -71,13 +71,24 @@ func (f *fixture) startOperator(extra ...string) {
 // deleted when the test ends.
 func (f *fixture) node(name, cpu string, labels map[string]string) string {
 	f.t.Helper()
+	return f.nodeWith(name, corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}, labels)
+}
+
+// nodeWith is node with the allocatable resources given; memory (16Gi) and pods (110) unless
+// given.
+func (f *fixture) nodeWith(name string, capacity corev1.ResourceList, labels map[string]string) string {
+	f.t.Helper()
 	name = f.ns + "-" + name
 	l := map[string]string{poolKey: f.ns, "type": "kwok", corev1.LabelHostname: name}
 	for k, v := range labels {
 		l[k] = v
 	}
-	capacity := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu),
-		corev1.ResourceMemory: resource.MustParse("16Gi"), corev1.ResourcePods: resource.MustParse("110")}
+	capacity = capacity.DeepCopy()
+	for r, q := range map[corev1.ResourceName]string{corev1.ResourceMemory: "16Gi", corev1.ResourcePods: "110"} {
+		if _, ok := capacity[r]; !ok {
+			capacity[r] = resource.MustParse(q)
+		}
+	}
 	n := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l, Annotations: map[string]string{"kwok.x-k8s.io/node": "fake"}},
 		Spec:       corev1.NodeSpec{Taints: []corev1.Taint{{Key: poolKey, Value: f.ns, Effect: corev1.TaintEffectNoSchedule}}},
