@@ -27,6 +27,7 @@ import (
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/controllers/sparkapplication"
+	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/gang"
 	"github.com/sparkop/spark-operator/test/cluster"
 	"github.com/sparkop/spark-operator/test/executors"
@@ -52,7 +53,31 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	c := cluster.Client(t)
-	return &fixture{t: t, c: c, ns: cluster.Namespace(t, c, "gang"), ctx: context.Background(), played: map[types.UID]bool{}}
+	f := &fixture{t: t, c: c, ns: cluster.Namespace(t, c, "gang"), ctx: context.Background(), played: map[types.UID]bool{}}
+	t.Cleanup(f.describeOnFailure)
+	return f
+}
+
+// describeOnFailure logs where each application was when the test failed.
+func (f *fixture) describeOnFailure() {
+	if !f.t.Failed() {
+		return
+	}
+	var apps v1beta2.SparkApplicationList
+	if err := f.c.List(context.Background(), &apps, client.InNamespace(f.ns)); err != nil {
+		return
+	}
+	for _, app := range apps.Items {
+		f.t.Logf("%s: state %q, submission %s, waiting %q, admission %s, preempted %q", app.Name, app.Status.AppState.State,
+			app.Status.SubmissionID, waiting(&app), app.Annotations[gang.AnnotationAdmission], app.Annotations[scheduler.AnnotationPreempted])
+	}
+	var pods corev1.PodList
+	if err := f.c.List(context.Background(), &pods, client.InNamespace(f.ns)); err != nil {
+		return
+	}
+	for _, p := range pods.Items {
+		f.t.Logf("pod %s: submission %s, %s on %q, owners %v", p.Name, p.Labels[v1beta2.LabelSubmissionID], p.Status.Phase, p.Spec.NodeName, p.OwnerReferences)
+	}
 }
 
 // startOperator runs the operator with the gang scheduler and extra flags; a running one is
@@ -228,10 +253,32 @@ func (f *fixture) pods(app string) []corev1.Pod {
 	return list.Items
 }
 
-// play does what Spark's drivers would: a running driver gets its executors (as many as the
-// application asks for, built on the executor pod template it was given), and the executors
-// of a driver that has ended are deleted.
+// play does what Spark's drivers and executors would: a running driver gets its executors (as
+// many as the application asks for, built on the executor pod template it was given), and an
+// executor whose driver has ended or is gone exits (the kwok nodes run no JVM to notice).
 func (f *fixture) play() error {
+	var pods corev1.PodList
+	if err := f.c.List(f.ctx, &pods, client.InNamespace(f.ns)); err != nil {
+		return err
+	}
+	type run struct{ app, submission string }
+	live := map[run]bool{}
+	for _, p := range pods.Items {
+		if p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleDriver && p.DeletionTimestamp == nil &&
+			p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			live[run{p.Labels[v1beta2.LabelAppName], p.Labels[v1beta2.LabelSubmissionID]}] = true
+		}
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleExecutor || live[run{p.Labels[v1beta2.LabelAppName], p.Labels[v1beta2.LabelSubmissionID]}] {
+			continue
+		}
+		if err := f.c.Delete(f.ctx, p); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
+
 	var apps v1beta2.SparkApplicationList
 	if err := f.c.List(f.ctx, &apps, client.InNamespace(f.ns)); err != nil {
 		return err
@@ -246,35 +293,29 @@ func (f *fixture) play() error {
 		if err != nil {
 			return err
 		}
-		switch {
-		case driver.Status.Phase == corev1.PodSucceeded || driver.Status.Phase == corev1.PodFailed:
-			if err := f.c.DeleteAllOf(f.ctx, &corev1.Pod{}, client.InNamespace(f.ns), client.MatchingLabels{
-				v1beta2.LabelAppName: app.Name, v1beta2.SparkRoleLabel: v1beta2.SparkRoleExecutor,
-			}); err != nil {
-				return err
-			}
-		case driver.Status.Phase == corev1.PodRunning && !f.played[driver.UID]:
-			template, err := executors.TemplateOf(f.ctx, f.c, driver)
-			if apierrors.IsNotFound(err) {
-				continue // the submitter creates the template just after the driver
-			}
+		if driver.Status.Phase != corev1.PodRunning || f.played[driver.UID] {
+			continue
+		}
+		template, err := executors.TemplateOf(f.ctx, f.c, driver)
+		if apierrors.IsNotFound(err) {
+			continue // the submitter creates the template just after the driver
+		}
+		if err != nil {
+			return err
+		}
+		if template == nil {
+			return fmt.Errorf("driver %s has no executor pod template", driver.Name)
+		}
+		for id := 1; id <= int(ptr.Deref(app.Spec.Executor.Instances, 0)); id++ {
+			pod, err := executors.Build(driver, id, executors.Options{Cores: 1, MemoryMiB: 512, Template: template})
 			if err != nil {
 				return err
 			}
-			if template == nil {
-				return fmt.Errorf("driver %s has no executor pod template", driver.Name)
+			if err := f.c.Create(f.ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+				return err
 			}
-			for id := 1; id <= int(ptr.Deref(app.Spec.Executor.Instances, 0)); id++ {
-				pod, err := executors.Build(driver, id, executors.Options{Cores: 1, MemoryMiB: 512, Template: template})
-				if err != nil {
-					return err
-				}
-				if err := f.c.Create(f.ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
-					return err
-				}
-			}
-			f.played[driver.UID] = true
 		}
+		f.played[driver.UID] = true
 	}
 	return nil
 }
@@ -292,11 +333,6 @@ func waiting(app *v1beta2.SparkApplication) string {
 func (f *fixture) waitWaiting(name string, parts ...string) *v1beta2.SparkApplication {
 	f.t.Helper()
 	var app *v1beta2.SparkApplication
-	defer func() {
-		if f.t.Failed() && app != nil {
-			f.t.Logf("%s: %s, waiting: %q", name, app.Status.AppState.State, waiting(app))
-		}
-	}()
 	f.waitFor(fmt.Sprintf("%s to wait with %q", name, parts), func() (bool, error) {
 		app = f.get(name)
 		if _, ok := gang.ReservationOf(app); ok {
