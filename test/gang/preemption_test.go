@@ -140,7 +140,9 @@ func TestPreemption(t *testing.T) {
 func TestPreemptionOfBorrowers(t *testing.T) {
 	f := newFixture(t)
 	f.node("n", "6", nil)
-	cpu := func(n string) corev1.ResourceList { return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(n)} }
+	cpu := func(n string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(n)}
+	}
 	f.queue("org", schedv1alpha1.QueueSpec{Quota: cpu("4")})
 	a := f.queue("a", schedv1alpha1.QueueSpec{Parent: "org", Quota: cpu("2")})
 	b := f.queue("b", schedv1alpha1.QueueSpec{Parent: "org", Quota: cpu("2")})
