@@ -65,6 +65,10 @@ type Interface interface {
 // (a whole application preempted for a higher-priority one). A later submission ignores it.
 const AnnotationPreempted = "scheduling.sparkop.dev/preempted"
 
+// ConditionQueued is the SparkApplication condition that shows, while a batch scheduler holds
+// the application, why it waits (its message is the Decision's Reason).
+const ConditionQueued = "Queued"
+
 // Waker brings held applications back for another decision. The controller gives one to
 // schedulers that implement WithManager.
 type Waker interface {

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
 )
 
 // errStale means the status changed under us (the submission pool, or another reconcile,
@@ -81,7 +82,7 @@ const (
 	ConditionRunning   = "Running"
 	ConditionCompleted = "Completed"
 	ConditionFailed    = "Failed"
-	ConditionQueued    = "Queued"
+	ConditionQueued    = scheduler.ConditionQueued
 )
 
 type cond struct {

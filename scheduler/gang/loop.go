@@ -26,11 +26,6 @@ import (
 // backstop is how often a cycle runs without any event: it lets reservation timeouts expire.
 const backstop = 30 * time.Second
 
-// maxReasonWakes bounds how many held applications one cycle wakes only so that their status
-// shows a changed reason: the reason is informative, and waking all of a long queue on every
-// admission would cost a status write each.
-const maxReasonWakes = 20
-
 // loop is the single cycle loop: one goroutine, on the leader only, so two cycles never
 // decide at once and nothing is admitted twice.
 type loop struct {
@@ -160,11 +155,15 @@ func (l *loop) cycle(ctx context.Context) error {
 	scheduleSeconds.Add(busy.Seconds())
 	admittedTotal.Add(float64(len(out.Admitted)))
 	// Rejected applications are woken to be failed with their reason; held ones whose shown
-	// reason is out of date, a few per cycle, in queue order.
+	// reason is out of date, a bounded number per cycle (see reasons.go).
 	for key := range out.Rejected {
 		wake = append(wake, key)
 	}
-	wake = append(wake, staleReasons(out, s.reported)...)
+	refresh, left := s.reasons.pick(out, shownReasons(w.Apps, s.reported))
+	wake = append(wake, refresh...)
+	if left > 0 {
+		s.reasons.followUpLater(s.trigger)
+	}
 	for key := range s.reported {
 		if _, ok := apps[key]; !ok {
 			delete(s.reported, key)
@@ -279,20 +278,4 @@ func (s *Scheduler) preempt(ctx context.Context, app *v1beta2.SparkApplication, 
 			"preempted by %s: %s; the run is stopped and the application queued again", p.By, p.Reason)
 	}
 	return nil
-}
-
-// staleReasons picks, queue by queue in order, up to maxReasonWakes held applications whose
-// shown reason may not be the one out found: it changed since it was handed out, or it was
-// never handed out by this process (an operator that restarts finds the reasons its
-// predecessor wrote, which may no longer hold).
-func staleReasons(out Outcome, reported map[types.NamespacedName]string) []types.NamespacedName {
-	var stale []types.NamespacedName
-	for _, keys := range out.Order {
-		for _, key := range keys {
-			if why, ok := out.Waiting[key]; ok && len(stale) < maxReasonWakes && reported[key] != why {
-				stale = append(stale, key)
-			}
-		}
-	}
-	return stale
 }

@@ -10,6 +10,7 @@ package gang
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -392,6 +393,24 @@ func (c *cycle) wait(w *workload, q *queue, reason string) {
 func (c *cycle) behind(w *workload, q *queue, why string) string {
 	return fmt.Sprintf("behind %s in queue %s%s; needs %s",
 		plural(q.waiting, "application", "applications"), q.name, why, c.res.format(w.need))
+}
+
+// reasonKind is what a reason to wait means, without the numbers that change whenever others
+// are admitted or end (a position in the queue, amounts free, executors with room): "behind in
+// queue q", "over quota in queue q", "no node fits", or the reason itself where it has no such
+// numbers. It reads the texts this file and fitReason and quotaReason write.
+func reasonKind(reason string) string {
+	switch {
+	case strings.HasPrefix(reason, "behind "):
+		head, _, _ := strings.Cut(reason, ";")
+		if _, queue, ok := strings.Cut(head, " in queue "); ok {
+			return "behind in queue " + queue
+		}
+	case strings.HasPrefix(reason, "over quota in queue "), strings.HasPrefix(reason, "no node fits:"):
+		kind, _, _ := strings.Cut(reason, ":")
+		return kind
+	}
+	return reason
 }
 
 // usableBy marks the nodes some member of head could use if they were empty: backfill must

@@ -66,6 +66,7 @@ type Scheduler struct {
 	// verdict (rejected, or why it waits) holds only for that same submission and spec.
 	judged   map[types.NamespacedName]judgement
 	reported map[types.NamespacedName]string // reason last handed to a held application
+	reasons  reasonRefresh                   // keeps held applications' shown reasons current
 	stats    Stats
 }
 

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -22,6 +23,7 @@ import (
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler/gang"
+	"github.com/sparkop/spark-operator/test/cluster"
 	"github.com/sparkop/spark-operator/test/executors"
 )
 
@@ -153,4 +155,120 @@ func TestDynamicAllocationWithinQuota(t *testing.T) {
 	}
 	f.waitFor(extra[1].Name+" to run once the first extra ended", runsOn(extra[1], big))
 	f.requireNotAdmitted("next")
+}
+
+// TestEveryWaitingReasonCurrent: with many more applications waiting than one cycle refreshes
+// (maxReasonWakes), every one shows its own current reason (the head over quota, each other
+// behind exactly the applications before it); when the running application ends and everyone
+// moves up, every shown reason follows, each written about once, not once per cycle.
+func TestEveryWaitingReasonCurrent(t *testing.T) {
+	const n = 130
+	f := newFixture(t)
+	f.node("n", "16", nil)
+	q := f.queue("q", cpuQuota("2")) // one application of 2 cpu at a time
+	f.startOperator("--submission-workers", "8")
+	f.create(f.app("first", q, 1))
+	f.waitRunning("first")
+	for i := range n {
+		f.create(f.app(fmt.Sprintf("w-%03d", i), q, 1))
+	}
+	var order []string // the waiting applications in queue order
+	var list v1beta2.SparkApplicationList
+	if err := f.c.List(f.ctx, &list, client.InNamespace(f.ns)); err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(list.Items, func(a, b v1beta2.SparkApplication) int {
+		if c := a.CreationTimestamp.Compare(b.CreationTimestamp.Time); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	for _, a := range list.Items {
+		if a.Name != "first" {
+			order = append(order, a.Name)
+		}
+	}
+	// allCurrent reports whether the i-th of order (from skip) shows the reason it has now.
+	allCurrent := func(skip int) func() (bool, error) {
+		return func() (bool, error) {
+			var list v1beta2.SparkApplicationList
+			if err := f.c.List(f.ctx, &list, client.InNamespace(f.ns)); err != nil {
+				return false, err
+			}
+			shown := map[string]string{}
+			for _, a := range list.Items {
+				shown[a.Name] = waiting(&a)
+			}
+			for i, name := range order[skip:] {
+				want := "over quota in queue " + q + ":"
+				if i == 1 {
+					want = fmt.Sprintf("behind 1 application in queue %s;", q)
+				} else if i > 1 {
+					want = fmt.Sprintf("behind %d applications in queue %s;", i, q)
+				}
+				if !strings.HasPrefix(shown[name], want) {
+					return false, nil
+				}
+			}
+			return true, nil
+		}
+	}
+	f.waitFor(fmt.Sprintf("all %d waiting applications to show their reason", n), allCurrent(0))
+
+	// Count the reason writes while everyone moves up one place: watch from now until a
+	// sentinel change made once all show their new place (a watch delivers in order).
+	if err := f.c.List(f.ctx, &list, client.InNamespace(f.ns)); err != nil {
+		t.Fatal(err)
+	}
+	last := map[string]string{}
+	for _, a := range list.Items {
+		last[a.Name] = waiting(&a)
+	}
+	wc, err := client.NewWithWatch(cluster.Config(t), client.Options{Scheme: f.c.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(f.ctx, &v1beta2.SparkApplicationList{}, client.InNamespace(f.ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if err := f.c.Delete(f.ctx, f.get("first")); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFor("every waiting application to show its new place", allCurrent(1))
+	const sentinel = "test.sparkop.dev/sentinel"
+	f.update(order[n-1], func(a *v1beta2.SparkApplication) { metav1.SetMetaDataAnnotation(&a.ObjectMeta, sentinel, "1") })
+	writes := map[string]int{}
+	timeout := time.After(time.Minute)
+	for done := false; !done; {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the watch ended")
+			}
+			a, isApp := ev.Object.(*v1beta2.SparkApplication)
+			if !isApp {
+				continue
+			}
+			if why := waiting(a); why != last[a.Name] {
+				last[a.Name] = why
+				writes[a.Name]++
+			}
+			done = a.Annotations[sentinel] != ""
+		case <-timeout:
+			t.Fatal("timed out watching for the sentinel change")
+		}
+	}
+	total := 0
+	for _, name := range order[1:] {
+		total += writes[name]
+		if writes[name] > 3 {
+			t.Errorf("%s's reason written %d times for one move", name, writes[name])
+		}
+	}
+	if total > 2*(n-1) {
+		t.Errorf("%d reason writes for %d applications moving up once", total, n-1)
+	}
+	t.Logf("%d reason writes for %d applications moving up once", total, n-1)
 }

@@ -1,0 +1,147 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+import (
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
+)
+
+// Keeping every held application's shown reason current, at scale.
+//
+// A held application shows why it waits in its Queued condition, which the submission pool
+// writes when the scheduler wakes it. A cycle can change the reasons of every waiting
+// application at once: one admission moves everyone behind it up one place ("behind N
+// applications" changes for all of a 1,000-long queue), and amounts free change with every pod
+// that ends. Waking them all each cycle would be a storm of status writes that grows with the
+// queue and delays the submissions that matter. So a shown reason is refreshed by how much it
+// is out of date:
+//
+//   - Its meaning changed (reasonKind: now over quota instead of behind others, no node fits
+//     instead of over quota, another queue, or nothing shown yet): first in line.
+//   - Only its numbers changed (a position, an amount): after those, in rotation.
+//
+// Either way at most maxReasonWakes applications are woken per cycle, those out of date the
+// longest first (then in queue order), so none is starved by others changing again and again;
+// while some are left, another cycle follows reasonRefreshPause later. So every waiting
+// application shows a current, true reason within about (waiting / maxReasonWakes) ×
+// reasonRefreshPause (10 seconds for 1,000), meaning changes sooner, with at most
+// maxReasonWakes wake-ups a second. The writes themselves run in the submission pool, whose
+// workers bound how many happen at once, and a status that already shows the reason is not
+// written again.
+const (
+	maxReasonWakes     = 100
+	reasonRefreshPause = time.Second
+)
+
+// reasonRefresh is what the cycle loop keeps between cycles to refresh shown reasons fairly.
+type reasonRefresh struct {
+	cycle uint64
+	// staleSince is, per held application whose shown reason is out of date, the cycle that
+	// first found it so.
+	staleSince map[types.NamespacedName]uint64
+	// followUp is set while a cycle is asked for reasonRefreshPause from now.
+	followUp atomic.Bool
+}
+
+// pick returns the held applications to wake this cycle so that their shown reason (in
+// shown; absent when nothing is known to be shown) becomes out's, and how many out-of-date
+// ones are left for later cycles.
+func (r *reasonRefresh) pick(out Outcome, shown map[types.NamespacedName]string) (wake []types.NamespacedName, left int) {
+	r.cycle++
+	if r.staleSince == nil {
+		r.staleSince = map[types.NamespacedName]uint64{}
+	}
+	type candidate struct {
+		key     types.NamespacedName
+		meaning bool // the meaning changed, not only the numbers
+		since   uint64
+		order   int
+	}
+	var stale []candidate
+	queues := make([]string, 0, len(out.Order))
+	for q := range out.Order {
+		queues = append(queues, q)
+	}
+	sort.Strings(queues)
+	still := make(map[types.NamespacedName]uint64, len(r.staleSince))
+	for _, q := range queues {
+		for _, key := range out.Order[q] {
+			why, ok := out.Waiting[key]
+			if !ok {
+				continue
+			}
+			was, known := shown[key]
+			if known && was == why {
+				continue
+			}
+			since, ok := r.staleSince[key]
+			if !ok {
+				since = r.cycle
+			}
+			still[key] = since
+			stale = append(stale, candidate{key, !known || reasonKind(was) != reasonKind(why), since, len(stale)})
+		}
+	}
+	r.staleSince = still
+	sort.SliceStable(stale, func(i, j int) bool {
+		a, b := stale[i], stale[j]
+		if a.meaning != b.meaning {
+			return a.meaning
+		}
+		if a.since != b.since {
+			return a.since < b.since
+		}
+		return a.order < b.order
+	})
+	for _, c := range stale[:min(len(stale), maxReasonWakes)] {
+		wake = append(wake, c.key)
+		// Woken, it goes to the back of the line: should the pool not have refreshed it by
+		// the next cycle, those not woken yet come first (it counts as found stale then).
+		r.staleSince[c.key] = r.cycle + 1
+	}
+	return wake, len(stale) - len(wake)
+}
+
+// followUpLater asks for a cycle reasonRefreshPause from now, unless one is asked for already.
+func (r *reasonRefresh) followUpLater(trigger func()) {
+	if r.followUp.Swap(true) {
+		return
+	}
+	time.AfterFunc(reasonRefreshPause, func() {
+		r.followUp.Store(false)
+		trigger()
+	})
+}
+
+// shownReasons is what each held application shows as its reason: what this process last
+// handed it (reported), else what its Queued condition says (written by an earlier operator,
+// say, before a restart).
+func shownReasons(apps []v1beta2.SparkApplication, reported map[types.NamespacedName]string) map[types.NamespacedName]string {
+	shown := make(map[types.NamespacedName]string, len(apps))
+	for i := range apps {
+		app := &apps[i]
+		key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
+		if why, ok := reported[key]; ok {
+			shown[key] = why
+			continue
+		}
+		if c := meta.FindStatusCondition(app.Status.Conditions, scheduler.ConditionQueued); c != nil && c.Status == metav1.ConditionTrue {
+			shown[key] = c.Message
+		}
+	}
+	return shown
+}

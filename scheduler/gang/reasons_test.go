@@ -1,0 +1,142 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
+)
+
+func TestReasonKind(t *testing.T) {
+	tests := []struct{ reason, want string }{
+		{"behind 3 applications in queue team-a; needs 17 cpu, 35Gi", "behind in queue team-a"},
+		{"behind 1 application in queue team-a; cannot go first: it would take quota the head ns/x needs; needs 2 cpu", "behind in queue team-a"},
+		{"over quota in queue team-a: needs 6 cpu, 2 cpu free (quota 16 cpu, 14 cpu in use)", "over quota in queue team-a"},
+		{"no node fits: 8 executors need 2 cpu, 4480Mi each; room for 5 of 8 next to the driver", "no node fits"},
+		{"no node fits: driver needs 1 cpu, 1408Mi; no node has it free", "no node fits"},
+		{"no schedulable node matches the driver's node selector, affinity and tolerations", "no schedulable node matches the driver's node selector, affinity and tolerations"},
+		{"queue team-b does not exist", "queue team-b does not exist"},
+		{"waiting for the gang scheduler's next cycle", "waiting for the gang scheduler's next cycle"},
+	}
+	for _, tt := range tests {
+		if got := reasonKind(tt.reason); got != tt.want {
+			t.Errorf("reasonKind(%q) = %q, want %q", tt.reason, got, tt.want)
+		}
+	}
+}
+
+// TestReasonRefresh: held applications whose shown reason is out of date are woken, at most
+// maxReasonWakes a cycle: those whose reason's meaning changed first, then the longest out of
+// date, then queue order; woken ones go to the back of the line, so over cycles every one is
+// refreshed however long the queue and however often the front changes.
+func TestReasonRefresh(t *testing.T) {
+	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
+	behind := func(n int) string { return fmt.Sprintf("behind %d applications in queue q; needs 1 cpu", n) }
+	out := Outcome{
+		Order: map[string][]types.NamespacedName{"q": {key("a"), key("b"), key("c")}},
+		Waiting: map[types.NamespacedName]string{key("a"): "no node fits: driver needs 1 cpu; no node has it free",
+			key("b"): behind(1), key("c"): behind(2)},
+	}
+	tests := []struct {
+		name      string
+		shown     map[types.NamespacedName]string
+		want      []types.NamespacedName
+		wantLeft  int
+		wantAfter []types.NamespacedName // the next cycle's, nothing having been refreshed
+	}{{
+		name:  "every shown reason current: nothing to wake",
+		shown: map[types.NamespacedName]string{key("a"): out.Waiting[key("a")], key("b"): behind(1), key("c"): behind(2)},
+	}, {
+		name: "meaning changes come before numbers that changed",
+		shown: map[types.NamespacedName]string{key("a"): out.Waiting[key("a")], key("b"): behind(2),
+			key("c"): "over quota in queue q: needs 1 cpu, 0 free (quota 4 cpu, 4 cpu in use)"},
+		want:      []types.NamespacedName{key("c"), key("b")},
+		wantAfter: []types.NamespacedName{key("c"), key("b")},
+	}, {
+		name:      "nothing known to be shown (a new operator, no condition): all, queue order",
+		want:      []types.NamespacedName{key("a"), key("b"), key("c")},
+		wantAfter: []types.NamespacedName{key("a"), key("b"), key("c")},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r reasonRefresh
+			got, left := r.pick(out, tt.shown)
+			if diff := cmp.Diff(tt.want, got); diff != "" || left != tt.wantLeft {
+				t.Errorf("woken (-want +got):\n%s\nleft %d, want %d", diff, left, tt.wantLeft)
+			}
+			got, _ = r.pick(out, tt.shown)
+			if diff := cmp.Diff(tt.wantAfter, got); diff != "" {
+				t.Errorf("woken the next cycle (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	t.Run("a long queue is refreshed in rotation, a bounded number per cycle", func(t *testing.T) {
+		const n = 2*maxReasonWakes + maxReasonWakes/2
+		long := Outcome{Order: map[string][]types.NamespacedName{}, Waiting: map[types.NamespacedName]string{}}
+		shown := map[types.NamespacedName]string{}
+		for i := range n {
+			k := key(fmt.Sprintf("app-%04d", i))
+			long.Order["q"] = append(long.Order["q"], k)
+			long.Waiting[k] = behind(i)
+			shown[k] = behind(i + 1) // everyone moved up one place
+		}
+		var r reasonRefresh
+		seen := map[types.NamespacedName]int{}
+		for cycle := range 3 {
+			got, left := r.pick(long, shown)
+			if len(got) != maxReasonWakes {
+				t.Fatalf("cycle %d woke %d, want %d", cycle, len(got), maxReasonWakes)
+			}
+			if want := n - maxReasonWakes; left != want {
+				t.Errorf("cycle %d: %d left, want %d", cycle, left, want)
+			}
+			for _, k := range got {
+				seen[k]++
+			}
+			if cycle == 0 && got[0] != long.Order["q"][0] {
+				t.Errorf("cycle 0 began with %s, want the queue's first", got[0])
+			}
+		}
+		if len(seen) != n {
+			t.Errorf("%d of %d woken within 3 cycles", len(seen), n)
+		}
+		// Woken once the pool refreshed them, they are no longer out of date.
+		for k := range seen {
+			shown[k] = long.Waiting[k]
+		}
+		if got, left := r.pick(long, shown); len(got) != 0 || left != 0 {
+			t.Errorf("woken after all were refreshed: %v (%d left)", got, left)
+		}
+	})
+}
+
+// TestShownReasons: what this process handed out wins; otherwise the Queued condition tells
+// (a restarted operator does not wake applications whose shown reason still holds).
+func TestShownReasons(t *testing.T) {
+	queued := func(name, msg string, status metav1.ConditionStatus) v1beta2.SparkApplication {
+		a := app(name, "s1", v1beta2.ApplicationStateNew, 1, nil)
+		a.Status.Conditions = []metav1.Condition{{Type: scheduler.ConditionQueued, Status: status, Message: msg}}
+		return a
+	}
+	apps := []v1beta2.SparkApplication{queued("a", "written before", metav1.ConditionTrue),
+		queued("b", "written before", metav1.ConditionTrue), queued("c", "no longer queued", metav1.ConditionFalse),
+		app("d", "s1", v1beta2.ApplicationStateNew, 1, nil)}
+	got := shownReasons(apps, map[types.NamespacedName]string{{Namespace: "ns", Name: "b"}: "handed out"})
+	want := map[types.NamespacedName]string{{Namespace: "ns", Name: "a"}: "written before", {Namespace: "ns", Name: "b"}: "handed out"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("shown reasons (-want +got):\n%s", diff)
+	}
+}
