@@ -677,6 +677,7 @@ func randomSnapshot(rng *rand.Rand, nodes, workloads int) gang.Snapshot {
 		}
 		if i%20 == 0 {
 			w.Admitted(fmt.Sprintf("node-%03d", rng.IntN(nodes)), map[string]int32{fmt.Sprintf("node-%03d", rng.IntN(nodes)): 1})
+			w.Asking(int32(rng.IntN(6)), int32(rng.IntN(2)))
 		}
 		snap.Workloads = append(snap.Workloads, w.Obj())
 	}
@@ -762,11 +763,19 @@ func TestIssueScenario(t *testing.T) {
 // workloads the rules allow to evict.
 func TestInvariants(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
+	released := 0
 	for round := range 30 {
 		snap := randomSnapshot(rng, 10+rng.IntN(30), 50+rng.IntN(300))
 		for _, opts := range []gang.Options{{}, {Backfill: true}, {Preemption: true}, {Backfill: true, Preemption: true}} {
-			checkInvariants(t, fmt.Sprintf("round %d, options %+v", round, opts), snap, gang.Schedule(snap, opts))
+			out := gang.Schedule(snap, opts)
+			checkInvariants(t, fmt.Sprintf("round %d, options %+v", round, opts), snap, out)
+			for _, nodes := range out.Released {
+				released += len(nodes)
+			}
 		}
+	}
+	if released == 0 {
+		t.Error("no executor released beyond a plan: the invariants of dynamic allocation went unchecked")
 	}
 }
 
@@ -831,6 +840,21 @@ func checkInvariants(t *testing.T, name string, snap gang.Snapshot, out gang.Out
 			}
 		}
 	}
+	// Executors released beyond a plan: no more than asked for, on nodes they may use.
+	for k, nodes := range out.Released {
+		w := byKey[k.String()]
+		if w.Admission == nil || int32(len(nodes)) > w.Dynamic.Asking {
+			t.Fatalf("%s: %s released %d executors beyond its plan, asked %d (admitted: %v)", name, k, len(nodes), w.Dynamic.Asking, w.Admission != nil)
+		}
+		for _, n := range nodes {
+			for r, q := range w.Demand.Executor.Requests {
+				used[n][r] += q.MilliValue()
+			}
+			if zone, ok := w.Demand.Executor.NodeSelector["zone"]; ok && nodeNamed(snap, n).Labels["zone"] != zone {
+				t.Fatalf("%s: %s's executor released to %s, selects zone %s", name, k, n, zone)
+			}
+		}
+	}
 	preempted := map[string]bool{}
 	for _, p := range out.Preempted {
 		v, ok := byKey[p.Key.String()]
@@ -863,6 +887,10 @@ func checkInvariants(t *testing.T, name string, snap gang.Snapshot, out gang.Out
 		subtree(qname, func(d string) {
 			for _, a := range out.Admitted {
 				admittedHere = admittedHere || a.Admission.Queue == d
+			}
+			for k, nodes := range out.Released {
+				w := byKey[k.String()]
+				admittedHere = admittedHere || (w.Admission.Queue == d && int32(len(nodes)) > w.Dynamic.Spare)
 			}
 		})
 		if !admittedHere {
