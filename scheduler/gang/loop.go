@@ -37,6 +37,9 @@ type loop struct {
 	// released holds executors released (pod → node) that the cluster cache may still show
 	// gated, so that the next cycle counts them where they go rather than release them again.
 	released map[types.NamespacedName]string
+	// marked holds the submissions this loop preempted, so that the next cycle does not count
+	// their reservations again before the cache shows the mark.
+	marked map[types.NamespacedName]string
 }
 
 func (l *loop) NeedLeaderElection() bool { return true }
@@ -48,6 +51,7 @@ func (l *loop) Start(ctx context.Context) error {
 	ctx = log.IntoContext(ctx, logger)
 	l.written = map[types.NamespacedName]Reservation{}
 	l.released = map[types.NamespacedName]string{}
+	l.marked = map[types.NamespacedName]string{}
 	if !l.s.cluster.WaitForCacheSync(ctx) || !l.mgr.GetCache().WaitForCacheSync(ctx) {
 		return errors.New("gang scheduler: caches did not sync")
 	}
@@ -88,6 +92,7 @@ func (l *loop) cycle(ctx context.Context) error {
 		return err
 	}
 	l.overlayWritten(w.Apps)
+	l.overlayMarked(w.Apps)
 	l.overlayReleased(w.Pods)
 	now := s.cfg.Clock.Now()
 	snap, err := snapshot(w, snapshotOptions{ReservationTimeout: s.cfg.ReservationTimeout, Now: now})
@@ -127,6 +132,8 @@ func (l *loop) cycle(ctx context.Context) error {
 	for _, p := range out.Preempted {
 		if err := s.preempt(ctx, apps[p.Key], p); err != nil {
 			errs = append(errs, err)
+		} else if app := apps[p.Key]; app != nil {
+			l.marked[p.Key] = app.Status.SubmissionID
 		}
 	}
 	// Admitted earlier but not submitted yet (the wake-up lost in a restart): wake again;
@@ -259,6 +266,34 @@ func (l *loop) overlayReleased(pods []corev1.Pod) {
 	for key := range l.released {
 		if !seen[key] {
 			delete(l.released, key)
+		}
+	}
+}
+
+// overlayMarked puts on the cached applications the preemption marks this loop wrote that the
+// cache does not show yet, and forgets those it shows (or whose submission has moved on).
+func (l *loop) overlayMarked(apps []v1beta2.SparkApplication) {
+	seen := map[types.NamespacedName]bool{}
+	for i := range apps {
+		app := &apps[i]
+		key := client.ObjectKeyFromObject(app)
+		seen[key] = true
+		id, ok := l.marked[key]
+		if !ok {
+			continue
+		}
+		if app.Status.SubmissionID != id || app.Annotations[scheduler.AnnotationPreempted] == id {
+			delete(l.marked, key)
+			continue
+		}
+		if app.Annotations == nil {
+			app.Annotations = map[string]string{}
+		}
+		app.Annotations[scheduler.AnnotationPreempted] = id
+	}
+	for key := range l.marked {
+		if !seen[key] {
+			delete(l.marked, key)
 		}
 	}
 }

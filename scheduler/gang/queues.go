@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 )
@@ -35,7 +36,8 @@ func (s *Scheduler) ensureDefaultQueue(ctx context.Context) error {
 }
 
 // queueStatuses computes each queue's status from a cycle: what its admitted applications
-// request, how many are admitted and waiting, and the first waiting ones in order.
+// request, how many are admitted (those the cycle preempted no longer) and waiting, and the
+// first waiting ones in order.
 func queueStatuses(snap Snapshot, out Outcome) map[string]schedv1alpha1.QueueStatus {
 	st := map[string]schedv1alpha1.QueueStatus{}
 	for name := range snap.Queues {
@@ -55,9 +57,13 @@ func queueStatuses(snap Snapshot, out Outcome) map[string]schedv1alpha1.QueueSta
 		st[queue] = q
 	}
 	demands := map[string]corev1.ResourceList{}
+	evicted := map[types.NamespacedName]bool{}
+	for _, p := range out.Preempted {
+		evicted[p.Key] = true
+	}
 	for _, w := range snap.Workloads {
 		demands[w.Key.String()] = w.Demand.Total()
-		if w.Admission != nil {
+		if w.Admission != nil && !evicted[w.Key] {
 			count(w.Admission.Queue, demands[w.Key.String()])
 		}
 	}

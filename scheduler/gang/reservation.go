@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -71,12 +72,14 @@ func ReservationOf(app *v1beta2.SparkApplication) (Reservation, bool) {
 }
 
 // liveReservation returns app's reservation if it still holds: made for the current
-// submission of an application whose run has not ended, been suspended or deleted. A
-// reservation that no longer holds counts for nothing, whether or not Release has removed it
-// yet; so capacity is freed on every way out even before the controller's release.
+// submission of an application whose run has not ended, been preempted, suspended or deleted.
+// A reservation that no longer holds counts for nothing, whether or not Release has removed it
+// yet; so capacity is freed on every way out even before the controller's release (a
+// preempted application's, from the cycle that preempted it: the preemptor was admitted into
+// that room).
 func liveReservation(app *v1beta2.SparkApplication) (Reservation, bool) {
 	r, ok := ReservationOf(app)
-	if !ok || r.SubmissionID != app.Status.SubmissionID || !app.DeletionTimestamp.IsZero() || app.IsSuspended() {
+	if !ok || r.SubmissionID != app.Status.SubmissionID || !app.DeletionTimestamp.IsZero() || app.IsSuspended() || preempted(app) {
 		return Reservation{}, false
 	}
 	switch app.Status.AppState.State {
@@ -88,14 +91,22 @@ func liveReservation(app *v1beta2.SparkApplication) (Reservation, bool) {
 }
 
 // awaitingAdmission reports whether app waits for a decision: a submission is recorded and
-// nothing has run it yet, and it is neither suspended nor being deleted.
+// nothing has run it yet, and it is neither suspended, preempted (it comes back with a new
+// submission) nor being deleted.
 func awaitingAdmission(app *v1beta2.SparkApplication) bool {
 	switch app.Status.AppState.State {
 	case v1beta2.ApplicationStateNew, v1beta2.ApplicationStatePendingRerun, v1beta2.ApplicationStateResuming:
 	default:
 		return false
 	}
-	return app.Status.SubmissionID != "" && !app.IsSuspended() && app.DeletionTimestamp.IsZero()
+	return app.Status.SubmissionID != "" && !app.IsSuspended() && app.DeletionTimestamp.IsZero() && !preempted(app)
+}
+
+// preempted reports whether app's current submission was preempted (marked with
+// scheduler.AnnotationPreempted) and is on its way out.
+func preempted(app *v1beta2.SparkApplication) bool {
+	id := app.Status.SubmissionID
+	return id != "" && app.Annotations[scheduler.AnnotationPreempted] == id
 }
 
 // Pods turns a reservation into pod settings: the driver on its planned node, the executors

@@ -15,10 +15,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
 )
 
 func kwokNode(name string) corev1.Node {
@@ -95,6 +97,16 @@ func TestSnapshotReservations(t *testing.T) {
 		wantUsed: map[string]string{"n1": "0", "n2": "0"},
 		waiting:  1, queueCPU: "",
 	}, {
+		name:     "a preempted run holds nothing and does not wait: it comes back with a new submission",
+		apps:     []v1beta2.SparkApplication{markPreempted(app("a", "s1", v1beta2.ApplicationStateRunning, 5, res("s1", now)), "s1")},
+		wantUsed: map[string]string{"n1": "0", "n2": "0"},
+		queueCPU: "0",
+	}, {
+		name:     "a preemption mark of an older submission is ignored",
+		apps:     []v1beta2.SparkApplication{markPreempted(app("a", "s2", v1beta2.ApplicationStateRunning, 5, res("s2", now)), "s1")},
+		wantUsed: map[string]string{"n1": "5", "n2": "6"},
+		admitted: 1, queueCPU: "11",
+	}, {
 		name:     "a finished run holds nothing",
 		apps:     []v1beta2.SparkApplication{app("a", "s1", v1beta2.ApplicationStateCompleted, 5, res("s1", now))},
 		wantUsed: map[string]string{"n1": "0", "n2": "0"},
@@ -135,6 +147,37 @@ func TestSnapshotReservations(t *testing.T) {
 				t.Errorf("queue cpu usage %s, want %s", got, tt.queueCPU)
 			}
 		})
+	}
+}
+
+func markPreempted(a v1beta2.SparkApplication, submission string) v1beta2.SparkApplication {
+	if a.Annotations == nil {
+		a.Annotations = map[string]string{}
+	}
+	a.Annotations[scheduler.AnnotationPreempted] = submission
+	return a
+}
+
+// TestOverlayMarked: a preemption the loop wrote counts before the cache shows it, and is
+// forgotten once the cache shows it or the application has moved on to another submission.
+func TestOverlayMarked(t *testing.T) {
+	l := &loop{marked: map[types.NamespacedName]string{{Namespace: "ns", Name: "lagging"}: "s1",
+		{Namespace: "ns", Name: "shown"}: "s1", {Namespace: "ns", Name: "rerun"}: "s1", {Namespace: "ns", Name: "deleted"}: "s1"}}
+	apps := []v1beta2.SparkApplication{
+		app("lagging", "s1", v1beta2.ApplicationStateRunning, 1, nil),
+		markPreempted(app("shown", "s1", v1beta2.ApplicationStateRunning, 1, nil), "s1"),
+		app("rerun", "s2", v1beta2.ApplicationStatePendingRerun, 1, nil),
+	}
+	l.overlayMarked(apps)
+	got := map[string]string{}
+	for _, a := range apps {
+		got[a.Name] = a.Annotations[scheduler.AnnotationPreempted]
+	}
+	if diff := cmp.Diff(map[string]string{"lagging": "s1", "shown": "s1", "rerun": ""}, got); diff != "" {
+		t.Errorf("marks on the applications (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[types.NamespacedName]string{{Namespace: "ns", Name: "lagging"}: "s1"}, l.marked); diff != "" {
+		t.Errorf("marks kept (-want +got):\n%s", diff)
 	}
 }
 
