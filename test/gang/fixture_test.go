@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -402,4 +403,43 @@ func (f *fixture) queueStatus(name string) schedv1alpha1.QueueStatus {
 		f.t.Fatal(err)
 	}
 	return q.Status
+}
+
+// watchQueue records, from every status the queue is written with until the test ends, the
+// most CPU and applications it ever showed admitted. A watch sees every write, however brief.
+func (f *fixture) watchQueue(name string) (peak func() (cpu resource.Quantity, apps int32)) {
+	f.t.Helper()
+	c, err := client.NewWithWatch(cluster.Config(f.t), client.Options{Scheme: cluster.Scheme})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	w, err := c.Watch(f.ctx, &schedv1alpha1.QueueList{}, client.MatchingFields{"metadata.name": name})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var maxCPU resource.Quantity
+	var maxApps int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for e := range w.ResultChan() {
+			q, ok := e.Object.(*schedv1alpha1.Queue)
+			if !ok {
+				continue
+			}
+			mu.Lock()
+			if c := q.Status.Admitted[corev1.ResourceCPU]; c.Cmp(maxCPU) > 0 {
+				maxCPU = c
+			}
+			maxApps = max(maxApps, q.Status.AdmittedApplications)
+			mu.Unlock()
+		}
+	}()
+	f.t.Cleanup(func() { w.Stop(); <-done })
+	return func() (resource.Quantity, int32) {
+		mu.Lock()
+		defer mu.Unlock()
+		return maxCPU.DeepCopy(), maxApps
+	}
 }

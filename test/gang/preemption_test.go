@@ -122,6 +122,7 @@ func TestPreemption(t *testing.T) {
 	f.requireUntouched("low-1", low1)
 	f.requireUntouched("low-2", low2)
 
+	peak := f.watchQueue(queue)
 	f.startOperator("--gang-preemption")
 	f.requirePreempted("low-2", low2, fmt.Sprintf("preempted by %s/high (priority 100) in queue %s: its priority 1 is lower", f.ns, queue))
 	f.requireUntouched("low-1", low1)
@@ -130,6 +131,9 @@ func TestPreemption(t *testing.T) {
 	// Room again: the evicted application runs a new submission.
 	if again := f.running("low-2"); again.submission == low2.submission {
 		t.Errorf("low-2 reran submission %s", again.submission)
+	}
+	if cpu, apps := peak(); cpu.Cmp(resource.MustParse("4")) > 0 || apps > 2 {
+		t.Errorf("queue status showed %s cpu in %d applications admitted at once; its quota is 4 cpu, room for 2", cpu.String(), apps)
 	}
 }
 
