@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler/gang"
@@ -21,13 +24,16 @@ import (
 // small application behind it would fit. In strict order (the default) the small one waits
 // behind the head. With --gang-backfill it still waits while the only room for it is on a node
 // the head can use (it could delay the head), and is admitted as soon as a node the head
-// cannot use has room; the head is admitted once the capacity it waits for frees.
+// cannot use has room. A second small one, with a node of its own, waits too: it would take
+// quota the head needs. The head is admitted once the capacity it waits for frees, and the
+// second small one after it.
 func TestBackfill(t *testing.T) {
 	f := newFixture(t)
 	bigOnly := map[string]string{"test.sparkop.dev/size": "big"}
 	big := f.node("big", "5", bigOnly)
 	small := f.node("small", "2", nil)
-	queue := f.queue("q", schedv1alpha1.QueueSpec{})
+	// Quota for blocker, head and one small application (3 + 3 + 2 CPU), not two.
+	queue := f.queue("q", schedv1alpha1.QueueSpec{Quota: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")}})
 	onBig := func(app *v1beta2.SparkApplication) *v1beta2.SparkApplication {
 		maps.Copy(app.Spec.NodeSelector, bigOnly)
 		return app
@@ -66,7 +72,12 @@ func TestBackfill(t *testing.T) {
 	}
 	f.waitWaiting("head", "no node fits")
 
-	// The blocker goes: the head gets big.
+	// Room on a node the head cannot use, but not in the quota the head needs.
+	f.node("small-2", "2", nil)
+	f.create(f.app("small-2", queue, 1))
+	f.waitWaiting("small-2", "behind 1 application in queue "+queue, "cannot go first: it would take quota the head "+f.ns+"/head needs")
+
+	// The blocker goes: the head gets big, then small-2 its node.
 	if err := f.c.Delete(f.ctx, f.get("blocker")); err != nil {
 		t.Fatal(err)
 	}
@@ -74,4 +85,5 @@ func TestBackfill(t *testing.T) {
 	if res, _ := gang.ReservationOf(app); res.Driver != big {
 		t.Errorf("head's driver planned on %s, want %s", res.Driver, big)
 	}
+	f.waitRunning("small-2")
 }
