@@ -103,6 +103,6 @@ func (s *step) preempted() bool {
 		return false
 	}
 	s.moveTo(v1beta2.ApplicationStateInvalidating, "")
-	s.warning("Preempted", "Preempt", "preempted by its batch scheduler for a higher-priority application; the run is stopped and the application queued again")
+	s.warning("Preempted", "Preempt", "preempted by its batch scheduler to make room for another application; the run is stopped and the application queued again")
 	return true
 }
