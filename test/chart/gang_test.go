@@ -9,7 +9,6 @@ package chart
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -94,19 +93,7 @@ func TestInstallWithGangScheduler(t *testing.T) {
 		return err == nil && executor.Annotations[gang.AnnotationNode] != "" && len(executor.Spec.SchedulingGates) == 0 &&
 			executor.Status.Phase != corev1.PodPending, err
 	})
-	cluster.Eventually(t, 60*time.Second, "the application to complete", func() (bool, error) {
-		got := &v1beta2.SparkApplication{}
-		if err := r.c.Get(ctx, client.ObjectKeyFromObject(app), got); err != nil {
-			return false, err
-		}
-		switch got.Status.AppState.State {
-		case v1beta2.ApplicationStateCompleted:
-			return true, nil
-		case v1beta2.ApplicationStateFailed, v1beta2.ApplicationStateFailedSubmission:
-			return false, fmt.Errorf("application %s: %s", got.Status.AppState.State, got.Status.AppState.ErrorMessage)
-		}
-		return false, nil
-	})
+	r.requireCompleted(t, app)
 	cluster.Eventually(t, 30*time.Second, "the queue's status", func() (bool, error) {
 		err := r.c.Get(ctx, client.ObjectKeyFromObject(queue), queue)
 		return err == nil && meta.FindStatusCondition(queue.Status.Conditions, schedv1alpha1.QueueConditionActive) != nil, err

@@ -228,9 +228,15 @@ func (r *release) requireRunsToCompletion(t *testing.T, app *v1beta2.SparkApplic
 	if _, err := executors.Create(ctx, asDriver, driver, 1, executors.Options{Annotations: map[string]string{executors.AnnotationRunSeconds: "2"}}); err != nil {
 		t.Fatalf("creating an executor with the driver's service account: %v", err)
 	}
+	r.requireCompleted(t, app)
+}
+
+// requireCompleted waits until app is COMPLETED, failing at once if it fails.
+func (r *release) requireCompleted(t *testing.T, app *v1beta2.SparkApplication) {
+	t.Helper()
 	cluster.Eventually(t, 90*time.Second, "the application to complete", func() (bool, error) {
 		got := &v1beta2.SparkApplication{}
-		if err := r.c.Get(ctx, client.ObjectKeyFromObject(app), got); err != nil {
+		if err := r.c.Get(context.Background(), client.ObjectKeyFromObject(app), got); err != nil {
 			return false, err
 		}
 		switch got.Status.AppState.State {
