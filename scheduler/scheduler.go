@@ -5,11 +5,11 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-// Package scheduler is the plug-in point for batch schedulers. Before an application is
-// submitted, its batch scheduler decides on its demand (driver plus initial executors, from
-// sparkpod): admit it now, with settings for its pods; hold it, saying why; or reject it as
-// never able to run. When the application ends, is deleted, suspended or rerun, the scheduler
-// releases what it held for it.
+// Package scheduler is the plug-in point for batch schedulers. Before a workload (an
+// application's submission, or a SparkConnect session's server) starts, its batch scheduler
+// decides on its demand (driver or server plus initial executors, from sparkpod): admit it now,
+// with settings for its pods; hold it, saying why; or reject it as never able to run. When the
+// run ends, is deleted, suspended or replaced, the scheduler releases what it held for it.
 //
 // A scheduler implements Interface; what else it can do it declares through the optional
 // capability interfaces below, each discovered by a type assertion, so an integration
@@ -23,7 +23,6 @@ import (
 	"sort"
 	"sync"
 
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -31,16 +30,16 @@ import (
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
-// Decision is a batch scheduler's answer for one application.
+// Decision is a batch scheduler's answer for one workload.
 type Decision struct {
-	// Admit lets the application be submitted now, with Pods applied to its pods.
+	// Admit lets the workload start now, with Pods applied to its pods.
 	Admit bool
-	// Pods are the settings both submitters apply to the driver pod and the executor pod
-	// template of an admitted application.
+	// Pods are the settings applied to the driver (or server) pod and the executor pod
+	// template of an admitted workload: by both submitters, and by the SparkConnect controller.
 	Pods sparkpod.RoleScheduling
-	// Reason explains a held-back or rejected application; it is shown in its status.
+	// Reason explains a held-back or rejected workload; it is shown in its status.
 	Reason string
-	// Reject says the application can never be admitted as it is (bigger than any node
+	// Reject says the workload can never be admitted as it is (bigger than any node
 	// arrangement or than its queue's quota): it fails with Reason instead of waiting.
 	Reject bool
 }
@@ -49,15 +48,14 @@ type Decision struct {
 type Interface interface {
 	// Name is the value of spec.batchScheduler that selects this scheduler.
 	Name() string
-	// Admit decides whether app (a defaulted copy it must not change) may be submitted now,
-	// given its demand. It is called again each time the application is reconsidered, so it
-	// must be idempotent: an application already admitted is admitted again with the same
-	// pod settings.
-	Admit(ctx context.Context, app *v1beta2.SparkApplication, demand sparkpod.Demand) (Decision, error)
-	// Release frees whatever the scheduler holds for app. It is called on every way out
-	// (completion, failure, deletion, suspension, rerun, spec change), possibly more than once;
-	// an error is retried.
-	Release(ctx context.Context, app *v1beta2.SparkApplication) error
+	// Admit decides whether w's run may start now, given its demand. It is called again each
+	// time the workload is reconsidered, so it must be idempotent: a run already admitted is
+	// admitted again with the same pod settings.
+	Admit(ctx context.Context, w Workload) (Decision, error)
+	// Release frees whatever the scheduler holds for w. It is called on every way out
+	// (completion, failure, deletion, suspension, rerun, spec change, a session's server
+	// ending), possibly more than once; an error is retried.
+	Release(ctx context.Context, w Workload) error
 }
 
 // AnnotationPreempted, set on a SparkApplication by its batch scheduler to the submission ID
@@ -69,10 +67,10 @@ const AnnotationPreempted = "scheduling.sparkop.dev/preempted"
 // the application, why it waits (its message is the Decision's Reason).
 const ConditionQueued = "Queued"
 
-// Waker brings held applications back for another decision. The controller gives one to
-// schedulers that implement WithManager.
+// Waker brings held workloads back for another decision. The Registry gives one to schedulers
+// that implement WithManager; it hands each workload to the controller of its kind.
 type Waker interface {
-	Wake(apps ...types.NamespacedName)
+	Wake(workloads ...WorkloadKey)
 }
 
 // WithManager is implemented by schedulers that watch the cluster (nodes, pods, queues) or run
@@ -87,15 +85,17 @@ type ApplicationValidator interface {
 	ValidateApplication(ctx context.Context, app *v1beta2.SparkApplication) field.ErrorList
 }
 
-// Registry holds the enabled batch schedulers by name.
+// Registry holds the enabled batch schedulers by name, and the controllers' wakers by kind.
 type Registry struct {
 	mu         sync.RWMutex
 	schedulers map[string]Interface
+	wakers     map[Kind]Waker
+	setUp      bool
 }
 
 // NewRegistry returns a registry with the given schedulers enabled.
 func NewRegistry(schedulers ...Interface) *Registry {
-	r := &Registry{schedulers: map[string]Interface{}}
+	r := &Registry{schedulers: map[string]Interface{}, wakers: map[Kind]Waker{}}
 	for _, s := range schedulers {
 		r.Register(s)
 	}
@@ -135,8 +135,53 @@ func (r *Registry) namesLocked() []string {
 	return slices.Clip(names)
 }
 
-// AdmitAll is the default scheduler: it lets every application through unchanged and holds
-// nothing. Applications that name no batch scheduler use it.
+// HandleWakes makes w the waker of workloads of kind: the controller of that kind registers
+// it, before or after the schedulers are set up.
+func (r *Registry) HandleWakes(kind Kind, w Waker) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.wakers[kind] = w
+}
+
+// Wake hands each workload to the waker of its kind; a kind no controller runs is not woken.
+func (r *Registry) Wake(workloads ...WorkloadKey) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, k := range workloads {
+		if w := r.wakers[k.Kind]; w != nil {
+			w.Wake(k)
+		}
+	}
+}
+
+// SetupWithManager sets up the enabled schedulers that watch the cluster, with the registry as
+// their Waker. Every controller that admits through the registry calls it; the schedulers are
+// set up once.
+func (r *Registry) SetupWithManager(mgr manager.Manager) error {
+	r.mu.Lock()
+	if r.setUp {
+		r.mu.Unlock()
+		return nil
+	}
+	r.setUp = true
+	var watching []Interface
+	for _, s := range r.schedulers {
+		if _, ok := s.(WithManager); ok {
+			watching = append(watching, s)
+		}
+	}
+	r.mu.Unlock()
+	for _, s := range watching {
+		if err := s.(WithManager).SetupWithManager(mgr, r); err != nil {
+			return fmt.Errorf("setting up batch scheduler %s: %w", s.Name(), err)
+		}
+	}
+	return nil
+}
+
+// AdmitAll is the default scheduler: it lets every workload through unchanged and holds
+// nothing. Applications that name no batch scheduler use it, as do sessions when the operator
+// has no default batch scheduler.
 type AdmitAll struct{}
 
 // DefaultName is the registry name of AdmitAll.
@@ -144,8 +189,8 @@ const DefaultName = "default"
 
 func (AdmitAll) Name() string { return DefaultName }
 
-func (AdmitAll) Admit(context.Context, *v1beta2.SparkApplication, sparkpod.Demand) (Decision, error) {
+func (AdmitAll) Admit(context.Context, Workload) (Decision, error) {
 	return Decision{Admit: true}, nil
 }
 
-func (AdmitAll) Release(context.Context, *v1beta2.SparkApplication) error { return nil }
+func (AdmitAll) Release(context.Context, Workload) error { return nil }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/sparkpod"
@@ -14,10 +16,10 @@ import (
 type named string
 
 func (n named) Name() string { return string(n) }
-func (named) Admit(context.Context, *v1beta2.SparkApplication, sparkpod.Demand) (Decision, error) {
+func (named) Admit(context.Context, Workload) (Decision, error) {
 	return Decision{Reason: "held"}, nil
 }
-func (named) Release(context.Context, *v1beta2.SparkApplication) error { return nil }
+func (named) Release(context.Context, Workload) error { return nil }
 
 func TestRegistry(t *testing.T) {
 	r := NewRegistry(AdmitAll{}, named("volcano"))
@@ -56,11 +58,80 @@ func TestAdmitAllAdmitsWithoutChanges(t *testing.T) {
 	app := &v1beta2.SparkApplication{}
 	app.Name = "a"
 	before := app.DeepCopy()
-	d, err := AdmitAll{}.Admit(context.Background(), app, sparkpod.Demand{})
+	d, err := AdmitAll{}.Admit(context.Background(), Workload{Object: app, Demand: sparkpod.Demand{}})
 	if err != nil || !d.Admit {
 		t.Fatalf("decision = %+v, %v; want admitted", d, err)
 	}
 	if diff := cmp.Diff(before, app); diff != "" {
 		t.Errorf("AdmitAll changed the application:\n%s", diff)
+	}
+}
+
+// wakes records the workloads it is asked to wake.
+type wakes struct{ got []WorkloadKey }
+
+func (w *wakes) Wake(keys ...WorkloadKey) { w.got = append(w.got, keys...) }
+
+func TestRegistryWakesEachKindsController(t *testing.T) {
+	r := NewRegistry()
+	apps, sessions := &wakes{}, &wakes{}
+	r.HandleWakes(KindApplication, apps)
+	r.HandleWakes(KindSession, sessions)
+	app := WorkloadKey{Kind: KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "x"}}
+	session := WorkloadKey{Kind: KindSession, NamespacedName: app.NamespacedName}
+	other := WorkloadKey{Kind: "Other", NamespacedName: app.NamespacedName}
+	r.Wake(app, session, other, session)
+	if diff := cmp.Diff([]WorkloadKey{app}, apps.got); diff != "" {
+		t.Errorf("applications woken (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]WorkloadKey{session, session}, sessions.got); diff != "" {
+		t.Errorf("sessions woken (-want +got):\n%s", diff)
+	}
+}
+
+func TestWorkloadKeys(t *testing.T) {
+	nn := types.NamespacedName{Namespace: "ns", Name: "x"}
+	tests := []struct {
+		key  WorkloadKey
+		want string
+	}{
+		{WorkloadKey{Kind: KindApplication, NamespacedName: nn}, "ns/x"},
+		{WorkloadKey{Kind: KindSession, NamespacedName: nn}, "ns/x (SparkConnect)"},
+	}
+	for _, tt := range tests {
+		if got := tt.key.String(); got != tt.want {
+			t.Errorf("%#v: %q, want %q", tt.key, got, tt.want)
+		}
+	}
+	if tests[0].key == tests[1].key {
+		t.Error("an application and a session of the same name have the same key")
+	}
+}
+
+func TestApplicationWorkload(t *testing.T) {
+	tests := []struct {
+		name      string
+		app       *v1beta2.SparkApplication
+		queue, pc string
+	}{
+		{name: "no options", app: &v1beta2.SparkApplication{}},
+		{name: "queue and options' priority class win", queue: "q", pc: "high", app: &v1beta2.SparkApplication{Spec: v1beta2.SparkApplicationSpec{
+			BatchSchedulerOptions: &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To("q"), PriorityClassName: ptr.To("high")},
+			Driver:                v1beta2.DriverSpec{SparkPodSpec: v1beta2.SparkPodSpec{PriorityClassName: ptr.To("low")}},
+		}}},
+		{name: "driver's priority class", pc: "low", app: &v1beta2.SparkApplication{Spec: v1beta2.SparkApplicationSpec{
+			Driver: v1beta2.DriverSpec{SparkPodSpec: v1beta2.SparkPodSpec{PriorityClassName: ptr.To("low")}},
+		}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.app.Name, tt.app.Namespace, tt.app.Status.SubmissionID = "a", "ns", "s1"
+			w := ApplicationWorkload(tt.app)
+			want := Workload{Key: WorkloadKey{Kind: KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}},
+				Object: tt.app, Run: "s1", Queue: tt.queue, PriorityClassName: tt.pc}
+			if diff := cmp.Diff(want, w); diff != "" {
+				t.Error(diff)
+			}
+		})
 	}
 }

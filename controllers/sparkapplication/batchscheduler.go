@@ -11,7 +11,6 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
@@ -19,32 +18,22 @@ import (
 	"github.com/sparkop/spark-operator/submission"
 )
 
-// poolWaker is the scheduler.Waker given to schedulers that watch the cluster: waking an
-// application hands it to the submission pool, which asks its scheduler again. Waking one
-// that no longer awaits its submission does nothing (the pool rechecks).
+// poolWaker wakes the applications a batch scheduler held: waking one hands it to the
+// submission pool, which asks its scheduler again. Waking one that no longer awaits its
+// submission does nothing (the pool rechecks).
 type poolWaker struct{ pool *submission.Pool }
 
-func (w poolWaker) Wake(apps ...types.NamespacedName) {
-	for _, k := range apps {
-		w.pool.Enqueue(k)
+func (w poolWaker) Wake(keys ...scheduler.WorkloadKey) {
+	for _, k := range keys {
+		w.pool.Enqueue(k.NamespacedName)
 	}
 }
 
-// setupSchedulers sets up the enabled schedulers that watch the cluster, giving them the pool
-// to wake the applications they hold.
+// setupSchedulers makes the pool the waker of applications and sets up the enabled schedulers
+// that watch the cluster.
 func (r *Reconciler) setupSchedulers(mgr ctrl.Manager) error {
-	for _, name := range r.Schedulers.Names() {
-		s, err := r.Schedulers.Get(name)
-		if err != nil {
-			return err
-		}
-		if w, ok := s.(scheduler.WithManager); ok {
-			if err := w.SetupWithManager(mgr, poolWaker{r.Pool}); err != nil {
-				return fmt.Errorf("setting up batch scheduler %s: %w", name, err)
-			}
-		}
-	}
-	return nil
+	r.Schedulers.HandleWakes(scheduler.KindApplication, poolWaker{r.Pool})
+	return r.Schedulers.SetupWithManager(mgr)
 }
 
 // wakes reports whether app's scheduler brings it back itself when it may be admitted, so a
@@ -83,7 +72,7 @@ func (r *Reconciler) release(ctx context.Context, app *v1beta2.SparkApplication)
 		// A scheduler that is not enabled holds nothing in this operator.
 		return nil
 	}
-	if err := sched.Release(ctx, app); err != nil {
+	if err := sched.Release(ctx, scheduler.ApplicationWorkload(app)); err != nil {
 		return fmt.Errorf("batch scheduler %s could not release the application: %w", sched.Name(), err)
 	}
 	return nil

@@ -41,7 +41,6 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
-	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/submission"
 	"github.com/sparkop/spark-operator/test/cluster"
 )
@@ -199,14 +198,14 @@ type gate struct{ open atomic.Bool }
 
 func (g *gate) Name() string { return "gate" }
 
-func (g *gate) Admit(context.Context, *v1beta2.SparkApplication, sparkpod.Demand) (scheduler.Decision, error) {
+func (g *gate) Admit(context.Context, scheduler.Workload) (scheduler.Decision, error) {
 	if g.open.Load() {
 		return scheduler.Decision{Admit: true}, nil
 	}
 	return scheduler.Decision{Reason: "waiting for 2 free cores"}, nil
 }
 
-func (g *gate) Release(context.Context, *v1beta2.SparkApplication) error { return nil }
+func (g *gate) Release(context.Context, scheduler.Workload) error { return nil }
 
 // wakingGate holds applications back until opened, then wakes them (scheduler.WithManager);
 // it counts how often it is asked and asked to release.
@@ -218,7 +217,7 @@ type wakingGate struct {
 
 func (g *wakingGate) Name() string { return "waking" }
 
-func (g *wakingGate) Admit(context.Context, *v1beta2.SparkApplication, sparkpod.Demand) (scheduler.Decision, error) {
+func (g *wakingGate) Admit(context.Context, scheduler.Workload) (scheduler.Decision, error) {
 	g.admits.Add(1)
 	if g.open.Load() {
 		return scheduler.Decision{Admit: true}, nil
@@ -226,7 +225,7 @@ func (g *wakingGate) Admit(context.Context, *v1beta2.SparkApplication, sparkpod.
 	return scheduler.Decision{Reason: "waiting to be woken"}, nil
 }
 
-func (g *wakingGate) Release(context.Context, *v1beta2.SparkApplication) error {
+func (g *wakingGate) Release(context.Context, scheduler.Workload) error {
 	g.releases.Add(1)
 	return nil
 }
@@ -694,7 +693,7 @@ func testWakingScheduler(t *testing.T, e *env) {
 		t.Errorf("a held application was asked %d more times; a waking scheduler must not be polled", n-asked)
 	}
 	g.open.Store(true)
-	g.waker.Wake(key)
+	g.waker.Wake(scheduler.ApplicationKey(key))
 	e.waitState(t, key, v1beta2.ApplicationStateCompleted, 30*time.Second)
 	e.waitFor(t, key, 20*time.Second, "release", func(*v1beta2.SparkApplication) bool { return g.releases.Load() > 0 })
 }

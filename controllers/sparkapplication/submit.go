@@ -193,11 +193,11 @@ func (r *Reconciler) decide(ctx context.Context, app *v1beta2.SparkApplication) 
 	if err != nil {
 		return scheduler.Decision{Reject: true, Reason: err.Error()}, nil
 	}
-	demand, err := sparkpod.DemandOf(app)
-	if err != nil {
+	w := scheduler.ApplicationWorkload(app)
+	if w.Demand, err = sparkpod.DemandOf(app); err != nil {
 		return scheduler.Decision{Reject: true, Reason: err.Error()}, nil
 	}
-	d, err := sched.Admit(ctx, app, demand)
+	d, err := sched.Admit(ctx, w)
 	if err != nil {
 		return d, fmt.Errorf("batch scheduler %s: %w", sched.Name(), err)
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
-	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // TestAdmitJudgesEachSubmission: the last cycle's verdict answers only for the submission and
@@ -24,7 +23,7 @@ import (
 // generation) is not rejected again for what it was, and neither is a held one's reason reused.
 func TestAdmitJudgesEachSubmission(t *testing.T) {
 	const next = "waiting for the gang scheduler's next cycle"
-	key := types.NamespacedName{Namespace: "ns", Name: "a"}
+	key := scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: "a"})
 	judged := judgement{submission: "s1", generation: 1}
 	tests := []struct {
 		name       string
@@ -45,13 +44,13 @@ func TestAdmitJudgesEachSubmission(t *testing.T) {
 			s := New(Config{})
 			s.judged[key] = judged
 			if tt.rejected {
-				s.last.Rejected = map[types.NamespacedName]string{key: "too big"}
+				s.last.Rejected = map[Key]string{key: "too big"}
 			} else {
-				s.last.Waiting = map[types.NamespacedName]string{key: "over quota"}
+				s.last.Waiting = map[Key]string{key: "over quota"}
 			}
 			a := app("a", tt.submission, v1beta2.ApplicationStateNew, 1, nil)
 			a.Generation = tt.generation
-			got, err := s.Admit(context.Background(), &a, sparkpod.Demand{})
+			got, err := s.Admit(context.Background(), scheduler.ApplicationWorkload(&a))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
 
@@ -38,7 +39,7 @@ func newClusterCache(mgr manager.Manager) (cache.Cache, error) {
 	})
 }
 
-// trimPod keeps of a pod only its identity, the labels that tie it to an application, its
+// trimPod keeps of a pod only its identity, the labels that tie it to a workload, its
 // node, phase and what it requests (summed into one container): a few hundred bytes a pod
 // however large the pod, so a cluster of many pods costs little memory.
 func trimPod(obj any) (any, error) {
@@ -47,7 +48,7 @@ func trimPod(obj any) (any, error) {
 		return obj, nil
 	}
 	labels := map[string]string{}
-	for _, k := range []string{v1beta2.LabelAppName, v1beta2.LabelSubmissionID, v1beta2.SparkRoleLabel} {
+	for _, k := range []string{v1beta2.LabelAppName, v1alpha1.LabelConnectName, v1beta2.LabelSubmissionID, v1beta2.SparkRoleLabel} {
 		if v, ok := p.Labels[k]; ok {
 			labels[k] = v
 		}
@@ -71,8 +72,9 @@ func trimPod(obj any) (any, error) {
 	}, nil
 }
 
-// read lists the world from the caches: apps from the manager's, the rest from the cluster
-// cache. isGang selects the applications this scheduler decides for.
+// read lists the world from the caches: applications and sessions from the manager's, the rest
+// from the cluster cache. isGang selects the applications this scheduler decides for; sessions
+// are all its own or none (see sessions).
 func (s *Scheduler) read(ctx context.Context) (world, error) {
 	var w world
 	var nodes corev1.NodeList
@@ -80,10 +82,18 @@ func (s *Scheduler) read(ctx context.Context) (world, error) {
 	var pcs schedulingv1.PriorityClassList
 	var queues schedv1alpha1.QueueList
 	var apps v1beta2.SparkApplicationList
-	for _, l := range []struct {
+	var sessions v1alpha1.SparkConnectList
+	lists := []struct {
 		c    client.Reader
 		list client.ObjectList
-	}{{s.cluster, &nodes}, {s.cluster, &pods}, {s.cluster, &pcs}, {s.cluster, &queues}, {s.apps, &apps}} {
+	}{{s.cluster, &nodes}, {s.cluster, &pods}, {s.cluster, &pcs}, {s.cluster, &queues}, {s.apps, &apps}}
+	if s.sessions() {
+		lists = append(lists, struct {
+			c    client.Reader
+			list client.ObjectList
+		}{s.apps, &sessions})
+	}
+	for _, l := range lists {
 		if err := l.c.List(ctx, l.list); err != nil {
 			return w, fmt.Errorf("listing %T: %w", l.list, err)
 		}
@@ -91,14 +101,17 @@ func (s *Scheduler) read(ctx context.Context) (world, error) {
 	w.Nodes, w.Pods, w.PriorityClasses, w.Queues = nodes.Items, pods.Items, pcs.Items, queues.Items
 	for i := range apps.Items {
 		if s.isGang(&apps.Items[i]) {
-			w.Apps = append(w.Apps, apps.Items[i])
+			w.Workloads = append(w.Workloads, applicationObject(&apps.Items[i]))
 		}
+	}
+	for i := range sessions.Items {
+		w.Workloads = append(w.Workloads, sessionObject(&sessions.Items[i], s.cfg.SessionDemand))
 	}
 	return w, nil
 }
 
 // watch triggers a cycle on every change that may free or take capacity or change the order:
-// any pod, node, PriorityClass or Queue change, and any change of a gang application.
+// any pod, node, PriorityClass or Queue change, and any change of a gang application or session.
 func (s *Scheduler) watch(ctx context.Context, mgr manager.Manager) error {
 	onChange := toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { s.trigger() },
@@ -128,5 +141,13 @@ func (s *Scheduler) watch(ctx context.Context, mgr manager.Manager) error {
 		},
 		Handler: onChange,
 	})
+	if err != nil || !s.sessions() {
+		return err
+	}
+	inf, err = mgr.GetCache().GetInformer(ctx, &v1alpha1.SparkConnect{})
+	if err != nil {
+		return fmt.Errorf("watching SparkConnects: %w", err)
+	}
+	_, err = inf.AddEventHandler(onChange)
 	return err
 }

@@ -21,7 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
@@ -47,16 +46,15 @@ type executorPods struct {
 	live  map[string]int32 // node → executors alive there: released or bound, not ended
 }
 
-// executorsOf groups the executor pods of applications by submission.
+// executorsOf groups the executor pods of applications and sessions by submission.
 func executorsOf(pods []corev1.Pod) map[boundMember]*executorPods {
 	out := map[boundMember]*executorPods{}
 	for i := range pods {
 		p := &pods[i]
-		if p.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleExecutor || p.Labels[v1beta2.LabelAppName] == "" {
+		m, ok := memberOf(p)
+		if !ok || m.role != v1beta2.SparkRoleExecutor {
 			continue
 		}
-		m := boundMember{types.NamespacedName{Namespace: p.Namespace, Name: p.Labels[v1beta2.LabelAppName]},
-			p.Labels[v1beta2.LabelSubmissionID], v1beta2.SparkRoleExecutor}
 		ep := out[m]
 		if ep == nil {
 			ep = &executorPods{given: map[string]int32{}, live: map[string]int32{}}
@@ -145,14 +143,14 @@ type release struct {
 }
 
 // executorReleases decides which gated executors to let go, and where: an admitted
-// application's executors take its planned nodes' slots first, then the nodes the cycle
-// released executors beyond the plan to (Outcome.Released); the rest stay gated. An executor
-// whose application holds no reservation for its submission any more is let go unconfined.
-func executorReleases(apps []v1beta2.SparkApplication, pods []corev1.Pod, released map[types.NamespacedName][]string) []release {
-	reservations := map[types.NamespacedName]Reservation{}
-	for i := range apps {
-		if r, ok := liveReservation(&apps[i]); ok {
-			reservations[client.ObjectKeyFromObject(&apps[i])] = r
+// workload's executors take its planned nodes' slots first, then the nodes the cycle released
+// executors beyond the plan to (Outcome.Released); the rest stay gated. An executor whose
+// workload holds no reservation for its submission any more is let go unconfined.
+func executorReleases(workloads []object, pods []corev1.Pod, released map[Key][]string) []release {
+	reservations := map[Key]Reservation{}
+	for i := range workloads {
+		if r, ok := workloads[i].liveReservation(); ok {
+			reservations[workloads[i].Key] = r
 		}
 	}
 	var out []release
@@ -176,7 +174,9 @@ func executorReleases(apps []v1beta2.SparkApplication, pods []corev1.Pod, releas
 			out = append(out, release{types.NamespacedName{Namespace: m.app.Namespace, Name: name}, node})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return lessKey(out[i].pod, out[j].pod) })
+	sort.Slice(out, func(i, j int) bool {
+		return lessKey(Key{NamespacedName: out[i].pod}, Key{NamespacedName: out[j].pod})
+	})
 	return out
 }
 
@@ -184,7 +184,7 @@ func executorReleases(apps []v1beta2.SparkApplication, pods []corev1.Pod, releas
 // side by side, so a burst of executors is released in a few round trips rather than one per
 // executor. It returns those released.
 func (s *Scheduler) releaseExecutors(ctx context.Context, w world, out Outcome) ([]release, error) {
-	releases := executorReleases(w.Apps, w.Pods, out.Released)
+	releases := executorReleases(w.Workloads, w.Pods, out.Released)
 	errs := make([]error, len(releases))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, releaseWorkers)

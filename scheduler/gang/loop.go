@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
 )
 
@@ -32,14 +32,14 @@ type loop struct {
 	s   *Scheduler
 	mgr manager.Manager
 	// written holds reservations stored but perhaps not yet in the manager's cache, so that the
-	// next cycle does not take their applications for waiting ones.
-	written map[types.NamespacedName]Reservation
+	// next cycle does not take their workloads for waiting ones.
+	written map[Key]Reservation
 	// released holds executors released (pod → node) that the cluster cache may still show
 	// gated, so that the next cycle counts them where they go rather than release them again.
 	released map[types.NamespacedName]string
-	// marked holds the submissions this loop preempted, so that the next cycle does not count
-	// their reservations again before the cache shows the mark.
-	marked map[types.NamespacedName]string
+	// marked holds the runs this loop preempted, so that the next cycle does not count their
+	// reservations again before the cache shows the mark.
+	marked map[Key]string
 }
 
 func (l *loop) NeedLeaderElection() bool { return true }
@@ -49,9 +49,9 @@ func (l *loop) NeedLeaderElection() bool { return true }
 func (l *loop) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("gang-scheduler")
 	ctx = log.IntoContext(ctx, logger)
-	l.written = map[types.NamespacedName]Reservation{}
+	l.written = map[Key]Reservation{}
 	l.released = map[types.NamespacedName]string{}
-	l.marked = map[types.NamespacedName]string{}
+	l.marked = map[Key]string{}
 	if !l.s.cluster.WaitForCacheSync(ctx) || !l.mgr.GetCache().WaitForCacheSync(ctx) {
 		return errors.New("gang scheduler: caches did not sync")
 	}
@@ -91,8 +91,8 @@ func (l *loop) cycle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	l.overlayWritten(w.Apps)
-	l.overlayMarked(w.Apps)
+	l.overlayWritten(w.Workloads)
+	l.overlayMarked(w.Workloads)
 	l.overlayReleased(w.Pods)
 	now := s.cfg.Clock.Now()
 	snap, err := snapshot(w, snapshotOptions{ReservationTimeout: s.cfg.ReservationTimeout, Now: now})
@@ -103,11 +103,11 @@ func (l *loop) cycle(ctx context.Context) error {
 	out := Schedule(snap, s.cfg.Options)
 	busy := time.Since(start)
 
-	apps := map[types.NamespacedName]*v1beta2.SparkApplication{}
-	for i := range w.Apps {
-		apps[client.ObjectKeyFromObject(&w.Apps[i])] = &w.Apps[i]
+	objects := map[Key]*object{}
+	for i := range w.Workloads {
+		objects[w.Workloads[i].Key] = &w.Workloads[i]
 	}
-	var wake []types.NamespacedName
+	var wake []Key
 	var errs []error
 	if len(out.Admitted) > 0 && log.FromContext(ctx).V(2).Enabled() {
 		used := map[string]string{}
@@ -118,37 +118,37 @@ func (l *loop) cycle(ctx context.Context) error {
 		log.FromContext(ctx).V(2).Info("cycle admits", "admitted", len(out.Admitted), "cpuUsed", used, "workloads", len(snap.Workloads), "pods", len(w.Pods))
 	}
 	for _, a := range out.Admitted {
-		app := apps[a.Key]
-		if app == nil {
+		o := objects[a.Key]
+		if o == nil {
 			continue
 		}
-		res := newReservation(app.Status.SubmissionID, a.Admission, now)
-		if err := l.store(ctx, app, res); err != nil {
+		res := newReservation(o.Run, a.Admission, now)
+		if err := l.store(ctx, o, res); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		wake = append(wake, a.Key)
 	}
 	for _, p := range out.Preempted {
-		if err := s.preempt(ctx, apps[p.Key], p); err != nil {
+		if err := s.preempt(ctx, objects[p.Key], p); err != nil {
 			errs = append(errs, err)
-		} else if app := apps[p.Key]; app != nil {
-			l.marked[p.Key] = app.Status.SubmissionID
+		} else if o := objects[p.Key]; o != nil {
+			l.marked[p.Key] = o.Run
 		}
 	}
 	// Admitted earlier but not submitted yet (the wake-up lost in a restart): wake again;
 	// the pool merges repeated wake-ups.
-	for i := range w.Apps {
-		app := &w.Apps[i]
-		if _, ok := liveReservation(app); ok && awaitingAdmission(app) {
-			wake = append(wake, client.ObjectKeyFromObject(app))
+	for i := range w.Workloads {
+		o := &w.Workloads[i]
+		if _, ok := o.liveReservation(); ok && o.waits() {
+			wake = append(wake, o.Key)
 		}
 	}
 
-	judged := make(map[types.NamespacedName]judgement, len(snap.Workloads))
+	judged := make(map[Key]judgement, len(snap.Workloads))
 	for _, wl := range snap.Workloads {
-		if app := apps[wl.Key]; app != nil && wl.Admission == nil {
-			judged[wl.Key] = judgementOf(app)
+		if o := objects[wl.Key]; o != nil && wl.Admission == nil {
+			judged[wl.Key] = judgementOf(o.Workload)
 		}
 	}
 
@@ -166,13 +166,13 @@ func (l *loop) cycle(ctx context.Context) error {
 	for key := range out.Rejected {
 		wake = append(wake, key)
 	}
-	refresh, left := s.reasons.pick(out, shownReasons(w.Apps, s.reported))
+	refresh, left := s.reasons.pick(out, shownReasons(w.Workloads, s.reported))
 	wake = append(wake, refresh...)
 	if left > 0 {
 		s.reasons.followUpLater(s.trigger)
 	}
 	for key := range s.reported {
-		if _, ok := apps[key]; !ok {
+		if _, ok := objects[key]; !ok {
 			delete(s.reported, key)
 		}
 	}
@@ -192,39 +192,44 @@ func (l *loop) cycle(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// store writes res on app before anything else happens, so that an operator restarting just
-// after finds it. A conflict-free merge patch: the one cycle loop is the only writer.
-func (l *loop) store(ctx context.Context, app *v1beta2.SparkApplication, res Reservation) error {
-	err := l.s.client.Patch(ctx, app.DeepCopy(), client.RawPatch(types.MergePatchType, reservationPatch(res)))
+// store writes res on the workload's object before anything else happens, so that an operator
+// restarting just after finds it. A conflict-free merge patch: the one cycle loop is the only
+// writer.
+func (l *loop) store(ctx context.Context, o *object, res Reservation) error {
+	err := l.s.client.Patch(ctx, o.Object.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, reservationPatch(res)))
 	if err != nil {
-		return fmt.Errorf("storing the reservation of %s/%s: %w", app.Namespace, app.Name, err)
+		return fmt.Errorf("storing the reservation of %s: %w", o.Key, err)
 	}
-	l.written[client.ObjectKeyFromObject(app)] = res
-	log.FromContext(ctx).V(1).Info("admitted", "app", client.ObjectKeyFromObject(app), "queue", res.Queue, "driver", res.Driver, "executors", res.Executors)
+	l.written[o.Key] = res
+	log.FromContext(ctx).V(1).Info("admitted", "workload", o.Key.String(), "queue", res.Queue, "driver", res.Driver, "executors", res.Executors)
 	return nil
 }
 
-// overlayWritten puts on the cached applications the reservations this loop stored that the
-// cache does not show yet, and forgets those it shows (or whose submission has moved on).
-func (l *loop) overlayWritten(apps []v1beta2.SparkApplication) {
-	seen := map[types.NamespacedName]bool{}
-	for i := range apps {
-		app := &apps[i]
-		key := client.ObjectKeyFromObject(app)
-		seen[key] = true
-		res, ok := l.written[key]
+// overlayWritten puts on the cached workloads the reservations this loop stored that the cache
+// does not show yet, and forgets those it shows (or whose run has moved on). The objects are
+// the cache's: a reservation is put on a copy.
+func (l *loop) overlayWritten(objects []object) {
+	seen := map[Key]bool{}
+	for i := range objects {
+		o := &objects[i]
+		seen[o.Key] = true
+		res, ok := l.written[o.Key]
 		if !ok {
 			continue
 		}
-		cached, has := ReservationOf(app)
-		if (has && cached.SubmissionID == res.SubmissionID) || app.Status.SubmissionID != res.SubmissionID {
-			delete(l.written, key)
+		cached, has := ReservationOf(o.Object)
+		if (has && cached.SubmissionID == res.SubmissionID) || o.Run != res.SubmissionID {
+			delete(l.written, o.Key)
 			continue
 		}
-		if app.Annotations == nil {
-			app.Annotations = map[string]string{}
+		obj := o.Object.DeepCopyObject().(client.Object)
+		annotations := maps.Clone(obj.GetAnnotations())
+		if annotations == nil {
+			annotations = map[string]string{}
 		}
-		app.Annotations[AnnotationAdmission] = res.encode()
+		annotations[AnnotationAdmission] = res.encode()
+		obj.SetAnnotations(annotations)
+		o.Object = obj
 	}
 	for key := range l.written {
 		if !seen[key] {
@@ -270,26 +275,30 @@ func (l *loop) overlayReleased(pods []corev1.Pod) {
 	}
 }
 
-// overlayMarked puts on the cached applications the preemption marks this loop wrote that the
-// cache does not show yet, and forgets those it shows (or whose submission has moved on).
-func (l *loop) overlayMarked(apps []v1beta2.SparkApplication) {
-	seen := map[types.NamespacedName]bool{}
-	for i := range apps {
-		app := &apps[i]
-		key := client.ObjectKeyFromObject(app)
-		seen[key] = true
-		id, ok := l.marked[key]
+// overlayMarked puts on the cached workloads the preemption marks this loop wrote that the
+// cache does not show yet, and forgets those it shows (or whose run has moved on). The objects
+// are the cache's: a mark is put on a copy.
+func (l *loop) overlayMarked(objects []object) {
+	seen := map[Key]bool{}
+	for i := range objects {
+		o := &objects[i]
+		seen[o.Key] = true
+		id, ok := l.marked[o.Key]
 		if !ok {
 			continue
 		}
-		if app.Status.SubmissionID != id || app.Annotations[scheduler.AnnotationPreempted] == id {
-			delete(l.marked, key)
+		if o.Run != id || o.preempted() {
+			delete(l.marked, o.Key)
 			continue
 		}
-		if app.Annotations == nil {
-			app.Annotations = map[string]string{}
+		obj := o.Object.DeepCopyObject().(client.Object)
+		annotations := maps.Clone(obj.GetAnnotations())
+		if annotations == nil {
+			annotations = map[string]string{}
 		}
-		app.Annotations[scheduler.AnnotationPreempted] = id
+		annotations[scheduler.AnnotationPreempted] = id
+		obj.SetAnnotations(annotations)
+		o.Object = obj
 	}
 	for key := range l.marked {
 		if !seen[key] {
@@ -298,19 +307,19 @@ func (l *loop) overlayMarked(apps []v1beta2.SparkApplication) {
 	}
 }
 
-// preempt stops a whole admitted application so a waiting one of higher priority fits: it is
-// marked for the controller, which deletes its run and queues it again, with an event.
-func (s *Scheduler) preempt(ctx context.Context, app *v1beta2.SparkApplication, p Preemption) error {
-	if app == nil {
+// preempt stops a whole admitted workload so a waiting one of higher priority fits: it is
+// marked for its controller, which stops its run and queues it again, with an event.
+func (s *Scheduler) preempt(ctx context.Context, o *object, p Preemption) error {
+	if o == nil {
 		return nil
 	}
-	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, scheduler.AnnotationPreempted, app.Status.SubmissionID))
-	if err := s.client.Patch(ctx, app.DeepCopy(), client.RawPatch(types.MergePatchType, patch)); err != nil {
-		return fmt.Errorf("preempting %s/%s: %w", app.Namespace, app.Name, err)
+	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, scheduler.AnnotationPreempted, o.Run))
+	if err := s.client.Patch(ctx, o.Object.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, patch)); err != nil {
+		return fmt.Errorf("preempting %s: %w", o.Key, err)
 	}
 	if s.recorder != nil {
-		s.recorder.Eventf(app, nil, corev1.EventTypeWarning, "Preempted", "Preempt",
-			"preempted by %s: %s; the run is stopped and the application queued again", p.By, p.Reason)
+		s.recorder.Eventf(o.Object, nil, corev1.EventTypeWarning, "Preempted", "Preempt",
+			"preempted by %s: %s; the run is stopped and queued again", p.By, p.Reason)
 	}
 	return nil
 }

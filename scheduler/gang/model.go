@@ -20,9 +20,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -68,9 +68,13 @@ func QueueOf(q *v1alpha1.Queue) *Queue {
 	return out
 }
 
-// Workload is one application in the scheduler: waiting, or admitted (Admission set).
+// Key names a workload: its kind (application or session), namespace and name.
+type Key = scheduler.WorkloadKey
+
+// Workload is one application or session in the scheduler: waiting, or admitted (Admission
+// set).
 type Workload struct {
-	Key      types.NamespacedName
+	Key      Key
 	Queue    string
 	Priority int32     // the value of spec.driver.priorityClassName's PriorityClass, else 0
 	Created  time.Time // creationTimestamp (queue order tie-break)
@@ -131,12 +135,12 @@ type Outcome struct {
 	Preempted []Preemption
 	// Waiting says why each waiting workload waits: over quota, no node fits, behind N
 	// applications in its queue; and what it needs.
-	Waiting map[types.NamespacedName]string
+	Waiting map[Key]string
 	// Rejected says why a workload can never be admitted as it is: bigger than any node
 	// arrangement, or than its queue's (or an ancestor's) quota.
-	Rejected map[types.NamespacedName]string
+	Rejected map[Key]string
 	// Order is, per queue, the waiting workloads in admission order (for Queue status).
-	Order map[string][]types.NamespacedName
+	Order map[string][]Key
 	// Usage is, per queue, what its own admitted workloads request after the cycle (whole
 	// gangs, admissions and preemptions included): the Queue's status.admitted.
 	Usage map[string]corev1.ResourceList
@@ -146,18 +150,18 @@ type Outcome struct {
 	// Released is, per admitted workload asking for executors beyond its plan
 	// (Dynamic.Asking), the node given to each executor released this cycle, in order; the
 	// others keep waiting.
-	Released map[types.NamespacedName][]string
+	Released map[Key][]string
 }
 
 // Admitted is one workload admitted by the cycle, with its reservation.
 type Admitted struct {
-	Key       types.NamespacedName
+	Key       Key
 	Admission Admission
 }
 
 // Preemption is an admitted workload the cycle evicts (whole) so By can be admitted.
 type Preemption struct {
-	Key    types.NamespacedName
-	By     types.NamespacedName
+	Key    Key
+	By     Key
 	Reason string
 }

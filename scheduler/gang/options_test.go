@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
@@ -37,12 +39,19 @@ func TestBatchSchedulerOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			app := &v1beta2.SparkApplication{}
-			app.Spec.BatchSchedulerOptions = tt.options
-			app.Spec.Driver.PriorityClassName = tt.driverPriority
-			got := []string{queueOf(app), priorityClassOf(app)}
-			if d := cmp.Diff([]string{tt.wantQueue, tt.wantClass}, got); d != "" {
-				t.Errorf("[queue, priority class] (-want +got):\n%s", d)
+			a := app("a", "s1", v1beta2.ApplicationStateNew, 1, nil)
+			a.Spec.BatchSchedulerOptions = tt.options
+			a.Spec.Driver.PriorityClassName = tt.driverPriority
+			w := world{Workloads: []object{applicationObject(&a)}, PriorityClasses: []schedulingv1.PriorityClass{
+				{ObjectMeta: metav1.ObjectMeta{Name: "low"}, Value: 1}, {ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 2}}}
+			snap, err := snapshot(w, snapshotOptions{})
+			if err != nil || len(snap.Workloads) != 1 {
+				t.Fatalf("snapshot: %v, %d workloads", err, len(snap.Workloads))
+			}
+			priorities := map[string]int32{"": 0, "low": 1, "high": 2}
+			got := []any{snap.Workloads[0].Queue, snap.Workloads[0].Priority}
+			if d := cmp.Diff([]any{tt.wantQueue, priorities[tt.wantClass]}, got); d != "" {
+				t.Errorf("[queue, priority] (-want +got):\n%s", d)
 			}
 		})
 	}

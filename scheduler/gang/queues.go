@@ -17,7 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 )
@@ -57,7 +56,7 @@ func queueStatuses(snap Snapshot, out Outcome) map[string]schedv1alpha1.QueueSta
 		st[queue] = q
 	}
 	demands := map[string]corev1.ResourceList{}
-	evicted := map[types.NamespacedName]bool{}
+	evicted := map[Key]bool{}
 	for _, p := range out.Preempted {
 		evicted[p.Key] = true
 	}

@@ -14,13 +14,17 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/sparkop/spark-operator/scheduler"
+
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // TestQueueStatusesAfterPreemption: a cycle that preempts an application for another shows
 // the queue with the preemptor admitted in place of its victim, never both.
 func TestQueueStatusesAfterPreemption(t *testing.T) {
-	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
+	key := func(name string) Key {
+		return scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: name})
+	}
 	demand := sparkpod.Demand{Driver: sparkpod.PodDemand{Role: sparkpod.RoleDriver, Count: 1,
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}}
 	admitted := &Admission{Queue: "q", Driver: "n"}

@@ -11,13 +11,6 @@ import (
 	"sort"
 	"sync/atomic"
 	"time"
-
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-	"github.com/sparkop/spark-operator/scheduler"
 )
 
 // Keeping every held application's shown reason current, at scale.
@@ -52,7 +45,7 @@ type reasonRefresh struct {
 	cycle uint64
 	// staleSince is, per held application whose shown reason is out of date, the cycle that
 	// first found it so.
-	staleSince map[types.NamespacedName]uint64
+	staleSince map[Key]uint64
 	// followUp is set while a cycle is asked for reasonRefreshPause from now.
 	followUp atomic.Bool
 }
@@ -60,13 +53,13 @@ type reasonRefresh struct {
 // pick returns the held applications to wake this cycle so that their shown reason (in
 // shown; absent when nothing is known to be shown) becomes out's, and how many out-of-date
 // ones are left for later cycles.
-func (r *reasonRefresh) pick(out Outcome, shown map[types.NamespacedName]string) (wake []types.NamespacedName, left int) {
+func (r *reasonRefresh) pick(out Outcome, shown map[Key]string) (wake []Key, left int) {
 	r.cycle++
 	if r.staleSince == nil {
-		r.staleSince = map[types.NamespacedName]uint64{}
+		r.staleSince = map[Key]uint64{}
 	}
 	type candidate struct {
-		key     types.NamespacedName
+		key     Key
 		meaning bool // the meaning changed, not only the numbers
 		since   uint64
 		order   int
@@ -77,7 +70,7 @@ func (r *reasonRefresh) pick(out Outcome, shown map[types.NamespacedName]string)
 		queues = append(queues, q)
 	}
 	sort.Strings(queues)
-	still := make(map[types.NamespacedName]uint64, len(r.staleSince))
+	still := make(map[Key]uint64, len(r.staleSince))
 	for _, q := range queues {
 		for _, key := range out.Order[q] {
 			why, ok := out.Waiting[key]
@@ -127,20 +120,19 @@ func (r *reasonRefresh) followUpLater(trigger func()) {
 	})
 }
 
-// shownReasons is what each held application shows as its reason: what this process last
-// handed it (reported), else what its Queued condition says (written by an earlier operator,
-// say, before a restart).
-func shownReasons(apps []v1beta2.SparkApplication, reported map[types.NamespacedName]string) map[types.NamespacedName]string {
-	shown := make(map[types.NamespacedName]string, len(apps))
-	for i := range apps {
-		app := &apps[i]
-		key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
-		if why, ok := reported[key]; ok {
-			shown[key] = why
+// shownReasons is what each held workload shows as its reason: what this process last handed
+// it (reported), else what its status says (written by an earlier operator, say, before a
+// restart).
+func shownReasons(workloads []object, reported map[Key]string) map[Key]string {
+	shown := make(map[Key]string, len(workloads))
+	for i := range workloads {
+		o := &workloads[i]
+		if why, ok := reported[o.Key]; ok {
+			shown[o.Key] = why
 			continue
 		}
-		if c := meta.FindStatusCondition(app.Status.Conditions, scheduler.ConditionQueued); c != nil && c.Status == metav1.ConditionTrue {
-			shown[key] = c.Message
+		if why, ok := o.shownReason(); ok {
+			shown[o.Key] = why
 		}
 	}
 	return shown

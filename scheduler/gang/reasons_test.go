@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
 )
@@ -42,32 +43,34 @@ func TestReasonKind(t *testing.T) {
 // date, then queue order; woken ones go to the back of the line, so over cycles every one is
 // refreshed however long the queue and however often the front changes.
 func TestReasonRefresh(t *testing.T) {
-	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
+	key := func(name string) Key {
+		return scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: name})
+	}
 	behind := func(n int) string { return fmt.Sprintf("behind %d applications in queue q; needs 1 cpu", n) }
 	out := Outcome{
-		Order: map[string][]types.NamespacedName{"q": {key("a"), key("b"), key("c")}},
-		Waiting: map[types.NamespacedName]string{key("a"): "no node fits: driver needs 1 cpu; no node has it free",
+		Order: map[string][]Key{"q": {key("a"), key("b"), key("c")}},
+		Waiting: map[Key]string{key("a"): "no node fits: driver needs 1 cpu; no node has it free",
 			key("b"): behind(1), key("c"): behind(2)},
 	}
 	tests := []struct {
 		name      string
-		shown     map[types.NamespacedName]string
-		want      []types.NamespacedName
+		shown     map[Key]string
+		want      []Key
 		wantLeft  int
-		wantAfter []types.NamespacedName // the next cycle's, nothing having been refreshed
+		wantAfter []Key // the next cycle's, nothing having been refreshed
 	}{{
 		name:  "every shown reason current: nothing to wake",
-		shown: map[types.NamespacedName]string{key("a"): out.Waiting[key("a")], key("b"): behind(1), key("c"): behind(2)},
+		shown: map[Key]string{key("a"): out.Waiting[key("a")], key("b"): behind(1), key("c"): behind(2)},
 	}, {
 		name: "meaning changes come before numbers that changed",
-		shown: map[types.NamespacedName]string{key("a"): out.Waiting[key("a")], key("b"): behind(2),
+		shown: map[Key]string{key("a"): out.Waiting[key("a")], key("b"): behind(2),
 			key("c"): "over quota in queue q: needs 1 cpu, 0 free (quota 4 cpu, 4 cpu in use)"},
-		want:      []types.NamespacedName{key("c"), key("b")},
-		wantAfter: []types.NamespacedName{key("c"), key("b")},
+		want:      []Key{key("c"), key("b")},
+		wantAfter: []Key{key("c"), key("b")},
 	}, {
 		name:      "nothing known to be shown (a new operator, no condition): all, queue order",
-		want:      []types.NamespacedName{key("a"), key("b"), key("c")},
-		wantAfter: []types.NamespacedName{key("a"), key("b"), key("c")},
+		want:      []Key{key("a"), key("b"), key("c")},
+		wantAfter: []Key{key("a"), key("b"), key("c")},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,8 +88,8 @@ func TestReasonRefresh(t *testing.T) {
 
 	t.Run("a long queue is refreshed in rotation, a bounded number per cycle", func(t *testing.T) {
 		const n = 2*maxReasonWakes + maxReasonWakes/2
-		long := Outcome{Order: map[string][]types.NamespacedName{}, Waiting: map[types.NamespacedName]string{}}
-		shown := map[types.NamespacedName]string{}
+		long := Outcome{Order: map[string][]Key{}, Waiting: map[Key]string{}}
+		shown := map[Key]string{}
 		for i := range n {
 			k := key(fmt.Sprintf("app-%04d", i))
 			long.Order["q"] = append(long.Order["q"], k)
@@ -94,7 +97,7 @@ func TestReasonRefresh(t *testing.T) {
 			shown[k] = behind(i + 1) // everyone moved up one place
 		}
 		var r reasonRefresh
-		seen := map[types.NamespacedName]int{}
+		seen := map[Key]int{}
 		for cycle := range 3 {
 			got, left := r.pick(long, shown)
 			if len(got) != maxReasonWakes {
@@ -123,19 +126,31 @@ func TestReasonRefresh(t *testing.T) {
 	})
 }
 
-// TestShownReasons: what this process handed out wins; otherwise the Queued condition tells
-// (a restarted operator does not wake applications whose shown reason still holds).
+// TestShownReasons: what this process handed out wins; otherwise the status tells (a restarted
+// operator does not wake workloads whose shown reason still holds): an application's Queued
+// condition, a session's ServerPodReady condition with reason Queued.
 func TestShownReasons(t *testing.T) {
-	queued := func(name, msg string, status metav1.ConditionStatus) v1beta2.SparkApplication {
+	queued := func(name, msg string, status metav1.ConditionStatus) object {
 		a := app(name, "s1", v1beta2.ApplicationStateNew, 1, nil)
 		a.Status.Conditions = []metav1.Condition{{Type: scheduler.ConditionQueued, Status: status, Message: msg}}
-		return a
+		return applicationObject(&a)
 	}
-	apps := []v1beta2.SparkApplication{queued("a", "written before", metav1.ConditionTrue),
+	sessionShowing := func(name, reason, msg string) object {
+		c := session(name, "s1", v1alpha1.SparkConnectStateProvisioning, "", nil)
+		c.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionServerPodReady, Status: metav1.ConditionFalse, Reason: reason, Message: msg}}
+		return sessionObject(c, fixedDemand(1))
+	}
+	plain := app("d", "s1", v1beta2.ApplicationStateNew, 1, nil)
+	workloads := []object{queued("a", "written before", metav1.ConditionTrue),
 		queued("b", "written before", metav1.ConditionTrue), queued("c", "no longer queued", metav1.ConditionFalse),
-		app("d", "s1", v1beta2.ApplicationStateNew, 1, nil)}
-	got := shownReasons(apps, map[types.NamespacedName]string{{Namespace: "ns", Name: "b"}: "handed out"})
-	want := map[types.NamespacedName]string{{Namespace: "ns", Name: "a"}: "written before", {Namespace: "ns", Name: "b"}: "handed out"}
+		applicationObject(&plain), sessionShowing("a", v1alpha1.ReasonQueued, "session written before"),
+		sessionShowing("e", v1alpha1.ReasonServerPodNotReady, "Server pod created")}
+	appKey := func(name string) Key {
+		return scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: name})
+	}
+	sessionKey := Key{Kind: scheduler.KindSession, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
+	got := shownReasons(workloads, map[Key]string{appKey("b"): "handed out"})
+	want := map[Key]string{appKey("a"): "written before", appKey("b"): "handed out", sessionKey: "session written before"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("shown reasons (-want +got):\n%s", diff)
 	}

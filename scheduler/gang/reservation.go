@@ -13,25 +13,25 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
-// AnnotationAdmission holds an application's reservation (a Reservation in JSON). It is kept
-// on the application itself: written before the application is woken, so an operator that
-// restarts finds every reservation and admits nothing twice; and deleted with the application,
+// AnnotationAdmission holds a workload's reservation (a Reservation in JSON). It is kept on the
+// SparkApplication or SparkConnect itself: written before the workload is woken, so an operator
+// that restarts finds every reservation and admits nothing twice; and deleted with the object,
 // so a reservation can never outlive what it was made for (no finalizer is needed).
 const AnnotationAdmission = "scheduling.sparkop.dev/admission"
 
 // LabelQueue is set on the pods of an admitted application: the queue it was admitted from.
 const LabelQueue = "scheduling.sparkop.dev/queue"
 
-// Reservation is an admission as stored on the application.
+// Reservation is an admission as stored on the application or session.
 type Reservation struct {
-	// SubmissionID is the submission (status.submissionID) the admission is for: a rerun
-	// records a new submission and so needs a new admission.
+	// SubmissionID is the run the admission is for: an application's status.submissionID, a
+	// session's status.server.submissionID. A rerun, or a session's next server, records a new
+	// one and so needs a new admission.
 	SubmissionID string `json:"submissionID"`
 	Queue        string `json:"queue"`
 	// Driver is the node planned for the driver; Executors the executors planned per node.
@@ -57,10 +57,11 @@ func (r Reservation) encode() string {
 	return string(data)
 }
 
-// ReservationOf reads app's stored reservation; ok is false when it has none or it does not
-// read (a hand-edited annotation is ignored rather than trusted).
-func ReservationOf(app *v1beta2.SparkApplication) (Reservation, bool) {
-	v, ok := app.Annotations[AnnotationAdmission]
+// ReservationOf reads the reservation stored on a workload's object (a SparkApplication or a
+// SparkConnect); ok is false when it has none or it does not read (a hand-edited annotation is
+// ignored rather than trusted).
+func ReservationOf(obj client.Object) (Reservation, bool) {
+	v, ok := obj.GetAnnotations()[AnnotationAdmission]
 	if !ok {
 		return Reservation{}, false
 	}
@@ -69,44 +70,6 @@ func ReservationOf(app *v1beta2.SparkApplication) (Reservation, bool) {
 		return Reservation{}, false
 	}
 	return r, true
-}
-
-// liveReservation returns app's reservation if it still holds: made for the current
-// submission of an application whose run has not ended, been preempted, suspended or deleted.
-// A reservation that no longer holds counts for nothing, whether or not Release has removed it
-// yet; so capacity is freed on every way out even before the controller's release (a
-// preempted application's, from the cycle that preempted it: the preemptor was admitted into
-// that room).
-func liveReservation(app *v1beta2.SparkApplication) (Reservation, bool) {
-	r, ok := ReservationOf(app)
-	if !ok || r.SubmissionID != app.Status.SubmissionID || !app.DeletionTimestamp.IsZero() || app.IsSuspended() || preempted(app) {
-		return Reservation{}, false
-	}
-	switch app.Status.AppState.State {
-	case v1beta2.ApplicationStateNew, v1beta2.ApplicationStatePendingRerun, v1beta2.ApplicationStateResuming,
-		v1beta2.ApplicationStateSubmitted, v1beta2.ApplicationStateRunning, v1beta2.ApplicationStateUnknown:
-		return r, true
-	}
-	return Reservation{}, false
-}
-
-// awaitingAdmission reports whether app waits for a decision: a submission is recorded and
-// nothing has run it yet, and it is neither suspended, preempted (it comes back with a new
-// submission) nor being deleted.
-func awaitingAdmission(app *v1beta2.SparkApplication) bool {
-	switch app.Status.AppState.State {
-	case v1beta2.ApplicationStateNew, v1beta2.ApplicationStatePendingRerun, v1beta2.ApplicationStateResuming:
-	default:
-		return false
-	}
-	return app.Status.SubmissionID != "" && !app.IsSuspended() && app.DeletionTimestamp.IsZero() && !preempted(app)
-}
-
-// preempted reports whether app's current submission was preempted (marked with
-// scheduler.AnnotationPreempted) and is on its way out.
-func preempted(app *v1beta2.SparkApplication) bool {
-	id := app.Status.SubmissionID
-	return id != "" && app.Annotations[scheduler.AnnotationPreempted] == id
 }
 
 // Pods turns a reservation into pod settings: the driver on its planned node, the executors

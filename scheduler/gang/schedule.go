@@ -13,7 +13,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 )
@@ -82,7 +81,7 @@ type workload struct {
 	victim           bool
 }
 
-func (w *workload) key() types.NamespacedName { return w.w.Key }
+func (w *workload) key() Key { return w.w.Key }
 
 func newCycle(snap *Snapshot) *cycle {
 	seen := map[corev1.ResourceName]bool{}
@@ -101,12 +100,12 @@ func newCycle(snap *Snapshot) *cycle {
 		collectNames(seen, snap.Workloads[i].Demand.Executor.Requests)
 	}
 	c := &cycle{res: newResources(seen), out: Outcome{
-		Waiting:  map[types.NamespacedName]string{},
-		Rejected: map[types.NamespacedName]string{},
-		Order:    map[string][]types.NamespacedName{},
+		Waiting:  map[Key]string{},
+		Rejected: map[Key]string{},
+		Order:    map[string][]Key{},
 		Usage:    map[string]corev1.ResourceList{},
 		Inactive: map[string]string{},
-		Released: map[types.NamespacedName][]string{},
+		Released: map[Key][]string{},
 	}}
 
 	nodes := make([]*Node, len(snap.Nodes))
@@ -182,7 +181,10 @@ func (c *cycle) addWorkload(in *Workload, byName map[string]int) {
 	c.admitted = append(c.admitted, w)
 }
 
-func lessKey(a, b types.NamespacedName) bool {
+func lessKey(a, b Key) bool {
+	if a.Kind != b.Kind {
+		return a.Kind < b.Kind
+	}
 	if a.Namespace != b.Namespace {
 		return a.Namespace < b.Namespace
 	}

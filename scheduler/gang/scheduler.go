@@ -26,7 +26,6 @@ import (
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
-	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // Name is the value of spec.batchScheduler that selects the gang scheduler.
@@ -45,6 +44,10 @@ type Config struct {
 	// Reader reads Queues for ValidateApplication (the webhook); the API reader is enough.
 	Reader client.Reader
 	Clock  clock.Clock
+	// SessionDemand, when set, makes SparkConnect sessions gang workloads too: those of an
+	// operator whose default batch scheduler is gang (sessions name none). Nil when the
+	// SparkConnect controller is off.
+	SessionDemand SessionDemand
 }
 
 // Scheduler is the embedded gang scheduler: scheduler.Interface with its own cycle loop. It
@@ -62,11 +65,11 @@ type Scheduler struct {
 
 	mu   sync.Mutex
 	last Outcome // of the last cycle
-	// judged is what the last cycle decided for: each application's submission and spec. Its
-	// verdict (rejected, or why it waits) holds only for that same submission and spec.
-	judged   map[types.NamespacedName]judgement
-	reported map[types.NamespacedName]string // reason last handed to a held application
-	reasons  reasonRefresh                   // keeps held applications' shown reasons current
+	// judged is what the last cycle decided for: each workload's run and spec. Its verdict
+	// (rejected, or why it waits) holds only for that same run and spec.
+	judged   map[Key]judgement
+	reported map[Key]string // reason last handed to a held workload
+	reasons  reasonRefresh  // keeps held workloads' shown reasons current
 	stats    Stats
 }
 
@@ -92,8 +95,8 @@ func New(cfg Config) *Scheduler {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	return &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), reported: map[types.NamespacedName]string{},
-		judged: map[types.NamespacedName]judgement{}}
+	return &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), reported: map[Key]string{},
+		judged: map[Key]judgement{}}
 }
 
 func (s *Scheduler) Name() string { return Name }
@@ -107,19 +110,22 @@ func (s *Scheduler) isGang(app *v1beta2.SparkApplication) bool {
 	return s.cfg.Default
 }
 
-// Admit admits app when it holds a reservation for its current submission, rejects it when the
-// last cycle found it can never fit, and holds it with the last cycle's reason otherwise. A
-// verdict of the last cycle counts only if that cycle judged the same submission and spec: an
-// application rerun, resubmitted or edited since is judged again, never rejected (or held)
-// for what it was.
-func (s *Scheduler) Admit(_ context.Context, app *v1beta2.SparkApplication, _ sparkpod.Demand) (scheduler.Decision, error) {
-	if r, ok := ReservationOf(app); ok && r.SubmissionID == app.Status.SubmissionID {
+// sessions reports whether SparkConnect sessions are this scheduler's: they name no batch
+// scheduler, so they are when gang is the operator's default and the controller runs.
+func (s *Scheduler) sessions() bool { return s.cfg.Default && s.cfg.SessionDemand != nil }
+
+// Admit admits w when it holds a reservation for its current run, rejects it when the last
+// cycle found it can never fit, and holds it with the last cycle's reason otherwise. A verdict
+// of the last cycle counts only if that cycle judged the same run and spec: a workload rerun,
+// resubmitted or edited since is judged again, never rejected (or held) for what it was.
+func (s *Scheduler) Admit(_ context.Context, w scheduler.Workload) (scheduler.Decision, error) {
+	if r, ok := ReservationOf(w.Object); ok && r.SubmissionID == w.Run {
 		return scheduler.Decision{Admit: true, Pods: r.Pods()}, nil
 	}
-	key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	current := s.judged[key] == judgementOf(app)
+	key := w.Key
+	current := s.judged[key] == judgementOf(w)
 	if why, ok := s.last.Rejected[key]; ok && current {
 		return scheduler.Decision{Reject: true, Reason: why}, nil
 	}
@@ -130,32 +136,31 @@ func (s *Scheduler) Admit(_ context.Context, app *v1beta2.SparkApplication, _ sp
 		why = "waiting for the gang scheduler's next cycle"
 		s.trigger()
 	}
-	s.reported[key] = why
+	s.reported[w.Key] = why
 	return scheduler.Decision{Reason: why}, nil
 }
 
-// judgement identifies what a cycle judged an application as: its submission and its spec's
-// generation.
+// judgement identifies what a cycle judged a workload as: its run and its spec's generation.
 type judgement struct {
 	submission string
 	generation int64
 }
 
-func judgementOf(app *v1beta2.SparkApplication) judgement {
-	return judgement{submission: app.Status.SubmissionID, generation: app.Generation}
+func judgementOf(w scheduler.Workload) judgement {
+	return judgement{submission: w.Run, generation: w.Object.GetGeneration()}
 }
 
-// Release removes app's reservation. A reservation that no longer holds counts for nothing in
-// any case (see liveReservation); removing it keeps the application's metadata truthful and
-// is a no-op when there is none.
-func (s *Scheduler) Release(ctx context.Context, app *v1beta2.SparkApplication) error {
-	if _, ok := app.Annotations[AnnotationAdmission]; !ok || s.client == nil {
+// Release removes w's reservation. A reservation that no longer holds counts for nothing in
+// any case (see liveReservation); removing it keeps the object's metadata truthful and is a
+// no-op when there is none.
+func (s *Scheduler) Release(ctx context.Context, w scheduler.Workload) error {
+	if _, ok := w.Object.GetAnnotations()[AnnotationAdmission]; !ok || s.client == nil {
 		return nil
 	}
 	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, AnnotationAdmission))
-	err := s.client.Patch(ctx, app.DeepCopy(), client.RawPatch(types.MergePatchType, patch))
+	err := s.client.Patch(ctx, w.Object.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, patch))
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("removing the reservation of %s/%s: %w", app.Namespace, app.Name, err)
+		return fmt.Errorf("removing the reservation of %s: %w", w.Key, err)
 	}
 	s.trigger()
 	return nil
@@ -166,7 +171,10 @@ func (s *Scheduler) ValidateApplication(ctx context.Context, app *v1beta2.SparkA
 	if s.cfg.Reader == nil {
 		return nil
 	}
-	name := queueOf(app)
+	name := scheduler.ApplicationWorkload(app).Queue
+	if name == "" {
+		name = schedv1alpha1.DefaultQueueName
+	}
 	err := s.cfg.Reader.Get(ctx, client.ObjectKey{Name: name}, &schedv1alpha1.Queue{})
 	if apierrors.IsNotFound(err) && name != schedv1alpha1.DefaultQueueName {
 		return field.ErrorList{field.NotFound(field.NewPath("spec", "batchSchedulerOptions", "queue"), name)}
@@ -205,7 +213,7 @@ func (s *Scheduler) Stats() Stats {
 	return s.stats
 }
 
-// reservationPatch is the merge patch that stores r on an application.
+// reservationPatch is the merge patch that stores r on an application or session.
 func reservationPatch(r Reservation) []byte {
 	data, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{AnnotationAdmission: r.encode()}}})
 	return data

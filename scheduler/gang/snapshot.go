@@ -13,7 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/types"
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
@@ -26,7 +25,7 @@ type world struct {
 	Pods            []corev1.Pod // trimmed by trimPod: requests summed into one container
 	PriorityClasses []schedulingv1.PriorityClass
 	Queues          []schedv1alpha1.Queue
-	Apps            []v1beta2.SparkApplication // only those the gang scheduler decides for
+	Workloads       []object // the applications and sessions the gang scheduler decides for
 }
 
 // snapshotOptions say how the world reads.
@@ -37,11 +36,11 @@ type snapshotOptions struct {
 	Now                time.Time
 }
 
-// boundMember identifies a role of one submission, for counting its bound pods.
+// boundMember identifies a role of one run of a workload, for counting its bound pods.
 type boundMember struct {
-	app        types.NamespacedName
+	app        Key // the application or session
 	submission string
-	role       string
+	role       string // driver (a session's server) or executor
 }
 
 // snapshot turns the world into the decision core's input. Admitted workloads are those with
@@ -71,8 +70,7 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 		if on == "" {
 			continue
 		}
-		if app := p.Labels[v1beta2.LabelAppName]; app != "" {
-			m := boundMember{types.NamespacedName{Namespace: p.Namespace, Name: app}, p.Labels[v1beta2.LabelSubmissionID], p.Labels[v1beta2.SparkRoleLabel]}
+		if m, ok := memberOf(p); ok {
 			if bound[m] == nil {
 				bound[m] = map[string]int32{}
 			}
@@ -101,26 +99,27 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 		snap.Queues[q.Name] = gq
 	}
 
-	for i := range w.Apps {
-		app := &w.Apps[i]
-		key := types.NamespacedName{Namespace: app.Namespace, Name: app.Name}
-		res, admitted := liveReservation(app)
-		if !admitted && !awaitingAdmission(app) {
+	for i := range w.Workloads {
+		wo := &w.Workloads[i]
+		res, admitted := wo.liveReservation()
+		if !admitted && !wo.waits() {
 			continue
 		}
-		defaulted := app.DeepCopy()
-		v1beta2.SetSparkApplicationDefaults(defaulted)
-		demand, err := sparkpod.DemandOf(defaulted)
+		demand, err := wo.demand()
 		if err != nil {
 			// The controller rejects it when it asks; it takes no part in the cycle.
 			continue
 		}
-		wl := Workload{Key: key, Queue: queueOf(app), Priority: priorities[priorityClassOf(app)],
-			Created: app.CreationTimestamp.Time, Demand: demand}
+		wo.Demand = demand
+		wl := Workload{Key: wo.Key, Queue: wo.Queue, Priority: priorities[wo.PriorityClassName],
+			Created: wo.Object.GetCreationTimestamp().Time, Demand: demand}
+		if wl.Queue == "" {
+			wl.Queue = schedv1alpha1.DefaultQueueName
+		}
 		if admitted {
 			wl.Admission = res.Admission()
 			wl.Queue = res.Queue
-			wl.Dynamic = dynamicOf(res, executors[boundMember{key, res.SubmissionID, v1beta2.SparkRoleExecutor}])
+			wl.Dynamic = dynamicOf(res, executors[boundMember{wo.Key, res.SubmissionID, v1beta2.SparkRoleExecutor}])
 			if q := snap.Queues[res.Queue]; q != nil {
 				add(q.Usage, demand.Total(), 1)
 				for _, k := range wl.Dynamic.Extra {
@@ -128,7 +127,7 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 				}
 			}
 			if o.ReservationTimeout <= 0 || o.Now.Sub(res.Admitted) < o.ReservationTimeout {
-				reserveUnbound(nodes, res, demand, bound, key)
+				reserveUnbound(nodes, res, demand, bound, wo.Key)
 			}
 		}
 		snap.Workloads = append(snap.Workloads, wl)
@@ -140,7 +139,7 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 // not bound yet request. A bound member counts through its pod instead. Executors may land on
 // any of the planned executor nodes, so bound executors are matched to the plan node by node
 // first, then anywhere.
-func reserveUnbound(nodes map[string]*Node, res Reservation, d sparkpod.Demand, bound map[boundMember]map[string]int32, key types.NamespacedName) {
+func reserveUnbound(nodes map[string]*Node, res Reservation, d sparkpod.Demand, bound map[boundMember]map[string]int32, key Key) {
 	drivers := bound[boundMember{key, res.SubmissionID, v1beta2.SparkRoleDriver}]
 	if len(drivers) == 0 {
 		if n := nodes[res.Driver]; n != nil {
@@ -166,26 +165,6 @@ func reserveUnbound(nodes map[string]*Node, res Reservation, d sparkpod.Demand, 
 			}
 		}
 	}
-}
-
-// queueOf is the queue an application names, else the default queue.
-func queueOf(app *v1beta2.SparkApplication) string {
-	if o := app.Spec.BatchSchedulerOptions; o != nil && o.Queue != nil && *o.Queue != "" {
-		return *o.Queue
-	}
-	return schedv1alpha1.DefaultQueueName
-}
-
-// priorityClassOf is the PriorityClass giving the application its priority: the batch
-// scheduler options' one, else the driver's.
-func priorityClassOf(app *v1beta2.SparkApplication) string {
-	if o := app.Spec.BatchSchedulerOptions; o != nil && o.PriorityClassName != nil && *o.PriorityClassName != "" {
-		return *o.PriorityClassName
-	}
-	if p := app.Spec.Driver.PriorityClassName; p != nil {
-		return *p
-	}
-	return ""
 }
 
 // add adds times × l into into (times may be negative).

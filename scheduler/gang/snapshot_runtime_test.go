@@ -57,6 +57,15 @@ func app(name, sub string, state v1beta2.ApplicationStateType, n int32, res *Res
 	return a
 }
 
+// gangApps reads apps as the runtime does.
+func gangApps(apps []v1beta2.SparkApplication) []object {
+	var out []object
+	for i := range apps {
+		out = append(out, applicationObject(&apps[i]))
+	}
+	return out
+}
+
 func TestSnapshotReservations(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	res := func(sub string, at time.Time) *Reservation {
@@ -122,7 +131,7 @@ func TestSnapshotReservations(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := world{Nodes: []corev1.Node{kwokNode("n1"), kwokNode("n2")}, Pods: tt.pods, Apps: tt.apps,
+			w := world{Nodes: []corev1.Node{kwokNode("n1"), kwokNode("n2")}, Pods: tt.pods, Workloads: gangApps(tt.apps),
 				Queues: []schedv1alpha1.Queue{{ObjectMeta: metav1.ObjectMeta{Name: "default"}}}}
 			snap, err := snapshot(w, snapshotOptions{ReservationTimeout: time.Minute, Now: now})
 			if err != nil {
@@ -161,22 +170,24 @@ func markPreempted(a v1beta2.SparkApplication, submission string) v1beta2.SparkA
 // TestOverlayMarked: a preemption the loop wrote counts before the cache shows it, and is
 // forgotten once the cache shows it or the application has moved on to another submission.
 func TestOverlayMarked(t *testing.T) {
-	l := &loop{marked: map[types.NamespacedName]string{{Namespace: "ns", Name: "lagging"}: "s1",
-		{Namespace: "ns", Name: "shown"}: "s1", {Namespace: "ns", Name: "rerun"}: "s1", {Namespace: "ns", Name: "deleted"}: "s1"}}
-	apps := []v1beta2.SparkApplication{
+	key := func(name string) Key {
+		return scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: name})
+	}
+	l := &loop{marked: map[Key]string{key("lagging"): "s1", key("shown"): "s1", key("rerun"): "s1", key("deleted"): "s1"}}
+	objects := gangApps([]v1beta2.SparkApplication{
 		app("lagging", "s1", v1beta2.ApplicationStateRunning, 1, nil),
 		markPreempted(app("shown", "s1", v1beta2.ApplicationStateRunning, 1, nil), "s1"),
 		app("rerun", "s2", v1beta2.ApplicationStatePendingRerun, 1, nil),
-	}
-	l.overlayMarked(apps)
+	})
+	l.overlayMarked(objects)
 	got := map[string]string{}
-	for _, a := range apps {
-		got[a.Name] = a.Annotations[scheduler.AnnotationPreempted]
+	for _, o := range objects {
+		got[o.Key.Name] = o.Object.GetAnnotations()[scheduler.AnnotationPreempted]
 	}
 	if diff := cmp.Diff(map[string]string{"lagging": "s1", "shown": "s1", "rerun": ""}, got); diff != "" {
 		t.Errorf("marks on the applications (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[types.NamespacedName]string{{Namespace: "ns", Name: "lagging"}: "s1"}, l.marked); diff != "" {
+	if diff := cmp.Diff(map[Key]string{key("lagging"): "s1"}, l.marked); diff != "" {
 		t.Errorf("marks kept (-want +got):\n%s", diff)
 	}
 }
@@ -262,7 +273,7 @@ func TestPodSlots(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := world{Nodes: tt.nodes, Pods: tt.pods, Apps: tt.apps,
+			w := world{Nodes: tt.nodes, Pods: tt.pods, Workloads: gangApps(tt.apps),
 				Queues: []schedv1alpha1.Queue{{ObjectMeta: metav1.ObjectMeta{Name: "default"}}}}
 			snap, err := snapshot(w, snapshotOptions{ReservationTimeout: time.Minute, Now: now})
 			if err != nil {
@@ -383,7 +394,7 @@ func TestExecutorReleases(t *testing.T) {
 				q.Spec.Quota = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(tt.quota)}
 			}
 			w := world{Nodes: []corev1.Node{node("n1"), node("n2")}, Pods: tt.pods,
-				Apps: []v1beta2.SparkApplication{app("a", sub, v1beta2.ApplicationStateRunning, 2, res)}, Queues: []schedv1alpha1.Queue{q}}
+				Workloads: gangApps([]v1beta2.SparkApplication{app("a", sub, v1beta2.ApplicationStateRunning, 2, res)}), Queues: []schedv1alpha1.Queue{q}}
 			snap, err := snapshot(w, snapshotOptions{ReservationTimeout: time.Minute, Now: now})
 			if err != nil {
 				t.Fatal(err)
@@ -397,7 +408,7 @@ func TestExecutorReleases(t *testing.T) {
 			}
 			out := Schedule(snap, Options{})
 			var got []string
-			for _, r := range executorReleases(w.Apps, w.Pods, out.Released) {
+			for _, r := range executorReleases(w.Workloads, w.Pods, out.Released) {
 				got = append(got, r.pod.Name+"→"+r.node)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {

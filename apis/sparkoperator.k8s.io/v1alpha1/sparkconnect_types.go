@@ -182,6 +182,12 @@ type SparkConnectServerStatus struct {
 	// ServiceName is the name of the Service clients connect to (port 15002).
 	// +optional
 	ServiceName string `json:"serviceName,omitempty"`
+
+	// SubmissionID identifies the current server: the operator records a new one before it
+	// starts each server pod, which carries it (and passes it to its executors) in the label
+	// sparkoperator.k8s.io/submission-id. A batch scheduler's admission is for one submission.
+	// +optional
+	SubmissionID string `json:"submissionID,omitempty"`
 }
 
 // SparkConnectState is the state of a SparkConnect as clients read it.
@@ -207,4 +213,6 @@ const (
 	ReasonServerPodFailed = "ServerPodFailed"
 	// ReasonInvalidSpec: no server pod can be built from the spec (no image, say).
 	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonQueued: the operator's batch scheduler holds the server back; the message says why.
+	ReasonQueued = "Queued"
 )

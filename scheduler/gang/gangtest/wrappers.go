@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/gang"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
@@ -37,7 +38,7 @@ type WorkloadWrapper struct{ w gang.Workload }
 // 1 cpu and 1Gi and no executors.
 func MakeWorkload(name string) *WorkloadWrapper {
 	return (&WorkloadWrapper{w: gang.Workload{
-		Key:     types.NamespacedName{Namespace: Namespace, Name: name},
+		Key:     gang.Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: Namespace, Name: name}},
 		Queue:   "default",
 		Created: Epoch,
 		Demand: sparkpod.Demand{
@@ -53,6 +54,12 @@ func (b *WorkloadWrapper) Obj() gang.Workload { return b.w }
 // Namespace sets the workload's namespace.
 func (b *WorkloadWrapper) Namespace(ns string) *WorkloadWrapper {
 	b.w.Key.Namespace = ns
+	return b
+}
+
+// Session makes the workload a SparkConnect session (an application unless set).
+func (b *WorkloadWrapper) Session() *WorkloadWrapper {
+	b.w.Key.Kind = scheduler.KindSession
 	return b
 }
 

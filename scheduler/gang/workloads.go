@@ -1,0 +1,155 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+// What the runtime reads of each kind of workload: its run, whether that run waits for
+// admission or may hold a reservation, and its demand. Everything else (snapshot, reservations,
+// executors, queue status, waking) works on this one form, whatever the kind.
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/sparkpod"
+)
+
+// SessionDemand computes a session's demand: sparkconnect.SessionDemand, given by the operator
+// so that the scheduler does not depend on the controller.
+type SessionDemand func(*v1alpha1.SparkConnect) (sparkpod.Demand, error)
+
+// object is one gang workload as read from the cluster.
+type object struct {
+	scheduler.Workload // Key, Object (where its reservation is kept), Run, Queue, PriorityClassName
+	// awaiting: the run is recorded and waits for admission; nothing of it has started.
+	awaiting bool
+	// holds: the run may hold a reservation (it has not ended, been suspended or deleted).
+	holds bool
+	// demand computes Workload.Demand; an error keeps the workload out of the cycle.
+	demand func() (sparkpod.Demand, error)
+}
+
+// applicationObject reads a gang application.
+func applicationObject(app *v1beta2.SparkApplication) object {
+	return object{
+		Workload: scheduler.ApplicationWorkload(app),
+		awaiting: awaitingAdmission(app),
+		holds:    applicationHolds(app),
+		demand: func() (sparkpod.Demand, error) {
+			defaulted := app.DeepCopy()
+			v1beta2.SetSparkApplicationDefaults(defaulted)
+			return sparkpod.DemandOf(defaulted)
+		},
+	}
+}
+
+// sessionObject reads a gang session. Its run is its current server (status.server.
+// submissionID): awaiting until the controller records the server pod it made for it, holding
+// until the server fails or the session is deleted. A session names no queue and no priority
+// class (the SparkConnect API has no such fields): it goes to the default queue.
+func sessionObject(conn *v1alpha1.SparkConnect, demand SessionDemand) object {
+	run := conn.Status.Server.SubmissionID
+	holds := run != "" && conn.DeletionTimestamp.IsZero() && conn.Status.State != v1alpha1.SparkConnectStateFailed
+	return object{
+		Workload: scheduler.Workload{
+			Key:    Key{Kind: scheduler.KindSession, NamespacedName: types.NamespacedName{Namespace: conn.Namespace, Name: conn.Name}},
+			Object: conn,
+			Run:    run,
+		},
+		awaiting: holds && conn.Status.Server.PodName == "",
+		holds:    holds,
+		demand:   func() (sparkpod.Demand, error) { return demand(conn) },
+	}
+}
+
+// shownReason is the reason for waiting the workload's status shows, if it shows one: an
+// application's Queued condition, a session's ServerPodReady condition with reason Queued.
+func (o *object) shownReason() (string, bool) {
+	switch obj := o.Object.(type) {
+	case *v1beta2.SparkApplication:
+		if c := meta.FindStatusCondition(obj.Status.Conditions, scheduler.ConditionQueued); c != nil && c.Status == metav1.ConditionTrue {
+			return c.Message, true
+		}
+	case *v1alpha1.SparkConnect:
+		if c := meta.FindStatusCondition(obj.Status.Conditions, v1alpha1.ConditionServerPodReady); c != nil && c.Reason == v1alpha1.ReasonQueued {
+			return c.Message, true
+		}
+	}
+	return "", false
+}
+
+// liveReservation returns the workload's reservation if it still holds: made for its current
+// run, which has not ended, been preempted, suspended or deleted. A reservation that no longer holds
+// counts for nothing, whether or not Release has removed it yet; so capacity is freed on every
+// way out even before the controller's release.
+func (o *object) liveReservation() (Reservation, bool) {
+	r, ok := ReservationOf(o.Object)
+	if !ok || r.SubmissionID != o.Run || !o.holds || o.preempted() {
+		return Reservation{}, false
+	}
+	return r, true
+}
+
+// waits reports whether the workload's run waits for admission: recorded, nothing of it
+// started, and not preempted (it comes back with a new run).
+func (o *object) waits() bool { return o.awaiting && !o.preempted() }
+
+// preempted reports whether the workload's current run was preempted (marked with
+// scheduler.AnnotationPreempted) and is on its way out. Its reservation stops counting in the
+// cycle that preempts it: the preemptor was admitted into that room.
+func (o *object) preempted() bool {
+	return o.Run != "" && o.Object.GetAnnotations()[scheduler.AnnotationPreempted] == o.Run
+}
+
+// applicationHolds reports whether app's current run may hold a reservation.
+func applicationHolds(app *v1beta2.SparkApplication) bool {
+	if !app.DeletionTimestamp.IsZero() || app.IsSuspended() {
+		return false
+	}
+	switch app.Status.AppState.State {
+	case v1beta2.ApplicationStateNew, v1beta2.ApplicationStatePendingRerun, v1beta2.ApplicationStateResuming,
+		v1beta2.ApplicationStateSubmitted, v1beta2.ApplicationStateRunning, v1beta2.ApplicationStateUnknown:
+		return true
+	}
+	return false
+}
+
+// awaitingAdmission reports whether app waits for a decision: a submission is recorded and
+// nothing has run it yet, and it is neither suspended nor being deleted.
+func awaitingAdmission(app *v1beta2.SparkApplication) bool {
+	switch app.Status.AppState.State {
+	case v1beta2.ApplicationStateNew, v1beta2.ApplicationStatePendingRerun, v1beta2.ApplicationStateResuming:
+	default:
+		return false
+	}
+	return app.Status.SubmissionID != "" && !app.IsSuspended() && app.DeletionTimestamp.IsZero()
+}
+
+// memberOf says which workload member a pod is: a session's server or executor (by the
+// connect-name label), or an application's driver or executor (by the app-name label). A
+// session's server counts as its driver.
+func memberOf(p *corev1.Pod) (boundMember, bool) {
+	role := p.Labels[v1beta2.SparkRoleLabel]
+	key := Key{NamespacedName: types.NamespacedName{Namespace: p.Namespace}}
+	switch {
+	case p.Labels[v1alpha1.LabelConnectName] != "":
+		key.Kind, key.Name = scheduler.KindSession, p.Labels[v1alpha1.LabelConnectName]
+		if role == v1alpha1.SparkRoleConnectServer {
+			role = v1beta2.SparkRoleDriver
+		}
+	case p.Labels[v1beta2.LabelAppName] != "":
+		key.Kind, key.Name = scheduler.KindApplication, p.Labels[v1beta2.LabelAppName]
+	default:
+		return boundMember{}, false
+	}
+	return boundMember{app: key, submission: p.Labels[v1beta2.LabelSubmissionID], role: role}, true
+}

@@ -1,0 +1,91 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package scheduler
+
+import (
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
+)
+
+// Kind is the kind of object a workload is.
+type Kind string
+
+// The kinds of workload a batch scheduler admits.
+const (
+	// KindApplication is a SparkApplication: its run is a submission (status.submissionID).
+	KindApplication Kind = "SparkApplication"
+	// KindSession is a SparkConnect session: its run is one server pod
+	// (status.server.submissionID).
+	KindSession Kind = "SparkConnect"
+)
+
+// WorkloadKey names a workload. The kind is part of it: a SparkApplication and a SparkConnect of
+// the same name in the same namespace are two workloads.
+type WorkloadKey struct {
+	Kind Kind
+	types.NamespacedName
+}
+
+// String is "namespace/name" for an application, "namespace/name (SparkConnect)" for a session.
+func (k WorkloadKey) String() string {
+	if k.Kind == KindApplication || k.Kind == "" {
+		return k.NamespacedName.String()
+	}
+	return k.NamespacedName.String() + " (" + string(k.Kind) + ")"
+}
+
+// ApplicationKey is the key of the SparkApplication namespace/name.
+func ApplicationKey(key types.NamespacedName) WorkloadKey {
+	return WorkloadKey{Kind: KindApplication, NamespacedName: key}
+}
+
+// Workload is what a batch scheduler decides for: one run of an application or a session, its
+// scheduling options and its demand.
+type Workload struct {
+	Key WorkloadKey
+	// Object is the SparkApplication (a defaulted copy) or the SparkConnect. A scheduler must not
+	// change it; it may keep what it holds for the workload on the stored object.
+	Object client.Object
+	// Run identifies the run being admitted (an application's submission ID, a session's server
+	// submission ID): what a scheduler holds for one run is not another run's.
+	Run string
+	// Queue and PriorityClassName are the scheduling options the workload names, "" for none.
+	Queue, PriorityClassName string
+	// Demand is the whole gang: the driver (or server) and the initial executors. Release does
+	// not read it.
+	Demand sparkpod.Demand
+}
+
+// ApplicationWorkload is app's current run as a workload, without its demand (which
+// sparkpod.DemandOf computes and may refuse).
+func ApplicationWorkload(app *v1beta2.SparkApplication) Workload {
+	w := Workload{
+		Key:    WorkloadKey{Kind: KindApplication, NamespacedName: types.NamespacedName{Namespace: app.Namespace, Name: app.Name}},
+		Object: app,
+		Run:    app.Status.SubmissionID,
+	}
+	if o := app.Spec.BatchSchedulerOptions; o != nil {
+		w.Queue = deref(o.Queue)
+		w.PriorityClassName = deref(o.PriorityClassName)
+	}
+	// The batch scheduler options' priority class wins; else the driver's gives the priority.
+	if w.PriorityClassName == "" {
+		w.PriorityClassName = deref(app.Spec.Driver.PriorityClassName)
+	}
+	return w
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
