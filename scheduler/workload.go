@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
@@ -81,6 +82,17 @@ func ApplicationWorkload(app *v1beta2.SparkApplication) Workload {
 		w.PriorityClassName = deref(app.Spec.Driver.PriorityClassName)
 	}
 	return w
+}
+
+// SessionWorkload is conn's current server as a workload, without its demand
+// (sparkconnect.SessionDemand computes it). The SparkConnect API has no batch scheduler options:
+// a session names no queue and no priority class.
+func SessionWorkload(conn *v1alpha1.SparkConnect) Workload {
+	return Workload{
+		Key:    WorkloadKey{Kind: KindSession, NamespacedName: types.NamespacedName{Namespace: conn.Namespace, Name: conn.Name}},
+		Object: conn,
+		Run:    conn.Status.Server.SubmissionID,
+	}
 }
 
 func deref(s *string) string {

@@ -210,7 +210,7 @@ func setupControllers(mgr manager.Manager, o *options, cfg *rest.Config, scheme 
 		return fmt.Errorf("setting up the ScheduledSparkApplication controller: %w", err)
 	}
 	if o.sparkConnectEnabled {
-		connects := &sparkconnect.Reconciler{Namespaces: namespaces}
+		connects := &sparkconnect.Reconciler{Namespaces: namespaces, Schedulers: schedulers, DefaultBatchScheduler: o.defaultBatchSched}
 		if err := connects.SetupWithManager(mgr); err != nil {
 			return fmt.Errorf("setting up the SparkConnect controller: %w", err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/sparkop/spark-operator/controllers/sparkconnect"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/gang"
 	"github.com/sparkop/spark-operator/webhook/validation"
@@ -27,6 +28,7 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 			ReservationTimeout: o.gangReservationTimeout,
 			Default:            o.defaultBatchSched == gang.Name,
 			Reader:             mgr.GetAPIReader(),
+			SessionDemand:      sessionDemand(o),
 		}))
 	}
 	if o.defaultBatchSched != "" {
@@ -35,6 +37,14 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 		}
 	}
 	return schedulers, nil
+}
+
+// sessionDemand makes SparkConnect sessions gang workloads when their controller runs.
+func sessionDemand(o *options) gang.SessionDemand {
+	if !o.sparkConnectEnabled {
+		return nil
+	}
+	return sparkconnect.SessionDemand
 }
 
 // webhookSchedulers is what the validating webhook is told of the batch schedulers.

@@ -21,7 +21,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
@@ -36,6 +38,8 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/internal/nsfilter"
+	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // ControllerName names the controller in the manager and as the reporter of its events.
@@ -49,15 +53,27 @@ const (
 	ReasonInvalidSpec         = v1alpha1.ReasonInvalidSpec
 	ReasonNameTaken           = "NameTaken"
 	ReasonServerPodTerminated = "ServerPodTerminated"
+	ReasonQueued              = v1alpha1.ReasonQueued
+	ReasonRejected            = v1alpha1.ReasonRejected
+	ReasonPreempted           = "Preempted"
 )
 
 // Reconciler runs SparkConnects.
 type Reconciler struct {
-	Client   client.Client
-	Clock    clock.PassiveClock
-	Recorder events.EventRecorder
+	Client client.Client
+	// APIReader reads what must not come from a lagging cache (whether a new server
+	// submission is due, and the session as its batch scheduler last stored it).
+	APIReader client.Reader
+	Clock     clock.PassiveClock
+	Recorder  events.EventRecorder
 	// Namespaces, when set, limits the controller to namespaces whose labels match.
 	Namespaces *nsfilter.Filter
+	// Schedulers are the operator's batch schedulers; DefaultBatchScheduler is the one that
+	// admits sessions (the SparkConnect API names none). Empty admits every session at once.
+	Schedulers            *scheduler.Registry
+	DefaultBatchScheduler string
+
+	wakes wakeSource
 }
 
 // SetupWithManager registers the reconciler. Pods are mapped to their SparkConnect by the
@@ -72,6 +88,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder(ControllerName)
 	}
+	if r.APIReader == nil {
+		r.APIReader = mgr.GetAPIReader()
+	}
+	if r.Schedulers != nil {
+		r.Schedulers.HandleWakes(scheduler.KindSession, &r.wakes)
+		if err := r.Schedulers.SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
 	ofConnect := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		return o.GetLabels()[v1beta2.LabelLaunchedByOperator] == "true" && o.GetLabels()[v1alpha1.LabelConnectName] != ""
 	})
@@ -85,6 +110,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(byConnectName), builder.WithPredicates(ofConnect)).
 		Owns(&corev1.Service{}, builder.WithPredicates(ofConnect)).
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(ofConnect)).
+		WatchesRawSource(&r.wakes).
 		Complete(r)
 }
 
@@ -92,9 +118,9 @@ func byConnectName(_ context.Context, o client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetLabels()[v1alpha1.LabelConnectName]}}}
 }
 
-// +kubebuilder:rbac:groups=sparkoperator.k8s.io,resources=sparkconnects,verbs=get;list;watch
+// +kubebuilder:rbac:groups=sparkoperator.k8s.io,resources=sparkconnects,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=sparkoperator.k8s.io,resources=sparkconnects/status,verbs=get;update
-// +kubebuilder:rbac:groups="",resources=pods;services;configmaps,verbs=get;list;watch;create;update
+// +kubebuilder:rbac:groups="",resources=pods;services;configmaps,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile makes sure the SparkConnect's ConfigMap, server pod and Service exist, and writes
@@ -124,9 +150,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		Type: v1alpha1.ConditionServerPodReady, Status: v.status, Reason: v.reason, Message: v.message,
 		ObservedGeneration: conn.Generation,
 	})
-	status.Server = v1alpha1.SparkConnectServerStatus{ServiceName: svcName}
+	status.Server = v1alpha1.SparkConnectServerStatus{ServiceName: svcName, SubmissionID: conn.Status.Server.SubmissionID}
 	if obs.server != nil {
 		status.Server.PodName, status.Server.PodIP = obs.server.Name, obs.server.Status.PodIP
+	} else if obs.replaced != nil {
+		status.Server.PodName = obs.replaced.Name // still there: its submission has started
 	}
 	status.Executors = executorCounts(executors.Items)
 	if status.StartTime.IsZero() {
@@ -136,34 +164,33 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	if prev := meta.FindStatusCondition(conn.Status.Conditions, v1alpha1.ConditionServerPodReady); written && v.reason == ReasonQueued &&
+		(prev == nil || prev.Reason != v.reason || prev.Message != v.message) {
+		r.Recorder.Eventf(conn, nil, corev1.EventTypeNormal, ReasonQueued, "Schedule", "%s", v.message)
+	}
 	if written && v.state != conn.Status.State {
 		typ := corev1.EventTypeNormal
 		if v.state == v1alpha1.SparkConnectStateFailed || v.state == v1alpha1.SparkConnectStateNotReady {
 			typ = corev1.EventTypeWarning
 		}
-		r.Recorder.Eventf(conn, obs.server, typ, ReasonStateChanged, "Observe", "%s: %s", v.state, v.message)
+		var related runtime.Object // a nil *Pod would not be a nil Object
+		if obs.server != nil {
+			related = obs.server
+		}
+		r.Recorder.Eventf(conn, related, typ, ReasonStateChanged, "Observe", "%s: %s", v.state, v.message)
 	}
 	return ctrl.Result{}, nil
 }
 
 // ensureObjects creates what is missing of the ConfigMap, the server pod and the Service. Once
 // created, the server pod and the Service are left as they are (a pod cannot be changed; a
-// Service may have been edited): spec changes reach the next server pod. The executor template
-// ConfigMap follows the spec, for that next server.
+// Service may have been edited): spec changes reach the next server pod. A server pod is
+// created only once the session's batch scheduler admits it (startServer).
 func (r *Reconciler) ensureObjects(ctx context.Context, conn *v1alpha1.SparkConnect) (observation, string, error) {
-	want, err := ServerPod(conn)
+	want, err := ServerPod(conn, sparkpod.RoleScheduling{})
 	if err != nil {
 		r.warn(conn, ReasonInvalidSpec, err.Error())
 		return observation{invalid: err.Error()}, "", nil
-	}
-	cm, err := ExecutorTemplateConfigMap(conn)
-	if err != nil {
-		return observation{invalid: err.Error()}, "", nil
-	}
-	if cm != nil {
-		if err := r.ensureConfigMap(ctx, conn, cm); err != nil {
-			return observation{}, "", err
-		}
 	}
 
 	obs := observation{}
@@ -171,14 +198,9 @@ func (r *Reconciler) ensureObjects(ctx context.Context, conn *v1alpha1.SparkConn
 	err = r.Client.Get(ctx, client.ObjectKeyFromObject(want), pod)
 	switch {
 	case apierrors.IsNotFound(err):
-		if err := r.Client.Create(ctx, want); err != nil {
-			if apierrors.IsAlreadyExists(err) {
-				return observation{}, "", fmt.Errorf("server pod %s exists but is not in the cache yet: %w", want.Name, err)
-			}
-			return observation{}, "", fmt.Errorf("creating the server pod: %w", err)
+		if obs, err = r.startServer(ctx, conn); err != nil {
+			return observation{}, "", err
 		}
-		r.Recorder.Eventf(conn, want, corev1.EventTypeNormal, ReasonServerPodCreated, "Create", "Created server pod %s", want.Name)
-		obs.server, obs.created = want, true
 	case err != nil:
 		return observation{}, "", fmt.Errorf("reading the server pod: %w", err)
 	case !metav1.IsControlledBy(pod, conn):
@@ -186,9 +208,31 @@ func (r *Reconciler) ensureObjects(ctx context.Context, conn *v1alpha1.SparkConn
 		r.warn(conn, ReasonNameTaken, msg)
 		return observation{invalid: msg}, "", nil
 	case !pod.DeletionTimestamp.IsZero():
-		// Being deleted: a new one is created once it is gone (its deletion wakes us).
+		// Being deleted: its run is over. A new one is created once it is gone (its deletion
+		// wakes us).
+		obs.replaced = pod
+		if err := r.release(ctx, conn); err != nil {
+			return observation{}, "", err
+		}
+	case terminated(pod):
+		obs.server = pod
+		if err := r.release(ctx, conn); err != nil {
+			return observation{}, "", err
+		}
+	case preempted(conn):
+		// Its batch scheduler stops this server for a workload of higher priority; the next
+		// one queues again.
+		if err := r.Client.Delete(ctx, pod, client.Preconditions{UID: &pod.UID}); client.IgnoreNotFound(err) != nil {
+			return observation{}, "", fmt.Errorf("deleting the preempted server pod: %w", err)
+		}
+		r.Recorder.Eventf(conn, pod, corev1.EventTypeWarning, ReasonPreempted, "Preempt",
+			"preempted by its batch scheduler for a workload of higher priority; the server is stopped and the session queued again")
+		obs.replaced = pod
 	default:
 		obs.server = pod
+		if err := r.followSpec(ctx, conn); err != nil {
+			return observation{}, "", err
+		}
 	}
 
 	svc := ServerService(conn)
@@ -208,6 +252,86 @@ func (r *Reconciler) ensureObjects(ctx context.Context, conn *v1alpha1.SparkConn
 		return observation{invalid: msg}, "", nil
 	}
 	return obs, svc.Name, nil
+}
+
+// startServer starts the session's next server: a new submission (recorded in the status
+// before anything else) when the last one's server existed, admitted by the session's batch
+// scheduler, with its pod settings on the server pod and in the executor pod template. Until
+// admitted, nothing is created and the observation says why it waits.
+func (r *Reconciler) startServer(ctx context.Context, conn *v1alpha1.SparkConnect) (observation, error) {
+	// The cache may lag behind this controller's own writes: what decides whether a new
+	// submission is due is read from the API server.
+	fresh := &v1alpha1.SparkConnect{}
+	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(conn), fresh); err != nil {
+		return observation{}, client.IgnoreNotFound(err)
+	}
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: conn.Namespace, Name: conn.ServerPodName()}, &corev1.Pod{}); err == nil {
+		return observation{}, fmt.Errorf("server pod %s exists but is not in the cache yet", conn.ServerPodName())
+	} else if !apierrors.IsNotFound(err) {
+		return observation{}, fmt.Errorf("reading the server pod: %w", err)
+	}
+	*conn = *fresh
+	if conn.Status.Server.SubmissionID == "" || conn.Status.Server.PodName != "" || preempted(conn) {
+		// The last server is gone (or there was none): what its batch scheduler held for it is
+		// released, and the next server is a new submission.
+		if err := r.release(ctx, conn); err != nil {
+			return observation{}, err
+		}
+		status := *conn.Status.DeepCopy()
+		status.Server.SubmissionID, status.Server.PodName, status.Server.PodIP = string(uuid.NewUUID()), "", ""
+		if _, err := r.writeStatus(ctx, conn, status); err != nil {
+			return observation{}, err
+		}
+		conn.Status = status
+	}
+
+	decision, err := r.decide(ctx, conn)
+	if err != nil {
+		return observation{}, err
+	}
+	switch {
+	case decision.Reject:
+		return observation{rejected: decision.Reason}, nil
+	case !decision.Admit:
+		return observation{queued: decision.Reason}, nil
+	}
+	want, err := ServerPod(conn, decision.Pods)
+	if err != nil {
+		return observation{invalid: err.Error()}, nil
+	}
+	cm, err := ExecutorTemplateConfigMap(conn, decision.Pods.Executor)
+	if err != nil {
+		return observation{invalid: err.Error()}, nil
+	}
+	if cm != nil {
+		if err := r.ensureConfigMap(ctx, conn, cm); err != nil {
+			return observation{}, err
+		}
+	}
+	if err := r.Client.Create(ctx, want); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return observation{}, fmt.Errorf("server pod %s exists but is not in the cache yet: %w", want.Name, err)
+		}
+		return observation{}, fmt.Errorf("creating the server pod: %w", err)
+	}
+	r.Recorder.Eventf(conn, want, corev1.EventTypeNormal, ReasonServerPodCreated, "Create", "Created server pod %s (submission %s)",
+		want.Name, conn.Status.Server.SubmissionID)
+	return observation{server: want, created: true}, nil
+}
+
+// followSpec brings the executor template ConfigMap up to date with the spec while a server
+// runs, for the next server (the running one read its template when it started), with the
+// settings of the running server's admission. Without an admission it is left as it is.
+func (r *Reconciler) followSpec(ctx context.Context, conn *v1alpha1.SparkConnect) error {
+	decision, err := r.decide(ctx, conn)
+	if err != nil || !decision.Admit {
+		return err
+	}
+	cm, err := ExecutorTemplateConfigMap(conn, decision.Pods.Executor)
+	if err != nil || cm == nil {
+		return nil // reported when the next server is made
+	}
+	return r.ensureConfigMap(ctx, conn, cm)
 }
 
 // ensureConfigMap creates the executor template ConfigMap, or brings its data up to date.

@@ -71,9 +71,11 @@ func OverriddenConf(conn *v1alpha1.SparkConnect) []string {
 }
 
 // ServerPod builds the server pod of conn from spec.server.template: the Spark Connect server
-// started in client mode against the cluster, the operator's labels, and conn as its
-// controller. An error means no server can be built from this spec (a message for the user).
-func ServerPod(conn *v1alpha1.SparkConnect) (*corev1.Pod, error) {
+// started in client mode against the cluster, the operator's labels (with the server's
+// submission ID, status.server.submissionID, when recorded), conn as its controller, and the
+// batch scheduler's settings pods for the server and (through the executor pod template) its
+// executors. An error means no server can be built from this spec (a message for the user).
+func ServerPod(conn *v1alpha1.SparkConnect, pods sparkpod.RoleScheduling) (*corev1.Pod, error) {
 	pod := &corev1.Pod{}
 	if t := conn.Spec.Server.Template; t != nil {
 		t = t.DeepCopy()
@@ -85,6 +87,9 @@ func ServerPod(conn *v1alpha1.SparkConnect) (*corev1.Pod, error) {
 	}
 	maps.Copy(pod.Labels, conn.ServerSelector())
 	pod.Labels[v1alpha1.LabelSparkVersion] = conn.Spec.SparkVersion
+	if id := conn.Status.Server.SubmissionID; id != "" {
+		pod.Labels[v1beta2.LabelSubmissionID] = id
+	}
 	pod.OwnerReferences = []metav1.OwnerReference{ownerRef(conn)}
 
 	if len(pod.Spec.Containers) == 0 {
@@ -98,7 +103,7 @@ func ServerPod(conn *v1alpha1.SparkConnect) (*corev1.Pod, error) {
 		return nil, errors.New("no image for the server: set spec.image or the image of the server template's " +
 			v1beta2.SparkDriverContainerName + " container")
 	}
-	conf, err := ServerConf(conn)
+	conf, err := ServerConf(conn, pods.Executor)
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +136,7 @@ func ServerPod(conn *v1alpha1.SparkConnect) (*corev1.Pod, error) {
 			Command: []string{"bash", "-c", "${SPARK_HOME}/sbin/stop-connect-server.sh"},
 		}}}
 	}
-	if conn.Spec.Executor.Template != nil {
+	if executorTemplate(conn, pods.Executor) != nil {
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{
 			Name: executorTemplateVol, MountPath: executorTemplateDir + "/" + ExecutorTemplateKey,
 			SubPath: ExecutorTemplateKey, ReadOnly: true,
@@ -140,13 +145,15 @@ func ServerPod(conn *v1alpha1.SparkConnect) (*corev1.Pod, error) {
 			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: conn.ExecutorTemplateConfigMapName()}},
 		}})
 	}
+	pods.Driver.Apply(&pod.ObjectMeta, &pod.Spec)
 	return pod, nil
 }
 
 // ServerConf is the Spark properties the server is started with, in order (a later value for a
 // key wins): the user's sparkConf and hadoopConf, then what the spec's fields mean, then what the
 // operator owns. spark.driver.host is not among them: it is the pod's IP, known only in the pod.
-func ServerConf(conn *v1alpha1.SparkConnect) ([]sparkconf.Property, error) {
+// executor is the batch scheduler's settings for the executors, which go in their pod template.
+func ServerConf(conn *v1alpha1.SparkConnect, executor sparkpod.Scheduling) ([]sparkconf.Property, error) {
 	var conf []sparkconf.Property
 	add := func(k, v string) { conf = append(conf, sparkconf.Property{Key: k, Value: v}) }
 	for _, k := range sortedKeys(conn.Spec.SparkConf) {
@@ -194,6 +201,9 @@ func ServerConf(conn *v1alpha1.SparkConnect) ([]sparkconf.Property, error) {
 	}
 	execLabels[v1beta2.LabelLaunchedByOperator] = "true"
 	execLabels[v1alpha1.LabelConnectName] = conn.Name
+	if id := conn.Status.Server.SubmissionID; id != "" {
+		execLabels[v1beta2.LabelSubmissionID] = id
+	}
 	for _, k := range sortedKeys(execLabels) {
 		add("spark.kubernetes.executor.label."+k, execLabels[k])
 	}
@@ -207,7 +217,7 @@ func ServerConf(conn *v1alpha1.SparkConnect) ([]sparkconf.Property, error) {
 	// Naming the server pod makes it the owner of the executors: deleting it removes them.
 	add("spark.kubernetes.driver.pod.name", conn.ServerPodName())
 	add("spark.kubernetes.executor.podNamePrefix", conn.Name)
-	if conn.Spec.Executor.Template != nil {
+	if executorTemplate(conn, executor) != nil {
 		add("spark.kubernetes.executor.podTemplateFile", executorTemplateDir+"/"+ExecutorTemplateKey)
 		add("spark.kubernetes.executor.podTemplateContainerName", v1beta2.SparkExecutorContainerName)
 	}
@@ -243,13 +253,29 @@ func startScript(conf []sparkconf.Property) string {
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// ExecutorTemplateConfigMap holds spec.executor.template for the server to read; nil when there
-// is no template.
-func ExecutorTemplateConfigMap(conn *v1alpha1.SparkConnect) (*corev1.ConfigMap, error) {
-	if conn.Spec.Executor.Template == nil {
+// executorTemplate is the executor pod template the server gives Spark: spec.executor.template
+// with the batch scheduler's executor settings; nil when there is neither.
+func executorTemplate(conn *v1alpha1.SparkConnect, executor sparkpod.Scheduling) *corev1.PodTemplateSpec {
+	t := conn.Spec.Executor.Template
+	if t == nil && executor.IsZero() {
+		return nil
+	}
+	if t == nil {
+		t = &corev1.PodTemplateSpec{}
+	}
+	t = t.DeepCopy()
+	executor.Apply(&t.ObjectMeta, &t.Spec)
+	return t
+}
+
+// ExecutorTemplateConfigMap holds the executor pod template (spec.executor.template with the
+// batch scheduler's executor settings) for the server to read; nil when there is none.
+func ExecutorTemplateConfigMap(conn *v1alpha1.SparkConnect, executor sparkpod.Scheduling) (*corev1.ConfigMap, error) {
+	t := executorTemplate(conn, executor)
+	if t == nil {
 		return nil, nil
 	}
-	data, err := yaml.Marshal(conn.Spec.Executor.Template)
+	data, err := yaml.Marshal(t)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the executor template: %w", err)
 	}
@@ -294,14 +320,15 @@ func ServerService(conn *v1alpha1.SparkConnect) *corev1.Service {
 // SessionDemand is what a session asks the cluster for, as a gang: the server (in the driver's
 // place) and the executors it starts with, in the one demand calculation the batch schedulers
 // read (sparkpod.DemandOf). The server pod is the operator's, built from its template, so when
-// the template gives its containers requests, those are the server's demand. This is the seam
-// for the batch-scheduler plug-in point; nothing admits sessions through it yet.
+// the template gives its containers requests, those are the server's demand. It is what the
+// SparkConnect controller asks the session's batch scheduler to admit, and what the
+// gang scheduler counts for it.
 func SessionDemand(conn *v1alpha1.SparkConnect) (sparkpod.Demand, error) {
 	d, err := sparkpod.DemandOf(podmutator.ConnectApplication(conn))
 	if err != nil {
 		return d, err
 	}
-	server, err := ServerPod(conn)
+	server, err := ServerPod(conn, sparkpod.RoleScheduling{})
 	if err != nil {
 		return d, err
 	}

@@ -15,9 +15,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/submission/sparkconf"
 )
 
@@ -109,7 +111,7 @@ func TestServerConf(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			conf, err := ServerConf(tt.conn)
+			conf, err := ServerConf(tt.conn, sparkpod.Scheduling{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -143,7 +145,7 @@ func TestServerPodErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ServerPod(tt.conn)
+			_, err := ServerPod(tt.conn, sparkpod.RoleScheduling{})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error = %v, want one containing %q", err, tt.want)
 			}
@@ -166,7 +168,7 @@ func TestServerPod(t *testing.T) {
 		c.Spec.Executor.Template = &corev1.PodTemplateSpec{}
 		c.Spec.SparkConf = map[string]string{"spark.x": "it's"}
 	})
-	pod, err := ServerPod(conn)
+	pod, err := ServerPod(conn, sparkpod.RoleScheduling{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,6 +306,74 @@ func TestSessionDemand(t *testing.T) {
 			}
 			if m := d.Executor.Requests[corev1.ResourceMemory]; m.Value() != tt.wantExecutorMemBytes {
 				t.Errorf("executor memory request %s, want %d bytes", m.String(), tt.wantExecutorMemBytes)
+			}
+		})
+	}
+}
+
+// TestAdmittedServer: a session's server and executor template carry its submission ID and
+// the batch scheduler's pod settings; without an executor template one is made for them.
+func TestAdmittedServer(t *testing.T) {
+	gate := corev1.PodSchedulingGate{Name: "gated"}
+	pods := sparkpod.RoleScheduling{
+		Driver:   sparkpod.Scheduling{Labels: map[string]string{"queue": "q"}, NodeNames: []string{"n1"}},
+		Executor: sparkpod.Scheduling{Labels: map[string]string{"queue": "q"}, NodeNames: []string{"n2"}, SchedulingGates: []corev1.PodSchedulingGate{gate}},
+	}
+	tests := []struct {
+		name         string
+		conn         *v1alpha1.SparkConnect
+		pods         sparkpod.RoleScheduling
+		wantTemplate bool   // the server reads an executor pod template
+		wantNodeSel  string // a node selector the executor template keeps
+	}{
+		{name: "admitted without settings, no template", conn: newConnect()},
+		{name: "settings and no template: one is made for them", conn: newConnect(), pods: pods, wantTemplate: true},
+		{name: "settings added to the user's template", pods: pods, wantTemplate: true, wantNodeSel: "ssd", conn: newConnect(func(c *v1alpha1.SparkConnect) {
+			c.Spec.Executor.Template = &corev1.PodTemplateSpec{Spec: corev1.PodSpec{NodeSelector: map[string]string{"disk": "ssd"}}}
+		})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.conn.Status.Server.SubmissionID = "sub-1"
+			pod, err := ServerPod(tt.conn, tt.pods)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pod.Labels[v1beta2.LabelSubmissionID] != "sub-1" {
+				t.Errorf("server labels %v lack the submission ID", pod.Labels)
+			}
+			conf, err := ServerConf(tt.conn, tt.pods.Executor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := confMap(conf)["spark.kubernetes.executor.label."+v1beta2.LabelSubmissionID]; got != "sub-1" {
+				t.Errorf("executors are labelled with submission %q, want sub-1", got)
+			}
+			_, mounted := confMap(conf)["spark.kubernetes.executor.podTemplateFile"]
+			hasVolume := len(pod.Spec.Volumes) > 0
+			if mounted != tt.wantTemplate || hasVolume != tt.wantTemplate {
+				t.Errorf("executor template in conf %v, mounted %v; want %v", mounted, hasVolume, tt.wantTemplate)
+			}
+			cm, err := ExecutorTemplateConfigMap(tt.conn, tt.pods.Executor)
+			if err != nil || (cm != nil) != tt.wantTemplate {
+				t.Fatalf("ConfigMap %v, %v; want one: %v", cm, err, tt.wantTemplate)
+			}
+			if tt.pods.Driver.IsZero() {
+				if pod.Spec.Affinity != nil {
+					t.Errorf("server affinity %+v without settings", pod.Spec.Affinity)
+				}
+				return
+			}
+			if pod.Labels["queue"] != "q" || !strings.Contains(pod.Spec.Affinity.String(), "n1") {
+				t.Errorf("server lacks its scheduling: labels %v, affinity %v", pod.Labels, pod.Spec.Affinity)
+			}
+			var tmpl corev1.PodTemplateSpec
+			if err := yaml.Unmarshal([]byte(cm.Data[ExecutorTemplateKey]), &tmpl); err != nil {
+				t.Fatal(err)
+			}
+			if tmpl.Labels["queue"] != "q" || !strings.Contains(tmpl.Spec.Affinity.String(), "n2") ||
+				len(tmpl.Spec.SchedulingGates) != 1 || tmpl.Spec.NodeSelector["disk"] != tt.wantNodeSel {
+				t.Errorf("executor template lacks its scheduling or the user's settings: %+v", tmpl)
 			}
 		})
 	}

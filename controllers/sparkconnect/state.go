@@ -11,6 +11,8 @@ package sparkconnect
 //
 //	from            observed                                   to
 //	any             no server pod can be built from the spec   Failed (InvalidSpec)
+//	any             the batch scheduler can never admit it     Failed (Rejected)
+//	any             the batch scheduler holds the server back  Provisioning (Queued)
 //	any             the server pod was just created            Provisioning
 //	any             the server pod is ready                    Ready
 //	any             the server pod terminated (Failed/Succ.)   Failed (ServerPodFailed)
@@ -34,9 +36,14 @@ import (
 type observation struct {
 	// invalid is why no server pod can be built from the spec; empty when one can.
 	invalid string
+	// queued is why the session's batch scheduler holds its next server back; rejected why it
+	// never admits it as it is. Both empty once admitted.
+	queued, rejected string
 	// server is the server pod (nil when absent); created tells it was created just now.
 	server  *corev1.Pod
 	created bool
+	// replaced is the server pod being deleted (server is nil then).
+	replaced *corev1.Pod
 }
 
 // verdict is the state and the ServerPodReady condition to record.
@@ -52,6 +59,10 @@ func decide(prev v1alpha1.SparkConnectState, o observation) verdict {
 	switch {
 	case o.invalid != "":
 		return verdict{v1alpha1.SparkConnectStateFailed, metav1.ConditionFalse, v1alpha1.ReasonInvalidSpec, o.invalid}
+	case o.rejected != "":
+		return verdict{v1alpha1.SparkConnectStateFailed, metav1.ConditionFalse, v1alpha1.ReasonRejected, o.rejected}
+	case o.queued != "":
+		return verdict{v1alpha1.SparkConnectStateProvisioning, metav1.ConditionFalse, v1alpha1.ReasonQueued, o.queued}
 	case o.server == nil:
 		// Only while the pod is being replaced (it was deleted and is still terminating).
 		return verdict{v1alpha1.SparkConnectStateProvisioning, metav1.ConditionFalse, v1alpha1.ReasonServerPodNotReady,

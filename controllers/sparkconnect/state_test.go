@@ -55,6 +55,11 @@ func TestDecide(t *testing.T) {
 		{"exited", ready, observation{server: serverPod(corev1.PodSucceeded, false)}, failed, v1alpha1.ReasonServerPodFailed},
 		{"being replaced", ready, observation{}, provisioning, v1alpha1.ReasonServerPodNotReady},
 		{"spec fixed after invalid", failed, observation{server: serverPod("", false), created: true}, provisioning, v1alpha1.ReasonServerPodNotReady},
+		{"queued by its batch scheduler", none, observation{queued: "behind 2 applications"}, provisioning, v1alpha1.ReasonQueued},
+		{"queued again after a ready server was deleted", ready, observation{queued: "over quota"}, provisioning, v1alpha1.ReasonQueued},
+		{"rejected by its batch scheduler", provisioning, observation{rejected: "bigger than any node"}, failed, v1alpha1.ReasonRejected},
+		{"admitted after being rejected and edited", failed, observation{server: serverPod("", false), created: true}, provisioning, v1alpha1.ReasonServerPodNotReady},
+		{"being replaced, old pod terminating", ready, observation{replaced: serverPod(corev1.PodRunning, true)}, provisioning, v1alpha1.ReasonServerPodNotReady},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -55,16 +55,12 @@ func applicationObject(app *v1beta2.SparkApplication) object {
 // sessionObject reads a gang session. Its run is its current server (status.server.
 // submissionID): awaiting until the controller records the server pod it made for it, holding
 // until the server fails or the session is deleted. A session names no queue and no priority
-// class (the SparkConnect API has no such fields): it goes to the default queue.
+// class (the SparkConnect API has no such fields): it goes to the default queue, priority 0.
 func sessionObject(conn *v1alpha1.SparkConnect, demand SessionDemand) object {
-	run := conn.Status.Server.SubmissionID
-	holds := run != "" && conn.DeletionTimestamp.IsZero() && conn.Status.State != v1alpha1.SparkConnectStateFailed
+	w := scheduler.SessionWorkload(conn)
+	holds := w.Run != "" && conn.DeletionTimestamp.IsZero() && conn.Status.State != v1alpha1.SparkConnectStateFailed
 	return object{
-		Workload: scheduler.Workload{
-			Key:    Key{Kind: scheduler.KindSession, NamespacedName: types.NamespacedName{Namespace: conn.Namespace, Name: conn.Name}},
-			Object: conn,
-			Run:    run,
-		},
+		Workload: w,
 		awaiting: holds && conn.Status.Server.PodName == "",
 		holds:    holds,
 		demand:   func() (sparkpod.Demand, error) { return demand(conn) },

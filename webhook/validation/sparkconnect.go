@@ -16,6 +16,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/controllers/sparkconnect"
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // SparkConnectValidator validates SparkConnects on create, and on updates that change the
@@ -49,7 +50,7 @@ func (SparkConnectValidator) ValidateDelete(context.Context, *v1alpha1.SparkConn
 // ValidateSparkConnect refuses a SparkConnect from which the operator cannot build a server pod
 // (no image for the server or the executors).
 func ValidateSparkConnect(conn *v1alpha1.SparkConnect) field.ErrorList {
-	if _, err := sparkconnect.ServerPod(conn); err != nil {
+	if _, err := sparkconnect.ServerPod(conn, sparkpod.RoleScheduling{}); err != nil {
 		return field.ErrorList{field.Required(field.NewPath("spec", "image"), err.Error())}
 	}
 	return nil

@@ -215,4 +215,7 @@ const (
 	ReasonInvalidSpec = "InvalidSpec"
 	// ReasonQueued: the operator's batch scheduler holds the server back; the message says why.
 	ReasonQueued = "Queued"
+	// ReasonRejected: the batch scheduler can never admit the session as it is (bigger than
+	// any node, or than its queue's quota); the message says why.
+	ReasonRejected = "Rejected"
 )

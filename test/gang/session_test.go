@@ -1,0 +1,220 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler/gang"
+	"github.com/sparkop/spark-operator/test/executors"
+)
+
+// session is a SparkConnect on the pool's nodes: a server of 1 CPU and one executor of 1 CPU.
+// Sessions name no queue: they go to the default one.
+func (f *fixture) session(name string) *v1alpha1.SparkConnect {
+	onPool := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		NodeSelector: map[string]string{poolKey: f.ns},
+		Tolerations:  []corev1.Toleration{{Key: poolKey, Operator: corev1.TolerationOpEqual, Value: f.ns, Effect: corev1.TaintEffectNoSchedule}},
+	}}
+	// The server pod requests what its template gives its container, and nothing without: a
+	// server that requests nothing takes no node capacity once it runs.
+	server := onPool.DeepCopy()
+	server.Spec.Containers = []corev1.Container{{Name: v1beta2.SparkDriverContainerName, Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}
+	conn := &v1alpha1.SparkConnect{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name},
+		Spec: v1alpha1.SparkConnectSpec{
+			SparkVersion: "4.0.4",
+			Image:        ptr.To("docker.io/apache/spark:4.0.4"),
+			Server:       v1alpha1.ServerSpec{SparkPodSpec: v1alpha1.SparkPodSpec{Template: server}},
+			Executor:     v1alpha1.ExecutorSpec{Instances: ptr.To[int32](1), SparkPodSpec: v1alpha1.SparkPodSpec{Template: onPool.DeepCopy()}},
+		},
+	}
+	if err := f.c.Create(f.ctx, conn); err != nil {
+		f.t.Fatal(err)
+	}
+	return conn
+}
+
+func (f *fixture) getSession(name string) *v1alpha1.SparkConnect {
+	f.t.Helper()
+	conn := &v1alpha1.SparkConnect{}
+	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: name}, conn); err != nil {
+		f.t.Fatal(err)
+	}
+	return conn
+}
+
+// defaultQueue is the default queue's status as the operator last wrote it.
+func (f *fixture) defaultQueue() schedv1alpha1.QueueStatus {
+	f.t.Helper()
+	q := &schedv1alpha1.Queue{}
+	if err := f.c.Get(f.ctx, client.ObjectKey{Name: schedv1alpha1.DefaultQueueName}, q); err != nil {
+		f.t.Fatal(err)
+	}
+	return q.Status
+}
+
+// sessionKey is how queue status names a session.
+func (f *fixture) sessionKey(name string) string { return f.ns + "/" + name + " (SparkConnect)" }
+
+// TestSessions: a SparkConnect session goes through the gang scheduler like an application.
+// On a full node it waits, queued with a reason in its status, an event and the queue's
+// pending list; once capacity frees it is admitted (its reservation on the SparkConnect, its
+// server on the planned node, its executors released from the gang's gate onto planned nodes)
+// and becomes Ready. A session and an application of the same name are two workloads. Deleting
+// a running or a queued session releases what it held, as the queue's status shows.
+func TestSessions(t *testing.T) {
+	f := newFixture(t)
+	node := f.node("n1", "8", nil)
+	fillerPod(t, f.c, f.ns, "filler", node, "7")
+	f.startOperator("--enable-spark-connect=true", "--default-batch-scheduler=gang")
+
+	// A full node: the session (2 CPU) waits, and says why.
+	f.session("notebook")
+	var why string
+	f.waitFor("the session to be queued", func() (bool, error) {
+		conn := f.getSession("notebook")
+		c := meta.FindStatusCondition(conn.Status.Conditions, v1alpha1.ConditionServerPodReady)
+		if c == nil || c.Reason != v1alpha1.ReasonQueued || conn.Status.State != v1alpha1.SparkConnectStateProvisioning ||
+			strings.Contains(c.Message, "next cycle") {
+			return false, nil
+		}
+		why = c.Message
+		return conn.Status.Server.SubmissionID != "", nil
+	})
+	t.Logf("queued: %s", why)
+	if !strings.Contains(why, "cpu") && !strings.Contains(why, "node") {
+		t.Errorf("the queued reason %q says nothing of what the session lacks", why)
+	}
+	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: "notebook-server"}, &corev1.Pod{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a queued session's server pod exists (or cannot be read: %v)", err)
+	}
+	f.waitFor("a Queued event", func() (bool, error) {
+		var events eventsv1.EventList
+		if err := f.c.List(f.ctx, &events, client.InNamespace(f.ns)); err != nil {
+			return false, err
+		}
+		return slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool {
+			return e.Regarding.Kind == "SparkConnect" && e.Regarding.Name == "notebook" && e.Reason == v1alpha1.ReasonQueued
+		}), nil
+	})
+	f.waitFor("the queue to list the session as pending", func() (bool, error) {
+		return slices.Contains(f.defaultQueue().Pending, f.sessionKey("notebook")), nil
+	})
+
+	// Capacity frees: admitted, its server on the planned node, Ready.
+	if err := f.c.Delete(f.ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "filler"}}); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFor("the session to be Ready", func() (bool, error) {
+		return f.getSession("notebook").Status.State == v1alpha1.SparkConnectStateReady, nil
+	})
+	conn := f.getSession("notebook")
+	res, ok := gang.ReservationOf(conn)
+	if !ok || res.SubmissionID != conn.Status.Server.SubmissionID || res.Driver != node || res.Executors[node] != 1 {
+		t.Fatalf("reservation %+v (found %v) is not for submission %s with server and executor on %s", res, ok, conn.Status.Server.SubmissionID, node)
+	}
+	server := &corev1.Pod{}
+	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: conn.ServerPodName()}, server); err != nil {
+		t.Fatal(err)
+	}
+	if server.Spec.NodeName != node || server.Labels[v1beta2.LabelSubmissionID] != res.SubmissionID || server.Labels[gang.LabelQueue] != schedv1alpha1.DefaultQueueName {
+		t.Errorf("server on %q with labels %v; want it on %s, labelled with its submission and queue", server.Spec.NodeName, server.Labels, node)
+	}
+
+	// Its executor, made from the template the server was given as Spark would, is gated and
+	// then released onto its planned node.
+	cm := &corev1.ConfigMap{}
+	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: conn.ExecutorTemplateConfigMapName()}, cm); err != nil {
+		t.Fatal(err)
+	}
+	template := &corev1.Pod{}
+	if err := yaml.Unmarshal([]byte(cm.Data["executor-pod-template.yaml"]), template); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(template.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == gang.GateExecutor }) {
+		t.Errorf("the executor template has no gang gate: %+v", template.Spec.SchedulingGates)
+	}
+	execs, err := executors.Create(f.ctx, f.c, server, 1, executors.Options{PodNamePrefix: conn.Name, Template: template})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.waitFor("the executor to be released onto its planned node", func() (bool, error) {
+		p := &corev1.Pod{}
+		if err := f.c.Get(f.ctx, client.ObjectKeyFromObject(execs[0]), p); err != nil {
+			return false, err
+		}
+		return len(p.Spec.SchedulingGates) == 0 && p.Spec.NodeName == node, nil
+	})
+
+	// An application and a session of one name: two workloads, each with its own reservation.
+	twin := f.app("twin", schedv1alpha1.DefaultQueueName, 1)
+	f.create(twin)
+	f.session("twin")
+	f.waitFor("the application twin to run and the session twin to be Ready", func() (bool, error) {
+		return f.get("twin").Status.AppState.State == v1beta2.ApplicationStateRunning &&
+			f.getSession("twin").Status.State == v1alpha1.SparkConnectStateReady, nil
+	})
+	app, sess := f.get("twin"), f.getSession("twin")
+	appRes, okA := gang.ReservationOf(app)
+	sessRes, okS := gang.ReservationOf(sess)
+	if !okA || !okS || appRes.SubmissionID != app.Status.SubmissionID || sessRes.SubmissionID != sess.Status.Server.SubmissionID {
+		t.Fatalf("reservations: application %+v (%v) for %s, session %+v (%v) for %s",
+			appRes, okA, app.Status.SubmissionID, sessRes, okS, sess.Status.Server.SubmissionID)
+	}
+	f.waitFor("the queue to count three admitted workloads", func() (bool, error) {
+		st := f.defaultQueue()
+		return st.AdmittedApplications == 3 && st.PendingApplications == 0, nil
+	})
+
+	// Deleting a running session releases it; the application of its name keeps its own.
+	if err := f.c.Delete(f.ctx, sess); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFor("the queue to count two admitted workloads", func() (bool, error) {
+		return f.defaultQueue().AdmittedApplications == 2, nil
+	})
+	if _, ok := gang.ReservationOf(f.get("twin")); !ok || f.get("twin").Status.AppState.State != v1beta2.ApplicationStateRunning {
+		t.Error("deleting the session twin took the application twin's reservation or run")
+	}
+
+	// Deleting a queued session takes it off the queue.
+	fillerPod(t, f.c, f.ns, "filler-2", node, "3") // 8 CPU: 2 (notebook) + 2 (twin) + 3
+	f.session("late")
+	f.waitFor("the session late to be pending", func() (bool, error) {
+		st := f.defaultQueue()
+		return slices.Contains(st.Pending, f.sessionKey("late")) && st.PendingApplications == 1, nil
+	})
+	if err := f.c.Delete(f.ctx, f.getSession("late")); err != nil {
+		t.Fatal(err)
+	}
+	f.waitFor("the queue to list nothing pending", func() (bool, error) {
+		st := f.defaultQueue()
+		return st.PendingApplications == 0 && !slices.Contains(st.Pending, f.sessionKey("late")), nil
+	})
+	st := f.defaultQueue()
+	if st.AdmittedApplications != 2 {
+		t.Errorf("%d admitted after the queued session's deletion, want 2", st.AdmittedApplications)
+	}
+}
