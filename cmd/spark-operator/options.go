@@ -106,7 +106,7 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.StringVar(&o.sparkHome, "spark-home", "", "SPARK_HOME holding bin/spark-submit, for the spark-submit mode.")
 	fs.Float64Var(&o.apiQPS, "kube-api-qps", 100, "Queries per second to the Kubernetes API.")
 	fs.IntVar(&o.apiBurst, "kube-api-burst", 200, "Burst of queries to the Kubernetes API.")
-	fs.StringVar(&o.defaultBatchSched, "default-batch-scheduler", "", "Batch scheduler for applications that name none; empty lets every application through.")
+	fs.StringVar(&o.defaultBatchSched, "default-batch-scheduler", "", "Batch scheduler for applications that name none, and for SparkConnect sessions; empty lets every application and session through.")
 	fs.BoolVar(&o.gangEnabled, "enable-gang-scheduler", false, `Enable the embedded gang scheduler (spec.batchScheduler: gang; with --default-batch-scheduler=gang for applications naming none). `+
 		`Needs the Queue CRD and cluster-wide read access to pods and nodes.`)
 	fs.BoolVar(&o.gangBackfill, "gang-backfill", false, "Let a smaller application of a queue be admitted before the head of its queue when it cannot delay it.")
