@@ -98,7 +98,7 @@ func printSessionTable(out io.Writer, sessions []v1alpha1.SparkConnect, allNames
 	t := newTable(out, headers...)
 	for _, s := range sessions {
 		st := &s.Status
-		row := []string{s.Name, sessionState(st.State), orNone(st.Server.PodName), orNone(st.Server.ServiceName),
+		row := []string{s.Name, sessionState(st), orNone(st.Server.PodName), orNone(st.Server.ServiceName),
 			executorSummary(st.Executors), age(s.CreationTimestamp, now)}
 		if allNamespaces {
 			row = append([]string{s.Namespace}, row...)
@@ -145,7 +145,7 @@ func printSessionStatus(out io.Writer, s *v1alpha1.SparkConnect, now time.Time) 
 	field := func(name, value string) { t.row(name+":", value) }
 	field("Name", s.Name)
 	field("Namespace", s.Namespace)
-	field("State", sessionState(st.State))
+	field("State", sessionState(st))
 	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionServerPodReady); c != nil {
 		field("Server ready", fmt.Sprintf("%s (%s: %s)", c.Status, c.Reason, c.Message))
 	}
@@ -161,11 +161,17 @@ func printSessionStatus(out io.Writer, s *v1alpha1.SparkConnect, now time.Time) 
 	return t.flush()
 }
 
-func sessionState(s v1alpha1.SparkConnectState) string {
-	if s == v1alpha1.SparkConnectStateNew {
+// sessionState is the state to show: Queued while the operator's batch scheduler holds the
+// server back (Provisioning, with the reason in ServerPodReady), else the state itself.
+func sessionState(st *v1alpha1.SparkConnectStatus) string {
+	if c := meta.FindStatusCondition(st.Conditions, v1alpha1.ConditionServerPodReady); c != nil &&
+		c.Reason == v1alpha1.ReasonQueued && st.State == v1alpha1.SparkConnectStateProvisioning {
+		return "Queued"
+	}
+	if st.State == v1alpha1.SparkConnectStateNew {
 		return "New"
 	}
-	return string(s)
+	return string(st.State)
 }
 
 // executorSummary is running/all executor pods.

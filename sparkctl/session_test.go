@@ -23,6 +23,15 @@ func fixtureSessions(now time.Time) []v1alpha1.SparkConnect {
 	return []v1alpha1.SparkConnect{
 		{ObjectMeta: metav1.ObjectMeta{Name: "fresh", Namespace: "data", CreationTimestamp: ago(time.Second)}},
 		{
+			ObjectMeta: metav1.ObjectMeta{Name: "held", Namespace: "data", CreationTimestamp: ago(time.Minute)},
+			Status: v1alpha1.SparkConnectStatus{
+				State: v1alpha1.SparkConnectStateProvisioning,
+				Conditions: []metav1.Condition{{Type: v1alpha1.ConditionServerPodReady, Status: metav1.ConditionFalse,
+					Reason: v1alpha1.ReasonQueued, Message: "behind 2 applications in queue default"}},
+				Server: v1alpha1.SparkConnectServerStatus{ServiceName: "held-server"},
+			},
+		},
+		{
 			ObjectMeta: metav1.ObjectMeta{Name: "notebook", Namespace: "data", CreationTimestamp: ago(2 * time.Hour)},
 			Status: v1alpha1.SparkConnectStatus{
 				State: v1alpha1.SparkConnectStateReady,
@@ -47,19 +56,20 @@ func TestPrintSessions(t *testing.T) {
 	}{{
 		name:  "list",
 		print: func(b *bytes.Buffer) error { return printSessionTable(b, sessions, false, now) },
-		want: `NAME       STATE   SERVER            SERVICE           EXECUTORS   AGE
-fresh      New     <none>            <none>            0/0         1s
-notebook   Ready   notebook-server   notebook-server   2/3         120m
+		want: `NAME       STATE    SERVER            SERVICE           EXECUTORS   AGE
+fresh      New      <none>            <none>            0/0         1s
+held       Queued   <none>            held-server       0/0         60s
+notebook   Ready    notebook-server   notebook-server   2/3         120m
 `,
 	}, {
 		name:  "list all namespaces",
-		print: func(b *bytes.Buffer) error { return printSessionTable(b, sessions[1:], true, now) },
+		print: func(b *bytes.Buffer) error { return printSessionTable(b, sessions[2:], true, now) },
 		want: `NAMESPACE   NAME       STATE   SERVER            SERVICE           EXECUTORS   AGE
 data        notebook   Ready   notebook-server   notebook-server   2/3         120m
 `,
 	}, {
 		name:  "status",
-		print: func(b *bytes.Buffer) error { return printSessionStatus(b, &sessions[1], now) },
+		print: func(b *bytes.Buffer) error { return printSessionStatus(b, &sessions[2], now) },
 		want: `Name:           notebook
 Namespace:      data
 State:          Ready
