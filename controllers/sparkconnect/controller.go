@@ -323,9 +323,12 @@ func (r *Reconciler) startServer(ctx context.Context, conn *v1alpha1.SparkConnec
 // runs, for the next server (the running one read its template when it started), with the
 // settings of the running server's admission. Without an admission it is left as it is.
 func (r *Reconciler) followSpec(ctx context.Context, conn *v1alpha1.SparkConnect) error {
-	decision, err := r.decide(ctx, conn)
-	if err != nil || !decision.Admit {
-		return err
+	decision := scheduler.Decision{Admit: true}
+	if conn.Status.Server.SubmissionID != "" { // else a server started before submissions were recorded
+		var err error
+		if decision, err = r.decide(ctx, conn); err != nil || !decision.Admit {
+			return err
+		}
 	}
 	cm, err := ExecutorTemplateConfigMap(conn, decision.Pods.Executor)
 	if err != nil || cm == nil {
