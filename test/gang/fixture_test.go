@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/controllers/sparkapplication"
 	"github.com/sparkop/spark-operator/scheduler"
@@ -272,7 +273,8 @@ func (f *fixture) play() error {
 	}
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if p.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleExecutor || live[run{p.Labels[v1beta2.LabelAppName], p.Labels[v1beta2.LabelSubmissionID]}] {
+		if p.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleExecutor || live[run{p.Labels[v1beta2.LabelAppName], p.Labels[v1beta2.LabelSubmissionID]}] ||
+			p.Labels[v1alpha1.LabelConnectName] != "" { // a session's: the test plays its server
 			continue
 		}
 		if err := f.c.Delete(f.ctx, p); client.IgnoreNotFound(err) != nil {

@@ -65,14 +65,22 @@ func (f *fixture) getSession(name string) *v1alpha1.SparkConnect {
 	return conn
 }
 
-// defaultQueue is the default queue's status as the operator last wrote it.
-func (f *fixture) defaultQueue() schedv1alpha1.QueueStatus {
+// filler is a pod of no workload, bound straight to node, requesting cpu.
+func (f *fixture) filler(name, node, cpu string) {
 	f.t.Helper()
-	q := &schedv1alpha1.Queue{}
-	if err := f.c.Get(f.ctx, client.ObjectKey{Name: schedv1alpha1.DefaultQueueName}, q); err != nil {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "busybox",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}},
+	}
+	if err := f.c.Create(f.ctx, p); err != nil {
 		f.t.Fatal(err)
 	}
-	return q.Status
+}
+
+// defaultQueue is the default queue's status as the operator last wrote it.
+func (f *fixture) defaultQueue() schedv1alpha1.QueueStatus {
+	return f.queueStatus(schedv1alpha1.DefaultQueueName)
 }
 
 // sessionKey is how queue status names a session.
@@ -87,7 +95,7 @@ func (f *fixture) sessionKey(name string) string { return f.ns + "/" + name + " 
 func TestSessions(t *testing.T) {
 	f := newFixture(t)
 	node := f.node("n1", "8", nil)
-	fillerPod(t, f.c, f.ns, "filler", node, "7")
+	f.filler("filler", node, "7")
 	f.startOperator("--enable-spark-connect=true", "--default-batch-scheduler=gang")
 
 	// A full node: the session (2 CPU) waits, and says why.
@@ -200,7 +208,7 @@ func TestSessions(t *testing.T) {
 	}
 
 	// Deleting a queued session takes it off the queue.
-	fillerPod(t, f.c, f.ns, "filler-2", node, "3") // 8 CPU: 2 (notebook) + 2 (twin) + 3
+	f.filler("filler-2", node, "3") // 8 CPU: 2 (notebook) + 2 (twin) + 3
 	f.session("late")
 	f.waitFor("the session late to be pending", func() (bool, error) {
 		st := f.defaultQueue()
