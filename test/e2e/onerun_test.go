@@ -292,6 +292,13 @@ func ownedByDriver(t *testing.T, c client.Client, ns, driver string) []client.Ob
 	return append(out, pod)
 }
 
+// appWait bounds waitApp. A run here is five applications at once going through deletion,
+// submission, the scheduler and kwok, each step waiting for CPU on a two-core machine that
+// other test packages load as well: 60 s was exceeded once in about twenty runs under heavy
+// load (no fault was found on the path; a new run waits for the old driver to be gone, which
+// takes as long as the cluster's deletion takes). Unloaded, a new run is RUNNING in seconds.
+const appWait = 120 * time.Second
+
 func waitApp(t *testing.T, c client.Client, key client.ObjectKey, what string, cond func(*v1beta2.SparkApplication) bool) *v1beta2.SparkApplication {
 	t.Helper()
 	app := &v1beta2.SparkApplication{}
@@ -300,7 +307,7 @@ func waitApp(t *testing.T, c client.Client, key client.ObjectKey, what string, c
 			t.Logf("%s: last status seen: %+v", key.Name, app.Status)
 		}
 	}()
-	cluster.Eventually(t, 60*time.Second, key.Name+" "+what, func() (bool, error) {
+	cluster.Eventually(t, appWait, key.Name+" "+what, func() (bool, error) {
 		if err := c.Get(context.Background(), key, app); err != nil {
 			return false, err
 		}
