@@ -44,6 +44,13 @@ func (r RoleScheduling) For(role Role) Scheduling {
 	return r.Executor
 }
 
+// SchedulerNames are the schedulers chosen for the driver and the executors, empty where none
+// was chosen: the submitters pass them to Spark as properties, which Spark sets over the pod
+// templates' (sparkconf.Options.SchedulerNames).
+func (r RoleScheduling) SchedulerNames() [2]string {
+	return [2]string{r.Driver.SchedulerName, r.Executor.SchedulerName}
+}
+
 // IsZero reports whether s changes nothing.
 func (s Scheduling) IsZero() bool {
 	return s.SchedulerName == "" && len(s.Labels) == 0 && len(s.Annotations) == 0 &&

@@ -220,6 +220,9 @@ func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Optio
 	if _, ok := c[keyPyFiles]; !ok {
 		c[keyPyFiles] = ""
 	}
+	if cm := sparkpod.HadoopConfigMap(sparkpod.RoleDriver, c); cm != "" {
+		c[sparkpod.KeyExecutorHadoopConfigMap] = cm // for the executors, as Spark's driver step passes it on
+	}
 	driverPort, err := portConf(c, keyDriverPort, defaultDriverPort)
 	if err != nil {
 		return nil, err
@@ -435,6 +438,12 @@ func driverPod(app *v1beta2.SparkApplication, c conf, p driverParams) (*corev1.P
 		}
 	}
 
+	// Spark's HadoopConfDriverFeatureStep, after DriverCommandFeatureStep's env.
+	if cm := sparkpod.HadoopConfigMap(sparkpod.RoleDriver, c); cm != "" {
+		v, m, e := sparkpod.SparkHadoopConf(cm)
+		volumes, mounts, env = append(volumes, v), append(mounts, m), append(env, e)
+	}
+
 	if p.tmplCMName != "" {
 		volumes = append(volumes, corev1.Volume{Name: templateVolumeName, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 			LocalObjectReference: corev1.LocalObjectReference{Name: p.tmplCMName},
@@ -498,6 +507,11 @@ func driverPod(app *v1beta2.SparkApplication, c conf, p driverParams) (*corev1.P
 		}
 	}
 	pod.Spec.NodeSelector = merge(merge(pod.Spec.NodeSelector, c.prefixed(prefixNodeSelector)), c.prefixed(prefixDriverNodeSelector))
+	// Spark sets the scheduler its properties name over the template's; spec.driver.schedulerName
+	// and a batch scheduler's choice reach the properties too (sparkconf), and win.
+	if name, ok := sparkpod.SchedulerName(sparkpod.RoleDriver, c); ok {
+		pod.Spec.SchedulerName = name
+	}
 	// What the webhook would still do to a pod spark-submit created (the user's env after
 	// Spark's, for one), done here so the pod needs no webhook.
 	if err := sparkpod.Customise(pod, app, sparkpod.RoleDriver); err != nil {

@@ -104,7 +104,8 @@ func sortedKeys(m map[string]string) []string {
 // the spark-submit submitter gives it: the --conf properties (last wins), then the properties
 // spark-submit derives from its own flags, which win over --conf.
 func submitConf(app *v1beta2.SparkApplication, attempt submission.Attempt, master string) (conf, error) {
-	sub, err := sparkconf.Build(app, sparkconf.Options{SubmissionID: attempt.SubmissionID, DriverPodName: attempt.DriverPodName})
+	sub, err := sparkconf.Build(app, sparkconf.Options{SubmissionID: attempt.SubmissionID, DriverPodName: attempt.DriverPodName,
+		SchedulerNames: attempt.Scheduling.SchedulerNames()})
 	if err != nil {
 		return nil, userError("%v", err)
 	}

@@ -103,6 +103,9 @@ type Options struct {
 	DriverPodName           string
 	DriverPodTemplateFile   string
 	ExecutorPodTemplateFile string
+	// SchedulerNames are the schedulers a batch scheduler chose for the driver and the
+	// executors (its decision), empty where it chose none.
+	SchedulerNames [2]string
 }
 
 // Build translates one attempt of app, which must already be defaulted. The order is
@@ -154,6 +157,11 @@ func Build(app *v1beta2.SparkApplication, opts Options) (*Submit, error) {
 		c.add(r.k8sPrefix+"label."+v1beta2.LabelLaunchedByOperator, "true")
 		c.add(r.k8sPrefix+"label."+v1beta2.LabelSubmissionID, opts.SubmissionID)
 	}
+	for i, r := range roles {
+		if name := schedulerName(app, r.role, opts.SchedulerNames[i]); name != "" {
+			c.add(r.k8sPrefix+"scheduler.name", name)
+		}
+	}
 	if opts.DriverPodTemplateFile != "" {
 		c.add(KeyDriverTemplate, opts.DriverPodTemplateFile)
 		c.add(KeyDriverTemplateCtr, v1beta2.SparkDriverContainerName)
@@ -164,6 +172,19 @@ func Build(app *v1beta2.SparkApplication, opts Options) (*Submit, error) {
 	}
 	s.Conf = c.kv
 	return s, nil
+}
+
+// schedulerName is the scheduler of role's pods when the operator decides it: the batch
+// scheduler's choice, else spec.<role>.schedulerName; empty leaves it to the user's sparkConf
+// and the pod template. Spark sets the scheduler its properties name over the pod template's,
+// so the choice must be a property to win over the user's spark.kubernetes.scheduler.name and
+// spark.kubernetes.<role>.scheduler.name, as it does with the Kubeflow operator, whose webhook
+// sets spec.batchScheduler, else spec.<role>.schedulerName, over what Spark chose.
+func schedulerName(app *v1beta2.SparkApplication, r Role, batch string) string {
+	if batch != "" {
+		return batch
+	}
+	return deref(r.PodSpec(app).SchedulerName)
 }
 
 // Role is the driver or executor half of the spec.

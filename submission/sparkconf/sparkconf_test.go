@@ -145,3 +145,59 @@ func TestConfVolumesAndMetricsPort(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// The scheduler of each role's pods: the batch scheduler's choice, else the spec's field, else
+// the user's properties (the role's key over the global one, as Spark reads them).
+func TestSchedulerNamePrecedence(t *testing.T) {
+	const (
+		drv  = "spark.kubernetes.driver.scheduler.name"
+		exe  = "spark.kubernetes.executor.scheduler.name"
+		glob = "spark.kubernetes.scheduler.name"
+	)
+	tests := []struct {
+		name      string
+		sparkConf map[string]string
+		spec      [2]string // driver, executor schedulerName
+		batch     [2]string
+		want      map[string]string // the three keys as Spark reads them; absent = ""
+	}{
+		{name: "none", want: map[string]string{}},
+		{name: "properties only", sparkConf: map[string]string{glob: "g", drv: "d"},
+			want: map[string]string{glob: "g", drv: "d"}},
+		{name: "spec over properties", sparkConf: map[string]string{glob: "g", drv: "d", exe: "e"}, spec: [2]string{"sd", "se"},
+			want: map[string]string{glob: "g", drv: "sd", exe: "se"}},
+		{name: "spec over the global key", sparkConf: map[string]string{glob: "g"}, spec: [2]string{"", "se"},
+			want: map[string]string{glob: "g", exe: "se"}},
+		{name: "batch scheduler over spec and properties", sparkConf: map[string]string{drv: "d"}, spec: [2]string{"sd", "se"},
+			batch: [2]string{"gang", "gang"}, want: map[string]string{drv: "gang", exe: "gang"}},
+		{name: "batch scheduler for one role", spec: [2]string{"sd", "se"}, batch: [2]string{"", "gang"},
+			want: map[string]string{drv: "sd", exe: "gang"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			app := baseApp()
+			app.Spec.SparkConf = tt.sparkConf
+			if tt.spec[0] != "" {
+				app.Spec.Driver.SchedulerName = ptr(tt.spec[0])
+			}
+			if tt.spec[1] != "" {
+				app.Spec.Executor.SchedulerName = ptr(tt.spec[1])
+			}
+			opts := testAttempt
+			opts.SchedulerNames = tt.batch
+			s, err := Build(app, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, got := s.Map(), map[string]string{}
+			for _, k := range []string{drv, exe, glob} {
+				if v, ok := m[k]; ok {
+					got[k] = v
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("scheduler properties (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -45,6 +45,7 @@ func BuildArgs(app *v1beta2.SparkApplication, attempt submission.Attempt, opts O
 		DriverPodName:           attempt.DriverPodName,
 		DriverPodTemplateFile:   opts.DriverPodTemplateFile,
 		ExecutorPodTemplateFile: opts.ExecutorPodTemplateFile,
+		SchedulerNames:          attempt.Scheduling.SchedulerNames(),
 	})
 	if err != nil {
 		return nil, err

@@ -300,6 +300,7 @@ func submitAndRead(ctx context.Context, t *testing.T, c client.Client, example *
 		if err := sparkpod.Customise(pod, defaulted, sparkpod.RoleDriver); err != nil {
 			t.Fatalf("%s: %v", side, err)
 		}
+		defaultVolumes(pod)
 	}
 	if got := pod.Labels[v1beta2.SparkAppSelectorLabel]; got != res.SparkApplicationID || res.DriverPodName != pod.Name {
 		t.Errorf("%s: Submit reported %+v; the pod is %s with %s=%s", side, res, pod.Name, v1beta2.SparkAppSelectorLabel, got)
@@ -317,6 +318,20 @@ func submitAndRead(ctx context.Context, t *testing.T, c client.Client, example *
 		t.Fatalf("%s: %v", side, err)
 	}
 	return snap
+}
+
+// defaultVolumes does to the volumes the webhook's pass added what the API server's defaulting
+// does to a webhook's patch before the pod is stored: ConfigMap and Secret volumes get mode 0644.
+func defaultVolumes(pod *corev1.Pod) {
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i].VolumeSource
+		switch {
+		case v.ConfigMap != nil && v.ConfigMap.DefaultMode == nil:
+			v.ConfigMap.DefaultMode = ptrTo(corev1.ConfigMapVolumeSourceDefaultMode)
+		case v.Secret != nil && v.Secret.DefaultMode == nil:
+			v.Secret.DefaultMode = ptrTo(corev1.SecretVolumeSourceDefaultMode)
+		}
+	}
 }
 
 func serviceAccounts(app *v1beta2.SparkApplication) []string {
@@ -468,6 +483,29 @@ func newSnapshot(pod *corev1.Pod, appUID types.UID, cms []*corev1.ConfigMap, svc
 	out := &snapshot{}
 	if err := json.Unmarshal([]byte(text), out); err != nil {
 		return nil, err
+	}
+	// The API server's ServiceAccount admission appends the token volume to what the pod is
+	// created with. A pod spark-submit created gets the webhook's settings only after that
+	// (mutating webhooks run after the built-in admission); the native submitter writes them
+	// before creating the pod. Where the token volume lands among the others is therefore no
+	// difference between the submitters: it is put last on both sides.
+	tokenLast := func(names func(i int) string, n int, move func(from int)) {
+		for i := 0; i < n; i++ {
+			if names(i) == "kube-api-access-RANDOM" {
+				move(i)
+				return
+			}
+		}
+	}
+	ps := &out.Pod.Spec
+	tokenLast(func(i int) string { return ps.Volumes[i].Name }, len(ps.Volumes), func(i int) {
+		ps.Volumes = append(slices.Delete(slices.Clone(ps.Volumes), i, i+1), ps.Volumes[i])
+	})
+	for c := range ps.Containers {
+		ctr := &ps.Containers[c]
+		tokenLast(func(i int) string { return ctr.VolumeMounts[i].Name }, len(ctr.VolumeMounts), func(i int) {
+			ctr.VolumeMounts = append(slices.Delete(slices.Clone(ctr.VolumeMounts), i, i+1), ctr.VolumeMounts[i])
+		})
 	}
 	// Key the objects by their normalised names.
 	out.Services = rekey(out.Services)
@@ -656,7 +694,30 @@ func generated() []example {
 	r := app("generated-r", v1beta2.SparkApplicationTypeR, "local:///opt/spark/examples/src/main/r/dataframe.R")
 	r.Spec.Driver.MemoryOverhead = ptrTo("1g")
 
-	return []example{{file: "generated-every-field", app: all}, {file: "generated-python", app: py}, {file: "generated-r", app: r}}
+	// The schedulers and the Hadoop configuration Spark takes from properties: the role's
+	// scheduler key over the global one, and spec.hadoopConfigMap, which reaches Spark as
+	// spark.kubernetes.hadoop.configMapName.
+	fromConf := app("generated-scheduler-hadoop-conf", v1beta2.SparkApplicationTypeScala, all.Spec.MainApplicationFile)
+	fromConf.Spec.MainClass = all.Spec.MainClass
+	fromConf.Spec.HadoopConfigMap = ptrTo("hadoop-conf")
+	fromConf.Spec.SparkConf = map[string]string{
+		"spark.kubernetes.scheduler.name": "everyone-sched", "spark.kubernetes.driver.scheduler.name": "driver-sched",
+	}
+	// spec.driver.schedulerName over both keys; the Hadoop ConfigMap named in sparkConf alone.
+	fromSpec := app("generated-scheduler-hadoop-spec", v1beta2.SparkApplicationTypeScala, all.Spec.MainApplicationFile)
+	fromSpec.Spec.MainClass = all.Spec.MainClass
+	fromSpec.Spec.SparkConf = map[string]string{
+		"spark.kubernetes.hadoop.configMapName": "hadoop-from-conf",
+		"spark.kubernetes.scheduler.name":       "everyone-sched", "spark.kubernetes.driver.scheduler.name": "driver-sched",
+	}
+	fromSpec.Spec.Driver.SchedulerName = ptrTo("spec-sched")
+	// The global key alone.
+	global := app("generated-scheduler-global", v1beta2.SparkApplicationTypeScala, all.Spec.MainApplicationFile)
+	global.Spec.MainClass = all.Spec.MainClass
+	global.Spec.SparkConf = map[string]string{"spark.kubernetes.scheduler.name": "everyone-sched"}
+
+	return []example{{file: "generated-every-field", app: all}, {file: "generated-python", app: py}, {file: "generated-r", app: r},
+		{file: fromConf.Name, app: fromConf}, {file: fromSpec.Name, app: fromSpec}, {file: global.Name, app: global}}
 }
 
 func ptrTo[T any](v T) *T { return &v }
