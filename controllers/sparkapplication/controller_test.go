@@ -10,7 +10,6 @@ package sparkapplication
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -60,7 +59,7 @@ type fakeSubmitter struct {
 	c      client.Client
 	mu     sync.Mutex
 	calls  map[types.NamespacedName]int
-	// finalizers are put on every driver it creates (see terminationGrace).
+	// finalizers are put on every driver it creates (see cluster.TerminationGrace).
 	finalizers []string
 }
 
@@ -766,8 +765,8 @@ func TestInterruptedSubmissionRenamedNeverRunsTwoDrivers(t *testing.T) {
 		t.Fatal(err)
 	}
 	old := driverPod(app, app.DriverPodName(), "sub-1", "spark-sub-1")
-	old.Finalizers = []string{testFinalizer}
-	terminationGrace(t, c, e.ns, 3*time.Second)
+	old.Finalizers = []string{cluster.GraceFinalizer}
+	cluster.TerminationGrace(t, c, e.ns, 3*time.Second)
 	if err := c.Create(ctx, old); err != nil {
 		t.Fatal(err)
 	}
@@ -856,10 +855,10 @@ func TestUnrecordedSubmissionRenamedNeverRunsTwoDrivers(t *testing.T) {
 	c := cluster.Client(t)
 	ctx := context.Background()
 	e := &env{c: c, ns: cluster.Namespace(t, c, "sparkapp-unrecorded"),
-		sub: &fakeSubmitter{c: c, calls: map[types.NamespacedName]int{}, gate: &gate{}, finalizers: []string{testFinalizer}}}
+		sub: &fakeSubmitter{c: c, calls: map[types.NamespacedName]int{}, gate: &gate{}, finalizers: []string{cluster.GraceFinalizer}}}
 
 	// A deleted driver stays terminating for a while, as under a kubelet's grace period.
-	terminationGrace(t, c, e.ns, 3*time.Second)
+	cluster.TerminationGrace(t, c, e.ns, 3*time.Second)
 	mostDrivers := watchDrivers(t, e.ns)
 
 	var injected atomic.Bool
@@ -933,61 +932,6 @@ func watchDrivers(t *testing.T, ns string) func() int {
 		<-done
 		return most
 	}
-}
-
-// testFinalizer holds a deleted pod in the API server until terminationGrace lets it go.
-const testFinalizer = "test.sparkop.dev/grace"
-
-// terminationGrace models a kubelet's termination grace period, which kwok lacks (it removes a
-// deleted pod at once): a pod of namespace ns carrying testFinalizer loses it grace after its
-// deletion starts, so it stays terminating for that long. When the test ends every pod still
-// carrying it is let go.
-func terminationGrace(t *testing.T, c client.Client, ns string, grace time.Duration) {
-	t.Helper()
-	ctx := context.Background()
-	release := func(pod *corev1.Pod) {
-		patch := client.MergeFrom(pod.DeepCopy())
-		pod.Finalizers = slices.DeleteFunc(pod.Finalizers, func(f string) bool { return f == testFinalizer })
-		if err := c.Patch(ctx, pod, patch); client.IgnoreNotFound(err) != nil {
-			t.Errorf("removing the finalizer of %s: %v", pod.Name, err)
-		}
-	}
-	w, err := kubernetes.NewForConfigOrDie(cluster.Config(t)).CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var timers sync.WaitGroup
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		seen := map[types.UID]bool{}
-		for ev := range w.ResultChan() {
-			pod, ok := ev.Object.(*corev1.Pod)
-			if !ok || pod.DeletionTimestamp == nil || !slices.Contains(pod.Finalizers, testFinalizer) || seen[pod.UID] {
-				continue
-			}
-			seen[pod.UID] = true
-			timers.Go(func() {
-				time.Sleep(grace) // the grace period being modelled, not a wait for a condition
-				release(pod)
-			})
-		}
-	}()
-	t.Cleanup(func() {
-		w.Stop()
-		<-done
-		timers.Wait()
-		pods := &corev1.PodList{}
-		if err := c.List(ctx, pods, client.InNamespace(ns)); err != nil {
-			t.Errorf("listing pods to release: %v", err)
-			return
-		}
-		for i := range pods.Items {
-			if slices.Contains(pods.Items[i].Finalizers, testFinalizer) {
-				release(&pods.Items[i])
-			}
-		}
-	})
 }
 
 // failingStatusClient lets a test fail chosen status writes.

@@ -80,7 +80,8 @@ func (d *driverCensus) stop() {
 
 // TestSpecChangeMidRunKeepsOneDriver edits, on a running application, each spec field that
 // names or shapes an object of a run, and checks through a watch on the driver pods that
-// there is never more than one driver: the old run is gone before the new one starts. Each
+// there is never more than one driver, a terminating one included (the old driver is held
+// terminating for a while): the old run is gone before the new one starts. Each
 // edit must also show in the new run's objects, and the old run's objects must be gone.
 func TestSpecChangeMidRunKeepsOneDriver(t *testing.T) {
 	ctx := context.Background()
@@ -89,6 +90,9 @@ func TestSpecChangeMidRunKeepsOneDriver(t *testing.T) {
 	ns := cluster.Namespace(t, c, "e2e-onerun")
 	startOperator(t, ns, "--enable-ui-service", "--ingress-url-format", "{{$appName}}.spark.example.com",
 		"--enable-driver-pdb")
+	// The old driver stays terminating a while after its deletion, as under a kubelet's grace
+	// period: the new run must wait for it to be gone, not only deleted.
+	cluster.TerminationGrace(t, c, ns, 3*time.Second)
 
 	gone := func(obj client.Object) func() (bool, error) {
 		return func() (bool, error) {
@@ -223,6 +227,12 @@ func TestSpecChangeMidRunKeepsOneDriver(t *testing.T) {
 				return a.Status.AppState.State == v1beta2.ApplicationStateRunning
 			})
 			oldRun := ownedByDriver(t, c, ns, first.Status.DriverInfo.PodName)
+			oldDriver := oldRun[len(oldRun)-1].(*corev1.Pod)
+			patch := client.MergeFrom(oldDriver.DeepCopy())
+			oldDriver.Finalizers = append(oldDriver.Finalizers, cluster.GraceFinalizer)
+			if err := c.Patch(ctx, oldDriver, patch); err != nil {
+				t.Fatal(err)
+			}
 			cluster.Eventually(t, 10*time.Second, "spec update", func() (bool, error) {
 				latest := &v1beta2.SparkApplication{}
 				if err := c.Get(ctx, key, latest); err != nil {
