@@ -97,25 +97,22 @@ func (f *fixture) requirePreempted(name string, was runOf, want ...string) {
 }
 
 // TestPreemption: a queue full of low-priority applications and a high-priority one waiting.
-// Without --gang-preemption nothing is evicted. With it, the newest low-priority application
-// is evicted whole (driver and every executor), with an event saying why, the other is left
+// Without --gang-preemption nothing is evicted. With it, the lowest-priority application is
+// evicted whole (driver and every executor), with an event saying why, the other is left
 // alone, the high-priority one runs, and the evicted one reruns once there is room again.
+// (Distinct priorities make the victim certain: creation times, the tie-break among equals,
+// have a resolution of a second.)
 func TestPreemption(t *testing.T) {
 	f := newFixture(t)
 	f.node("n", "4", nil)
 	queue := f.queue("q", schedv1alpha1.QueueSpec{Quota: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}})
-	low, high := f.priorityClass("low", 1), f.priorityClass("high", 100)
-	withPriority := func(app *v1beta2.SparkApplication, class string) *v1beta2.SparkApplication {
-		app.Spec.Driver.PriorityClassName = ptr.To(class)
-		app.Spec.Executor.PriorityClassName = ptr.To(class)
-		return app
-	}
+	lower, lowest, high := f.priorityClass("lower", 2), f.priorityClass("lowest", 1), f.priorityClass("high", 100)
 	f.startOperator()
 
 	// Two low-priority applications of 2 CPU fill the queue's quota and the node.
-	f.create(withPriority(f.app("low-1", queue, 1), low))
+	f.create(withPriority(f.app("low-1", queue, 1), lower))
 	low1 := f.running("low-1")
-	f.create(withPriority(f.app("low-2", queue, 1), low))
+	f.create(withPriority(f.app("low-2", queue, 1), lowest))
 	low2 := f.running("low-2")
 	f.create(withPriority(runFor(f.app("high", queue, 1), 3), high))
 	f.waitWaiting("high", "over quota in queue "+queue)
@@ -139,8 +136,8 @@ func TestPreemption(t *testing.T) {
 
 // TestPreemptionOfBorrowers: two queues share a parent's quota; one borrows the other's
 // share while that is idle. When the other queue's application comes, with --gang-preemption,
-// a whole application of the borrowing queue is evicted to give the quota back, whatever the
-// priorities, with an event saying why.
+// a whole application of the borrowing queue (its lowest-priority one) is evicted to give the
+// quota back, though both have a higher priority than the preemptor, with an event saying why.
 func TestPreemptionOfBorrowers(t *testing.T) {
 	f := newFixture(t)
 	f.node("n", "6", nil)
@@ -150,16 +147,24 @@ func TestPreemptionOfBorrowers(t *testing.T) {
 	f.queue("org", schedv1alpha1.QueueSpec{Quota: cpu("4")})
 	a := f.queue("a", schedv1alpha1.QueueSpec{Parent: "org", Quota: cpu("2")})
 	b := f.queue("b", schedv1alpha1.QueueSpec{Parent: "org", Quota: cpu("2")})
+	lower, lowest := f.priorityClass("lower", 2), f.priorityClass("lowest", 1)
 	f.startOperator("--gang-preemption")
 
 	// b runs 4 CPU: its own 2 and the 2 of a's share that a does not use.
-	f.create(f.app("b-1", b, 1))
+	f.create(withPriority(f.app("b-1", b, 1), lower))
 	b1 := f.running("b-1")
-	f.create(f.app("b-2", b, 1))
+	f.create(withPriority(f.app("b-2", b, 1), lowest))
 	b2 := f.running("b-2")
 	f.create(runFor(f.app("a-1", a, 1), 3))
 	f.requirePreempted("b-2", b2, fmt.Sprintf("preempted by %s/a-1: queue %s takes back its own quota that queue %s borrowed", f.ns, a, b))
 	f.requireUntouched("b-1", b1)
 	f.waitState("a-1", v1beta2.ApplicationStateCompleted)
 	f.running("b-2")
+}
+
+// withPriority gives the application's pods, and so the application, the PriorityClass class.
+func withPriority(app *v1beta2.SparkApplication, class string) *v1beta2.SparkApplication {
+	app.Spec.Driver.PriorityClassName = ptr.To(class)
+	app.Spec.Executor.PriorityClassName = ptr.To(class)
+	return app
 }
