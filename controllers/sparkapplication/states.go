@@ -200,8 +200,12 @@ func (s *step) readyToSubmit(ctx context.Context) error {
 		// the same attempt (it never starts a second driver), and the pool writes SUBMITTED.
 		s.enqueue = true
 	case len(s.staleDrivers) > 0:
-		// One driver at a time: an older run's driver must be gone, not merely asked to go,
-		// before a new one can start (it may also hold the name the new one needs).
+		// One driver at a time: an older run's driver must be gone, not merely asked to go
+		// (terminating, it may still run), before a new one can start (it may also hold the
+		// name the new one needs). The cache may lag, but only by missing pods created since
+		// it last heard: a pod it has shown stays in it until it is gone from the API server.
+		// Drivers are created only by the pool, which checks the API server itself before it
+		// creates one (anotherDriver), so what the cache cannot show yet cannot start a second.
 		if err := s.deletePods(ctx, s.staleDrivers); err != nil {
 			return err
 		}
