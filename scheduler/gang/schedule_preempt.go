@@ -19,7 +19,8 @@ import (
 //     some resource), while w's queue, with w admitted, stays within its own quota: a queue
 //     takes back its own quota, never borrows by evicting.
 //
-// Candidates are taken lowest priority first (then newest first) until w's whole gang fits its
+// Candidates are taken lowest priority first (then newest first, the reverse of the admission
+// order) until w's whole gang fits its
 // quotas and the nodes; then each victim, highest priority first, is spared if w still fits
 // without evicting it. So the victims are few and of the lowest priority. On success it
 // returns w's placement (capacity taken) and records the victims in the outcome; otherwise it
@@ -48,7 +49,7 @@ func (c *cycle) preempt(w *workload) (placement, bool) {
 		if !a.Created.Equal(b.Created) {
 			return a.Created.After(b.Created)
 		}
-		return lessKey(a.Key, b.Key)
+		return lessKey(b.Key, a.Key) // the reverse of the admission order's tie-break
 	})
 
 	var victims []*workload

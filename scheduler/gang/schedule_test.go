@@ -594,6 +594,21 @@ func TestPreemption(t *testing.T) {
 			Order:   map[string][]string{"vip": {"h"}},
 		},
 	}, {
+		// Creation times have a resolution of a second: among equals created in the same one,
+		// the application last in admission order (by key) is the newest.
+		name:  "among equals created in the same second, the last in admission order is evicted",
+		nodes: []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("4", "32Gi").Used("4", "2Gi")},
+		opts:  gang.Options{Preemption: true},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("low-1").Driver("2", "1Gi").Admitted("n1", nil),
+			gt.MakeWorkload("low-2").Driver("2", "1Gi").Admitted("n1", nil),
+			gt.MakeWorkload("high").Priority(10).Driver("2", "1Gi"),
+		},
+		want: summary{
+			Admitted:  []string{"high: n1 []"},
+			Preempted: []string{"low-2 by high: preempted by ns/high (priority 10) in queue default: its priority 0 is lower"},
+		},
+	}, {
 		name:  "a queue takes back its own quota from a borrowing sibling, whatever the priorities",
 		nodes: []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("32", "64Gi").Used("14", "2Gi")},
 		opts:  gang.Options{Preemption: true},
