@@ -106,7 +106,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	return b.
 		Named("sparkconnect").
-		For(&v1alpha1.SparkConnect{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// Annotations too: a batch scheduler marks a session it preempts (and the gang scheduler
+		// stores its reservation) there.
+		For(&v1alpha1.SparkConnect{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
 		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(byConnectName), builder.WithPredicates(ofConnect)).
 		Owns(&corev1.Service{}, builder.WithPredicates(ofConnect)).
 		Owns(&corev1.ConfigMap{}, builder.WithPredicates(ofConnect)).

@@ -226,3 +226,55 @@ func TestSessions(t *testing.T) {
 		t.Errorf("%d admitted after the queued session's deletion, want 2", st.AdmittedApplications)
 	}
 }
+
+// TestSessionPreempted: with --gang-preemption, an application of higher priority in the
+// default queue evicts a running session whole: its server pod is deleted, a Preempted event
+// says why, and the session queues again as a new submission, to be Ready again once the
+// application has run.
+func TestSessionPreempted(t *testing.T) {
+	f := newFixture(t)
+	node := f.node("n1", "4", nil)
+	f.filler("filler", node, "1")
+	high := f.priorityClass("high", 100)
+	f.startOperator("--enable-spark-connect=true", "--default-batch-scheduler=gang", "--gang-preemption")
+
+	f.session("notebook")
+	f.waitFor("the session to be Ready", func() (bool, error) {
+		return f.getSession("notebook").Status.State == v1alpha1.SparkConnectStateReady, nil
+	})
+	first := f.getSession("notebook")
+	server := &corev1.Pod{}
+	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: first.ServerPodName()}, server); err != nil {
+		t.Fatal(err)
+	}
+
+	// 4 CPU: the filler 1, the session 2; the application needs 2.
+	app := runFor(f.app("urgent", schedv1alpha1.DefaultQueueName, 1), 3)
+	app.Spec.Driver.PriorityClassName = ptr.To(high)
+	f.create(app)
+	f.waitFor("the session's server to be stopped and the session queued again", func() (bool, error) {
+		conn := f.getSession("notebook")
+		p := &corev1.Pod{}
+		err := f.c.Get(f.ctx, client.ObjectKeyFromObject(server), p)
+		gone := apierrors.IsNotFound(err) || (err == nil && p.UID != server.UID)
+		return gone && conn.Status.Server.SubmissionID != first.Status.Server.SubmissionID, client.IgnoreNotFound(err)
+	})
+	var events eventsv1.EventList
+	if err := f.c.List(f.ctx, &events, client.InNamespace(f.ns)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(events.Items, func(e eventsv1.Event) bool {
+		return e.Regarding.Kind == "SparkConnect" && e.Regarding.Name == "notebook" && e.Reason == "Preempted" &&
+			strings.Contains(e.Note, "urgent")
+	}) {
+		t.Error("no Preempted event on the session naming the application it made room for")
+	}
+	f.waitState("urgent", v1beta2.ApplicationStateCompleted)
+	f.waitFor("the session to be Ready again", func() (bool, error) {
+		return f.getSession("notebook").Status.State == v1alpha1.SparkConnectStateReady, nil
+	})
+	again := f.getSession("notebook")
+	if res, ok := gang.ReservationOf(again); !ok || res.SubmissionID != again.Status.Server.SubmissionID || res.SubmissionID == first.Status.Server.SubmissionID {
+		t.Errorf("reservation %+v (found %v): want one for the new submission %s", res, ok, again.Status.Server.SubmissionID)
+	}
+}
