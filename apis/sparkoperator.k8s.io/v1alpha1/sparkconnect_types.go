@@ -31,6 +31,7 @@ func init() {
 // +kubebuilder:printcolumn:name="Service",type=string,JSONPath=`.status.server.serviceName`
 // +kubebuilder:printcolumn:name="Executors",type=integer,JSONPath=`.status.executors.running`,description="running executor pods"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Waiting",type=string,JSONPath=`.status.conditions[?(@.reason=="Queued")].message`,description="why its batch scheduler holds the server back (while queued)"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter): it names the server's Service"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 56",message="metadata.name must be no more than 56 characters, so that the server's Service name \"<name>-server\" fits in 63"
 type SparkConnect struct {
