@@ -49,6 +49,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
@@ -112,6 +113,7 @@ func main() {
 // benchEnv is what every scenario works in: clients of the local cluster and a namespace of
 // its own, removed (and waited for) by cleanup unless --keep.
 type benchEnv struct {
+	cfg     *rest.Config
 	cl      client.Client
 	cs      kubernetes.Interface
 	ns      string
@@ -134,7 +136,7 @@ func newBenchEnv(ctx context.Context, c config, prefix string) (*benchEnv, error
 	if err != nil {
 		return nil, err
 	}
-	e := &benchEnv{cl: cl, cs: kubernetes.NewForConfigOrDie(restCfg), cleanup: func() {}}
+	e := &benchEnv{cfg: restCfg, cl: cl, cs: kubernetes.NewForConfigOrDie(restCfg), cleanup: func() {}}
 	if c.namespace != "" {
 		e.ns = c.namespace
 		return e, nil

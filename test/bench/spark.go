@@ -1,0 +1,401 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package main
+
+// The gang scenario's Spark stand-in. kwok runs no Spark, so this process plays what Spark's
+// drivers would do, and watches the run:
+//
+//   - a job is work in executor-seconds (annotationWork on its application); once its driver
+//     runs, its executors are created from the driver's executor pod template, all at once;
+//   - the job progresses by one executor-second per second for each of its executors that is
+//     running (bound and Running), so a driver whose executors cannot be placed makes no
+//     progress: the driver deadlock, as a real Spark driver waits for executors;
+//   - when the work is done its executors are deleted and the driver ends (annotation
+//     kwok.sparkop.dev/exit-code "0", which kwok turns into Succeeded at once).
+//
+// The decisions (which executors to start, which jobs are done, what is partial) are made by
+// jobs.step on what an informer cache holds, so that they can be tested without a cluster; the
+// API calls they lead to run side by side, off the loop that makes them.
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/test/cluster"
+	"github.com/sparkop/spark-operator/test/executors"
+)
+
+// annotationWork is a bench application's work in executor-seconds.
+const annotationWork = "bench.sparkop.dev/work-executor-seconds"
+
+// unboundGrace is how long an executor may stay unbound, gated or not, before its application
+// counts as partially started (one that the kube-scheduler found unschedulable counts at once).
+const unboundGrace = 10 * time.Second
+
+// jobs is the stand-in's bookkeeping, one entry per application, and what it has observed of
+// the run. It is used by one goroutine (the loop calling step); the outcome of the API calls
+// comes back through done.
+type jobs struct {
+	byApp map[string]*job
+	// partialPeak is the most applications partially started at once; everPartial those ever.
+	partialPeak int
+	everPartial map[string]bool
+	// cpuSeconds and seconds integrate the CPU requested by running pods and the time, for
+	// the mean utilisation.
+	cpuShareSeconds, seconds float64
+}
+
+type job struct {
+	progress float64 // executor-seconds done
+	// When the stand-in first saw the driver Running, had created its executors, and saw
+	// them all ungated, bound and running (zero until then).
+	driverRunning, created, allUngated, allBound, allRunning time.Time
+	busy                                                     bool // an API call for it is under way
+	started                                                  bool // its executors are created
+	ended                                                    bool // its work is done and its driver told to end
+}
+
+// action is an API call step asks for.
+type action struct {
+	kind   actionKind
+	app    string
+	driver *corev1.Pod
+	count  int
+}
+
+type actionKind int
+
+const (
+	startExecutors actionKind = iota
+	endJob
+)
+
+// observation is what one step saw.
+type observation struct {
+	finished  int  // applications COMPLETED or FAILED
+	progress  bool // some job progressed, or some application finished, since the last step
+	partial   int  // applications partially started now
+	stuck     int  // applications whose driver runs with no executor running
+	cpuShare  float64
+	unstarted int // applications not finished whose driver has not run yet
+}
+
+func newJobs() *jobs { return &jobs{byApp: map[string]*job{}, everPartial: map[string]bool{}} }
+
+// step accounts for dt elapsed until now on the state given and returns the API calls to make.
+func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplication, pods []corev1.Pod, nodes []corev1.Node) ([]action, observation) {
+	var obs observation
+	var alloc, used int64
+	for i := range nodes {
+		q := nodes[i].Status.Allocatable[corev1.ResourceCPU]
+		alloc += q.MilliValue()
+	}
+	drivers := map[string]*corev1.Pod{}
+	type execState struct{ total, ungated, bound, running, partial int }
+	execs := map[string]*execState{}
+	for i := range pods {
+		p := &pods[i]
+		live := p.DeletionTimestamp.IsZero() && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
+		running := live && p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning
+		if running {
+			for _, c := range p.Spec.Containers {
+				q := c.Resources.Requests[corev1.ResourceCPU]
+				used += q.MilliValue()
+			}
+		}
+		app := p.Labels[v1beta2.LabelAppName]
+		switch p.Labels[v1beta2.SparkRoleLabel] {
+		case v1beta2.SparkRoleDriver:
+			drivers[p.Name] = p
+		case v1beta2.SparkRoleExecutor:
+			if !live {
+				continue
+			}
+			e := execs[app]
+			if e == nil {
+				e = &execState{}
+				execs[app] = e
+			}
+			e.total++
+			if len(p.Spec.SchedulingGates) == 0 {
+				e.ungated++
+			}
+			if p.Spec.NodeName != "" {
+				e.bound++
+			}
+			switch {
+			case running:
+				e.running++
+			case p.Spec.NodeName == "" && (unschedulable(p) || now.Sub(p.CreationTimestamp.Time) > unboundGrace):
+				e.partial++
+			}
+		}
+	}
+	if alloc > 0 {
+		obs.cpuShare = float64(used) / float64(alloc)
+	}
+	j.cpuShareSeconds += obs.cpuShare * dt.Seconds()
+	j.seconds += dt.Seconds()
+
+	var acts []action
+	for i := range apps {
+		app := &apps[i]
+		jb := j.byApp[app.Name]
+		if jb == nil {
+			jb = &job{}
+			j.byApp[app.Name] = jb
+		}
+		switch app.Status.AppState.State {
+		case v1beta2.ApplicationStateCompleted, v1beta2.ApplicationStateFailed:
+			obs.finished++
+			continue
+		}
+		d := drivers[app.DriverPodName()]
+		if d == nil || d.Status.Phase != corev1.PodRunning || !d.DeletionTimestamp.IsZero() {
+			if d == nil || d.Status.Phase == corev1.PodPending {
+				obs.unstarted++
+			}
+			continue
+		}
+		if jb.driverRunning.IsZero() {
+			jb.driverRunning = now
+		}
+		e := execs[app.Name]
+		if e == nil {
+			e = &execState{}
+		}
+		want := int(ptr.Deref(app.Spec.Executor.Instances, 1))
+		for _, t := range []struct {
+			at   *time.Time
+			have int
+		}{{&jb.allUngated, e.ungated}, {&jb.allBound, e.bound}, {&jb.allRunning, e.running}} {
+			if t.at.IsZero() && jb.started && t.have >= want {
+				*t.at = now
+			}
+		}
+		if e.partial > 0 {
+			obs.partial++
+			j.everPartial[app.Name] = true
+		}
+		if e.running == 0 {
+			obs.stuck++
+		}
+		if jb.ended || jb.busy {
+			continue
+		}
+		if !jb.started {
+			jb.busy = true
+			acts = append(acts, action{kind: startExecutors, app: app.Name, driver: d, count: want})
+			continue
+		}
+		if e.running > 0 {
+			jb.progress += float64(e.running) * dt.Seconds()
+			obs.progress = true
+		}
+		if jb.progress >= workOf(app) {
+			jb.busy = true
+			acts = append(acts, action{kind: endJob, app: app.Name, driver: d})
+		}
+	}
+	j.partialPeak = max(j.partialPeak, obs.partial)
+	return acts, obs
+}
+
+// done records the outcome of an action step asked for; a failed one is asked for again.
+func (j *jobs) done(a action, ok bool) {
+	jb := j.byApp[a.app]
+	jb.busy = false
+	if !ok {
+		return
+	}
+	switch a.kind {
+	case startExecutors:
+		jb.started = true
+		jb.created = time.Now()
+	case endJob:
+		jb.ended = true
+	}
+}
+
+// ramp returns, over the applications whose executors all ran, the mean time from the driver
+// running to its executors created, all ungated, all bound and all running, and the longest
+// time to all running.
+func (j *jobs) ramp() (created, ungated, bound, running, longest time.Duration) {
+	n := 0
+	for _, jb := range j.byApp {
+		if jb.driverRunning.IsZero() || jb.allRunning.IsZero() {
+			continue
+		}
+		created += jb.created.Sub(jb.driverRunning)
+		ungated += jb.allUngated.Sub(jb.driverRunning)
+		bound += jb.allBound.Sub(jb.driverRunning)
+		running += jb.allRunning.Sub(jb.driverRunning)
+		longest = max(longest, jb.allRunning.Sub(jb.driverRunning))
+		n++
+	}
+	if n == 0 {
+		return 0, 0, 0, 0, 0
+	}
+	d := time.Duration(n)
+	return created / d, ungated / d, bound / d, running / d, longest
+}
+
+func unschedulable(p *corev1.Pod) bool {
+	return slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
+		return c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
+	})
+}
+
+// workOf reads an application's work; one without is done at once.
+func workOf(app *v1beta2.SparkApplication) float64 {
+	w, err := strconv.ParseFloat(app.Annotations[annotationWork], 64)
+	if err != nil || math.IsNaN(w) {
+		return 0
+	}
+	return w
+}
+
+// standIn runs jobs against the cluster: it reads from an informer cache of ns (and nodes)
+// and makes the API calls with cl, at most apiCalls at once.
+type standIn struct {
+	cl    client.Client
+	cache cache.Cache
+	ns    string
+	sem   chan struct{}
+	// results carries finished actions back to the loop.
+	results chan result
+}
+
+type result struct {
+	a  action
+	ok bool
+}
+
+// apiCalls bounds the stand-in's API calls in flight.
+const apiCalls = 64
+
+func newStandIn(ctx context.Context, cfg *rest.Config, cl client.Client, ns string) (*standIn, error) {
+	c, err := cache.New(cfg, cache.Options{Scheme: cluster.Scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	if err != nil {
+		return nil, err
+	}
+	for _, obj := range []client.Object{&corev1.Pod{}, &v1beta2.SparkApplication{}, &corev1.Node{}, &corev1.ConfigMap{}} {
+		if _, err := c.GetInformer(ctx, obj); err != nil {
+			return nil, fmt.Errorf("watching %T: %w", obj, err)
+		}
+	}
+	go func() { _ = c.Start(ctx) }()
+	if !c.WaitForCacheSync(ctx) {
+		return nil, fmt.Errorf("the stand-in's cache did not sync")
+	}
+	return &standIn{cl: cl, cache: c, ns: ns, sem: make(chan struct{}, apiCalls), results: make(chan result, 1024)}, nil
+}
+
+// read returns what the cache holds now, without copying it: step only reads.
+func (s *standIn) read(ctx context.Context) ([]v1beta2.SparkApplication, []corev1.Pod, []corev1.Node, error) {
+	var apps v1beta2.SparkApplicationList
+	var pods corev1.PodList
+	var nodes corev1.NodeList
+	for _, l := range []client.ObjectList{&apps, &pods, &nodes} {
+		if err := s.cache.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	return apps.Items, pods.Items, nodes.Items, nil
+}
+
+// run carries out a, in its own goroutine, and reports on s.results.
+func (s *standIn) run(ctx context.Context, a action) {
+	go func() {
+		var err error
+		switch a.kind {
+		case startExecutors:
+			err = s.startExecutors(ctx, a.driver, a.count)
+		case endJob:
+			err = s.endJob(ctx, a.app, a.driver)
+		}
+		if err != nil && ctx.Err() == nil && !apierrors.IsNotFound(err) {
+			fmt.Printf("stand-in: %s: %v\n", a.app, err)
+		}
+		s.results <- result{a, err == nil}
+	}()
+}
+
+// call runs f within the bound on API calls in flight.
+func (s *standIn) call(f func() error) error {
+	s.sem <- struct{}{}
+	defer func() { <-s.sem }()
+	return f()
+}
+
+// startExecutors creates count executors of driver's application from its executor pod
+// template, all at once. The template's ConfigMap is created just after the driver, so it may
+// not be in the cache yet (NotFound): the loop asks again, as a kubelet would wait for it.
+func (s *standIn) startExecutors(ctx context.Context, driver *corev1.Pod, count int) error {
+	template, err := executors.TemplateOf(ctx, s.cache, driver)
+	if err != nil {
+		return err
+	}
+	errs := make([]error, count)
+	var wg sync.WaitGroup
+	for id := 1; id <= count; id++ {
+		pod, err := executors.Build(driver, id, executors.Options{Cores: 2, MemoryMiB: 1024, Template: template})
+		if err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[id-1] = s.call(func() error {
+				if err := s.cl.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+					return err
+				}
+				return nil
+			})
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// endJob stops app's executors, as a finishing Spark driver does, then ends the driver.
+func (s *standIn) endJob(ctx context.Context, app string, driver *corev1.Pod) error {
+	err := s.call(func() error {
+		return s.cl.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(s.ns), client.MatchingLabels{
+			v1beta2.LabelAppName: app, v1beta2.SparkRoleLabel: v1beta2.SparkRoleExecutor,
+		})
+	})
+	if err != nil {
+		return err
+	}
+	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:"0"}}}`, executors.AnnotationExitCode))
+	return s.call(func() error {
+		d := &corev1.Pod{}
+		d.Namespace, d.Name = driver.Namespace, driver.Name
+		return s.cl.Patch(ctx, d, client.RawPatch(types.MergePatchType, patch))
+	})
+}

@@ -1,0 +1,151 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+)
+
+var t0 = time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
+
+func stepApp(name string, executors int32, work string) v1beta2.SparkApplication {
+	app := v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{annotationWork: work}}}
+	app.Spec.Executor.Instances = ptr.To(executors)
+	return app
+}
+
+func stepPod(app, role, name, node string, phase corev1.PodPhase, cpu string, created time.Time, conds ...corev1.PodCondition) corev1.Pod {
+	return corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, CreationTimestamp: metav1.NewTime(created),
+			Labels: map[string]string{v1beta2.LabelAppName: app, v1beta2.SparkRoleLabel: role}},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}},
+		Status: corev1.PodStatus{Phase: phase, Conditions: conds},
+	}
+}
+
+func driverOf(app string, phase corev1.PodPhase) corev1.Pod {
+	return stepPod(app, v1beta2.SparkRoleDriver, app+"-driver", "n1", phase, "1", t0)
+}
+
+func executorOf(app string, id string, node string, phase corev1.PodPhase, created time.Time, conds ...corev1.PodCondition) corev1.Pod {
+	return stepPod(app, v1beta2.SparkRoleExecutor, app+"-exec-"+id, node, phase, "2", created, conds...)
+}
+
+var unschedulableCond = corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}
+
+func TestJobsStep(t *testing.T) {
+	node := corev1.Node{Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10")}}}
+	type want struct {
+		Actions []actionKind
+		Obs     observation
+		Peak    int
+		Ever    []string
+	}
+	cases := []struct {
+		name    string
+		started bool
+		done    float64 // executor-seconds done before the step
+		pods    []corev1.Pod
+		want    want
+	}{{
+		name: "a running driver gets its executors",
+		pods: []corev1.Pod{driverOf("a", corev1.PodRunning)},
+		want: want{Actions: []actionKind{startExecutors}, Obs: observation{stuck: 1, cpuShare: 0.1}},
+	}, {
+		name: "a pending driver waits",
+		pods: []corev1.Pod{driverOf("a", corev1.PodPending)},
+		want: want{Obs: observation{unstarted: 1}},
+	}, {
+		name:    "running executors progress the job",
+		started: true,
+		pods: []corev1.Pod{driverOf("a", corev1.PodRunning),
+			executorOf("a", "1", "n1", corev1.PodRunning, t0), executorOf("a", "2", "n1", corev1.PodRunning, t0)},
+		want: want{Obs: observation{progress: true, cpuShare: 0.5}},
+	}, {
+		name:    "a job whose work is done is ended",
+		started: true,
+		done:    99,
+		pods: []corev1.Pod{driverOf("a", corev1.PodRunning),
+			executorOf("a", "1", "n1", corev1.PodRunning, t0), executorOf("a", "2", "n1", corev1.PodRunning, t0)},
+		want: want{Actions: []actionKind{endJob}, Obs: observation{progress: true, cpuShare: 0.5}},
+	}, {
+		name:    "an unschedulable executor is a partial start at once",
+		started: true,
+		pods: []corev1.Pod{driverOf("a", corev1.PodRunning),
+			executorOf("a", "1", "n1", corev1.PodRunning, t0), executorOf("a", "2", "", corev1.PodPending, t0.Add(30*time.Second), unschedulableCond)},
+		want: want{Obs: observation{progress: true, partial: 1, cpuShare: 0.3}, Peak: 1, Ever: []string{"a"}},
+	}, {
+		name:    "an executor unbound within the grace is not",
+		started: true,
+		pods: []corev1.Pod{driverOf("a", corev1.PodRunning),
+			executorOf("a", "1", "", corev1.PodPending, t0.Add(31*time.Second)), executorOf("a", "2", "", corev1.PodPending, t0.Add(31*time.Second))},
+		want: want{Obs: observation{stuck: 1, cpuShare: 0.1}},
+	}, {
+		name:    "an executor unbound beyond the grace is, and its driver makes no progress",
+		started: true,
+		pods: []corev1.Pod{driverOf("a", corev1.PodRunning),
+			executorOf("a", "1", "", corev1.PodPending, t0), executorOf("a", "2", "", corev1.PodPending, t0)},
+		want: want{Obs: observation{stuck: 1, partial: 1, cpuShare: 0.1}, Peak: 1, Ever: []string{"a"}},
+	}, {
+		name:    "a finished driver's executors do not count",
+		started: true,
+		pods: []corev1.Pod{driverOf("a", corev1.PodSucceeded),
+			executorOf("a", "1", "", corev1.PodPending, t0, unschedulableCond)},
+		want: want{},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			j := newJobs()
+			j.byApp["a"] = &job{started: tc.started, progress: tc.done}
+			apps := []v1beta2.SparkApplication{stepApp("a", 2, "100")}
+			now := t0.Add(40 * time.Second)
+			acts, obs := j.step(now, time.Second, apps, tc.pods, []corev1.Node{node})
+			got := want{Obs: obs, Peak: j.partialPeak}
+			for _, a := range acts {
+				got.Actions = append(got.Actions, a.kind)
+			}
+			for app := range j.everPartial {
+				got.Ever = append(got.Ever, app)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}, observation{})); diff != "" {
+				t.Errorf("step (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestJobsFinish(t *testing.T) {
+	j := newJobs()
+	app := stepApp("a", 1, "10")
+	app.Status.AppState.State = v1beta2.ApplicationStateCompleted
+	_, obs := j.step(t0, time.Second, []v1beta2.SparkApplication{app}, nil, nil)
+	if obs.finished != 1 {
+		t.Errorf("finished = %d, want 1", obs.finished)
+	}
+	// An action that failed is asked for again; one that succeeded is not.
+	j.byApp["b"] = &job{busy: true}
+	j.done(action{kind: startExecutors, app: "b"}, false)
+	if jb := j.byApp["b"]; jb.busy || jb.started {
+		t.Errorf("after a failed start: %+v", *jb)
+	}
+	j.byApp["b"].busy = true
+	j.done(action{kind: startExecutors, app: "b"}, true)
+	if jb := j.byApp["b"]; jb.busy || !jb.started {
+		t.Errorf("after a start: %+v", *jb)
+	}
+}
