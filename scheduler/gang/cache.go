@@ -58,14 +58,17 @@ func trimPod(obj any) (any, error) {
 		annotations = map[string]string{AnnotationNode: n}
 	}
 	var gates []corev1.PodSchedulingGate
+	var affinity *corev1.Affinity
 	if hasGate(p) {
-		gates = []corev1.PodSchedulingGate{{Name: GateExecutor}}
+		// A gated executor keeps what releasing it changes, so that one patch, checked
+		// against these, releases it (ungatePatch); it is released within moments.
+		gates, affinity, annotations = p.Spec.SchedulingGates, p.Spec.Affinity, p.Annotations
 	}
 	return &corev1.Pod{
 		TypeMeta: p.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
 			ResourceVersion: p.ResourceVersion, Labels: labels, Annotations: annotations, DeletionTimestamp: p.DeletionTimestamp},
-		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName, SchedulingGates: gates, Containers: []corev1.Container{{
+		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName, SchedulingGates: gates, Affinity: affinity, Containers: []corev1.Container{{
 			Name: "requests", Resources: corev1.ResourceRequirements{Requests: podRequests(p)},
 		}}},
 		Status: corev1.PodStatus{Phase: p.Status.Phase},
@@ -117,6 +120,22 @@ func (s *Scheduler) watch(ctx context.Context, mgr manager.Manager) error {
 		AddFunc:    func(any) { s.trigger() },
 		UpdateFunc: func(_, _ any) { s.trigger() },
 		DeleteFunc: func(any) { s.trigger() },
+	}
+	// A gated executor that appears (or changes) is released at once, off the cycle.
+	gated := func(obj any) {
+		if p, ok := obj.(*corev1.Pod); ok && hasGate(p) {
+			s.triggerRelease()
+		}
+	}
+	pods, err := s.cluster.GetInformer(ctx, &corev1.Pod{})
+	if err != nil {
+		return fmt.Errorf("watching pods: %w", err)
+	}
+	if _, err := pods.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    gated,
+		UpdateFunc: func(_, obj any) { gated(obj) },
+	}); err != nil {
+		return err
 	}
 	for _, obj := range []client.Object{&corev1.Pod{}, &corev1.Node{}, &schedulingv1.PriorityClass{}, &schedv1alpha1.Queue{}} {
 		inf, err := s.cluster.GetInformer(ctx, obj)

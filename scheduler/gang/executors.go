@@ -9,18 +9,18 @@ package gang
 
 import (
 	"context"
-	"errors"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"sort"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
@@ -32,9 +32,6 @@ import (
 // for other applications. The gang scheduler gives each gated executor one planned node (by
 // narrowing its node affinity, which Kubernetes allows on gated pods) and removes the gate.
 const GateExecutor = "scheduling.sparkop.dev/gang"
-
-// releaseWorkers bounds the executors released at once.
-const releaseWorkers = 16
 
 // AnnotationNode records the node the gang scheduler gave a gated executor.
 const AnnotationNode = "scheduling.sparkop.dev/node"
@@ -180,50 +177,27 @@ func executorReleases(workloads []object, pods []corev1.Pod, released map[Key][]
 	return out
 }
 
-// releaseExecutors lets go the gated executors executorReleases chooses. The API calls run
-// side by side, so a burst of executors is released in a few round trips rather than one per
-// executor. It returns those released.
-func (s *Scheduler) releaseExecutors(ctx context.Context, w world, out Outcome) ([]release, error) {
-	releases := executorReleases(w.Workloads, w.Pods, out.Released)
-	errs := make([]error, len(releases))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, releaseWorkers)
-	for i, r := range releases {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			errs[i] = s.ungate(ctx, r.pod, r.node)
-		}()
+// ungate removes the gang gate from cached, an executor as the cluster cache holds it, first
+// confining it to node when one is given. One JSON patch does it, which applies only if the
+// gates, affinity and annotations it changes are still those the cache showed; otherwise (the
+// cache lagged) the pod is read from the API server and updated.
+func (s *Scheduler) ungate(ctx context.Context, cached *corev1.Pod, node string) error {
+	key := client.ObjectKeyFromObject(cached)
+	patch, err := ungatePatch(cached, node)
+	if err == nil {
+		err = s.client.Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}},
+			client.RawPatch(types.JSONPatchType, patch))
 	}
-	wg.Wait()
-	done := releases[:0:0]
-	for i, r := range releases {
-		if errs[i] == nil {
-			done = append(done, r)
-		}
+	if err == nil || apierrors.IsNotFound(err) {
+		return nil
 	}
-	return done, errors.Join(errs...)
-}
-
-// ungate removes the gang gate from a pod, first confining it to node when one is given.
-func (s *Scheduler) ungate(ctx context.Context, key types.NamespacedName, node string) error {
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		pod := &corev1.Pod{}
 		if err := s.api.Get(ctx, key, pod); err != nil {
 			return err
 		}
-		i := slices.IndexFunc(pod.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == GateExecutor })
-		if i < 0 {
+		if !ungated(pod, node) {
 			return nil
-		}
-		pod.Spec.SchedulingGates = slices.Delete(pod.Spec.SchedulingGates, i, i+1)
-		if node != "" {
-			narrowToNode(&pod.Spec, node)
-			if pod.Annotations == nil {
-				pod.Annotations = map[string]string{}
-			}
-			pod.Annotations[AnnotationNode] = node
 		}
 		return s.client.Update(ctx, pod)
 	})
@@ -231,6 +205,56 @@ func (s *Scheduler) ungate(ctx context.Context, key types.NamespacedName, node s
 		return fmt.Errorf("releasing executor %s to node %q: %w", key, node, err)
 	}
 	return nil
+}
+
+// ungated removes the gang gate from pod, narrowing it to node when one is given and
+// recording the node; false when pod has no gang gate.
+func ungated(pod *corev1.Pod, node string) bool {
+	i := slices.IndexFunc(pod.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == GateExecutor })
+	if i < 0 {
+		return false
+	}
+	pod.Spec.SchedulingGates = slices.Delete(pod.Spec.SchedulingGates, i, i+1)
+	if node != "" {
+		narrowToNode(&pod.Spec, node)
+		if pod.Annotations == nil {
+			pod.Annotations = map[string]string{}
+		}
+		pod.Annotations[AnnotationNode] = node
+	}
+	return true
+}
+
+// ungatePatch is the JSON patch that makes of cached what ungated does, guarded by tests that
+// the fields it replaces still hold what cached shows (null for a field cached lacks, which
+// the API server's JSON patch takes to hold where the field is absent).
+func ungatePatch(cached *corev1.Pod, node string) ([]byte, error) {
+	if cached == nil {
+		return nil, fmt.Errorf("no cached pod")
+	}
+	next := cached.DeepCopy()
+	if !ungated(next, node) {
+		return nil, fmt.Errorf("pod %s/%s has no gang gate", cached.Namespace, cached.Name)
+	}
+	type op struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value any    `json:"value,omitempty"`
+	}
+	ops := []op{{Op: "test", Path: "/spec/schedulingGates", Value: cached.Spec.SchedulingGates}}
+	if len(next.Spec.SchedulingGates) == 0 {
+		ops = append(ops, op{Op: "remove", Path: "/spec/schedulingGates"})
+	} else {
+		ops = append(ops, op{Op: "replace", Path: "/spec/schedulingGates", Value: next.Spec.SchedulingGates})
+	}
+	if node != "" {
+		ops = append(ops,
+			op{Op: "test", Path: "/spec/affinity", Value: cached.Spec.Affinity},
+			op{Op: "add", Path: "/spec/affinity", Value: next.Spec.Affinity},
+			op{Op: "test", Path: "/metadata/annotations", Value: cached.Annotations},
+			op{Op: "add", Path: "/metadata/annotations", Value: next.Annotations})
+	}
+	return json.Marshal(ops)
 }
 
 // narrowToNode adds "name is node" to every required node selector term: Kubernetes lets a

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,17 +27,18 @@ import (
 // backstop is how often a cycle runs without any event: it lets reservation timeouts expire.
 const backstop = 30 * time.Second
 
+// storeCalls bounds the reservations a cycle stores at once.
+const storeCalls = 16
+
 // loop is the single cycle loop: one goroutine, on the leader only, so two cycles never
-// decide at once and nothing is admitted twice.
+// decide at once and nothing is admitted twice. Beside it, on the leader too, runs the release
+// loop (release.go), which admits nothing.
 type loop struct {
 	s   *Scheduler
 	mgr manager.Manager
 	// written holds reservations stored but perhaps not yet in the manager's cache, so that the
 	// next cycle does not take their workloads for waiting ones.
 	written map[Key]Reservation
-	// released holds executors released (pod → node) that the cluster cache may still show
-	// gated, so that the next cycle counts them where they go rather than release them again.
-	released map[types.NamespacedName]string
 	// marked holds the runs this loop preempted, so that the next cycle does not count their
 	// reservations again before the cache shows the mark.
 	marked map[Key]string
@@ -50,7 +52,6 @@ func (l *loop) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("gang-scheduler")
 	ctx = log.IntoContext(ctx, logger)
 	l.written = map[Key]Reservation{}
-	l.released = map[types.NamespacedName]string{}
 	l.marked = map[Key]string{}
 	if !l.s.cluster.WaitForCacheSync(ctx) || !l.mgr.GetCache().WaitForCacheSync(ctx) {
 		return errors.New("gang scheduler: caches did not sync")
@@ -62,6 +63,7 @@ func (l *loop) Start(ctx context.Context) error {
 		logger.Error(err, "could not create the default queue")
 	}
 	l.s.trigger()
+	go l.releaseLoop(ctx)
 	tick := time.NewTicker(backstop)
 	defer tick.Stop()
 	for {
@@ -93,7 +95,8 @@ func (l *loop) cycle(ctx context.Context) error {
 	}
 	l.overlayWritten(w.Workloads)
 	l.overlayMarked(w.Workloads)
-	l.overlayReleased(w.Pods)
+	s.releases.forget(w.Pods)
+	s.releases.overlay(w.Pods)
 	now := s.cfg.Clock.Now()
 	snap, err := snapshot(w, snapshotOptions{ReservationTimeout: s.cfg.ReservationTimeout, Now: now})
 	if err != nil {
@@ -117,17 +120,37 @@ func (l *loop) cycle(ctx context.Context) error {
 		}
 		log.FromContext(ctx).V(2).Info("cycle admits", "admitted", len(out.Admitted), "cpuUsed", used, "workloads", len(snap.Workloads), "pods", len(w.Pods))
 	}
+	// Reservations are stored side by side: a cycle that admits many (the first, or one after
+	// a large application ends) would otherwise take a round trip for each.
+	type storing struct {
+		o   *object
+		res Reservation
+		err error
+	}
+	var stores []storing
 	for _, a := range out.Admitted {
-		o := objects[a.Key]
-		if o == nil {
+		if o := objects[a.Key]; o != nil {
+			stores = append(stores, storing{o: o, res: newReservation(o.Run, a.Admission, now)})
+		}
+	}
+	var storingWG sync.WaitGroup
+	calls := make(chan struct{}, storeCalls)
+	for i := range stores {
+		storingWG.Add(1)
+		calls <- struct{}{}
+		go func() {
+			defer func() { <-calls; storingWG.Done() }()
+			stores[i].err = l.store(ctx, stores[i].o, stores[i].res)
+		}()
+	}
+	storingWG.Wait()
+	for _, st := range stores {
+		if st.err != nil {
+			errs = append(errs, st.err)
 			continue
 		}
-		res := newReservation(o.Run, a.Admission, now)
-		if err := l.store(ctx, o, res); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		wake = append(wake, a.Key)
+		l.written[st.o.Key] = st.res
+		wake = append(wake, st.o.Key)
 	}
 	for _, p := range out.Preempted {
 		if err := s.preempt(ctx, objects[p.Key], p); err != nil {
@@ -181,11 +204,9 @@ func (l *loop) cycle(ctx context.Context) error {
 	if s.waker != nil {
 		s.waker.Wake(wake...)
 	}
-	released, err := s.releaseExecutors(ctx, w, out)
-	if err != nil {
-		errs = append(errs, err)
-	}
-	l.rememberReleased(released)
+	s.releaseExecutors(ctx, w, out.Released)
+	// The release loop lets go executors that appeared while this cycle ran.
+	s.triggerRelease()
 	if err := s.writeQueueStatus(ctx, w, snap, out); err != nil {
 		errs = append(errs, err)
 	}
@@ -194,13 +215,12 @@ func (l *loop) cycle(ctx context.Context) error {
 
 // store writes res on the workload's object before anything else happens, so that an operator
 // restarting just after finds it. A conflict-free merge patch: the one cycle loop is the only
-// writer.
+// writer. The cycle records it in l.written once stored.
 func (l *loop) store(ctx context.Context, o *object, res Reservation) error {
 	err := l.s.client.Patch(ctx, o.Object.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, reservationPatch(res)))
 	if err != nil {
 		return fmt.Errorf("storing the reservation of %s: %w", o.Key, err)
 	}
-	l.written[o.Key] = res
 	log.FromContext(ctx).V(1).Info("admitted", "workload", o.Key.String(), "queue", res.Queue, "driver", res.Driver, "executors", res.Executors)
 	return nil
 }
@@ -234,43 +254,6 @@ func (l *loop) overlayWritten(objects []object) {
 	for key := range l.written {
 		if !seen[key] {
 			delete(l.written, key)
-		}
-	}
-}
-
-func (l *loop) rememberReleased(rs []release) {
-	for _, r := range rs {
-		l.released[r.pod] = r.node
-	}
-}
-
-// overlayReleased shows the executors this loop released as released on the cached pods that
-// still show them gated, and forgets those the cache shows released (or no longer has).
-func (l *loop) overlayReleased(pods []corev1.Pod) {
-	if len(l.released) == 0 {
-		return
-	}
-	seen := make(map[types.NamespacedName]bool, len(l.released))
-	for i := range pods {
-		p := &pods[i]
-		key := client.ObjectKeyFromObject(p)
-		node, ok := l.released[key]
-		if !ok {
-			continue
-		}
-		if !hasGate(p) {
-			delete(l.released, key)
-			continue
-		}
-		seen[key] = true
-		p.Spec.SchedulingGates = nil
-		if node != "" {
-			p.Annotations = map[string]string{AnnotationNode: node}
-		}
-	}
-	for key := range l.released {
-		if !seen[key] {
-			delete(l.released, key)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -63,6 +64,9 @@ type Scheduler struct {
 	recorder events.EventRecorder
 	kick     chan struct{}
 
+	releaseKick chan struct{}
+	releases    releases // executors being let go (release.go)
+
 	mu   sync.Mutex
 	last Outcome // of the last cycle
 	// judged is what the last cycle decided for: each workload's run and spec. Its verdict
@@ -95,8 +99,8 @@ func New(cfg Config) *Scheduler {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	return &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), reported: map[Key]string{},
-		judged: map[Key]judgement{}}
+	return &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), releaseKick: make(chan struct{}, 1), releases: newReleases(),
+		reported: map[Key]string{}, judged: map[Key]judgement{}}
 }
 
 func (s *Scheduler) Name() string { return Name }
@@ -189,6 +193,14 @@ func (s *Scheduler) SetupWithManager(mgr manager.Manager, wake scheduler.Waker) 
 	c, err := newClusterCache(mgr)
 	if err != nil {
 		return fmt.Errorf("creating the gang scheduler's cache: %w", err)
+	}
+	if err := c.IndexField(context.Background(), &corev1.Pod{}, indexGated, func(o client.Object) []string {
+		if p, ok := o.(*corev1.Pod); ok && hasGate(p) {
+			return []string{"true"}
+		}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("indexing gated executors: %w", err)
 	}
 	s.cluster, s.client, s.apps, s.api, s.waker = c, mgr.GetClient(), mgr.GetCache(), mgr.GetAPIReader(), wake
 	s.recorder = mgr.GetEventRecorder("gang-scheduler")
