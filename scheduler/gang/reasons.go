@@ -122,7 +122,8 @@ func (r *reasonRefresh) followUpLater(trigger func()) {
 
 // shownReasons is what each held workload shows as its reason: what this process last handed
 // it (reported), else what its status says (written by an earlier operator, say, before a
-// restart).
+// restart): an application's Queued condition, a session's ServerPodReady condition with
+// reason Queued.
 func shownReasons(workloads []object, reported map[Key]string) map[Key]string {
 	shown := make(map[Key]string, len(workloads))
 	for i := range workloads {
@@ -131,8 +132,8 @@ func shownReasons(workloads []object, reported map[Key]string) map[Key]string {
 			shown[o.Key] = why
 			continue
 		}
-		if why, ok := o.shownReason(); ok {
-			shown[o.Key] = why
+		if o.showing {
+			shown[o.Key] = o.shown
 		}
 	}
 	return shown

@@ -36,12 +36,19 @@ type object struct {
 	holds bool
 	// demand computes Workload.Demand; an error keeps the workload out of the cycle.
 	demand func() (sparkpod.Demand, error)
+	// shown is the reason for waiting its status shows, when showing (see shownReasons).
+	shown   string
+	showing bool
 }
 
 // applicationObject reads a gang application.
 func applicationObject(app *v1beta2.SparkApplication) object {
+	c := meta.FindStatusCondition(app.Status.Conditions, scheduler.ConditionQueued)
+	showing := c != nil && c.Status == metav1.ConditionTrue
 	return object{
 		Workload: scheduler.ApplicationWorkload(app),
+		showing:  showing,
+		shown:    conditionMessage(c, showing),
 		awaiting: awaitingAdmission(app),
 		holds:    applicationHolds(app),
 		demand: func() (sparkpod.Demand, error) {
@@ -59,28 +66,24 @@ func applicationObject(app *v1beta2.SparkApplication) object {
 func sessionObject(conn *v1alpha1.SparkConnect, demand SessionDemand) object {
 	w := scheduler.SessionWorkload(conn)
 	holds := w.Run != "" && conn.DeletionTimestamp.IsZero() && conn.Status.State != v1alpha1.SparkConnectStateFailed
+	c := meta.FindStatusCondition(conn.Status.Conditions, v1alpha1.ConditionServerPodReady)
+	showing := c != nil && c.Reason == v1alpha1.ReasonQueued
 	return object{
 		Workload: w,
+		showing:  showing,
+		shown:    conditionMessage(c, showing),
 		awaiting: holds && conn.Status.Server.PodName == "",
 		holds:    holds,
 		demand:   func() (sparkpod.Demand, error) { return demand(conn) },
 	}
 }
 
-// shownReason is the reason for waiting the workload's status shows, if it shows one: an
-// application's Queued condition, a session's ServerPodReady condition with reason Queued.
-func (o *object) shownReason() (string, bool) {
-	switch obj := o.Object.(type) {
-	case *v1beta2.SparkApplication:
-		if c := meta.FindStatusCondition(obj.Status.Conditions, scheduler.ConditionQueued); c != nil && c.Status == metav1.ConditionTrue {
-			return c.Message, true
-		}
-	case *v1alpha1.SparkConnect:
-		if c := meta.FindStatusCondition(obj.Status.Conditions, v1alpha1.ConditionServerPodReady); c != nil && c.Reason == v1alpha1.ReasonQueued {
-			return c.Message, true
-		}
+// conditionMessage is c's message when showing, else "".
+func conditionMessage(c *metav1.Condition, showing bool) string {
+	if !showing {
+		return ""
 	}
-	return "", false
+	return c.Message
 }
 
 // liveReservation returns the workload's reservation if it still holds: made for its current
