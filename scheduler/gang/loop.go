@@ -112,6 +112,7 @@ func (l *loop) cycle(ctx context.Context) error {
 	}
 	var wake []Key
 	var errs []error
+	gate := newStartGate(w, snap)
 	if len(out.Admitted) > 0 && log.FromContext(ctx).V(2).Enabled() {
 		used := map[string]string{}
 		for _, n := range snap.Nodes {
@@ -150,7 +151,9 @@ func (l *loop) cycle(ctx context.Context) error {
 			continue
 		}
 		l.written[st.o.Key] = st.res
-		wake = append(wake, st.o.Key)
+		if gate.start(st.o.Key, st.o.Run, st.res.Driver) {
+			wake = append(wake, st.o.Key)
+		}
 	}
 	for _, p := range out.Preempted {
 		if err := s.preempt(ctx, objects[p.Key], p); err != nil {
@@ -159,11 +162,11 @@ func (l *loop) cycle(ctx context.Context) error {
 			l.marked[p.Key] = o.Run
 		}
 	}
-	// Admitted earlier but not submitted yet (the wake-up lost in a restart): wake again;
-	// the pool merges repeated wake-ups.
+	// Admitted earlier but not submitted yet (held by the start gate, or the wake-up lost in
+	// a restart): wake again; the pool merges repeated wake-ups.
 	for i := range w.Workloads {
 		o := &w.Workloads[i]
-		if _, ok := o.liveReservation(); ok && o.waits() {
+		if r, ok := o.liveReservation(); ok && o.waits() && gate.start(o.Key, o.Run, r.Driver) {
 			wake = append(wake, o.Key)
 		}
 	}
@@ -176,7 +179,7 @@ func (l *loop) cycle(ctx context.Context) error {
 	}
 
 	s.mu.Lock()
-	s.last, s.judged = out, judged
+	s.last, s.judged, s.held = out, judged, gate.held
 	s.stats.Cycles++
 	s.stats.Decisions += int64(len(out.Admitted) + len(out.Waiting) + len(out.Rejected))
 	s.stats.Busy += busy

@@ -73,8 +73,11 @@ type Scheduler struct {
 	// (rejected, or why it waits) holds only for that same run and spec.
 	judged   map[Key]judgement
 	reported map[Key]string // reason last handed to a held workload
-	reasons  reasonRefresh  // keeps held workloads' shown reasons current
-	stats    Stats
+	// held are the admitted workloads the last cycle's start gate holds back (see hold.go),
+	// with their driver's planned node.
+	held    map[Key]string
+	reasons reasonRefresh // keeps held workloads' shown reasons current
+	stats   Stats
 }
 
 // Stats count what the cycle loop did, for the benchmark and the logs.
@@ -118,17 +121,21 @@ func (s *Scheduler) isGang(app *v1beta2.SparkApplication) bool {
 // scheduler, so they are when gang is the operator's default and the controller runs.
 func (s *Scheduler) sessions() bool { return s.cfg.Default && s.cfg.SessionDemand != nil }
 
-// Admit admits w when it holds a reservation for its current run, rejects it when the last
-// cycle found it can never fit, and holds it with the last cycle's reason otherwise. A verdict
+// Admit admits w when it holds a reservation for its current run (unless the last cycle's
+// start gate holds its driver back, see hold.go), rejects it when the last cycle found it can
+// never fit, and holds it with the last cycle's reason otherwise. A verdict
 // of the last cycle counts only if that cycle judged the same run and spec: a workload rerun,
 // resubmitted or edited since is judged again, never rejected (or held) for what it was.
 func (s *Scheduler) Admit(_ context.Context, w scheduler.Workload) (scheduler.Decision, error) {
-	if r, ok := ReservationOf(w.Object); ok && r.SubmissionID == w.Run {
-		return scheduler.Decision{Admit: true, Pods: r.Pods()}, nil
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := w.Key
+	if r, ok := ReservationOf(w.Object); ok && r.SubmissionID == w.Run {
+		if node, held := s.held[key]; held {
+			return scheduler.Decision{Reason: fmt.Sprintf("admitted; waiting for room for the driver on %s, where pods of the applications it preempted are ending", node)}, nil
+		}
+		return scheduler.Decision{Admit: true, Pods: r.Pods()}, nil
+	}
 	current := s.judged[key] == judgementOf(w)
 	if why, ok := s.last.Rejected[key]; ok && current {
 		return scheduler.Decision{Reject: true, Reason: why}, nil

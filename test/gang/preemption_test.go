@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -21,6 +22,7 @@ import (
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/test/cluster"
 )
 
 // runOf is what a test saw of one run of an application: its submission and pods.
@@ -167,4 +169,38 @@ func withPriority(app *v1beta2.SparkApplication, class string) *v1beta2.SparkApp
 	app.Spec.Driver.PriorityClassName = ptr.To(class)
 	app.Spec.Executor.PriorityClassName = ptr.To(class)
 	return app
+}
+
+// TestPreemptionWaitsForVictimsToEnd: the victim's pods take a grace period to end, as a
+// kubelet's do (kwok has none). The preemptor's driver is created only once they are gone: else
+// kube-scheduler, finding no room on its planned node, would preempt pods there itself, by pod
+// priority, here those of an application of another queue that the gang scheduler never
+// chose. That application is left whole.
+func TestPreemptionWaitsForVictimsToEnd(t *testing.T) {
+	f := newFixture(t)
+	f.node("n", "6", nil)
+	queue := f.queue("q", schedv1alpha1.QueueSpec{Quota: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}})
+	other := f.queue("other", schedv1alpha1.QueueSpec{})
+	lower, lowest, high := f.priorityClass("lower", 2), f.priorityClass("lowest", 1), f.priorityClass("high", 100)
+	cluster.TerminationGrace(t, f.c, f.ns, 4*time.Second)
+	f.startOperator("--gang-preemption")
+
+	// The node is full: bystander (priority 0, its own queue) and two of queue q.
+	f.create(f.app("bystander", other, 1))
+	bystander := f.running("bystander")
+	f.create(withPriority(f.app("low-1", queue, 1), lower))
+	f.running("low-1")
+	f.create(withPriority(f.app("low-2", queue, 1), lowest))
+	low2 := f.running("low-2")
+	for _, p := range low2.pods {
+		patch := client.MergeFrom(p.DeepCopy())
+		p.Finalizers = append(p.Finalizers, cluster.GraceFinalizer)
+		if err := f.c.Patch(f.ctx, &p, patch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.create(withPriority(runFor(f.app("high", queue, 1), 3), high))
+	f.requirePreempted("low-2", low2, "preempted by "+f.ns+"/high")
+	f.waitState("high", v1beta2.ApplicationStateCompleted)
+	f.requireUntouched("bystander", bystander)
 }
