@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler/gang"
 	"github.com/sparkop/spark-operator/test/cluster"
@@ -32,8 +33,8 @@ import (
 // only their service accounts' rights: the webhook refuses an unknown queue (it reads Queues);
 // an application of a queue of its own is admitted (its reservation written on it), its
 // executor, made by the driver's service account on the gated template, is given its node
-// and ungated, it completes, and the queue's status is written. Neither process logs a
-// refusal by the API server.
+// and ungated, it completes, and the queue's status is written; a Spark Connect session is
+// admitted and its server started. Neither process logs a refusal by the API server.
 func TestInstallWithGangScheduler(t *testing.T) {
 	ctx := context.Background()
 	r := install(t, "controller.batchScheduler.gang.enable=true", "controller.batchScheduler.default=gang",
@@ -97,6 +98,25 @@ func TestInstallWithGangScheduler(t *testing.T) {
 	cluster.Eventually(t, 30*time.Second, "the queue's status", func() (bool, error) {
 		err := r.c.Get(ctx, client.ObjectKeyFromObject(queue), queue)
 		return err == nil && meta.FindStatusCondition(queue.Status.Conditions, schedv1alpha1.QueueConditionActive) != nil, err
+	})
+
+	// A Spark Connect session is a gang workload too (gang is the default): admitted, its
+	// reservation kept on it, its server started.
+	conn := &v1alpha1.SparkConnect{
+		ObjectMeta: metav1.ObjectMeta{Namespace: r.jobNamespace, Name: "session"},
+		Spec: v1alpha1.SparkConnectSpec{SparkVersion: "4.0.4", Image: ptr.To("docker.io/apache/spark:4.0.4"),
+			Executor: v1alpha1.ExecutorSpec{Instances: ptr.To[int32](1)}},
+	}
+	if err := r.c.Create(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Eventually(t, 60*time.Second, "the session's server, admitted by the gang scheduler", func() (bool, error) {
+		if err := r.c.Get(ctx, client.ObjectKeyFromObject(conn), conn); err != nil {
+			return false, err
+		}
+		_, admitted := gang.ReservationOf(conn)
+		err := r.c.Get(ctx, client.ObjectKey{Namespace: conn.Namespace, Name: conn.ServerPodName()}, &corev1.Pod{})
+		return admitted && err == nil, client.IgnoreNotFound(err)
 	})
 
 	controller.Stop()
