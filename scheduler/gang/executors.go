@@ -87,8 +87,14 @@ func placedOn(p *corev1.Pod) string {
 
 // planSlots gives ep's gated executors, in order, the planned nodes with a slot left (a node
 // planned for k executors has a slot while fewer than k pods were given it). Gated executors
-// beyond the returned nodes are beyond the plan.
-func planSlots(res Reservation, ep *executorPods) []string {
+// beyond the returned nodes are beyond the plan. A plan has slots only while its reservation
+// keeps node capacity (keepsNodes): once that lapsed, the planned nodes' capacity may have gone
+// to others, and a slot given there would leave the executor unschedulable; so every gated
+// executor is then beyond the plan, released by a cycle onto free capacity.
+func planSlots(res Reservation, ep *executorPods, o snapshotOptions) []string {
+	if !res.keepsNodes(o) {
+		return nil
+	}
 	var nodes []string
 	for _, n := range slices.Sorted(maps.Keys(res.Executors)) {
 		for k := ep.given[n]; k < res.Executors[n] && len(nodes) < len(ep.gated); k++ {
@@ -101,7 +107,7 @@ func planSlots(res Reservation, ep *executorPods) []string {
 // dynamicOf says what ep's executors do beyond res's plan, for the decision core: executors
 // alive beyond the plan's count (per node; those on no known node under ""), how many more
 // may start without more quota, and how many gated executors the plan has no slot for.
-func dynamicOf(res Reservation, ep *executorPods) Dynamic {
+func dynamicOf(res Reservation, ep *executorPods, o snapshotOptions) Dynamic {
 	if ep == nil {
 		return Dynamic{}
 	}
@@ -112,7 +118,7 @@ func dynamicOf(res Reservation, ep *executorPods) Dynamic {
 	for _, k := range ep.live {
 		alive += k
 	}
-	slots := int32(len(planSlots(res, ep)))
+	slots := int32(len(planSlots(res, ep, o)))
 	d := Dynamic{Asking: int32(len(ep.gated)) - slots, Spare: max(planned-alive-slots, 0)}
 	extra := alive - planned
 	for _, n := range slices.Sorted(maps.Keys(ep.live)) {
@@ -140,10 +146,11 @@ type release struct {
 }
 
 // executorReleases decides which gated executors to let go, and where: an admitted
-// workload's executors take its planned nodes' slots first, then the nodes the cycle released
-// executors beyond the plan to (Outcome.Released); the rest stay gated. An executor whose
-// workload holds no reservation for its submission any more is let go unconfined.
-func executorReleases(workloads []object, pods []corev1.Pod, released map[Key][]string) []release {
+// workload's executors take its planned nodes' slots first (while its reservation keeps
+// them, at o.Now), then the nodes the cycle released executors beyond the plan to
+// (Outcome.Released); the rest stay gated. An executor whose workload holds no reservation
+// for its submission any more is let go unconfined.
+func executorReleases(workloads []object, pods []corev1.Pod, released map[Key][]string, o snapshotOptions) []release {
 	reservations := map[Key]Reservation{}
 	for i := range workloads {
 		if r, ok := workloads[i].liveReservation(); ok {
@@ -158,7 +165,7 @@ func executorReleases(workloads []object, pods []corev1.Pod, released map[Key][]
 		var nodes []string
 		res, ok := reservations[m.app]
 		if ok && res.SubmissionID == m.submission {
-			nodes = append(planSlots(res, ep), released[m.app]...)
+			nodes = append(planSlots(res, ep, o), released[m.app]...)
 		}
 		for i, name := range ep.gated {
 			node := ""

@@ -97,8 +97,9 @@ func (l *loop) cycle(ctx context.Context) error {
 	l.overlayMarked(w.Workloads)
 	s.releases.forget(w.Pods)
 	s.releases.overlay(w.Pods)
-	now := s.cfg.Clock.Now()
-	snap, err := snapshot(w, snapshotOptions{ReservationTimeout: s.cfg.ReservationTimeout, Now: now})
+	opts := s.readingAt(s.cfg.Clock.Now())
+	now := opts.Now
+	snap, err := snapshot(w, opts)
 	if err != nil {
 		return err
 	}
@@ -207,13 +208,18 @@ func (l *loop) cycle(ctx context.Context) error {
 	if s.waker != nil {
 		s.waker.Wake(wake...)
 	}
-	s.releaseExecutors(ctx, w, out.Released)
+	s.releaseExecutors(ctx, w, opts, out.Released)
 	// The release loop lets go executors that appeared while this cycle ran.
 	s.triggerRelease()
 	if err := s.writeQueueStatus(ctx, w, snap, out); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// readingAt says how the world reads at now: which reservations still keep node capacity.
+func (s *Scheduler) readingAt(now time.Time) snapshotOptions {
+	return snapshotOptions{ReservationTimeout: s.cfg.ReservationTimeout, Now: now}
 }
 
 // store writes res on the workload's object before anything else happens, so that an operator

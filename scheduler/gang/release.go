@@ -110,16 +110,17 @@ func (r *releases) anyNew(gated []corev1.Pod) bool {
 	return false
 }
 
-// releaseExecutors lets go the gated executors of w that executorReleases chooses, with
-// beyondPlan the nodes a cycle released executors beyond their plans to (nil outside a cycle).
+// releaseExecutors lets go the gated executors of w that executorReleases chooses, with o
+// saying which reservations still keep their planned nodes and beyondPlan the nodes a cycle
+// released executors beyond their plans to (nil outside a cycle).
 // Choosing is atomic with what is being released already, seen over w; the API calls run side
 // by side and are not waited for. A call that fails is forgotten, and a cycle and the release
 // loop asked for shortly, which choose again.
-func (s *Scheduler) releaseExecutors(ctx context.Context, w world, beyondPlan map[Key][]string) {
+func (s *Scheduler) releaseExecutors(ctx context.Context, w world, o snapshotOptions, beyondPlan map[Key][]string) {
 	r := &s.releases
 	r.mu.Lock()
 	r.overlayLocked(w.Pods)
-	chosen := executorReleases(w.Workloads, w.Pods, beyondPlan)
+	chosen := executorReleases(w.Workloads, w.Pods, beyondPlan, o)
 	for _, rel := range chosen {
 		r.pods[rel.pod] = releaseState{node: rel.node}
 	}
@@ -189,7 +190,7 @@ func (s *Scheduler) releaseNew(ctx context.Context) error {
 		return err
 	}
 	s.releases.forget(w.Pods)
-	s.releaseExecutors(ctx, w, nil)
+	s.releaseExecutors(ctx, w, s.readingAt(s.cfg.Clock.Now()), nil)
 	return nil
 }
 

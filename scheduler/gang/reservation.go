@@ -52,6 +52,13 @@ func (r Reservation) Admission() *Admission {
 	return &Admission{Queue: r.Queue, Driver: r.Driver, Executors: maps.Clone(r.Executors)}
 }
 
+// keepsNodes reports whether r still keeps node capacity for its members not bound yet: until
+// o.ReservationTimeout after the admission (for ever when it is not positive). Its queue's
+// quota is kept either way, until the run ends.
+func (r Reservation) keepsNodes(o snapshotOptions) bool {
+	return o.ReservationTimeout <= 0 || o.Now.Sub(r.Admitted) < o.ReservationTimeout
+}
+
 func (r Reservation) encode() string {
 	data, _ := json.Marshal(r) // plain strings, numbers and a time: never fails
 	return string(data)

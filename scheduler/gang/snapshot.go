@@ -119,14 +119,14 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 		if admitted {
 			wl.Admission = res.Admission()
 			wl.Queue = res.Queue
-			wl.Dynamic = dynamicOf(res, executors[boundMember{wo.Key, res.SubmissionID, v1beta2.SparkRoleExecutor}])
+			wl.Dynamic = dynamicOf(res, executors[boundMember{wo.Key, res.SubmissionID, v1beta2.SparkRoleExecutor}], o)
 			if q := snap.Queues[res.Queue]; q != nil {
 				add(q.Usage, demand.Total(), 1)
 				for _, k := range wl.Dynamic.Extra {
 					add(q.Usage, memberRequests(demand.Executor), int64(k))
 				}
 			}
-			if o.ReservationTimeout <= 0 || o.Now.Sub(res.Admitted) < o.ReservationTimeout {
+			if res.keepsNodes(o) {
 				reserveUnbound(nodes, res, demand, bound, wo.Key)
 			}
 		}

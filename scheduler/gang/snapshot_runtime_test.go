@@ -338,11 +338,18 @@ func TestExecutorReleases(t *testing.T) {
 		}
 		return ps
 	}
+	// other is a pod of no gang application, bound to node.
+	other := func(name, node, cpu string) corev1.Pod {
+		p := pod(name, "", "", node, cpu, corev1.PodRunning)
+		p.Labels = nil
+		return p
+	}
 	res := &Reservation{SubmissionID: "s1", Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 2}, Admitted: now}
 	tests := []struct {
 		name     string
-		quota    string // the default queue's cpu quota; "" = none
-		sub      string // a's current submission; "" = s1
+		quota    string        // the default queue's cpu quota; "" = none
+		sub      string        // a's current submission; "" = s1
+		age      time.Duration // time since a's admission (the reservation timeout is a minute)
 		pods     []corev1.Pod
 		want     []string // "pod→node"
 		queueCPU string   // the default queue's admitted cpu after the cycle
@@ -377,6 +384,18 @@ func TestExecutorReleases(t *testing.T) {
 		want:     []string{"e3→n1"},
 		queueCPU: "5",
 	}, {
+		name:     "a lapsed reservation gives no planned slots: its executors go where capacity is free, within the gang's quota",
+		quota:    "5",
+		age:      2 * time.Minute,
+		pods:     []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), other("x", "n1", "14"), gated("e1", "e2")[0], gated("e1", "e2")[1]},
+		want:     []string{"e1→n2", "e2→n2"},
+		queueCPU: "5",
+	}, {
+		name:     "a lapsed reservation's executors stay gated while no node has room",
+		age:      2 * time.Minute,
+		pods:     []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), other("x", "n1", "14"), other("y", "n2", "15"), gated("e1", "e2")[0], gated("e1", "e2")[1]},
+		queueCPU: "5",
+	}, {
 		name:     "executors of a submission without a reservation are let go unconfined",
 		sub:      "s2",
 		pods:     running(gated("e3")...),
@@ -395,7 +414,8 @@ func TestExecutorReleases(t *testing.T) {
 			}
 			w := world{Nodes: []corev1.Node{node("n1"), node("n2")}, Pods: tt.pods,
 				Workloads: gangApps([]v1beta2.SparkApplication{app("a", sub, v1beta2.ApplicationStateRunning, 2, res)}), Queues: []schedv1alpha1.Queue{q}}
-			snap, err := snapshot(w, snapshotOptions{ReservationTimeout: time.Minute, Now: now})
+			o := snapshotOptions{ReservationTimeout: time.Minute, Now: now.Add(tt.age)}
+			snap, err := snapshot(w, o)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -408,7 +428,7 @@ func TestExecutorReleases(t *testing.T) {
 			}
 			out := Schedule(snap, Options{})
 			var got []string
-			for _, r := range executorReleases(w.Workloads, w.Pods, out.Released) {
+			for _, r := range executorReleases(w.Workloads, w.Pods, out.Released, o) {
 				got = append(got, r.pod.Name+"→"+r.node)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
