@@ -1,0 +1,85 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler/gang"
+	"github.com/sparkop/spark-operator/test/cluster"
+)
+
+// TestLapsedReservation: an executor that appears after its application's reservation timeout
+// is not sent to its planned node, whose capacity another pod took once the reservation
+// lapsed, but onto the other node, which has room, and runs there.
+func TestLapsedReservation(t *testing.T) {
+	const timeout = 2 * time.Second
+	f := newFixture(t)
+	nodes := []string{f.node("a", "2", nil), f.node("b", "2", nil)}
+	f.startOperator("--gang-reservation-timeout=" + timeout.String())
+	f.create(f.app("late", "default", 1))
+
+	// The driver runs; the fixture does not play Spark yet, so no executor exists.
+	var res gang.Reservation
+	cluster.Eventually(t, 60*time.Second, "late's driver to run", func() (bool, error) {
+		app := f.get("late")
+		r, ok := gang.ReservationOf(app)
+		if !ok || r.SubmissionID != app.Status.SubmissionID {
+			return false, nil
+		}
+		res = r
+		driver := &corev1.Pod{}
+		err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: app.DriverPodName()}, driver)
+		return err == nil && driver.Status.Phase == corev1.PodRunning, client.IgnoreNotFound(err)
+	})
+	planned, spare := nodes[0], nodes[1]
+	if res.Executors[spare] == 1 {
+		planned, spare = spare, planned
+	}
+	if res.Executors[planned] != 1 || len(res.Executors) != 1 {
+		t.Fatalf("planned executors %v; want one, on one of %v", res.Executors, nodes)
+	}
+	free := "2" // the cpu left on the executor's planned node, which the filler takes
+	if res.Driver == planned {
+		free = "1"
+	}
+	// Admitted is kept to the second: the reservation has surely lapsed a second after.
+	cluster.Eventually(t, 30*time.Second, "the reservation to lapse", func() (bool, error) {
+		return time.Since(res.Admitted) > timeout+time.Second, nil
+	})
+	filler := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "filler"},
+		Spec: corev1.PodSpec{NodeName: planned, Containers: []corev1.Container{{Name: "c", Image: "busybox",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(free)}}}}},
+	}
+	if err := f.c.Create(f.ctx, filler); err != nil {
+		t.Fatal(err)
+	}
+
+	// Now Spark starts the executor.
+	f.waitFor("late's executor to run on "+spare, func() (bool, error) {
+		for _, p := range f.pods("late") {
+			if p.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleExecutor {
+				continue
+			}
+			if n := p.Annotations[gang.AnnotationNode]; n != "" && n != spare {
+				return false, fmt.Errorf("executor %s was given node %s; want %s (%s is full)", p.Name, n, spare, planned)
+			}
+			return p.Spec.NodeName == spare && p.Status.Phase == corev1.PodRunning, nil
+		}
+		return false, nil
+	})
+}
