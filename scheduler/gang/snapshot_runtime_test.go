@@ -378,6 +378,12 @@ func TestExecutorReleases(t *testing.T) {
 		want:     []string{"e3→n1"},
 		queueCPU: "5",
 	}, {
+		name:     "a replacement goes where capacity is free, not to the planned node its ended executor left to others",
+		quota:    "5",
+		pods:     []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), executor("e1", "s1", "n1", false, true, corev1.PodFailed), executor("e2", "s1", "n1", false, true, corev1.PodRunning), other("x", "n1", "13"), gated("e3")[0]},
+		want:     []string{"e3→n2"},
+		queueCPU: "5",
+	}, {
 		name:     "an executor whose pod is gone leaves its planned slot to the next",
 		quota:    "5",
 		pods:     []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), executor("e2", "s1", "n1", false, true, corev1.PodRunning), gated("e3", "e4")[0], gated("e3", "e4")[1]},
