@@ -60,3 +60,33 @@ func TestAdmitJudgesEachSubmission(t *testing.T) {
 		})
 	}
 }
+
+// TestAdmitStartGate: an application holding a reservation for its run is admitted only once a
+// cycle of this process has found that its driver may start (hold.go).
+func TestAdmitStartGate(t *testing.T) {
+	key := scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: "a"})
+	res := &Reservation{SubmissionID: "s1", Queue: "default", Driver: "n1"}
+	tests := []struct {
+		name string
+		held map[Key]string
+		want scheduler.Decision
+	}{
+		{"no cycle yet", nil, scheduler.Decision{Reason: "admitted; waiting for the gang scheduler's first cycle"}},
+		{"held by the last cycle", map[Key]string{key: "n1"}, scheduler.Decision{Reason: heldReason("n1")}},
+		{"free to start", map[Key]string{}, scheduler.Decision{Admit: true, Pods: res.Pods()}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := New(Config{})
+			s.held = tt.held
+			a := app("a", "s1", v1beta2.ApplicationStateNew, 1, res)
+			got, err := s.Admit(context.Background(), scheduler.ApplicationWorkload(&a))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("decision (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

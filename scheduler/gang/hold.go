@@ -8,6 +8,8 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package gang
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
@@ -70,4 +72,9 @@ func (g *startGate) start(key Key, run, node string) bool {
 	}
 	add(room, need, -1)
 	return true
+}
+
+// heldReason is what a workload the start gate holds back shows.
+func heldReason(node string) string {
+	return fmt.Sprintf("admitted; waiting for room for the driver on %s, where pods of the applications it preempted are ending", node)
 }

@@ -113,7 +113,26 @@ func (l *loop) cycle(ctx context.Context) error {
 	}
 	var wake []Key
 	var errs []error
+	// Which admitted workloads may start their driver now (hold.go): decided, and published to
+	// Admit, before any reservation is stored, so that Admit never lets a held one start in
+	// between. Those admitted earlier and not submitted yet (held, or their wake-up lost in a
+	// restart) come first, and are woken again; the pool merges repeated wake-ups.
 	gate := newStartGate(w, snap)
+	for i := range w.Workloads {
+		o := &w.Workloads[i]
+		if r, ok := o.liveReservation(); ok && o.waits() && gate.start(o.Key, o.Run, r.Driver) {
+			wake = append(wake, o.Key)
+		}
+	}
+	startNow := map[Key]bool{}
+	for _, a := range out.Admitted {
+		if o := objects[a.Key]; o != nil {
+			startNow[a.Key] = gate.start(a.Key, o.Run, a.Admission.Driver)
+		}
+	}
+	s.mu.Lock()
+	s.held = gate.held
+	s.mu.Unlock()
 	if len(out.Admitted) > 0 && log.FromContext(ctx).V(2).Enabled() {
 		used := map[string]string{}
 		for _, n := range snap.Nodes {
@@ -152,7 +171,7 @@ func (l *loop) cycle(ctx context.Context) error {
 			continue
 		}
 		l.written[st.o.Key] = st.res
-		if gate.start(st.o.Key, st.o.Run, st.res.Driver) {
+		if startNow[st.o.Key] {
 			wake = append(wake, st.o.Key)
 		}
 	}
@@ -161,14 +180,6 @@ func (l *loop) cycle(ctx context.Context) error {
 			errs = append(errs, err)
 		} else if o := objects[p.Key]; o != nil {
 			l.marked[p.Key] = o.Run
-		}
-	}
-	// Admitted earlier but not submitted yet (held by the start gate, or the wake-up lost in
-	// a restart): wake again; the pool merges repeated wake-ups.
-	for i := range w.Workloads {
-		o := &w.Workloads[i]
-		if r, ok := o.liveReservation(); ok && o.waits() && gate.start(o.Key, o.Run, r.Driver) {
-			wake = append(wake, o.Key)
 		}
 	}
 
@@ -180,7 +191,12 @@ func (l *loop) cycle(ctx context.Context) error {
 	}
 
 	s.mu.Lock()
-	s.last, s.judged, s.held = out, judged, gate.held
+	s.last, s.judged = out, judged
+	for key, node := range gate.held {
+		if s.reported[key] != heldReason(node) {
+			wake = append(wake, key) // to show why it has not started
+		}
+	}
 	s.stats.Cycles++
 	s.stats.Decisions += int64(len(out.Admitted) + len(out.Waiting) + len(out.Rejected))
 	s.stats.Busy += busy

@@ -131,8 +131,15 @@ func (s *Scheduler) Admit(_ context.Context, w scheduler.Workload) (scheduler.De
 	defer s.mu.Unlock()
 	key := w.Key
 	if r, ok := ReservationOf(w.Object); ok && r.SubmissionID == w.Run {
+		if s.held == nil {
+			// No cycle has run in this process yet to tell whether its driver may start:
+			// the first one wakes it.
+			s.trigger()
+			return scheduler.Decision{Reason: "admitted; waiting for the gang scheduler's first cycle"}, nil
+		}
 		if node, held := s.held[key]; held {
-			return scheduler.Decision{Reason: fmt.Sprintf("admitted; waiting for room for the driver on %s, where pods of the applications it preempted are ending", node)}, nil
+			s.reported[key] = heldReason(node)
+			return scheduler.Decision{Reason: s.reported[key]}, nil
 		}
 		return scheduler.Decision{Admit: true, Pods: r.Pods()}, nil
 	}

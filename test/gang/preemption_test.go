@@ -182,7 +182,7 @@ func TestPreemptionWaitsForVictimsToEnd(t *testing.T) {
 	queue := f.queue("q", schedv1alpha1.QueueSpec{Quota: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}})
 	other := f.queue("other", schedv1alpha1.QueueSpec{})
 	lower, lowest, high := f.priorityClass("lower", 2), f.priorityClass("lowest", 1), f.priorityClass("high", 100)
-	cluster.TerminationGrace(t, f.c, f.ns, 4*time.Second)
+	cluster.TerminationGrace(t, f.c, f.ns, 5*time.Second)
 	f.startOperator("--gang-preemption")
 
 	// The node is full: bystander (priority 0, its own queue) and two of queue q.
@@ -200,6 +200,10 @@ func TestPreemptionWaitsForVictimsToEnd(t *testing.T) {
 		}
 	}
 	f.create(withPriority(runFor(f.app("high", queue, 1), 3), high))
+	// Admitted, it waits for the victim's pods to end, and says so.
+	f.waitFor("high to wait for its victim's pods", func() (bool, error) {
+		return strings.Contains(waiting(f.get("high")), "waiting for room for the driver"), nil
+	})
 	f.requirePreempted("low-2", low2, "preempted by "+f.ns+"/high")
 	f.waitState("high", v1beta2.ApplicationStateCompleted)
 	f.requireUntouched("bystander", bystander)
