@@ -48,7 +48,7 @@ func trimPod(obj any) (any, error) {
 		return obj, nil
 	}
 	labels := map[string]string{}
-	for _, k := range []string{v1beta2.LabelAppName, v1alpha1.LabelConnectName, v1beta2.LabelSubmissionID, v1beta2.SparkRoleLabel} {
+	for _, k := range []string{v1beta2.LabelAppName, v1alpha1.LabelConnectName, v1beta2.LabelSubmissionID, v1beta2.SparkRoleLabel, v1beta2.SparkExecutorIDLabel} {
 		if v, ok := p.Labels[k]; ok {
 			labels[k] = v
 		}

@@ -14,6 +14,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,9 +39,22 @@ const AnnotationNode = "scheduling.sparkop.dev/node"
 
 // executorPods are one submission's executor pods, as the gang scheduler reads them.
 type executorPods struct {
-	gated []string         // waiting for the gang scheduler to give them a node, by name
+	gated []gatedPod       // waiting for the gang scheduler to give them a node, by id then name
 	given map[string]int32 // node → pods given that node (any phase, not being deleted)
 	live  map[string]int32 // node → executors alive there: released or bound, not ended
+	// created is the highest executor id (spark-exec-id) among the pods, in any state. Spark
+	// numbers executors from 1 in the order it creates them, so every id up to it was created,
+	// whether or not its pod still exists.
+	created int
+	// unnumbered: some pod has no readable executor id, so planned slots are counted per node
+	// (see planSlots) rather than given by id.
+	unnumbered bool
+}
+
+// gatedPod is a gated executor pod: its name and executor id (0 when unreadable).
+type gatedPod struct {
+	name string
+	id   int
 }
 
 // executorsOf groups the executor pods of applications and sessions by submission.
@@ -57,9 +71,12 @@ func executorsOf(pods []corev1.Pod) map[boundMember]*executorPods {
 			ep = &executorPods{given: map[string]int32{}, live: map[string]int32{}}
 			out[m] = ep
 		}
+		id, numbered := executorID(p)
+		ep.created = max(ep.created, id)
+		ep.unnumbered = ep.unnumbered || !numbered
 		if hasGate(p) {
 			if p.DeletionTimestamp.IsZero() {
-				ep.gated = append(ep.gated, p.Name)
+				ep.gated = append(ep.gated, gatedPod{name: p.Name, id: id})
 			}
 			continue
 		}
@@ -71,9 +88,22 @@ func executorsOf(pods []corev1.Pod) map[boundMember]*executorPods {
 		}
 	}
 	for _, ep := range out {
-		sort.Strings(ep.gated)
+		sort.Slice(ep.gated, func(i, j int) bool {
+			a, b := ep.gated[i], ep.gated[j]
+			return a.id < b.id || a.id == b.id && a.name < b.name
+		})
 	}
 	return out
+}
+
+// executorID is the executor id Spark gives an executor pod in its spark-exec-id label; false
+// when it has none that reads as a positive number.
+func executorID(p *corev1.Pod) (int, bool) {
+	id, err := strconv.Atoi(p.Labels[v1beta2.SparkExecutorIDLabel])
+	if err != nil || id < 1 {
+		return 0, false
+	}
+	return id, true
 }
 
 // placedOn is the node a pod takes capacity on: the one it is bound to, else the one the gang
@@ -85,23 +115,92 @@ func placedOn(p *corev1.Pod) string {
 	return p.Annotations[AnnotationNode]
 }
 
-// planSlots gives ep's gated executors, in order, the planned nodes with a slot left (a node
-// planned for k executors has a slot while fewer than k pods were given it). Gated executors
-// beyond the returned nodes are beyond the plan. A plan has slots only while its reservation
+// plannedSlots lists res's planned executor slots in order: nodes by name, a node planned for
+// k executors k times. The executor of id i (from 1) is the plan's i-th: Spark numbers
+// executors in the order it creates them, so ids 1 to the plan's count are the initial gang,
+// and any later id (a replacement, or one dynamic allocation added) is beyond the plan.
+func plannedSlots(res Reservation) []string {
+	var slots []string
+	for _, n := range slices.Sorted(maps.Keys(res.Executors)) {
+		for range res.Executors[n] {
+			slots = append(slots, n)
+		}
+	}
+	return slots
+}
+
+// planSlots gives each of ep's gated executors its planned node, "" for one beyond the plan
+// (aligned with ep.gated). An executor of id i up to the plan's count gets the i-th planned
+// slot, which stops being kept for anyone once it was given, even when its pod is deleted
+// later (Spark replaces it with a higher id). Without readable ids (ep.unnumbered) slots are
+// counted per node: a node planned for k executors has a slot while fewer than k pods were
+// given it, so a deleted pod's slot opens again. A plan has slots only while its reservation
 // keeps node capacity (keepsNodes): once that lapsed, the planned nodes' capacity may have gone
 // to others, and a slot given there would leave the executor unschedulable; so every gated
 // executor is then beyond the plan, released by a cycle onto free capacity.
 func planSlots(res Reservation, ep *executorPods, o snapshotOptions) []string {
+	nodes := make([]string, len(ep.gated))
 	if !res.keepsNodes(o) {
-		return nil
+		return nodes
+	}
+	slots := plannedSlots(res)
+	if !ep.unnumbered {
+		for i, g := range ep.gated {
+			if g.id <= len(slots) {
+				nodes[i] = slots[g.id-1]
+			}
+		}
+		return nodes
+	}
+	given := maps.Clone(ep.given)
+	i := 0
+	for _, n := range slots {
+		if given[n] > 0 {
+			given[n]--
+			continue
+		}
+		if i == len(nodes) {
+			break
+		}
+		nodes[i] = n
+		i++
+	}
+	return nodes
+}
+
+// slotsToGive lists the planned nodes of res's slots not given yet, once per slot: those of
+// executor ids not created yet or still gated; false when ep's executors are unnumbered (the
+// caller then counts the pods given each node). A slot whose executor was given it stays
+// taken when the pod ends or is deleted, so it is never kept twice.
+func slotsToGive(res Reservation, ep *executorPods) ([]string, bool) {
+	if ep == nil {
+		ep = &executorPods{}
+	}
+	if ep.unnumbered {
+		return nil, false
+	}
+	gated := map[int]bool{}
+	for _, g := range ep.gated {
+		gated[g.id] = true
 	}
 	var nodes []string
-	for _, n := range slices.Sorted(maps.Keys(res.Executors)) {
-		for k := ep.given[n]; k < res.Executors[n] && len(nodes) < len(ep.gated); k++ {
+	for i, n := range plannedSlots(res) {
+		if id := i + 1; id > ep.created || gated[id] {
 			nodes = append(nodes, n)
 		}
 	}
-	return nodes
+	return nodes, true
+}
+
+// plannedCount is how many of ep's gated executors planSlots gives a planned node.
+func plannedCount(res Reservation, ep *executorPods, o snapshotOptions) int32 {
+	var k int32
+	for _, n := range planSlots(res, ep, o) {
+		if n != "" {
+			k++
+		}
+	}
+	return k
 }
 
 // dynamicOf says what ep's executors do beyond res's plan, for the decision core: executors
@@ -118,7 +217,7 @@ func dynamicOf(res Reservation, ep *executorPods, o snapshotOptions) Dynamic {
 	for _, k := range ep.live {
 		alive += k
 	}
-	slots := int32(len(planSlots(res, ep, o)))
+	slots := plannedCount(res, ep, o)
 	d := Dynamic{Asking: int32(len(ep.gated)) - slots, Spare: max(planned-alive-slots, 0)}
 	extra := alive - planned
 	for _, n := range slices.Sorted(maps.Keys(ep.live)) {
@@ -159,23 +258,22 @@ func executorReleases(workloads []object, pods []corev1.Pod, released map[Key][]
 	}
 	var out []release
 	for m, ep := range executorsOf(pods) {
-		if len(ep.gated) == 0 {
+		res, ok := reservations[m.app]
+		if !ok || res.SubmissionID != m.submission {
+			for _, g := range ep.gated {
+				out = append(out, release{types.NamespacedName{Namespace: m.app.Namespace, Name: g.name}, ""})
+			}
 			continue
 		}
-		var nodes []string
-		res, ok := reservations[m.app]
-		if ok && res.SubmissionID == m.submission {
-			nodes = append(planSlots(res, ep, o), released[m.app]...)
-		}
-		for i, name := range ep.gated {
-			node := ""
-			if ok && res.SubmissionID == m.submission {
-				if i >= len(nodes) {
-					break
+		beyond := released[m.app]
+		for i, node := range planSlots(res, ep, o) {
+			if node == "" {
+				if len(beyond) == 0 {
+					continue
 				}
-				node = nodes[i]
+				node, beyond = beyond[0], beyond[1:]
 			}
-			out = append(out, release{types.NamespacedName{Namespace: m.app.Namespace, Name: name}, node})
+			out = append(out, release{types.NamespacedName{Namespace: m.app.Namespace, Name: ep.gated[i].name}, node})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

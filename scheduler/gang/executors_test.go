@@ -10,6 +10,7 @@ package gang
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -20,6 +21,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
 
 // gatedExecutor is an executor as the gang scheduler's template makes it: gated, with node
@@ -119,6 +122,90 @@ func TestUngate(t *testing.T) {
 	}
 }
 
+// withGate is p gated by the gang scheduler.
+func withGate(p corev1.Pod) corev1.Pod {
+	p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: GateExecutor}}
+	return p
+}
+
+// TestPlanSlots: which planned node each gated executor gets, and which planned slots stay
+// kept, from the executors' ids (Spark numbers them from 1 in creation order).
+func TestPlanSlots(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	res := Reservation{SubmissionID: "s1", Driver: "n1", Executors: map[string]int32{"n2": 2, "n1": 1}, Admitted: now}
+	executor := func(id int, node string, phase corev1.PodPhase) corev1.Pod {
+		p := numbered(pod("a", "s1", "executor", node, "2", phase), id)
+		if node == "" {
+			return withGate(p)
+		}
+		return given(p, node)
+	}
+	unnumbered := func(name, node string) corev1.Pod {
+		p := pod("a", "s1", "executor", node, "2", corev1.PodRunning)
+		p.Name = name
+		if node == "" {
+			return withGate(p)
+		}
+		return given(p, node)
+	}
+	tests := []struct {
+		name  string
+		age   time.Duration // since admission; the reservation timeout is a minute
+		pods  []corev1.Pod
+		want  []string // planSlots, in the order of the gated executors (by id)
+		kept  []string // slotsToGive
+		count bool     // slotsToGive leaves it to counting (unnumbered)
+	}{{
+		name: "the initial gang takes the plan's slots by id",
+		pods: []corev1.Pod{executor(3, "", corev1.PodPending), executor(1, "", corev1.PodPending), executor(2, "", corev1.PodPending)},
+		want: []string{"n1", "n2", "n2"},
+		kept: []string{"n1", "n2", "n2"},
+	}, {
+		name: "nothing created yet: every slot is kept",
+		kept: []string{"n1", "n2", "n2"},
+	}, {
+		name: "an id beyond the plan gets no slot, even one whose executor was deleted",
+		// 1 was given n1 and deleted, 3 failed on n2 and was deleted; 4 replaces them.
+		pods: []corev1.Pod{executor(2, "n2", corev1.PodRunning), executor(4, "", corev1.PodPending)},
+		want: []string{""},
+	}, {
+		name: "an ended executor's slot stays taken",
+		pods: []corev1.Pod{executor(1, "n1", corev1.PodFailed), executor(2, "", corev1.PodPending)},
+		want: []string{"n2"},
+		kept: []string{"n2", "n2"},
+	}, {
+		name: "after the reservation timeout no executor gets a planned slot",
+		age:  2 * time.Minute,
+		pods: []corev1.Pod{executor(1, "", corev1.PodPending)},
+		want: []string{""},
+		kept: []string{"n1", "n2", "n2"},
+	}, {
+		name:  "without ids, slots are counted per node: a deleted pod's slot opens again",
+		pods:  []corev1.Pod{unnumbered("e2", "n2"), unnumbered("e4", ""), unnumbered("e5", "")},
+		want:  []string{"n1", "n2"},
+		count: true,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ep := executorsOf(tt.pods)[boundMember{applicationObject(&v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}}).Key, "s1", v1beta2.SparkRoleExecutor}]
+			var got []string
+			if ep != nil {
+				got = planSlots(res, ep, snapshotOptions{ReservationTimeout: time.Minute, Now: now.Add(tt.age)})
+			}
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("planned nodes of the gated executors (-want +got):\n%s", diff)
+			}
+			kept, ok := slotsToGive(res, ep)
+			if ok == tt.count {
+				t.Fatalf("slotsToGive numbered = %v, want %v", ok, !tt.count)
+			}
+			if diff := cmp.Diff(tt.kept, kept, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("slots kept (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 type countingReader struct {
 	client.Reader
 	n int
@@ -127,4 +214,16 @@ type countingReader struct {
 func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 	c.n++
 	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+// TestTrimPodKeepsExecutorID: the cluster cache keeps the executor id planned slots are given by.
+func TestTrimPodKeepsExecutorID(t *testing.T) {
+	p := numbered(pod("a", "s1", "executor", "n1", "2", corev1.PodRunning), 7)
+	trimmed, err := trimPod(&p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, ok := executorID(trimmed.(*corev1.Pod)); !ok || id != 7 {
+		t.Errorf("executor id after trimming = %d, %v; want 7, true", id, ok)
+	}
 }

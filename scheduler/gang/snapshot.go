@@ -127,7 +127,8 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 				}
 			}
 			if res.keepsNodes(o) {
-				reserveUnbound(nodes, res, demand, bound, wo.Key)
+				ep := executors[boundMember{wo.Key, res.SubmissionID, v1beta2.SparkRoleExecutor}]
+				reserveUnbound(nodes, res, demand, bound, wo.Key, ep)
 			}
 		}
 		snap.Workloads = append(snap.Workloads, wl)
@@ -136,15 +137,24 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 }
 
 // reserveUnbound adds to the planned nodes what the members of an admitted workload that are
-// not bound yet request. A bound member counts through its pod instead. Executors may land on
-// any of the planned executor nodes, so bound executors are matched to the plan node by node
-// first, then anywhere.
-func reserveUnbound(nodes map[string]*Node, res Reservation, d sparkpod.Demand, bound map[boundMember]map[string]int32, key Key) {
+// not bound yet request. A bound member counts through its pod instead. Executors keep the
+// planned slots not given yet (slotsToGive); without executor ids, bound executors are matched
+// to the plan node by node first, then anywhere, and the rest is kept, so the slot of an
+// executor whose pod was deleted is kept again.
+func reserveUnbound(nodes map[string]*Node, res Reservation, d sparkpod.Demand, bound map[boundMember]map[string]int32, key Key, ep *executorPods) {
 	drivers := bound[boundMember{key, res.SubmissionID, v1beta2.SparkRoleDriver}]
 	if len(drivers) == 0 {
 		if n := nodes[res.Driver]; n != nil {
 			add(n.Used, memberRequests(d.Driver), 1)
 		}
+	}
+	if slots, ok := slotsToGive(res, ep); ok {
+		for _, node := range slots {
+			if n := nodes[node]; n != nil {
+				add(n.Used, memberRequests(d.Executor), 1)
+			}
+		}
+		return
 	}
 	left := map[string]int32{}
 	for node, planned := range res.Executors {

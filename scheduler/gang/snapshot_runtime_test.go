@@ -8,6 +8,8 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package gang
 
 import (
+	"maps"
+	"strconv"
 	"testing"
 	"time"
 
@@ -37,6 +39,20 @@ func pod(app, sub, role, nodeName string, cpu string, phase corev1.PodPhase) cor
 			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}},
 		Status: corev1.PodStatus{Phase: phase},
 	}
+}
+
+// numbered gives p Spark's executor id: its label, and a name Spark would give it.
+func numbered(p corev1.Pod, id int) corev1.Pod {
+	p.Labels = maps.Clone(p.Labels)
+	p.Labels[v1beta2.SparkExecutorIDLabel] = strconv.Itoa(id)
+	p.Name = p.Labels[v1beta2.LabelAppName] + "-exec-" + strconv.Itoa(id)
+	return p
+}
+
+// given is p as released by the gang scheduler to node.
+func given(p corev1.Pod, node string) corev1.Pod {
+	p.Annotations = map[string]string{AnnotationNode: node}
+	return p
 }
 
 // app is a gang application of 1-CPU driver and n 2-CPU executors in state, with submission sub.
@@ -99,6 +115,17 @@ func TestSnapshotReservations(t *testing.T) {
 			pod("a", "s1", "executor", "n2", "2", corev1.PodRunning)},
 		// n1: driver pod 1 + 2 executors reserved; n2: 1 bound + 2 reserved (3 planned - 1).
 		wantUsed: map[string]string{"n1": "5", "n2": "6"},
+		admitted: 1, queueCPU: "11",
+	}, {
+		name: "numbered executors: a slot given stays taken once its pod is deleted; those not created yet or gated are kept",
+		apps: []v1beta2.SparkApplication{app("a", "s1", v1beta2.ApplicationStateRunning, 5, res("s1", now))},
+		// Executor 1 was given n1 and deleted; 2 runs on n1, 3 on n2; 4 is gated, 5 not created.
+		pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
+			given(numbered(pod("a", "s1", "executor", "n1", "2", corev1.PodRunning), 2), "n1"),
+			given(numbered(pod("a", "s1", "executor", "n2", "2", corev1.PodRunning), 3), "n2"),
+			withGate(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 4))},
+		// n1: driver 1 + executor 2; n2: executor 3 + the slots of 4 and 5 (plan order n1, n1, n2, n2, n2).
+		wantUsed: map[string]string{"n1": "3", "n2": "6"},
 		admitted: 1, queueCPU: "11",
 	}, {
 		name:     "a reservation of an older submission holds nothing; the app waits again",
@@ -388,6 +415,18 @@ func TestExecutorReleases(t *testing.T) {
 		quota:    "5",
 		pods:     []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), executor("e2", "s1", "n1", false, true, corev1.PodRunning), gated("e3", "e4")[0], gated("e3", "e4")[1]},
 		want:     []string{"e3→n1"},
+		queueCPU: "5",
+	}, {
+		name:     "an executor numbered beyond the plan never takes a planned slot, not even one its deleted predecessor left free",
+		quota:    "5",
+		pods:     []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), numbered(executor("e2", "s1", "n1", false, true, corev1.PodRunning), 2), other("x", "n1", "13"), numbered(gated("e3")[0], 3)},
+		want:     []string{"a-exec-3→n2"},
+		queueCPU: "5",
+	}, {
+		name:     "the plan's own ids take their slots, a replacement created among them goes beyond the plan",
+		quota:    "5",
+		pods:     []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), other("x", "n1", "12"), numbered(gated("e2")[0], 2), numbered(gated("e3")[0], 3)},
+		want:     []string{"a-exec-2→n1", "a-exec-3→n2"},
 		queueCPU: "5",
 	}, {
 		name:     "a lapsed reservation gives no planned slots: its executors go where capacity is free, within the gang's quota",
