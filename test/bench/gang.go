@@ -30,15 +30,17 @@ var gangSizes = []int32{2, 4, 8, 12}
 // (spark.go). It prints
 //
 //	RESULT mode=gang apps=… decisions_per_s=… partial_starts=… utilisation=… makespan_s=…
-//	gang: mode=gang apps_ever_partial=… stuck=… unfinished=… ramp_mean_s=… ramp_max_s=…
+//	gang: mode=gang apps_ever_partial=… unschedulable_peak=… stuck=… unfinished=… ramp_s=… ramp_max_s=… (created …, ungated …, bound …)
 //
 // partial_starts is the most applications at once whose driver runs while one of its executors
 // is unschedulable or has stayed unbound longer than unboundGrace; apps_ever_partial counts the
-// applications ever in that state. utilisation is the mean share of the nodes' allocatable CPU
-// requested by running pods over the run. The run ends when every application has finished, or
-// gives up when no job has progressed for stallLimit (or --timeout has passed): stuck counts
-// the applications then left whose driver runs with no executor running, unfinished all those
-// not finished. ramp is the time from a driver running to all its executors running.
+// applications ever in that state, unschedulable_peak the most at once with an executor the
+// kube-scheduler found no room for (the rest of the peak only waited). utilisation is the mean
+// share of the nodes' allocatable CPU requested by running pods over the run. The run ends when
+// every application has finished, or gives up when no job has progressed for stallLimit (or
+// --timeout has passed): stuck counts the applications then left whose driver runs with no
+// executor running, unfinished all those not finished. ramp is the mean time from a driver
+// running to all its executors running, and within it to all created, ungated and bound.
 func runGang(ctx context.Context, c config) error {
 	mode := "nogang"
 	if c.gang {
@@ -121,8 +123,8 @@ func runGang(ctx context.Context, c config) error {
 		}
 	}
 	created, ungated, bound, running, longest := j.ramp()
-	fmt.Printf("gang: mode=%s apps_ever_partial=%d stuck=%d unfinished=%d ramp_s=%.1f ramp_max_s=%.1f (created %.1f, ungated %.1f, bound %.1f)\n",
-		mode, len(j.everPartial), obs.stuck, c.apps-obs.finished, running.Seconds(), longest.Seconds(),
+	fmt.Printf("gang: mode=%s apps_ever_partial=%d unschedulable_peak=%d stuck=%d unfinished=%d ramp_s=%.1f ramp_max_s=%.1f (created %.1f, ungated %.1f, bound %.1f)\n",
+		mode, len(j.everPartial), j.unschedulablePeak, obs.stuck, c.apps-obs.finished, running.Seconds(), longest.Seconds(),
 		created.Seconds(), ungated.Seconds(), bound.Seconds())
 	fmt.Printf("RESULT mode=%s apps=%d decisions_per_s=%.0f partial_starts=%d utilisation=%.3f makespan_s=%.1f\n",
 		mode, c.apps, decisionsPerS, j.partialPeak, j.cpuShareSeconds/max(j.seconds, 1e-9), makespan.Seconds())

@@ -56,9 +56,10 @@ const unboundGrace = 10 * time.Second
 // comes back through done.
 type jobs struct {
 	byApp map[string]*job
-	// partialPeak is the most applications partially started at once; everPartial those ever.
-	partialPeak int
-	everPartial map[string]bool
+	// partialPeak is the most applications partially started at once; everPartial those ever;
+	// unschedulablePeak the most at once with an executor the kube-scheduler found no room for.
+	partialPeak, unschedulablePeak int
+	everPartial                    map[string]bool
 	// cpuSeconds and seconds integrate the CPU requested by running pods and the time, for
 	// the mean utilisation.
 	cpuShareSeconds, seconds float64
@@ -91,12 +92,15 @@ const (
 
 // observation is what one step saw.
 type observation struct {
-	finished  int  // applications COMPLETED or FAILED
-	progress  bool // some job progressed, or some application finished, since the last step
-	partial   int  // applications partially started now
-	stuck     int  // applications whose driver runs with no executor running
-	cpuShare  float64
-	unstarted int // applications not finished whose driver has not run yet
+	finished int  // applications COMPLETED or FAILED
+	progress bool // some job progressed, or some application finished, since the last step
+	partial  int  // applications partially started now
+	// applications partially started now with an executor the kube-scheduler found no room
+	// for (the others only waited past the grace)
+	unschedulable int
+	stuck         int // applications whose driver runs with no executor running
+	cpuShare      float64
+	unstarted     int // applications not finished whose driver has not run yet
 }
 
 func newJobs() *jobs { return &jobs{byApp: map[string]*job{}, everPartial: map[string]bool{}} }
@@ -110,7 +114,7 @@ func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplica
 		alloc += q.MilliValue()
 	}
 	drivers := map[string]*corev1.Pod{}
-	type execState struct{ total, ungated, bound, running, partial int }
+	type execState struct{ total, ungated, bound, running, partial, unschedulable int }
 	execs := map[string]*execState{}
 	for i := range pods {
 		p := &pods[i]
@@ -145,7 +149,10 @@ func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplica
 			switch {
 			case running:
 				e.running++
-			case p.Spec.NodeName == "" && (unschedulable(p) || now.Sub(p.CreationTimestamp.Time) > unboundGrace):
+			case p.Spec.NodeName == "" && unschedulable(p):
+				e.partial++
+				e.unschedulable++
+			case p.Spec.NodeName == "" && now.Sub(p.CreationTimestamp.Time) > unboundGrace:
 				e.partial++
 			}
 		}
@@ -192,6 +199,9 @@ func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplica
 				*t.at = now
 			}
 		}
+		if e.unschedulable > 0 {
+			obs.unschedulable++
+		}
 		if e.partial > 0 {
 			obs.partial++
 			j.everPartial[app.Name] = true
@@ -217,6 +227,7 @@ func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplica
 		}
 	}
 	j.partialPeak = max(j.partialPeak, obs.partial)
+	j.unschedulablePeak = max(j.unschedulablePeak, obs.unschedulable)
 	return acts, obs
 }
 

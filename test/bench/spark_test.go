@@ -88,7 +88,7 @@ func TestJobsStep(t *testing.T) {
 		started: true,
 		pods: []corev1.Pod{driverOf("a", corev1.PodRunning),
 			executorOf("a", "1", "n1", corev1.PodRunning, t0), executorOf("a", "2", "", corev1.PodPending, t0.Add(30*time.Second), unschedulableCond)},
-		want: want{Obs: observation{progress: true, partial: 1, cpuShare: 0.3}, Peak: 1, Ever: []string{"a"}},
+		want: want{Obs: observation{progress: true, partial: 1, unschedulable: 1, cpuShare: 0.3}, Peak: 1, Ever: []string{"a"}},
 	}, {
 		name:    "an executor unbound within the grace is not",
 		started: true,
