@@ -64,19 +64,26 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 	// A pod counts on the node it is bound to, or, released by the gang scheduler to a node and
 	// not bound yet, on that node: it is on its way there.
 	bound := map[boundMember]map[string]int32{} // member → node → pods placed there (any phase)
+	// Runs whose driver (a session's server) has ended: their reservation holds nothing more,
+	// though the controller may not have seen the end yet.
+	ended := map[boundMember]bool{}
 	for i := range w.Pods {
 		p := &w.Pods[i]
 		on := placedOn(p)
 		if on == "" {
 			continue
 		}
+		terminal := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 		if m, ok := memberOf(p); ok {
 			if bound[m] == nil {
 				bound[m] = map[string]int32{}
 			}
 			bound[m][on]++
+			if terminal && m.role == v1beta2.SparkRoleDriver {
+				ended[m] = true
+			}
 		}
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if terminal {
 			continue
 		}
 		if n := nodes[on]; n != nil {
@@ -102,6 +109,12 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 	for i := range w.Workloads {
 		wo := &w.Workloads[i]
 		res, admitted := wo.liveReservation()
+		if admitted && ended[boundMember{wo.Key, res.SubmissionID, v1beta2.SparkRoleDriver}] {
+			// The run is over: what its pods still hold counts through them. Waiting for the
+			// controller to record the end (tens of seconds on a busy API server) would keep
+			// its executors' capacity reserved once they are gone.
+			continue
+		}
 		if !admitted && !wo.waits() {
 			continue
 		}

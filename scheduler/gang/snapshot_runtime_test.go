@@ -143,6 +143,20 @@ func TestSnapshotReservations(t *testing.T) {
 		wantUsed: map[string]string{"n1": "5", "n2": "6"},
 		admitted: 1, queueCPU: "11",
 	}, {
+		name: "a run whose driver ended holds nothing, though the controller has not seen it end",
+		apps: []v1beta2.SparkApplication{app("a", "s1", v1beta2.ApplicationStateRunning, 5, res("s1", now))},
+		pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodSucceeded),
+			pod("a", "s1", "executor", "n2", "2", corev1.PodRunning)},
+		// The executor not yet gone counts through its pod; nothing is reserved, no quota taken.
+		wantUsed: map[string]string{"n1": "0", "n2": "2"},
+		queueCPU: "0",
+	}, {
+		name:     "a driver of an older submission that ended does not end the current run",
+		apps:     []v1beta2.SparkApplication{app("a", "s2", v1beta2.ApplicationStateRunning, 5, res("s2", now))},
+		pods:     []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodFailed)},
+		wantUsed: map[string]string{"n1": "5", "n2": "6"},
+		admitted: 1, queueCPU: "11",
+	}, {
 		name:     "a finished run holds nothing",
 		apps:     []v1beta2.SparkApplication{app("a", "s1", v1beta2.ApplicationStateCompleted, 5, res("s1", now))},
 		wantUsed: map[string]string{"n1": "0", "n2": "0"},
