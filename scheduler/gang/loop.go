@@ -185,7 +185,7 @@ func (l *loop) cycle(ctx context.Context) error {
 
 	judged := make(map[Key]judgement, len(snap.Workloads))
 	for _, wl := range snap.Workloads {
-		if o := objects[wl.Key]; o != nil && wl.Admission == nil {
+		if o := objects[wl.Key]; o != nil && wl.Admission == nil && !wl.Unrecorded {
 			judged[wl.Key] = judgementOf(o.Workload)
 		}
 	}

@@ -85,6 +85,12 @@ type Workload struct {
 	// Dynamic is, for an admitted workload, what its executors do beyond the plan (dynamic
 	// allocation).
 	Dynamic Dynamic
+	// Unrecorded marks a waiting application whose controller has not yet recorded the
+	// submission it will ask admission for. It cannot be admitted before that, but it keeps
+	// its place in its queue's order: the controller records submissions in no particular
+	// order, and an application created later must not go first because its submission was
+	// recorded sooner.
+	Unrecorded bool
 }
 
 // Dynamic is what an admitted workload's executors do beyond its admission's plan: Spark's

@@ -28,6 +28,10 @@ import (
 //     needs more of a resource than its queue or an ancestor allows even when idle, or a member
 //     is bigger than every node it may use, or the gang cannot be placed on the cluster even
 //     when every node is empty.
+//   - Left out of the outcome if it is Unrecorded (its submission not recorded yet): no verdict
+//     can be acted on before that, but it blocks its queue as a head that could not be admitted
+//     would (unless it could never be admitted, or may use no node), so that those behind it
+//     do not go first.
 //   - Behind N applications, if an earlier workload of its queue could not be admitted: the
 //     head of a queue blocks those behind it (with Options.Backfill, see backfill below). A
 //     workload with a member that may use none of the schedulable nodes (by its node selector,
@@ -214,6 +218,10 @@ func (w *workload) queuePriority() int32 {
 
 func (c *cycle) run(opts Options) {
 	for _, w := range c.waiting {
+		if w.w.Unrecorded {
+			c.holdPlace(w)
+			continue
+		}
 		if reason := c.rejection(w); reason != "" {
 			c.out.Rejected[w.key()] = reason
 			continue
@@ -275,6 +283,21 @@ func (c *cycle) run(opts Options) {
 		for _, w := range q.order {
 			c.out.Order[name] = append(c.out.Order[name], w.key())
 		}
+	}
+}
+
+// holdPlace keeps an unrecorded workload's place in its queue: it counts as waiting there and,
+// first in line, is its queue's head, so that strict order holds back those behind it and
+// backfill protects it. It gets no verdict and no place in the outcome: the runtime could not
+// act on one for a submission not recorded yet, and the next cycle judges it once it is.
+func (c *cycle) holdPlace(w *workload) {
+	q := w.queue
+	if q == nil || q.broken != "" || c.rejection(w) != "" || c.matchesNoNode(w) {
+		return
+	}
+	q.waiting++
+	if q.head == nil {
+		q.head = w
 	}
 }
 

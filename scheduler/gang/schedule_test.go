@@ -415,6 +415,26 @@ func TestOrder(t *testing.T) {
 			Order: map[string][]string{"high": {"b-new"}, "low": {"low-queue-urgent"}},
 		},
 	}, {
+		name:  "an older application whose submission is not recorded yet keeps its place: nothing behind it goes first",
+		nodes: []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("2", "16Gi")},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("older").Unrecorded(),
+			gt.MakeWorkload("newer").Created(time.Second),
+		},
+		want: summary{
+			Waiting: map[string]string{"newer": "behind 1 application in queue default; needs 1 cpu, 1Gi"},
+			Order:   map[string][]string{"default": {"newer"}},
+		},
+	}, {
+		name:  "an unrecorded application that can never be admitted, or behind the head, holds nothing back",
+		nodes: []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("2", "16Gi")},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("too-big").Driver("64", "1Gi").Unrecorded(),
+			gt.MakeWorkload("first").Created(time.Second),
+			gt.MakeWorkload("later").Created(time.Minute).Unrecorded(),
+		},
+		want: summary{Admitted: []string{"first: n1 []"}},
+	}, {
 		name:   "strict order: the head of a queue blocks the smaller workloads behind it; other queues go on",
 		nodes:  []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("8", "16Gi").Used("4", "1Gi")},
 		queues: []*gt.QueueWrapper{gt.MakeQueue("default"), gt.MakeQueue("other")},
@@ -490,6 +510,19 @@ func TestBackfill(t *testing.T) {
 				"small": "behind 1 application in queue default; needs 1 cpu, 1Gi",
 			},
 			Order: map[string][]string{"default": {"head", "small"}},
+		},
+	}, {
+		name:  "backfill protects an unrecorded head as any other: the small one goes only where the head can never go",
+		nodes: nodes(),
+		opts:  gang.Options{Backfill: true},
+		workloads: []*gt.WorkloadWrapper{gpuHead().Unrecorded(), gt.MakeWorkload("small").Created(time.Second),
+			gt.MakeWorkload("gpu-small").NodeSelector("gpu", "true").Created(time.Minute)},
+		want: summary{
+			Admitted: []string{"small: cpu1 []"},
+			Waiting: map[string]string{
+				"gpu-small": "behind 1 application in queue default; cannot go first: no schedulable node matches the driver's node selector, affinity and tolerations on nodes the head cannot use; needs 1 cpu, 1Gi",
+			},
+			Order: map[string][]string{"default": {"gpu-small"}},
 		},
 	}, {
 		name:      "backfill goes on nodes the head can never use, even where another node fits tighter",

@@ -45,7 +45,7 @@ type boundMember struct {
 
 // snapshot turns the world into the decision core's input. Admitted workloads are those with
 // a live reservation, with what their executors do beyond the plan; waiting ones those
-// awaiting admission. Node usage is what non-terminal pods bound (or released) to the node
+// awaiting admission, and applications about to ask (Unrecorded), which keep their place. Node usage is what non-terminal pods bound (or released) to the node
 // request plus what admitted workloads' unbound members have reserved.
 func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 	snap := Snapshot{Queues: map[string]*Queue{}}
@@ -115,7 +115,8 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 			// its executors' capacity reserved once they are gone.
 			continue
 		}
-		if !admitted && !wo.waits() {
+		unrecorded := !admitted && wo.unrecorded
+		if !admitted && !wo.waits() && !unrecorded {
 			continue
 		}
 		demand, err := wo.demand()
@@ -125,7 +126,7 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 		}
 		wo.Demand = demand
 		wl := Workload{Key: wo.Key, Queue: wo.Queue, Priority: priorities[wo.PriorityClassName],
-			Created: wo.Object.GetCreationTimestamp().Time, Demand: demand}
+			Created: wo.Object.GetCreationTimestamp().Time, Demand: demand, Unrecorded: unrecorded}
 		if wl.Queue == "" {
 			wl.Queue = schedv1alpha1.DefaultQueueName
 		}

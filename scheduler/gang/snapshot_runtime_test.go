@@ -500,3 +500,27 @@ func TestExecutorReleases(t *testing.T) {
 		})
 	}
 }
+
+func TestUnrecordedApplications(t *testing.T) {
+	suspended := app("suspended", "", v1beta2.ApplicationStateNew, 1, nil)
+	suspended.Spec.Suspend = ptr.To(true)
+	apps := []v1beta2.SparkApplication{
+		app("new", "", v1beta2.ApplicationStateNew, 1, nil),
+		app("rerun", "", v1beta2.ApplicationStatePendingRerun, 1, nil),
+		app("recorded", "s1", v1beta2.ApplicationStateNew, 1, nil),
+		app("done", "", v1beta2.ApplicationStateCompleted, 1, nil),
+		suspended,
+	}
+	snap, err := snapshot(world{Workloads: gangApps(apps)}, snapshotOptions{Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, w := range snap.Workloads {
+		got[w.Key.Name] = w.Unrecorded
+	}
+	want := map[string]bool{"new": true, "rerun": true, "recorded": false}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("workloads in the cycle → unrecorded (-want +got):\n%s", diff)
+	}
+}

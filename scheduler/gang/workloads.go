@@ -32,6 +32,9 @@ type object struct {
 	scheduler.Workload // Key, Object (where its reservation is kept), Run, Queue, PriorityClassName
 	// awaiting: the run is recorded and waits for admission; nothing of it has started.
 	awaiting bool
+	// unrecorded: it will ask for admission once its controller records the run; until then it
+	// keeps its place in the order (Workload.Unrecorded).
+	unrecorded bool
 	// holds: the run may hold a reservation (it has not ended, been suspended or deleted).
 	holds bool
 	// demand computes Workload.Demand; an error keeps the workload out of the cycle.
@@ -46,11 +49,12 @@ func applicationObject(app *v1beta2.SparkApplication) object {
 	c := meta.FindStatusCondition(app.Status.Conditions, scheduler.ConditionQueued)
 	showing := c != nil && c.Status == metav1.ConditionTrue
 	return object{
-		Workload: scheduler.ApplicationWorkload(app),
-		showing:  showing,
-		shown:    conditionMessage(c, showing),
-		awaiting: awaitingAdmission(app),
-		holds:    applicationHolds(app),
+		Workload:   scheduler.ApplicationWorkload(app),
+		showing:    showing,
+		shown:      conditionMessage(c, showing),
+		awaiting:   awaitingAdmission(app),
+		unrecorded: awaitingRecord(app),
+		holds:      applicationHolds(app),
 		demand: func() (sparkpod.Demand, error) {
 			defaulted := app.DeepCopy()
 			v1beta2.SetSparkApplicationDefaults(defaulted)
@@ -131,6 +135,17 @@ func awaitingAdmission(app *v1beta2.SparkApplication) bool {
 		return false
 	}
 	return app.Status.SubmissionID != "" && !app.IsSuspended() && app.DeletionTimestamp.IsZero()
+}
+
+// awaitingRecord reports whether app is about to ask for admission: it is to be submitted
+// (new, or to run again) and its controller has not yet recorded the submission.
+func awaitingRecord(app *v1beta2.SparkApplication) bool {
+	switch app.Status.AppState.State {
+	case v1beta2.ApplicationStateNew, v1beta2.ApplicationStatePendingRerun:
+	default:
+		return false
+	}
+	return app.Status.SubmissionID == "" && !app.IsSuspended() && app.DeletionTimestamp.IsZero()
 }
 
 // memberOf says which workload member a pod is: a session's server or executor (by the

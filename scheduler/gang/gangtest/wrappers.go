@@ -152,6 +152,12 @@ func (b *WorkloadWrapper) Admitted(driverNode string, executors map[string]int32
 	return b
 }
 
+// Unrecorded marks the workload as waiting for its controller to record its submission.
+func (b *WorkloadWrapper) Unrecorded() *WorkloadWrapper {
+	b.w.Unrecorded = true
+	return b
+}
+
 // Extra sets, on an admitted workload, the executors running beyond its gang, per node.
 func (b *WorkloadWrapper) Extra(executors map[string]int32) *WorkloadWrapper {
 	b.w.Dynamic.Extra = executors
