@@ -10,12 +10,12 @@ package sparkapplication
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // This file holds the pod monitor: pure functions from the pods of one submission to what the
@@ -156,7 +156,7 @@ func executorStates(prev map[string]v1beta2.ExecutorState, pods []corev1.Pod, su
 			continue
 		}
 		out[pod.Name] = executorState(pod)
-		ids[pod.Name] = executorID(pod.Name, pod.Labels[v1beta2.SparkExecutorIDLabel])
+		ids[pod.Name], _ = sparkpod.ExecutorID(pod.Name, pod.Labels)
 	}
 	for name, state := range prev {
 		if _, seen := out[name]; seen {
@@ -173,7 +173,7 @@ func executorStates(prev map[string]v1beta2.ExecutorState, pods []corev1.Pod, su
 			}
 		}
 		out[name] = state
-		ids[name] = executorID(name, "")
+		ids[name], _ = sparkpod.ExecutorID(name, nil)
 	}
 	if max <= 0 || len(out) <= max {
 		if len(out) == 0 {
@@ -195,20 +195,6 @@ func executorStates(prev map[string]v1beta2.ExecutorState, pods []corev1.Pod, su
 		delete(out, n)
 	}
 	return out
-}
-
-// executorID is Spark's executor ID from the spark-exec-id label, or else from the "-exec-<id>"
-// suffix of the pod name Spark gives executors; -1 when neither is a number.
-func executorID(podName, label string) int {
-	if id, err := strconv.Atoi(label); err == nil {
-		return id
-	}
-	if i := strings.LastIndex(podName, "-exec-"); i >= 0 {
-		if id, err := strconv.Atoi(podName[i+len("-exec-"):]); err == nil {
-			return id
-		}
-	}
-	return -1
 }
 
 // newlyFailedExecutors lists, sorted, the executors that are FAILED now but were not before.

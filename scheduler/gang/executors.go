@@ -14,7 +14,6 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // GateExecutor holds an admitted application's executors back from the kube-scheduler until
@@ -71,7 +71,7 @@ func executorsOf(pods []corev1.Pod) map[boundMember]*executorPods {
 			ep = &executorPods{given: map[string]int32{}, live: map[string]int32{}}
 			out[m] = ep
 		}
-		id, numbered := executorID(p)
+		id, numbered := sparkpod.ExecutorID(p.Name, p.Labels)
 		ep.created = max(ep.created, id)
 		ep.unnumbered = ep.unnumbered || !numbered
 		if hasGate(p) {
@@ -94,16 +94,6 @@ func executorsOf(pods []corev1.Pod) map[boundMember]*executorPods {
 		})
 	}
 	return out
-}
-
-// executorID is the executor id Spark gives an executor pod in its spark-exec-id label; false
-// when it has none that reads as a positive number.
-func executorID(p *corev1.Pod) (int, bool) {
-	id, err := strconv.Atoi(p.Labels[v1beta2.SparkExecutorIDLabel])
-	if err != nil || id < 1 {
-		return 0, false
-	}
-	return id, true
 }
 
 // placedOn is the node a pod takes capacity on: the one it is bound to, else the one the gang

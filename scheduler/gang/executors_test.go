@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // gatedExecutor is an executor as the gang scheduler's template makes it: gated, with node
@@ -223,7 +224,7 @@ func TestTrimPodKeepsExecutorID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id, ok := executorID(trimmed.(*corev1.Pod)); !ok || id != 7 {
+	if id, ok := sparkpod.ExecutorID(trimmed.(*corev1.Pod).Name, trimmed.(*corev1.Pod).Labels); !ok || id != 7 {
 		t.Errorf("executor id after trimming = %d, %v; want 7, true", id, ok)
 	}
 }
