@@ -183,6 +183,15 @@ write_kubeconfig() {
 # ---------------------------------------------------------------------------------------------
 # up / down
 
+# nodes_ready succeeds once every node reports Ready. One list, not `kubectl wait`: that reads
+# the nodes one by one under the client's rate limit, and with 100 nodes never finishes inside
+# its own timeout.
+nodes_ready() {
+  local ready
+  ready=$(kctl get nodes -o jsonpath='{range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}') || return 1
+  [ "$(grep -c '^True$' <<<"$ready")" -ge "$NODES" ]
+}
+
 create_nodes() {
   local i manifest=""
   for i in $(seq 0 $((NODES - 1))); do
@@ -317,7 +326,7 @@ EOF
 
   create_nodes
   default_logs
-  wait_for 90 "$NODES nodes to be Ready" kctl wait --for condition=Ready node --all --timeout 5s
+  wait_for 90 "$NODES nodes to be Ready" nodes_ready
   # The controller manager creates each namespace's default service account; pods need it.
   wait_for 60 "the default service account" kctl get serviceaccount default -n default
   for c in "${COMPONENTS[@]}"; do running "$c" || die "$c exited during start-up (log: $STATE/logs/$c.log)"; done
