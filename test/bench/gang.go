@@ -30,13 +30,16 @@ var gangSizes = []int32{2, 4, 8, 12}
 // (spark.go). It prints
 //
 //	RESULT mode=gang apps=… decisions_per_s=… partial_starts=… utilisation=… makespan_s=…
-//	gang: mode=gang apps_ever_partial=… unschedulable_peak=… stuck=… unfinished=… ramp_s=… ramp_max_s=… (created …, ungated …, bound …)
+//	gang: mode=gang allocated=… apps_ever_partial=… unschedulable_peak=… stuck=… unfinished=… ramp_s=… ramp_max_s=… (created …, ungated …, bound …)
+//	gang: mode=gang unschedulable executors=… bound_after_s=… bound_after_max_s=…   (when there were any, with their messages)
 //
 // partial_starts is the most applications at once whose driver runs while one of its executors
 // is unschedulable or has stayed unbound longer than unboundGrace; apps_ever_partial counts the
 // applications ever in that state, unschedulable_peak the most at once with an executor the
 // kube-scheduler found no room for (the rest of the peak only waited). utilisation is the mean
-// share of the nodes' allocatable CPU requested by running pods over the run. The run ends when
+// share of the nodes' allocatable CPU at work over the run: requested by the running executors
+// of jobs that progress, and by their drivers; allocated is the mean share requested by all
+// running pods, idle drivers included. The run ends when
 // every application has finished, or gives up when no job has progressed for stallLimit (or
 // --timeout has passed): stuck counts the applications then left whose driver runs with no
 // executor running, unfinished all those not finished. ramp is the mean time from a driver
@@ -123,11 +126,14 @@ func runGang(ctx context.Context, c config) error {
 		}
 	}
 	created, ungated, bound, running, longest := j.ramp()
-	fmt.Printf("gang: mode=%s apps_ever_partial=%d unschedulable_peak=%d stuck=%d unfinished=%d ramp_s=%.1f ramp_max_s=%.1f (created %.1f, ungated %.1f, bound %.1f)\n",
-		mode, len(j.everPartial), j.unschedulablePeak, obs.stuck, c.apps-obs.finished, running.Seconds(), longest.Seconds(),
-		created.Seconds(), ungated.Seconds(), bound.Seconds())
+	fmt.Printf("gang: mode=%s allocated=%.3f apps_ever_partial=%d unschedulable_peak=%d stuck=%d unfinished=%d ramp_s=%.1f ramp_max_s=%.1f (created %.1f, ungated %.1f, bound %.1f)\n",
+		mode, j.cpuShareSeconds/max(j.seconds, 1e-9), len(j.everPartial), j.unschedulablePeak, obs.stuck, c.apps-obs.finished,
+		running.Seconds(), longest.Seconds(), created.Seconds(), ungated.Seconds(), bound.Seconds())
+	if u := j.unschedulableSummary(); u != "" {
+		fmt.Printf("gang: mode=%s %s\n", mode, u)
+	}
 	fmt.Printf("RESULT mode=%s apps=%d decisions_per_s=%.0f partial_starts=%d utilisation=%.3f makespan_s=%.1f\n",
-		mode, c.apps, decisionsPerS, j.partialPeak, j.cpuShareSeconds/max(j.seconds, 1e-9), makespan.Seconds())
+		mode, c.apps, decisionsPerS, j.partialPeak, j.workingShareSeconds/max(j.seconds, 1e-9), makespan.Seconds())
 	return nil
 }
 

@@ -25,6 +25,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -60,9 +61,18 @@ type jobs struct {
 	// unschedulablePeak the most at once with an executor the kube-scheduler found no room for.
 	partialPeak, unschedulablePeak int
 	everPartial                    map[string]bool
-	// cpuSeconds and seconds integrate the CPU requested by running pods and the time, for
-	// the mean utilisation.
-	cpuShareSeconds, seconds float64
+	// cpuShareSeconds, workingShareSeconds and seconds integrate the share of CPU requested by
+	// running pods, the share of it working (see observation) and the time, for the means.
+	cpuShareSeconds, workingShareSeconds, seconds float64
+	// unschedulable keeps, per executor pod the kube-scheduler found no room for, when that
+	// was first seen, its message and how long the pod stayed so: what the run tells of why.
+	unschedulable map[string]*unschedulableExecutor
+}
+
+type unschedulableExecutor struct {
+	seen    time.Time
+	message string
+	until   time.Duration // from seen to bound; 0 while unbound
 }
 
 type job struct {
@@ -98,33 +108,40 @@ type observation struct {
 	// applications partially started now with an executor the kube-scheduler found no room
 	// for (the others only waited past the grace)
 	unschedulable int
-	stuck         int // applications whose driver runs with no executor running
-	cpuShare      float64
-	unstarted     int // applications not finished whose driver has not run yet
+	stuck         int     // applications whose driver runs with no executor running
+	cpuShare      float64 // of the nodes' allocatable CPU, the share running pods request
+	// workingShare is the share requested by the running pods of jobs that progress: their
+	// running executors and their driver. A driver waiting for executors (or executors left
+	// running after their driver) holds CPU and does no work; in a real cluster it uses next
+	// to none of what it requested, which is what the simulation counts here.
+	workingShare float64
+	unstarted    int // applications not finished whose driver has not run yet
 }
 
-func newJobs() *jobs { return &jobs{byApp: map[string]*job{}, everPartial: map[string]bool{}} }
+func newJobs() *jobs {
+	return &jobs{byApp: map[string]*job{}, everPartial: map[string]bool{}, unschedulable: map[string]*unschedulableExecutor{}}
+}
 
 // step accounts for dt elapsed until now on the state given and returns the API calls to make.
 func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplication, pods []corev1.Pod, nodes []corev1.Node) ([]action, observation) {
 	var obs observation
-	var alloc, used int64
+	var alloc, used, working int64
 	for i := range nodes {
 		q := nodes[i].Status.Allocatable[corev1.ResourceCPU]
 		alloc += q.MilliValue()
 	}
 	drivers := map[string]*corev1.Pod{}
-	type execState struct{ total, ungated, bound, running, partial, unschedulable int }
+	type execState struct {
+		total, ungated, bound, running, partial, unschedulable int
+		runningCPU                                             int64 // millicores requested by the running ones
+	}
 	execs := map[string]*execState{}
 	for i := range pods {
 		p := &pods[i]
 		live := p.DeletionTimestamp.IsZero() && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 		running := live && p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning
 		if running {
-			for _, c := range p.Spec.Containers {
-				q := c.Resources.Requests[corev1.ResourceCPU]
-				used += q.MilliValue()
-			}
+			used += cpuOf(p)
 		}
 		app := p.Labels[v1beta2.LabelAppName]
 		switch p.Labels[v1beta2.SparkRoleLabel] {
@@ -145,23 +162,25 @@ func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplica
 			}
 			if p.Spec.NodeName != "" {
 				e.bound++
+				if u := j.unschedulable[p.Name]; u != nil && u.until == 0 {
+					u.until = now.Sub(u.seen)
+				}
 			}
 			switch {
 			case running:
 				e.running++
-			case p.Spec.NodeName == "" && unschedulable(p):
+				e.runningCPU += cpuOf(p)
+			case p.Spec.NodeName == "" && unschedulable(p) != nil:
 				e.partial++
 				e.unschedulable++
+				if j.unschedulable[p.Name] == nil {
+					j.unschedulable[p.Name] = &unschedulableExecutor{seen: now, message: unschedulable(p).Message}
+				}
 			case p.Spec.NodeName == "" && now.Sub(p.CreationTimestamp.Time) > unboundGrace:
 				e.partial++
 			}
 		}
 	}
-	if alloc > 0 {
-		obs.cpuShare = float64(used) / float64(alloc)
-	}
-	j.cpuShareSeconds += obs.cpuShare * dt.Seconds()
-	j.seconds += dt.Seconds()
 
 	var acts []action
 	for i := range apps {
@@ -208,6 +227,8 @@ func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplica
 		}
 		if e.running == 0 {
 			obs.stuck++
+		} else if !jb.ended {
+			working += e.runningCPU + cpuOf(d)
 		}
 		if jb.ended || jb.busy {
 			continue
@@ -228,6 +249,13 @@ func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplica
 	}
 	j.partialPeak = max(j.partialPeak, obs.partial)
 	j.unschedulablePeak = max(j.unschedulablePeak, obs.unschedulable)
+	if alloc > 0 {
+		obs.cpuShare = float64(used) / float64(alloc)
+		obs.workingShare = float64(working) / float64(alloc)
+	}
+	j.cpuShareSeconds += obs.cpuShare * dt.Seconds()
+	j.workingShareSeconds += obs.workingShare * dt.Seconds()
+	j.seconds += dt.Seconds()
 	return acts, obs
 }
 
@@ -270,10 +298,53 @@ func (j *jobs) ramp() (created, ungated, bound, running, longest time.Duration) 
 	return created / d, ungated / d, bound / d, running / d, longest
 }
 
-func unschedulable(p *corev1.Pod) bool {
-	return slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
+// unschedulable returns the pod's condition saying the kube-scheduler found no room for it, or
+// nil.
+func unschedulable(p *corev1.Pod) *corev1.PodCondition {
+	i := slices.IndexFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
 		return c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable
 	})
+	if i < 0 {
+		return nil
+	}
+	return &p.Status.Conditions[i]
+}
+
+// unschedulableSummary tells how many executors the kube-scheduler found no room for, how long
+// they stayed unbound after (mean and longest, over those bound), and its messages by count.
+func (j *jobs) unschedulableSummary() string {
+	if len(j.unschedulable) == 0 {
+		return ""
+	}
+	var sum, longest time.Duration
+	bound := 0
+	messages := map[string]int{}
+	for _, u := range j.unschedulable {
+		messages[u.message]++
+		if u.until > 0 {
+			sum += u.until
+			longest = max(longest, u.until)
+			bound++
+		}
+	}
+	out := fmt.Sprintf("unschedulable executors=%d bound_after_s=%.1f bound_after_max_s=%.1f", len(j.unschedulable),
+		(sum / time.Duration(max(bound, 1))).Seconds(), longest.Seconds())
+	keys := slices.Sorted(maps.Keys(messages))
+	slices.SortStableFunc(keys, func(a, b string) int { return messages[b] - messages[a] })
+	for _, m := range keys[:min(len(keys), 5)] {
+		out += fmt.Sprintf("\n  %d× %s", messages[m], m)
+	}
+	return out
+}
+
+// cpuOf is the CPU, in millicores, that p's containers request.
+func cpuOf(p *corev1.Pod) int64 {
+	var m int64
+	for _, c := range p.Spec.Containers {
+		q := c.Resources.Requests[corev1.ResourceCPU]
+		m += q.MilliValue()
+	}
+	return m
 }
 
 // workOf reads an application's work; one without is done at once.

@@ -75,20 +75,20 @@ func TestJobsStep(t *testing.T) {
 		started: true,
 		pods: []corev1.Pod{driverOf("a", corev1.PodRunning),
 			executorOf("a", "1", "n1", corev1.PodRunning, t0), executorOf("a", "2", "n1", corev1.PodRunning, t0)},
-		want: want{Obs: observation{progress: true, cpuShare: 0.5}},
+		want: want{Obs: observation{progress: true, cpuShare: 0.5, workingShare: 0.5}},
 	}, {
 		name:    "a job whose work is done is ended",
 		started: true,
 		done:    99,
 		pods: []corev1.Pod{driverOf("a", corev1.PodRunning),
 			executorOf("a", "1", "n1", corev1.PodRunning, t0), executorOf("a", "2", "n1", corev1.PodRunning, t0)},
-		want: want{Actions: []actionKind{endJob}, Obs: observation{progress: true, cpuShare: 0.5}},
+		want: want{Actions: []actionKind{endJob}, Obs: observation{progress: true, cpuShare: 0.5, workingShare: 0.5}},
 	}, {
 		name:    "an unschedulable executor is a partial start at once",
 		started: true,
 		pods: []corev1.Pod{driverOf("a", corev1.PodRunning),
 			executorOf("a", "1", "n1", corev1.PodRunning, t0), executorOf("a", "2", "", corev1.PodPending, t0.Add(30*time.Second), unschedulableCond)},
-		want: want{Obs: observation{progress: true, partial: 1, unschedulable: 1, cpuShare: 0.3}, Peak: 1, Ever: []string{"a"}},
+		want: want{Obs: observation{progress: true, partial: 1, unschedulable: 1, cpuShare: 0.3, workingShare: 0.3}, Peak: 1, Ever: []string{"a"}},
 	}, {
 		name:    "an executor unbound within the grace is not",
 		started: true,
@@ -147,5 +147,25 @@ func TestJobsFinish(t *testing.T) {
 	j.done(action{kind: startExecutors, app: "b"}, true)
 	if jb := j.byApp["b"]; jb.busy || !jb.started {
 		t.Errorf("after a start: %+v", *jb)
+	}
+}
+
+func TestUnschedulableSummary(t *testing.T) {
+	j := newJobs()
+	if got := j.unschedulableSummary(); got != "" {
+		t.Fatalf("no unschedulable executor: got %q, want nothing", got)
+	}
+	noRoom := unschedulableCond
+	noRoom.Message = "0/1 nodes are available: 1 Insufficient cpu."
+	apps := []v1beta2.SparkApplication{stepApp("a", 2, "100")}
+	j.byApp["a"] = &job{started: true}
+	driver := driverOf("a", corev1.PodRunning)
+	j.step(t0.Add(time.Second), time.Second, apps, []corev1.Pod{driver,
+		executorOf("a", "1", "", corev1.PodPending, t0, noRoom), executorOf("a", "2", "", corev1.PodPending, t0, noRoom)}, nil)
+	j.step(t0.Add(4*time.Second), time.Second, apps, []corev1.Pod{driver,
+		executorOf("a", "1", "n1", corev1.PodPending, t0, noRoom), executorOf("a", "2", "", corev1.PodPending, t0, noRoom)}, nil)
+	want := "unschedulable executors=2 bound_after_s=3.0 bound_after_max_s=3.0\n  2× " + noRoom.Message
+	if got := j.unschedulableSummary(); got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
