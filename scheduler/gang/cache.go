@@ -110,6 +110,7 @@ func (s *Scheduler) read(ctx context.Context) (world, error) {
 	for i := range sessions.Items {
 		w.Workloads = append(w.Workloads, sessionObject(&sessions.Items[i], s.cfg.SessionDemand))
 	}
+	s.seen.remember(&w)
 	return w, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,13 +43,62 @@ type executorPods struct {
 	gated []gatedPod       // waiting for the gang scheduler to give them a node, by id then name
 	given map[string]int32 // node → pods given that node (any phase, not being deleted)
 	live  map[string]int32 // node → executors alive there: released or bound, not ended
-	// created is the highest executor id (spark-exec-id) among the pods, in any state. Spark
-	// numbers executors from 1 in the order it creates them, so every id up to it was created,
-	// whether or not its pod still exists.
-	created int
+	// present are the executor ids (spark-exec-id) of the pods, in any state; seen those the
+	// scheduler saw before (executorIDs), whose pods may since have been deleted. Spark numbers
+	// executors from 1 in the order it creates them, but its pods reach the cache in any order:
+	// an id never seen is one whose pod is not there yet, not one deleted.
+	present, seen map[int]bool
 	// unnumbered: some pod has no readable executor id, so planned slots are counted per node
 	// (see planSlots) rather than given by id.
 	unnumbered bool
+}
+
+// executorIDs are executor ids by submission.
+type executorIDs map[boundMember]map[int]bool
+
+// seenExecutors remembers the executor ids the scheduler has seen in the cluster cache, per
+// current run, so that the slot of an executor whose pod was deleted is told from that of one
+// whose pod is not in the cache yet (slotsToGive). It is kept in memory only: after a restart
+// the slots of executors deleted before it are kept again, until the reservation timeout at
+// most, which wastes capacity for a while but never promises it twice.
+type seenExecutors struct {
+	mu  sync.Mutex
+	ids executorIDs
+}
+
+// remember adds the ids of w's executor pods, forgets the runs that are no longer a workload's
+// current one, and sets w.Seen to what it remembers.
+func (s *seenExecutors) remember(w *world) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ids == nil {
+		s.ids = executorIDs{}
+	}
+	for i := range w.Pods {
+		p := &w.Pods[i]
+		m, ok := memberOf(p)
+		if !ok || m.role != v1beta2.SparkRoleExecutor {
+			continue
+		}
+		if id, numbered := sparkpod.ExecutorID(p.Name, p.Labels); numbered {
+			if s.ids[m] == nil {
+				s.ids[m] = map[int]bool{}
+			}
+			s.ids[m][id] = true
+		}
+	}
+	current := make(map[boundMember]bool, len(w.Workloads))
+	for i := range w.Workloads {
+		current[boundMember{w.Workloads[i].Key, w.Workloads[i].Run, v1beta2.SparkRoleExecutor}] = true
+	}
+	w.Seen = make(executorIDs, len(s.ids))
+	for m, ids := range s.ids {
+		if !current[m] {
+			delete(s.ids, m)
+			continue
+		}
+		w.Seen[m] = maps.Clone(ids)
+	}
 }
 
 // gatedPod is a gated executor pod: its name and executor id (0 when unreadable).
@@ -57,8 +107,9 @@ type gatedPod struct {
 	id   int
 }
 
-// executorsOf groups the executor pods of applications and sessions by submission.
-func executorsOf(pods []corev1.Pod) map[boundMember]*executorPods {
+// executorsOf groups the executor pods of applications and sessions by submission, with the
+// ids seen of each.
+func executorsOf(pods []corev1.Pod, seen executorIDs) map[boundMember]*executorPods {
 	out := map[boundMember]*executorPods{}
 	for i := range pods {
 		p := &pods[i]
@@ -68,11 +119,13 @@ func executorsOf(pods []corev1.Pod) map[boundMember]*executorPods {
 		}
 		ep := out[m]
 		if ep == nil {
-			ep = &executorPods{given: map[string]int32{}, live: map[string]int32{}}
+			ep = &executorPods{given: map[string]int32{}, live: map[string]int32{}, present: map[int]bool{}, seen: seen[m]}
 			out[m] = ep
 		}
 		id, numbered := sparkpod.ExecutorID(p.Name, p.Labels)
-		ep.created = max(ep.created, id)
+		if numbered {
+			ep.present[id] = true
+		}
 		ep.unnumbered = ep.unnumbered || !numbered
 		if hasGate(p) {
 			if p.DeletionTimestamp.IsZero() {
@@ -159,9 +212,12 @@ func planSlots(res Reservation, ep *executorPods, o snapshotOptions) []string {
 }
 
 // slotsToGive lists the planned nodes of res's slots not given yet, once per slot: those of
-// executor ids not created yet or still gated; false when ep's executors are unnumbered (the
-// caller then counts the pods given each node). A slot whose executor was given it stays
-// taken when the pod ends or is deleted, so it is never kept twice.
+// executor ids still gated or never seen (not created yet, or created and not in the cache
+// yet); false when ep's executors are unnumbered (the caller then counts the pods given each
+// node). A slot whose executor was seen released stays taken when the pod ends or is deleted,
+// so it is never kept twice. Judging "not created yet" by the highest id seen instead left
+// the slots of executors created side by side, whose pods reach the cache out of order,
+// counted nowhere for a moment: long enough for a cycle to admit another application there.
 func slotsToGive(res Reservation, ep *executorPods) ([]string, bool) {
 	if ep == nil {
 		ep = &executorPods{}
@@ -175,7 +231,7 @@ func slotsToGive(res Reservation, ep *executorPods) ([]string, bool) {
 	}
 	var nodes []string
 	for i, n := range plannedSlots(res) {
-		if id := i + 1; id > ep.created || gated[id] {
+		if id := i + 1; gated[id] || !ep.present[id] && !ep.seen[id] {
 			nodes = append(nodes, n)
 		}
 	}
@@ -239,15 +295,15 @@ type release struct {
 // them, at o.Now), then the nodes the cycle released executors beyond the plan to
 // (Outcome.Released); the rest stay gated. An executor whose workload holds no reservation
 // for its submission any more is let go unconfined.
-func executorReleases(workloads []object, pods []corev1.Pod, released map[Key][]string, o snapshotOptions) []release {
+func executorReleases(w world, released map[Key][]string, o snapshotOptions) []release {
 	reservations := map[Key]Reservation{}
-	for i := range workloads {
-		if r, ok := workloads[i].liveReservation(); ok {
-			reservations[workloads[i].Key] = r
+	for i := range w.Workloads {
+		if r, ok := w.Workloads[i].liveReservation(); ok {
+			reservations[w.Workloads[i].Key] = r
 		}
 	}
 	var out []release
-	for m, ep := range executorsOf(pods) {
+	for m, ep := range executorsOf(w.Pods, w.Seen) {
 		res, ok := reservations[m.app]
 		if !ok || res.SubmissionID != m.submission {
 			for _, g := range ep.gated {

@@ -153,6 +153,7 @@ func TestPlanSlots(t *testing.T) {
 		name  string
 		age   time.Duration // since admission; the reservation timeout is a minute
 		pods  []corev1.Pod
+		seen  []int    // executor ids seen before, whose pods may be gone
 		want  []string // planSlots, in the order of the gated executors (by id)
 		kept  []string // slotsToGive
 		count bool     // slotsToGive leaves it to counting (unnumbered)
@@ -168,7 +169,20 @@ func TestPlanSlots(t *testing.T) {
 		name: "an id beyond the plan gets no slot, even one whose executor was deleted",
 		// 1 was given n1 and deleted, 3 failed on n2 and was deleted; 4 replaces them.
 		pods: []corev1.Pod{executor(2, "n2", corev1.PodRunning), executor(4, "", corev1.PodPending)},
+		seen: []int{1, 2, 3},
 		want: []string{""},
+	}, {
+		// Created side by side, 1 and 3 reached the cache before 2: 2's slot is kept for it.
+		name: "an executor not in the cache yet keeps its slot",
+		pods: []corev1.Pod{executor(3, "", corev1.PodPending), executor(1, "", corev1.PodPending)},
+		want: []string{"n1", "n2"},
+		kept: []string{"n1", "n2", "n2"},
+	}, {
+		// After a restart nothing was seen before: a missing id keeps its slot (conservative).
+		name: "an id missing and never seen keeps its slot",
+		pods: []corev1.Pod{executor(2, "n2", corev1.PodRunning), executor(4, "", corev1.PodPending)},
+		want: []string{""},
+		kept: []string{"n1", "n2"},
 	}, {
 		name: "an ended executor's slot stays taken",
 		pods: []corev1.Pod{executor(1, "n1", corev1.PodFailed), executor(2, "", corev1.PodPending)},
@@ -188,7 +202,12 @@ func TestPlanSlots(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ep := executorsOf(tt.pods)[boundMember{applicationObject(&v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}}).Key, "s1", v1beta2.SparkRoleExecutor}]
+			member := boundMember{applicationObject(&v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}}).Key, "s1", v1beta2.SparkRoleExecutor}
+			seen := executorIDs{member: {}}
+			for _, id := range tt.seen {
+				seen[member][id] = true
+			}
+			ep := executorsOf(tt.pods, seen)[member]
 			var got []string
 			if ep != nil {
 				got = planSlots(res, ep, snapshotOptions{ReservationTimeout: time.Minute, Now: now.Add(tt.age)})
@@ -226,5 +245,29 @@ func TestTrimPodKeepsExecutorID(t *testing.T) {
 	}
 	if id, ok := sparkpod.ExecutorID(trimmed.(*corev1.Pod).Name, trimmed.(*corev1.Pod).Labels); !ok || id != 7 {
 		t.Errorf("executor id after trimming = %d, %v; want 7, true", id, ok)
+	}
+}
+
+// TestSeenExecutors: ids are remembered across reads while their run is current, so a deleted
+// executor's id stays seen, and forgotten with the run.
+func TestSeenExecutors(t *testing.T) {
+	app := applicationObject(&v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}})
+	app.Run = "s1"
+	member := boundMember{app.Key, "s1", v1beta2.SparkRoleExecutor}
+	var s seenExecutors
+	read := func(workloads []object, pods ...corev1.Pod) executorIDs {
+		w := world{Workloads: workloads, Pods: pods}
+		s.remember(&w)
+		return w.Seen
+	}
+	exec := func(id int) corev1.Pod { return numbered(pod("a", "s1", "executor", "n1", "2", corev1.PodRunning), id) }
+	read([]object{app}, exec(1), exec(2))
+	if got, want := read([]object{app}, exec(2)), (executorIDs{member: {1: true, 2: true}}); !cmp.Equal(got, want) {
+		t.Errorf("after executor 1 was deleted: seen %v, want %v", got, want)
+	}
+	next := app
+	next.Run = "s2"
+	if got := read([]object{next}, exec(2)); len(got) != 0 {
+		t.Errorf("once the run moved on: seen %v, want nothing", got)
 	}
 }

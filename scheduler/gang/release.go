@@ -120,7 +120,7 @@ func (s *Scheduler) releaseExecutors(ctx context.Context, w world, o snapshotOpt
 	r := &s.releases
 	r.mu.Lock()
 	r.overlayLocked(w.Pods)
-	chosen := executorReleases(w.Workloads, w.Pods, beyondPlan, o)
+	chosen := executorReleases(w, beyondPlan, o)
 	for _, rel := range chosen {
 		r.pods[rel.pod] = releaseState{node: rel.node}
 	}

@@ -66,6 +66,7 @@ type Scheduler struct {
 
 	releaseKick chan struct{}
 	releases    releases // executors being let go (release.go)
+	seen        seenExecutors
 
 	mu   sync.Mutex
 	last Outcome // of the last cycle

@@ -25,7 +25,8 @@ type world struct {
 	Pods            []corev1.Pod // trimmed by trimPod: requests summed into one container
 	PriorityClasses []schedulingv1.PriorityClass
 	Queues          []schedv1alpha1.Queue
-	Workloads       []object // the applications and sessions the gang scheduler decides for
+	Workloads       []object    // the applications and sessions the gang scheduler decides for
+	Seen            executorIDs // executor ids seen before, of current runs (seenExecutors)
 }
 
 // snapshotOptions say how the world reads.
@@ -90,7 +91,7 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 			add(n.Used, podRequests(p), 1)
 		}
 	}
-	executors := executorsOf(w.Pods)
+	executors := executorsOf(w.Pods, w.Seen)
 
 	priorities := map[string]int32{}
 	for _, pc := range w.PriorityClasses {

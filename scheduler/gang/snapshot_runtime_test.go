@@ -99,6 +99,7 @@ func TestSnapshotReservations(t *testing.T) {
 		name     string
 		apps     []v1beta2.SparkApplication
 		pods     []corev1.Pod
+		seen     []int // executor ids of a's run s1 seen before
 		wantUsed map[string]string
 		admitted int
 		waiting  int
@@ -124,8 +125,19 @@ func TestSnapshotReservations(t *testing.T) {
 			given(numbered(pod("a", "s1", "executor", "n1", "2", corev1.PodRunning), 2), "n1"),
 			given(numbered(pod("a", "s1", "executor", "n2", "2", corev1.PodRunning), 3), "n2"),
 			withGate(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 4))},
+		seen: []int{1, 2, 3, 4},
 		// n1: driver 1 + executor 2; n2: executor 3 + the slots of 4 and 5 (plan order n1, n1, n2, n2, n2).
 		wantUsed: map[string]string{"n1": "3", "n2": "6"},
+		admitted: 1, queueCPU: "11",
+	}, {
+		name: "numbered executors: the slot of one created but not in the cache yet is kept",
+		apps: []v1beta2.SparkApplication{app("a", "s1", v1beta2.ApplicationStateRunning, 5, res("s1", now))},
+		// 1 and 3 are seen, released to n1 and n2; 2 was created beside them and not seen yet.
+		pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
+			given(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 1), "n1"),
+			given(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 3), "n2")},
+		// n1: driver 1 + executor 1 + the slot of 2; n2: executor 3 + the slots of 4 and 5.
+		wantUsed: map[string]string{"n1": "5", "n2": "6"},
 		admitted: 1, queueCPU: "11",
 	}, {
 		name:     "a reservation of an older submission holds nothing; the app waits again",
@@ -174,6 +186,13 @@ func TestSnapshotReservations(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := world{Nodes: []corev1.Node{kwokNode("n1"), kwokNode("n2")}, Pods: tt.pods, Workloads: gangApps(tt.apps),
 				Queues: []schedv1alpha1.Queue{{ObjectMeta: metav1.ObjectMeta{Name: "default"}}}}
+			if len(tt.apps) > 0 {
+				a := boundMember{w.Workloads[0].Key, "s1", v1beta2.SparkRoleExecutor}
+				w.Seen = executorIDs{a: {}}
+				for _, id := range tt.seen {
+					w.Seen[a][id] = true
+				}
+			}
 			snap, err := snapshot(w, snapshotOptions{ReservationTimeout: time.Minute, Now: now})
 			if err != nil {
 				t.Fatal(err)
@@ -487,7 +506,7 @@ func TestExecutorReleases(t *testing.T) {
 			}
 			out := Schedule(snap, Options{})
 			var got []string
-			for _, r := range executorReleases(w.Workloads, w.Pods, out.Released, o) {
+			for _, r := range executorReleases(w, out.Released, o) {
 				got = append(got, r.pod.Name+"→"+r.node)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
