@@ -20,6 +20,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler/gang"
 	"github.com/sparkop/spark-operator/test/cluster"
+	"github.com/sparkop/spark-operator/test/executors"
 )
 
 // TestLapsedReservation: an executor that appears after its application's reservation timeout
@@ -82,4 +83,52 @@ func TestLapsedReservation(t *testing.T) {
 		}
 		return false, nil
 	})
+}
+
+// TestExecutorNotSeenKeepsItsSlot: Spark creates executors side by side, and their pods reach
+// the gang scheduler in any order. While executor 2 runs and executor 1 has not appeared, the
+// slot planned for 1 stays kept: another application that would fit only in it is not
+// admitted, and executor 1, once there, runs on its planned node.
+func TestExecutorNotSeenKeepsItsSlot(t *testing.T) {
+	f := newFixture(t)
+	node := f.node("a", "4", nil)
+	f.startOperator()
+	f.create(f.app("first", "default", 2)) // 1 + 2 × 1 CPU of the node's 4
+
+	var driver *corev1.Pod
+	cluster.Eventually(t, 60*time.Second, "first's driver to run", func() (bool, error) {
+		app := f.get("first")
+		driver = &corev1.Pod{}
+		err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: app.DriverPodName()}, driver)
+		return err == nil && driver.Status.Phase == corev1.PodRunning, client.IgnoreNotFound(err)
+	})
+	f.played[driver.UID] = true // this test is first's Spark
+	template, err := executors.TemplateOf(f.ctx, f.c, driver)
+	if err != nil || template == nil {
+		t.Fatalf("first's executor template: %v", err)
+	}
+	startExecutor := func(id int) {
+		t.Helper()
+		pod, err := executors.Build(driver, id, executors.Options{Cores: 1, MemoryMiB: 512, Template: template})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.c.Create(f.ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		cluster.Eventually(t, 60*time.Second, pod.Name+" to run on "+node, func() (bool, error) {
+			err := f.c.Get(f.ctx, client.ObjectKeyFromObject(pod), pod)
+			return err == nil && pod.Spec.NodeName == node && pod.Status.Phase == corev1.PodRunning, err
+		})
+	}
+	startExecutor(2)
+
+	// 2 CPU would be free if executor 1's slot were kept for no one.
+	f.create(f.app("second", "default", 1))
+	f.waitWaiting("second")
+	time.Sleep(3 * time.Second) // cycles run on every pod and application change meanwhile
+	f.requireNotAdmitted("second")
+
+	startExecutor(1)
+	f.requireNotAdmitted("second")
 }
