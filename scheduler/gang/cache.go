@@ -79,7 +79,7 @@ func trimPod(obj any) (any, error) {
 // from the cluster cache. isGang selects the applications this scheduler decides for; sessions
 // are all its own or none (see sessions).
 func (s *Scheduler) read(ctx context.Context) (world, error) {
-	var w world
+	w := world{Seen: s.seen.before()}
 	var nodes corev1.NodeList
 	var pods corev1.PodList
 	var pcs schedulingv1.PriorityClassList
@@ -110,7 +110,7 @@ func (s *Scheduler) read(ctx context.Context) (world, error) {
 	for i := range sessions.Items {
 		w.Workloads = append(w.Workloads, sessionObject(&sessions.Items[i], s.cfg.SessionDemand))
 	}
-	s.seen.remember(&w)
+	s.seen.remember(w)
 	return w, nil
 }
 

@@ -66,9 +66,23 @@ type seenExecutors struct {
 	ids executorIDs
 }
 
-// remember adds the ids of w's executor pods, forgets the runs that are no longer a workload's
-// current one, and sets w.Seen to what it remembers.
-func (s *seenExecutors) remember(w *world) {
+// before returns what is remembered, to be taken before the pods of a world are listed. Every
+// id in it was seen in a list of the same cache no newer than the one that follows, which
+// shows that pod too unless it has been deleted since. Taken after, it could hold the id of a
+// pod created after the world's list: neither kept as a slot nor counted as a pod.
+func (s *seenExecutors) before() executorIDs {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(executorIDs, len(s.ids))
+	for m, ids := range s.ids {
+		out[m] = maps.Clone(ids)
+	}
+	return out
+}
+
+// remember adds the ids of w's executor pods and forgets the runs that are no longer a
+// workload's current one.
+func (s *seenExecutors) remember(w world) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ids == nil {
@@ -91,13 +105,10 @@ func (s *seenExecutors) remember(w *world) {
 	for i := range w.Workloads {
 		current[boundMember{w.Workloads[i].Key, w.Workloads[i].Run, v1beta2.SparkRoleExecutor}] = true
 	}
-	w.Seen = make(executorIDs, len(s.ids))
-	for m, ids := range s.ids {
+	for m := range s.ids {
 		if !current[m] {
 			delete(s.ids, m)
-			continue
 		}
-		w.Seen[m] = maps.Clone(ids)
 	}
 }
 

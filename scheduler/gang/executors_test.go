@@ -249,25 +249,30 @@ func TestTrimPodKeepsExecutorID(t *testing.T) {
 }
 
 // TestSeenExecutors: ids are remembered across reads while their run is current, so a deleted
-// executor's id stays seen, and forgotten with the run.
+// executor's id stays seen, and forgotten with the run; what a world holds as seen was taken
+// before its own list, so another reader's newer list does not show in it.
 func TestSeenExecutors(t *testing.T) {
 	app := applicationObject(&v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a"}})
 	app.Run = "s1"
 	member := boundMember{app.Key, "s1", v1beta2.SparkRoleExecutor}
 	var s seenExecutors
-	read := func(workloads []object, pods ...corev1.Pod) executorIDs {
-		w := world{Workloads: workloads, Pods: pods}
-		s.remember(&w)
-		return w.Seen
-	}
 	exec := func(id int) corev1.Pod { return numbered(pod("a", "s1", "executor", "n1", "2", corev1.PodRunning), id) }
-	read([]object{app}, exec(1), exec(2))
-	if got, want := read([]object{app}, exec(2)), (executorIDs{member: {1: true, 2: true}}); !cmp.Equal(got, want) {
+	s.remember(world{Workloads: []object{app}, Pods: []corev1.Pod{exec(1), exec(2)}})
+	s.remember(world{Workloads: []object{app}, Pods: []corev1.Pod{exec(2)}})
+	if got, want := s.before(), (executorIDs{member: {1: true, 2: true}}); !cmp.Equal(got, want) {
 		t.Errorf("after executor 1 was deleted: seen %v, want %v", got, want)
 	}
+
+	taken := s.before()
+	s.remember(world{Workloads: []object{app}, Pods: []corev1.Pod{exec(2), exec(3)}}) // a newer list, elsewhere
+	if taken[member][3] {
+		t.Errorf("a world's seen ids changed after they were taken: %v", taken)
+	}
+
 	next := app
 	next.Run = "s2"
-	if got := read([]object{next}, exec(2)); len(got) != 0 {
+	s.remember(world{Workloads: []object{next}, Pods: []corev1.Pod{exec(2)}})
+	if got := s.before(); len(got) != 0 {
 		t.Errorf("once the run moved on: seen %v, want nothing", got)
 	}
 }

@@ -26,7 +26,7 @@ type world struct {
 	PriorityClasses []schedulingv1.PriorityClass
 	Queues          []schedv1alpha1.Queue
 	Workloads       []object    // the applications and sessions the gang scheduler decides for
-	Seen            executorIDs // executor ids seen before, of current runs (seenExecutors)
+	Seen            executorIDs // executor ids seen by lists before this one (seenExecutors.before)
 }
 
 // snapshotOptions say how the world reads.
