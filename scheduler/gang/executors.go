@@ -61,6 +61,9 @@ type executorIDs map[boundMember]map[int]bool
 // whose pod is not in the cache yet (slotsToGive). It is kept in memory only: after a restart
 // the slots of executors deleted before it are kept again, until the reservation timeout at
 // most, which wastes capacity for a while but never promises it twice.
+//
+// Every read takes what is remembered, so it is copy-on-write: ids is never changed in place,
+// only replaced, and before hands it out as it is.
 type seenExecutors struct {
 	mu  sync.Mutex
 	ids executorIDs
@@ -69,46 +72,63 @@ type seenExecutors struct {
 // before returns what is remembered, to be taken before the pods of a world are listed. Every
 // id in it was seen in a list of the same cache no newer than the one that follows, which
 // shows that pod too unless it has been deleted since. Taken after, it could hold the id of a
-// pod created after the world's list: neither kept as a slot nor counted as a pod.
+// pod created after the world's list: neither kept as a slot nor counted as a pod. The result
+// is shared: read it, never change it.
 func (s *seenExecutors) before() executorIDs {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(executorIDs, len(s.ids))
-	for m, ids := range s.ids {
-		out[m] = maps.Clone(ids)
-	}
-	return out
+	return s.ids
 }
 
 // remember adds the ids of w's executor pods and forgets the runs that are no longer a
-// workload's current one.
+// workload's current one, replacing what is remembered only when that changes it.
 func (s *seenExecutors) remember(w world) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ids == nil {
-		s.ids = executorIDs{}
-	}
-	for i := range w.Pods {
-		p := &w.Pods[i]
-		m, ok := memberOf(p)
-		if !ok || m.role != v1beta2.SparkRoleExecutor {
-			continue
-		}
-		if id, numbered := sparkpod.ExecutorID(p.Name, p.Labels); numbered {
-			if s.ids[m] == nil {
-				s.ids[m] = map[int]bool{}
-			}
-			s.ids[m][id] = true
-		}
-	}
 	current := make(map[boundMember]bool, len(w.Workloads))
 	for i := range w.Workloads {
 		current[boundMember{w.Workloads[i].Key, w.Workloads[i].Run, v1beta2.SparkRoleExecutor}] = true
 	}
+	var next executorIDs             // a copy of s.ids, once something changes
+	cloned := map[boundMember]bool{} // the runs whose ids next holds a copy of
+	change := func() {
+		if next == nil {
+			next = make(executorIDs, len(s.ids))
+			for m, ids := range s.ids {
+				if current[m] {
+					next[m] = ids
+				}
+			}
+		}
+	}
 	for m := range s.ids {
 		if !current[m] {
-			delete(s.ids, m)
+			change()
+			break
 		}
+	}
+	for i := range w.Pods {
+		p := &w.Pods[i]
+		m, ok := memberOf(p)
+		if !ok || m.role != v1beta2.SparkRoleExecutor || !current[m] {
+			continue
+		}
+		id, numbered := sparkpod.ExecutorID(p.Name, p.Labels)
+		if !numbered || s.ids[m][id] || next[m][id] {
+			continue
+		}
+		change()
+		if !cloned[m] {
+			next[m] = maps.Clone(next[m])
+			if next[m] == nil {
+				next[m] = map[int]bool{}
+			}
+			cloned[m] = true
+		}
+		next[m][id] = true
+	}
+	if next != nil {
+		s.ids = next
 	}
 }
 
