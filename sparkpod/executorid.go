@@ -19,12 +19,12 @@ import (
 // executors from 1 in the order it asks for them. false when neither reads as a positive
 // number.
 func ExecutorID(podName string, labels map[string]string) (int, bool) {
-	if id, err := strconv.Atoi(labels[v1beta2.SparkExecutorIDLabel]); err == nil {
-		return id, id > 0
+	if id, err := strconv.Atoi(labels[v1beta2.SparkExecutorIDLabel]); err == nil && id > 0 {
+		return id, true
 	}
 	if i := strings.LastIndex(podName, "-exec-"); i >= 0 {
-		if id, err := strconv.Atoi(podName[i+len("-exec-"):]); err == nil {
-			return id, id > 0
+		if id, err := strconv.Atoi(podName[i+len("-exec-"):]); err == nil && id > 0 {
+			return id, true
 		}
 	}
 	return 0, false

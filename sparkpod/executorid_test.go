@@ -28,6 +28,7 @@ func TestExecutorID(t *testing.T) {
 		{"label not a number, name suffix used", "app-exec-5", "x", 5, true},
 		{"zero is no id", "app-exec-0", "", 0, false},
 		{"negative label", "app", "-2", -2, false},
+		{"label zero, name suffix used", "app-exec-6", "0", 6, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

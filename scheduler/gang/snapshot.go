@@ -46,8 +46,9 @@ type boundMember struct {
 
 // snapshot turns the world into the decision core's input. Admitted workloads are those with
 // a live reservation, with what their executors do beyond the plan; waiting ones those
-// awaiting admission, and applications about to ask (Unrecorded), which keep their place. Node usage is what non-terminal pods bound (or released) to the node
-// request plus what admitted workloads' unbound members have reserved.
+// awaiting admission, and applications about to ask (Unrecorded), which keep their place.
+// Node usage is what non-terminal pods bound (or released) to the node request plus what
+// admitted workloads' unbound members have reserved.
 func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 	snap := Snapshot{Queues: map[string]*Queue{}}
 	nodes := map[string]*Node{}
