@@ -57,6 +57,7 @@ type options struct {
 	retryPeriod          time.Duration
 	unschedulableTimeout time.Duration
 	metricsAddr          string
+	pprofAddr            string
 	healthProbeAddr      string
 	controllerWorkers    int
 	submissionWorkers    int
@@ -99,6 +100,7 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often candidates try to acquire or renew the lease.")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
 	fs.StringVar(&o.healthProbeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 disables them.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address of Go's /debug/pprof endpoints, for profiling; empty disables them.")
 	fs.IntVar(&o.controllerWorkers, "controller-workers", 10, "Concurrent reconciles of SparkApplications (status work).")
 	fs.IntVar(&o.submissionWorkers, "submission-workers", 0, "Concurrent submissions, in a pool of their own so status work never waits for them. "+
 		"Default: 32 in native mode (each submission is a few API calls), 4 in spark-submit mode (each is a JVM).")
