@@ -209,7 +209,7 @@ func (l *loop) cycle(ctx context.Context) error {
 	for key := range out.Rejected {
 		wake = append(wake, key)
 	}
-	refresh, left := s.reasons.pick(out, shownReasons(w.Workloads, s.reported))
+	refresh, left := s.reasons.pick(now, out, shownReasons(w.Workloads, s.reported))
 	wake = append(wake, refresh...)
 	if left > 0 {
 		s.reasons.followUpLater(s.trigger)

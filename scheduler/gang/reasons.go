@@ -27,9 +27,10 @@ import (
 //     instead of over quota, another queue, or nothing shown yet): first in line.
 //   - Only its numbers changed (a position, an amount): after those, in rotation.
 //
-// Either way at most maxReasonWakes applications are woken per cycle, those out of date the
-// longest first (then in queue order), so none is starved by others changing again and again;
-// while some are left, another cycle follows reasonRefreshPause later. So every waiting
+// Either way at most maxReasonWakes applications are woken per reasonRefreshPause, however
+// many cycles run in it (a cycle follows every pod event), those out of date the longest first
+// (then in queue order), so none is starved by others changing again and again; while some are
+// left, another cycle follows reasonRefreshPause later. So every waiting
 // application shows a current, true reason within about (waiting / maxReasonWakes) ×
 // reasonRefreshPause (10 seconds for 1,000), meaning changes sooner, with at most
 // maxReasonWakes wake-ups a second. The writes themselves run in the submission pool, whose
@@ -48,13 +49,20 @@ type reasonRefresh struct {
 	staleSince map[Key]uint64
 	// followUp is set while a cycle is asked for reasonRefreshPause from now.
 	followUp atomic.Bool
+	// windowStart is when the current reasonRefreshPause began; woken counts the wake-ups
+	// handed out since.
+	windowStart time.Time
+	woken       int
 }
 
-// pick returns the held applications to wake this cycle so that their shown reason (in
-// shown; absent when nothing is known to be shown) becomes out's, and how many out-of-date
+// pick returns the held applications to wake in a cycle at now so that their shown reason
+// (in shown; absent when nothing is known to be shown) becomes out's, and how many out-of-date
 // ones are left for later cycles.
-func (r *reasonRefresh) pick(out Outcome, shown map[Key]string) (wake []Key, left int) {
+func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]string) (wake []Key, left int) {
 	r.cycle++
+	if now.Sub(r.windowStart) >= reasonRefreshPause || now.Before(r.windowStart) {
+		r.windowStart, r.woken = now, 0
+	}
 	if r.staleSince == nil {
 		r.staleSince = map[Key]uint64{}
 	}
@@ -100,12 +108,13 @@ func (r *reasonRefresh) pick(out Outcome, shown map[Key]string) (wake []Key, lef
 		}
 		return a.order < b.order
 	})
-	for _, c := range stale[:min(len(stale), maxReasonWakes)] {
+	for _, c := range stale[:min(len(stale), maxReasonWakes-r.woken)] {
 		wake = append(wake, c.key)
 		// Woken, it goes to the back of the line: should the pool not have refreshed it by
 		// the next cycle, those not woken yet come first (it counts as found stale then).
 		r.staleSince[c.key] = r.cycle + 1
 	}
+	r.woken += len(wake)
 	return wake, len(stale) - len(wake)
 }
 

@@ -10,6 +10,7 @@ package gang
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,9 +40,10 @@ func TestReasonKind(t *testing.T) {
 }
 
 // TestReasonRefresh: held applications whose shown reason is out of date are woken, at most
-// maxReasonWakes a cycle: those whose reason's meaning changed first, then the longest out of
-// date, then queue order; woken ones go to the back of the line, so over cycles every one is
-// refreshed however long the queue and however often the front changes.
+// maxReasonWakes per reasonRefreshPause however many cycles run in it: those whose reason's
+// meaning changed first, then the longest out of date, then queue order; woken ones go to the
+// back of the line, so over cycles every one is refreshed however long the queue and however
+// often the front changes.
 func TestReasonRefresh(t *testing.T) {
 	key := func(name string) Key {
 		return scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: name})
@@ -75,11 +77,12 @@ func TestReasonRefresh(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var r reasonRefresh
-			got, left := r.pick(out, tt.shown)
+			now := time.Now()
+			got, left := r.pick(now, out, tt.shown)
 			if diff := cmp.Diff(tt.want, got); diff != "" || left != tt.wantLeft {
 				t.Errorf("woken (-want +got):\n%s\nleft %d, want %d", diff, left, tt.wantLeft)
 			}
-			got, _ = r.pick(out, tt.shown)
+			got, _ = r.pick(now.Add(time.Millisecond), out, tt.shown)
 			if diff := cmp.Diff(tt.wantAfter, got); diff != "" {
 				t.Errorf("woken the next cycle (-want +got):\n%s", diff)
 			}
@@ -98,8 +101,16 @@ func TestReasonRefresh(t *testing.T) {
 		}
 		var r reasonRefresh
 		seen := map[Key]int{}
+		now := time.Now()
 		for cycle := range 3 {
-			got, left := r.pick(long, shown)
+			if cycle > 0 {
+				// Cycles follow each other within the pause: none wakes more.
+				if got, left := r.pick(now.Add(reasonRefreshPause/2), long, shown); len(got) != 0 || left != n {
+					t.Fatalf("a cycle within the pause woke %d (%d left), want none (%d left)", len(got), left, n)
+				}
+				now = now.Add(reasonRefreshPause)
+			}
+			got, left := r.pick(now, long, shown)
 			if len(got) != maxReasonWakes {
 				t.Fatalf("cycle %d woke %d, want %d", cycle, len(got), maxReasonWakes)
 			}
@@ -120,7 +131,7 @@ func TestReasonRefresh(t *testing.T) {
 		for k := range seen {
 			shown[k] = long.Waiting[k]
 		}
-		if got, left := r.pick(long, shown); len(got) != 0 || left != 0 {
+		if got, left := r.pick(now.Add(reasonRefreshPause), long, shown); len(got) != 0 || left != 0 {
 			t.Errorf("woken after all were refreshed: %v (%d left)", got, left)
 		}
 	})
