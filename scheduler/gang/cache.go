@@ -10,10 +10,12 @@ package gang
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,6 +24,7 @@ import (
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // newClusterCache returns the cache of what the whole cluster uses: pods of every namespace
@@ -97,16 +100,24 @@ func (s *Scheduler) read(ctx context.Context) (world, error) {
 		}{s.apps, &sessions})
 	}
 	for _, l := range lists {
-		if err := l.c.List(ctx, l.list); err != nil {
+		// The world is read on every pod event, and copying every object the caches hold
+		// was most of its cost: it shares them instead, and is only ever read (changes go on
+		// copies: overlayWritten, overlayMarked, releases.overlay).
+		if err := l.c.List(ctx, l.list, client.UnsafeDisableDeepCopy); err != nil {
 			return w, fmt.Errorf("listing %T: %w", l.list, err)
 		}
 	}
 	w.Nodes, w.Pods, w.PriorityClasses, w.Queues = nodes.Items, pods.Items, pcs.Items, queues.Items
+	current := make(map[types.UID]bool, len(apps.Items))
 	for i := range apps.Items {
-		if s.isGang(&apps.Items[i]) {
-			w.Workloads = append(w.Workloads, applicationObject(&apps.Items[i]))
+		if app := &apps.Items[i]; s.isGang(app) {
+			o := applicationObject(app)
+			o.demand = s.demands.of(app.UID, app.Generation, o.demand)
+			w.Workloads = append(w.Workloads, o)
+			current[app.UID] = true
 		}
 	}
+	s.demands.keepOnly(current)
 	for i := range sessions.Items {
 		w.Workloads = append(w.Workloads, sessionObject(&sessions.Items[i], s.cfg.SessionDemand))
 	}
@@ -170,4 +181,50 @@ func (s *Scheduler) watch(ctx context.Context, mgr manager.Manager) error {
 	}
 	_, err = inf.AddEventHandler(onChange)
 	return err
+}
+
+// demandMemo remembers each application's demand by the generation of its spec, which alone it
+// depends on: working it out (defaults, then Spark's sizing rules) on every cycle for every
+// application was most of a cycle's cost with 1,000 waiting. Read by both loops, so locked.
+type demandMemo struct {
+	mu    sync.Mutex
+	byUID map[types.UID]memoDemand
+}
+
+type memoDemand struct {
+	generation int64
+	demand     sparkpod.Demand
+	err        error
+}
+
+// of returns compute remembered for the object uid at generation. The demand it returns is
+// shared: read it, never change it.
+func (m *demandMemo) of(uid types.UID, generation int64, compute func() (sparkpod.Demand, error)) func() (sparkpod.Demand, error) {
+	return func() (sparkpod.Demand, error) {
+		m.mu.Lock()
+		d, ok := m.byUID[uid]
+		m.mu.Unlock()
+		if ok && d.generation == generation {
+			return d.demand, d.err
+		}
+		demand, err := compute()
+		m.mu.Lock()
+		if m.byUID == nil {
+			m.byUID = map[types.UID]memoDemand{}
+		}
+		m.byUID[uid] = memoDemand{generation: generation, demand: demand, err: err}
+		m.mu.Unlock()
+		return demand, err
+	}
+}
+
+// keepOnly forgets the demands of objects not in current.
+func (m *demandMemo) keepOnly(current map[types.UID]bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for uid := range m.byUID {
+		if !current[uid] {
+			delete(m.byUID, uid)
+		}
+	}
 }

@@ -78,6 +78,7 @@ type Scheduler struct {
 	// with their driver's planned node.
 	held    map[Key]string
 	reasons reasonRefresh // keeps held workloads' shown reasons current
+	demands demandMemo    // applications' demands by spec generation
 	stats   Stats
 }
 

@@ -149,3 +149,45 @@ func TestSessionAndApplicationOfOneName(t *testing.T) {
 		t.Errorf("queue status: %d admitted using %s CPU, want 2 using 10", st.AdmittedApplications, cpu.String())
 	}
 }
+
+// TestDemandMemo: an application's demand is worked out once per spec generation, again when
+// the spec changes, and forgotten with the application.
+func TestDemandMemo(t *testing.T) {
+	var m demandMemo
+	computed := 0
+	compute := func(cpu string) func() (sparkpod.Demand, error) {
+		return func() (sparkpod.Demand, error) {
+			computed++
+			return sparkpod.Demand{Driver: sparkpod.PodDemand{Count: 1, Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}, nil
+		}
+	}
+	cpuOf := func(demand func() (sparkpod.Demand, error)) string {
+		d, err := demand()
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := d.Driver.Requests[corev1.ResourceCPU]
+		return q.String()
+	}
+	steps := []struct {
+		name       string
+		generation int64
+		cpu        string // what computing it now would give
+		keep       bool   // whether the application is still there before this step
+		want       string
+		computed   int
+	}{
+		{"first read: computed", 1, "1", true, "1", 1},
+		{"same generation: remembered", 1, "2", true, "1", 1},
+		{"spec changed: computed again", 2, "2", true, "2", 2},
+		{"deleted and created again: computed afresh", 2, "3", false, "3", 3},
+	}
+	for _, s := range steps {
+		if !s.keep {
+			m.keepOnly(map[types.UID]bool{})
+		}
+		if got := cpuOf(m.of("uid", s.generation, compute(s.cpu))); got != s.want || computed != s.computed {
+			t.Errorf("%s: cpu %s, computed %d times; want %s, %d", s.name, got, computed, s.want, s.computed)
+		}
+	}
+}
