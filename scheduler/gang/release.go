@@ -139,11 +139,16 @@ func (s *Scheduler) releaseExecutors(ctx context.Context, w world, o snapshotOpt
 			}
 		}
 	}
+	chosenAt := time.Now()
 	for _, rel := range chosen {
+		if p := cached[rel.pod]; p != nil && !p.CreationTimestamp.IsZero() {
+			releaseWaitSeconds.Observe(chosenAt.Sub(p.CreationTimestamp.Time).Seconds())
+		}
 		go func() {
 			r.calls <- struct{}{}
 			err := s.ungate(ctx, cached[rel.pod], rel.node)
 			<-r.calls
+			releaseCallSeconds.Observe(time.Since(chosenAt).Seconds())
 			r.mu.Lock()
 			if err != nil {
 				delete(r.pods, rel.pod)
