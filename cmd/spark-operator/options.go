@@ -71,6 +71,7 @@ type options struct {
 	gangBackfill           bool
 	gangPreemption         bool
 	gangReservationTimeout time.Duration
+	gangStartBacklog       int
 	driverPodGracePeriod   time.Duration
 	maxTrackedExecutors    int
 	uiServiceEnabled       bool
@@ -113,6 +114,7 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 		`Needs the Queue CRD and cluster-wide read access to pods and nodes.`)
 	fs.BoolVar(&o.gangBackfill, "gang-backfill", false, "Let a smaller application of a queue be admitted before the head of its queue when it cannot delay it.")
 	fs.BoolVar(&o.gangPreemption, "gang-preemption", false, "Let a waiting application evict whole lower-priority applications of its queue (or ones borrowing beyond their quota).")
+	fs.IntVar(&o.gangStartBacklog, "gang-start-backlog", 256, "Start admitted applications' drivers only while fewer executors than this, of drivers started just before, wait to be released to their nodes; 0 starts them all at once.")
 	fs.DurationVar(&o.gangReservationTimeout, "gang-reservation-timeout", 5*time.Minute, "How long node capacity planned for an admitted application's pod is kept while the pod is not bound.")
 	fs.DurationVar(&o.driverPodGracePeriod, "driver-pod-grace-period", 10*time.Second, "How long a submitted application's driver pod may be missing before the application fails.")
 	fs.DurationVar(&o.unschedulableTimeout, "driver-unschedulable-timeout", 0, "Fail a run whose driver pod the scheduler cannot place for this long (with its reason); 0 waits indefinitely.")
@@ -188,6 +190,9 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	if o.retryPeriod <= 0 || o.renewDeadline <= o.retryPeriod || o.leaseDuration <= o.renewDeadline {
 		errs = append(errs, fmt.Errorf("leader election needs 0 < --leader-election-retry-period (%s) < --leader-election-renew-deadline (%s) < --leader-election-lease-duration (%s)",
 			o.retryPeriod, o.renewDeadline, o.leaseDuration))
+	}
+	if o.gangStartBacklog < 0 {
+		errs = append(errs, fmt.Errorf("--gang-start-backlog must not be negative, got %d", o.gangStartBacklog))
 	}
 	if o.gangReservationTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--gang-reservation-timeout must be positive, got %s", o.gangReservationTimeout))

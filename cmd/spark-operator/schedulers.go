@@ -26,6 +26,7 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 		schedulers.Register(gang.New(gang.Config{
 			Options:            gang.Options{Backfill: o.gangBackfill, Preemption: o.gangPreemption},
 			ReservationTimeout: o.gangReservationTimeout,
+			StartBacklog:       o.gangStartBacklog,
 			Default:            o.defaultBatchSched == gang.Name,
 			Reader:             mgr.GetAPIReader(),
 			SessionDemand:      sessionDemand(o),

@@ -72,7 +72,7 @@ func TestAdmitStartGate(t *testing.T) {
 		want scheduler.Decision
 	}{
 		{"no cycle yet", nil, scheduler.Decision{Reason: "admitted; waiting for the gang scheduler's first cycle"}},
-		{"held by the last cycle", map[Key]string{key: "n1"}, scheduler.Decision{Reason: heldReason("n1")}},
+		{"held by the last cycle", map[Key]string{key: heldReason("n1")}, scheduler.Decision{Reason: heldReason("n1")}},
 		{"free to start", map[Key]string{}, scheduler.Decision{Admit: true, Pods: res.Pods()}},
 	}
 	for _, tt := range tests {

@@ -42,8 +42,8 @@ func newClusterCache(mgr manager.Manager) (cache.Cache, error) {
 	})
 }
 
-// trimPod keeps of a pod only its identity, the labels that tie it to a workload, its
-// node, phase and what it requests (summed into one container): a few hundred bytes a pod
+// trimPod keeps of a pod only its identity and creation time, the labels that tie it to a
+// workload, its node, phase and what it requests (summed into one container): a few hundred bytes a pod
 // however large the pod, so a cluster of many pods costs little memory.
 func trimPod(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
@@ -70,7 +70,7 @@ func trimPod(obj any) (any, error) {
 	return &corev1.Pod{
 		TypeMeta: p.TypeMeta,
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
-			ResourceVersion: p.ResourceVersion, Labels: labels, Annotations: annotations, DeletionTimestamp: p.DeletionTimestamp},
+			ResourceVersion: p.ResourceVersion, CreationTimestamp: p.CreationTimestamp, Labels: labels, Annotations: annotations, DeletionTimestamp: p.DeletionTimestamp},
 		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName, SchedulingGates: gates, Affinity: affinity, Containers: []corev1.Container{{
 			Name: "requests", Resources: corev1.ResourceRequirements{Requests: podRequests(p)},
 		}}},

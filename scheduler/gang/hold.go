@@ -9,6 +9,7 @@ package gang
 
 import (
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -23,24 +24,49 @@ import (
 // now, terminating ones included, as kube-scheduler counts them. Its executors need no such
 // wait: they are gated until released onto free capacity.
 
+// Pacing. When many workloads are admitted at once (the first cycle over a long queue, or one
+// after a large application ends), their drivers start together and soon create hundreds of
+// gated executors, each released by its own API call. On a busy API server those calls queue,
+// and the last executors wait long enough for their drivers to run without them: partial
+// starts in all but name. So drivers start at the pace their executors are released: while
+// the executors owed to drivers started recently (planned, and not yet released) number the
+// start backlog or more, further drivers wait, their capacity still reserved for them. An
+// executor is owed from its driver's creation for at most owedFor, so a driver that never asks
+// for its executors holds up the others no longer than that; and a gate with nothing owed lets
+// any workload start, however large.
+const owedFor = 30 * time.Second
+
+// pacedReason is what a workload held back by pacing shows, should its status be written.
+const pacedReason = "admitted; starting once the executors of applications started just before it are placed"
+
 // startGate decides which admitted workloads may start their driver now.
 type startGate struct {
 	room    map[string]corev1.ResourceList // node → allocatable minus what its pods request
 	drivers map[Key]corev1.ResourceList    // workload → what its driver takes on its node
-	held    map[Key]string                 // workloads that may not start yet → planned node
+	held    map[Key]string                 // workloads that may not start yet → why
 	created map[boundMember]bool           // drivers whose pod exists, placed or not
+	// owed are the executors owed to drivers started recently, backlog the most owed at which
+	// another driver may start (0: no pacing).
+	owed, backlog int32
 }
 
-func newStartGate(w world, snap Snapshot) *startGate {
+// newStartGate reads w at now, with releasing executors being released (their calls in
+// flight; w shows them released).
+func newStartGate(w world, snap Snapshot, now time.Time, releasing, backlog int) *startGate {
 	g := &startGate{room: map[string]corev1.ResourceList{}, drivers: map[Key]corev1.ResourceList{}, held: map[Key]string{},
-		created: map[boundMember]bool{}}
+		created: map[boundMember]bool{}, owed: int32(releasing), backlog: int32(backlog)}
 	for i := range w.Nodes {
 		g.room[w.Nodes[i].Name] = w.Nodes[i].Status.Allocatable.DeepCopy()
 	}
+	recent := map[boundMember]bool{}    // drivers created less than owedFor ago
+	released := map[boundMember]int32{} // executor pods not gated, by run
 	for i := range w.Pods {
 		p := &w.Pods[i]
 		if m, ok := memberOf(p); ok && m.role == v1beta2.SparkRoleDriver {
 			g.created[m] = true
+			recent[m] = now.Sub(p.CreationTimestamp.Time) < owedFor
+		} else if ok && !hasGate(p) {
+			released[m]++
 		}
 		room, ok := g.room[placedOn(p)]
 		if !ok || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
@@ -51,26 +77,53 @@ func newStartGate(w world, snap Snapshot) *startGate {
 	for i := range snap.Workloads {
 		g.drivers[snap.Workloads[i].Key] = memberRequests(snap.Workloads[i].Demand.Driver)
 	}
+	for i := range w.Workloads {
+		o := &w.Workloads[i]
+		r, ok := o.liveReservation()
+		if !ok || !recent[boundMember{app: o.Key, submission: r.SubmissionID, role: v1beta2.SparkRoleDriver}] {
+			continue
+		}
+		g.owed += max(plannedExecutors(r.Executors)-released[boundMember{app: o.Key, submission: r.SubmissionID, role: v1beta2.SparkRoleExecutor}], 0)
+	}
 	return g
 }
 
-// start reports whether the driver of run of key, planned on node, may be created: it fits
-// there now (its room is then taken), or it exists already (counted among the pods). A node or
-// workload the gate does not know is no reason to wait.
-func (g *startGate) start(key Key, run, node string) bool {
-	room, ok := g.room[node]
-	need, known := g.drivers[key]
-	if !ok || !known || g.created[boundMember{app: key, submission: run, role: v1beta2.SparkRoleDriver}] {
+// plannedExecutors is how many executors a plan places.
+func plannedExecutors(plan map[string]int32) int32 {
+	var n int32
+	for _, k := range plan {
+		n += k
+	}
+	return n
+}
+
+// start reports whether the driver of run of key, planned on node with executors planned as
+// plan, may be created: it fits there now and pacing lets it (its room is then taken, and its
+// executors owed), or it exists already (counted among the pods). A node or workload the gate
+// does not know is no reason to wait for room.
+func (g *startGate) start(key Key, run, node string, plan map[string]int32) bool {
+	if g.created[boundMember{app: key, submission: run, role: v1beta2.SparkRoleDriver}] {
 		return true
 	}
-	for name, q := range need {
-		// Only what the node lists: the decision core has judged the rest.
-		if free, ok := room[name]; ok && free.Cmp(q) < 0 {
-			g.held[key] = node
-			return false
+	room, ok := g.room[node]
+	need, known := g.drivers[key]
+	if ok && known {
+		for name, q := range need {
+			// Only what the node lists: the decision core has judged the rest.
+			if free, ok := room[name]; ok && free.Cmp(q) < 0 {
+				g.held[key] = heldReason(node)
+				return false
+			}
 		}
 	}
-	add(room, need, -1)
+	if g.backlog > 0 && g.owed > 0 && g.owed >= g.backlog {
+		g.held[key] = pacedReason
+		return false
+	}
+	if ok && known {
+		add(room, need, -1)
+	}
+	g.owed += plannedExecutors(plan)
 	return true
 }
 

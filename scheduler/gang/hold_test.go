@@ -49,14 +49,14 @@ func TestStartGate(t *testing.T) {
 		pods:   []corev1.Pod{pod("other", "o1", v1beta2.SparkRoleExecutor, "n", "2", corev1.PodRunning)},
 		starts: []start{{"a", "a1", "n"}, {"b", "b1", "n"}},
 		want:   map[string]bool{"a": true, "b": false},
-		held:   map[Key]string{key("b"): "n"},
+		held:   map[Key]string{key("b"): heldReason("n")},
 	}, {
 		name: "a victim's pod still terminating there: held",
 		pods: []corev1.Pod{terminating, pod("other", "o1", v1beta2.SparkRoleExecutor, "n", "1", corev1.PodRunning),
 			pod("done", "d1", v1beta2.SparkRoleDriver, "n", "4", corev1.PodSucceeded)},
 		starts: []start{{"a", "a1", "n"}},
 		want:   map[string]bool{"a": false},
-		held:   map[Key]string{key("a"): "n"},
+		held:   map[Key]string{key("a"): heldReason("n")},
 	}, {
 		name:   "its driver exists already: not held for the room it takes itself",
 		pods:   []corev1.Pod{pod("a", "a1", v1beta2.SparkRoleDriver, "n", "2", corev1.PodRunning), terminating},
@@ -73,16 +73,102 @@ func TestStartGate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newStartGate(world{Nodes: []corev1.Node{node}, Pods: tc.pods},
-				Snapshot{Workloads: []Workload{driver("a"), driver("b")}})
+				Snapshot{Workloads: []Workload{driver("a"), driver("b")}}, time.Now(), 0, 0)
 			got := map[string]bool{}
 			for _, s := range tc.starts {
-				got[s.name] = g.start(key(s.name), s.run, s.node)
+				got[s.name] = g.start(key(s.name), s.run, s.node, nil)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("started (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tc.held, g.held); diff != "" {
 				t.Errorf("held (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestStartGatePacing: drivers start while fewer executors than the backlog are owed to
+// drivers created less than owedFor ago (planned and not yet released, or being released);
+// one started counts its plan as owed; with nothing owed any workload starts, however large.
+func TestStartGatePacing(t *testing.T) {
+	now := time.Now()
+	key := func(name string) Key {
+		return Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
+	}
+	// running is application name, admitted with 4 executors planned, whose driver was created
+	// ago, with released of them released and gated more gated.
+	running := func(name string, ago time.Duration, released, gated int) ([]corev1.Pod, object) {
+		d := pod(name, "s1", v1beta2.SparkRoleDriver, "n", "1", corev1.PodRunning)
+		d.CreationTimestamp = metav1.NewTime(now.Add(-ago))
+		pods := []corev1.Pod{d}
+		for i := range released + gated {
+			e := numbered(pod(name, "s1", v1beta2.SparkRoleExecutor, "n", "1", corev1.PodPending), i+1)
+			if i >= released {
+				e.Spec.NodeName = ""
+				e.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: GateExecutor}}
+			}
+			pods = append(pods, e)
+		}
+		a := app(name, "s1", v1beta2.ApplicationStateRunning, 4, &Reservation{SubmissionID: "s1", Queue: "q", Driver: "n", Executors: map[string]int32{"n": 4}})
+		return pods, applicationObject(&a)
+	}
+	four := map[string]int32{"n": 2, "m": 2}
+	type start struct {
+		name string
+		plan map[string]int32
+	}
+	type pacingCase struct {
+		name      string
+		pods      []corev1.Pod
+		objects   []object
+		releasing int
+		backlog   int
+		starts    []start
+		want      map[string]bool
+	}
+	tests := []pacingCase{{
+		name:    "nothing owed: even a plan over the backlog starts, the next waits",
+		backlog: 4,
+		starts:  []start{{"a", map[string]int32{"n": 8}}, {"b", four}},
+		want:    map[string]bool{"a": true, "b": false},
+	}, {
+		name:    "started in turn until the backlog is owed",
+		backlog: 8,
+		starts:  []start{{"a", four}, {"b", four}, {"c", four}},
+		want:    map[string]bool{"a": true, "b": true, "c": false},
+	}, {
+		name:    "no pacing",
+		backlog: 0,
+		starts:  []start{{"a", four}, {"b", four}, {"c", four}},
+		want:    map[string]bool{"a": true, "b": true, "c": true},
+	}}
+	// A driver created just now is owed its 4 executors less those released: with 1 released
+	// and 2 gated, 3.
+	pods, obj := running("r", time.Second, 1, 2)
+	tests = append(tests, pacingCase{name: "executors owed to a driver just created count", pods: pods, objects: []object{obj},
+		backlog: 3, starts: []start{{"a", four}}, want: map[string]bool{"a": false}})
+	pods, obj = running("r", time.Second, 0, 4)
+	tests = append(tests, pacingCase{name: "as do releases in flight", pods: pods, objects: []object{obj},
+		releasing: 1, backlog: 5, starts: []start{{"a", four}}, want: map[string]bool{"a": false}})
+	pods, obj = running("r", owedFor+time.Second, 0, 4)
+	tests = append(tests, pacingCase{name: "a driver created owedFor ago is owed nothing more", pods: pods, objects: []object{obj},
+		backlog: 3, starts: []start{{"a", four}, {"b", four}}, want: map[string]bool{"a": true, "b": false}})
+	pods, obj = running("r", time.Second, 4, 0)
+	tests = append(tests, pacingCase{name: "every executor released: nothing owed", pods: pods, objects: []object{obj},
+		backlog: 3, starts: []start{{"a", four}, {"b", four}}, want: map[string]bool{"a": true, "b": false}})
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := newStartGate(world{Pods: tc.pods, Workloads: tc.objects}, Snapshot{}, now, tc.releasing, tc.backlog)
+			got := map[string]bool{}
+			for _, s := range tc.starts {
+				got[s.name] = g.start(key(s.name), "s1", "n", s.plan)
+				if !got[s.name] && g.held[key(s.name)] != pacedReason {
+					t.Errorf("%s held for %q, want %q", s.name, g.held[key(s.name)], pacedReason)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("started (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -117,17 +117,17 @@ func (l *loop) cycle(ctx context.Context) error {
 	// Admit, before any reservation is stored, so that Admit never lets a held one start in
 	// between. Those admitted earlier and not submitted yet (held, or their wake-up lost in a
 	// restart) come first, and are woken again; the pool merges repeated wake-ups.
-	gate := newStartGate(w, snap)
+	gate := newStartGate(w, snap, now, s.releases.inFlight(), s.cfg.StartBacklog)
 	for i := range w.Workloads {
 		o := &w.Workloads[i]
-		if r, ok := o.liveReservation(); ok && o.waits() && gate.start(o.Key, o.Run, r.Driver) {
+		if r, ok := o.liveReservation(); ok && o.waits() && gate.start(o.Key, o.Run, r.Driver, r.Executors) {
 			wake = append(wake, o.Key)
 		}
 	}
 	startNow := map[Key]bool{}
 	for _, a := range out.Admitted {
 		if o := objects[a.Key]; o != nil {
-			startNow[a.Key] = gate.start(a.Key, o.Run, a.Admission.Driver)
+			startNow[a.Key] = gate.start(a.Key, o.Run, a.Admission.Driver, a.Admission.Executors)
 		}
 	}
 	s.mu.Lock()
@@ -192,9 +192,11 @@ func (l *loop) cycle(ctx context.Context) error {
 
 	s.mu.Lock()
 	s.last, s.judged = out, judged
-	for key, node := range gate.held {
-		if s.reported[key] != heldReason(node) {
-			wake = append(wake, key) // to show why it has not started
+	for key, why := range gate.held {
+		// To show why it has not started; not for pacing, which holds it for moments (and
+		// is at its busiest when the API server is).
+		if why != pacedReason && s.reported[key] != why {
+			wake = append(wake, key)
 		}
 	}
 	s.stats.Cycles++

@@ -98,6 +98,19 @@ func (r *releases) overlay(pods []corev1.Pod) {
 	r.overlayLocked(pods)
 }
 
+// inFlight is how many releases have not completed: their API calls wait their turn or run.
+func (r *releases) inFlight() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, st := range r.pods {
+		if !st.done {
+			n++
+		}
+	}
+	return n
+}
+
 // anyNew reports whether some of the gated pods is not being released.
 func (r *releases) anyNew(gated []corev1.Pod) bool {
 	r.mu.Lock()

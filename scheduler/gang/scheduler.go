@@ -45,6 +45,9 @@ type Config struct {
 	// Reader reads Queues for ValidateApplication (the webhook); the API reader is enough.
 	Reader client.Reader
 	Clock  clock.Clock
+	// StartBacklog paces the start of admitted workloads (hold.go): a driver waits while this
+	// many executors, or more, of drivers started recently are not released yet. 0: no pacing.
+	StartBacklog int
 	// SessionDemand, when set, makes SparkConnect sessions gang workloads too: those of an
 	// operator whose default batch scheduler is gang (sessions name none). Nil when the
 	// SparkConnect controller is off.
@@ -75,7 +78,7 @@ type Scheduler struct {
 	judged   map[Key]judgement
 	reported map[Key]string // reason last handed to a held workload
 	// held are the admitted workloads the last cycle's start gate holds back (see hold.go),
-	// with their driver's planned node.
+	// with why.
 	held    map[Key]string
 	reasons reasonRefresh // keeps held workloads' shown reasons current
 	demands demandMemo    // applications' demands by spec generation
@@ -139,9 +142,9 @@ func (s *Scheduler) Admit(_ context.Context, w scheduler.Workload) (scheduler.De
 			s.trigger()
 			return scheduler.Decision{Reason: "admitted; waiting for the gang scheduler's first cycle"}, nil
 		}
-		if node, held := s.held[key]; held {
-			s.reported[key] = heldReason(node)
-			return scheduler.Decision{Reason: s.reported[key]}, nil
+		if why, held := s.held[key]; held {
+			s.reported[key] = why
+			return scheduler.Decision{Reason: why}, nil
 		}
 		return scheduler.Decision{Admit: true, Pods: r.Pods()}, nil
 	}

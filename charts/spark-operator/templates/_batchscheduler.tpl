@@ -10,5 +10,6 @@ applications naming a scheduler that is not enabled, and unknown gang queues). *
 - --gang-backfill={{ $b.gang.backfill }}
 - --gang-preemption={{ $b.gang.preemption }}
 - --gang-reservation-timeout={{ $b.gang.reservationTimeout }}
+- --gang-start-backlog={{ $b.gang.startBacklog }}
 {{- end }}
 {{- end }}
