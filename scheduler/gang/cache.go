@@ -43,8 +43,8 @@ func newClusterCache(mgr manager.Manager) (cache.Cache, error) {
 }
 
 // trimPod keeps of a pod only its identity and creation time, the labels that tie it to a
-// workload, its node, phase and what it requests (summed into one container): a few hundred bytes a pod
-// however large the pod, so a cluster of many pods costs little memory.
+// workload, its node, phase and what it requests (summed into one container): a few hundred
+// bytes a pod however large the pod, so a cluster of many pods costs little memory.
 func trimPod(obj any) (any, error) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -119,7 +119,9 @@ func (s *Scheduler) read(ctx context.Context) (world, error) {
 	}
 	s.demands.keepOnly(current)
 	for i := range sessions.Items {
-		w.Workloads = append(w.Workloads, sessionObject(&sessions.Items[i], s.cfg.SessionDemand))
+		// Sessions are few, and their demand is worked out by the SparkConnect controller's
+		// code on the object: a copy each keeps the cache's safe from it.
+		w.Workloads = append(w.Workloads, sessionObject(sessions.Items[i].DeepCopy(), s.cfg.SessionDemand))
 	}
 	s.seen.remember(w)
 	return w, nil
