@@ -80,9 +80,22 @@ func newStartGate(w world, snap Snapshot, now time.Time, releasing, backlog int)
 	for i := range w.Workloads {
 		o := &w.Workloads[i]
 		r, ok := o.liveReservation()
-		if !ok || !recent[boundMember{app: o.Key, submission: r.SubmissionID, role: v1beta2.SparkRoleDriver}] {
+		if !ok {
 			continue
 		}
+		driver := boundMember{app: o.Key, submission: r.SubmissionID, role: v1beta2.SparkRoleDriver}
+		switch {
+		case g.created[driver]:
+			if !recent[driver] {
+				continue
+			}
+		case o.waits():
+			continue // not started: owed once the gate lets it start
+		case now.Sub(r.Admitted) >= owedFor:
+			continue
+		}
+		// Its driver was created lately, or is being created: the submission is recorded,
+		// and the driver pod is not in the cluster cache yet.
 		g.owed += max(plannedExecutors(r.Executors)-released[boundMember{app: o.Key, submission: r.SubmissionID, role: v1beta2.SparkRoleExecutor}], 0)
 	}
 	return g

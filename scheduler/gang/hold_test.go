@@ -157,6 +157,21 @@ func TestStartGatePacing(t *testing.T) {
 	pods, obj = running("r", time.Second, 4, 0)
 	tests = append(tests, pacingCase{name: "every executor released: nothing owed", pods: pods, objects: []object{obj},
 		backlog: 3, starts: []start{{"a", four}, {"b", four}}, want: map[string]bool{"a": true, "b": false}})
+	// A submission recorded whose driver pod the cache does not show yet is owed its plan, for
+	// owedFor after its admission.
+	submitted := func(admitted time.Time) object {
+		a := app("s", "s1", v1beta2.ApplicationStateSubmitted, 4, &Reservation{SubmissionID: "s1", Queue: "q", Driver: "n",
+			Executors: map[string]int32{"n": 4}, Admitted: admitted})
+		return applicationObject(&a)
+	}
+	tests = append(tests, pacingCase{name: "a driver being created is owed its executors", objects: []object{submitted(now)},
+		backlog: 4, starts: []start{{"a", four}}, want: map[string]bool{"a": false}})
+	tests = append(tests, pacingCase{name: "but no longer than owedFor after its admission", objects: []object{submitted(now.Add(-owedFor))},
+		backlog: 4, starts: []start{{"a", four}, {"b", four}}, want: map[string]bool{"a": true, "b": false}})
+	waiting := app("w", "w1", v1beta2.ApplicationStateNew, 4, &Reservation{SubmissionID: "w1", Queue: "q", Driver: "n",
+		Executors: map[string]int32{"n": 4}, Admitted: now})
+	tests = append(tests, pacingCase{name: "an admitted one not started yet is owed nothing until it starts", objects: []object{applicationObject(&waiting)},
+		backlog: 4, starts: []start{{"a", four}, {"b", four}}, want: map[string]bool{"a": true, "b": false}})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newStartGate(world{Pods: tc.pods, Workloads: tc.objects}, Snapshot{}, now, tc.releasing, tc.backlog)
