@@ -23,7 +23,9 @@ import (
 	"sort"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
@@ -85,6 +87,15 @@ type ApplicationValidator interface {
 	ValidateApplication(ctx context.Context, app *v1beta2.SparkApplication) field.ErrorList
 }
 
+// PodPlacer is implemented by schedulers that can place a pod of an admitted workload while
+// the pod is being created, so it need not wait for the scheduler to see it and let it go. The
+// pod-mutating webhook offers it each Spark pod, after its own changes; owner is the pod's
+// SparkApplication or SparkConnect as the webhook read it. PlacePod reports whether it changed
+// pod; a pod it does not recognise as its own it leaves alone.
+type PodPlacer interface {
+	PlacePod(pod *corev1.Pod, owner client.Object) bool
+}
+
 // Registry holds the enabled batch schedulers by name, and the controllers' wakers by kind.
 type Registry struct {
 	mu         sync.RWMutex
@@ -133,6 +144,19 @@ func (r *Registry) namesLocked() []string {
 	}
 	sort.Strings(names)
 	return slices.Clip(names)
+}
+
+// PlacePod offers pod to the enabled schedulers that can place pods (PodPlacer) until one
+// does. Each recognises its own pods by what its admission set on them, so the order is moot.
+func (r *Registry) PlacePod(pod *corev1.Pod, owner client.Object) bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for _, s := range r.schedulers {
+		if p, ok := s.(PodPlacer); ok && p.PlacePod(pod, owner) {
+			return true
+		}
+	}
+	return false
 }
 
 // HandleWakes makes w the waker of workloads of kind: the controller of that kind registers

@@ -83,7 +83,8 @@ type Options struct {
 	// in what a ResourceQuota of their namespace has left.
 	EnableResourceQuota bool
 	// BatchSchedulers are the operator's enabled batch schedulers and its default, so the
-	// validating webhook refuses applications naming one that is not enabled.
+	// validating webhook refuses applications naming one that is not enabled, and the pod
+	// webhook lets them place the pods of runs they admitted (scheduler.PodPlacer).
 	BatchSchedulers validation.BatchSchedulers
 	// NamespaceSelector limits the webhooks to matching namespaces; nil means all.
 	NamespaceSelector *metav1.LabelSelector
@@ -277,11 +278,15 @@ func (r CacheFirst) List(ctx context.Context, list client.ObjectList, opts ...cl
 // created a moment before its driver must be found (see CacheFirst).
 func Register(server ctrlwebhook.Server, scheme *runtime.Scheme, reader client.Reader, opts Options) {
 	o := opts.withDefaults()
+	pods := &podmutator.Defaulter{Reader: reader}
+	if o.BatchSchedulers.Registry != nil {
+		pods.Placer = o.BatchSchedulers.Registry
+	}
 	for path, w := range map[string]struct {
 		name string
 		hook *admission.Webhook
 	}{
-		PathMutatePods: {"pod-mutator", admission.WithDefaulter(scheme, &podmutator.Defaulter{Reader: reader})},
+		PathMutatePods: {"pod-mutator", admission.WithDefaulter(scheme, pods)},
 		PathValidateSparkApplication: {"sparkapplication-validator", admission.WithValidator(scheme,
 			&validation.SparkApplicationValidator{Reader: reader, EnforceQuota: o.EnableResourceQuota, Schedulers: o.BatchSchedulers})},
 		PathValidateScheduledSparkApplication: {"scheduledsparkapplication-validator", admission.WithValidator(scheme,

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -462,4 +464,40 @@ func narrowToNode(spec *corev1.PodSpec, node string) {
 
 func hasGate(p *corev1.Pod) bool {
 	return slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == GateExecutor })
+}
+
+// PlacePod gives an executor being created its planned node, as a cycle would once it saw the
+// pod gated (executorReleases), sparing it that wait: the executor of id i of the run a
+// reservation is for takes the plan's i-th slot, the same one planSlots gives it, while the
+// reservation keeps node capacity. The pod-mutating webhook calls it (scheduler.PodPlacer),
+// possibly in another process than the cycles; it reads nothing but pod and owner. Anything
+// else keeps its gate for a cycle to decide: no gang gate, a run the owner's reservation is
+// not for (or one preempted or being deleted), an id beyond the plan or unreadable, a
+// reservation past its timeout.
+func (s *Scheduler) PlacePod(pod *corev1.Pod, owner client.Object) bool {
+	placed := placeAtCreation(pod, owner, snapshotOptions{ReservationTimeout: s.cfg.ReservationTimeout, Now: time.Now()})
+	if placed {
+		placedAtCreationTotal.Inc()
+	}
+	return placed
+}
+
+func placeAtCreation(pod *corev1.Pod, owner client.Object, o snapshotOptions) bool {
+	if !hasGate(pod) || !owner.GetDeletionTimestamp().IsZero() {
+		return false
+	}
+	m, ok := memberOf(pod)
+	if !ok || m.role != v1beta2.SparkRoleExecutor {
+		return false
+	}
+	res, ok := ReservationOf(owner)
+	if !ok || res.SubmissionID != m.submission || owner.GetAnnotations()[scheduler.AnnotationPreempted] == m.submission || !res.keepsNodes(o) {
+		return false
+	}
+	id, numbered := sparkpod.ExecutorID(pod.Name, pod.Labels)
+	slots := plannedSlots(res)
+	if !numbered || id < 1 || id > len(slots) {
+		return false
+	}
+	return ungated(pod, slots[id-1])
 }

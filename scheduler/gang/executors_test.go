@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -274,5 +275,73 @@ func TestSeenExecutors(t *testing.T) {
 	s.remember(world{Workloads: []object{next}, Pods: []corev1.Pod{exec(2)}})
 	if got := s.before(); len(got) != 0 {
 		t.Errorf("once the run moved on: seen %v, want nothing", got)
+	}
+}
+
+func TestPlaceAtCreation(t *testing.T) {
+	admitted := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	res := Reservation{SubmissionID: "s1", Queue: "q", Driver: "n1", Executors: map[string]int32{"n2": 1, "n1": 2}, Admitted: admitted}
+	owner := func(r Reservation, annotations ...string) *v1beta2.SparkApplication {
+		app := &v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app",
+			Annotations: map[string]string{AnnotationAdmission: r.encode()}}}
+		for i := 0; i+1 < len(annotations); i += 2 {
+			app.Annotations[annotations[i]] = annotations[i+1]
+		}
+		return app
+	}
+	executor := func(id, submission string, gated bool) *corev1.Pod {
+		p := gatedExecutor(nil)
+		if gated {
+			p = gatedExecutor(nil, GateExecutor)
+		}
+		p.Name = "app-exec-" + id
+		p.Labels = map[string]string{v1beta2.LabelAppName: "app", v1beta2.LabelSubmissionID: submission,
+			v1beta2.SparkRoleLabel: v1beta2.SparkRoleExecutor, v1beta2.SparkExecutorIDLabel: id}
+		return p
+	}
+	beingDeleted := owner(res)
+	beingDeleted.DeletionTimestamp = &metav1.Time{Time: admitted}
+	driver := executor("1", "s1", true)
+	driver.Labels[v1beta2.SparkRoleLabel] = v1beta2.SparkRoleDriver
+	soon := snapshotOptions{ReservationTimeout: time.Minute, Now: admitted.Add(time.Second)}
+	cases := []struct {
+		name  string
+		pod   *corev1.Pod
+		owner *v1beta2.SparkApplication
+		o     snapshotOptions
+		want  string // the node placed on; "" when the pod keeps its gate
+	}{
+		// The plan's slots in order: n1, n1, n2 (plannedSlots), as a cycle gives them.
+		{name: "executor 1 takes the first slot", pod: executor("1", "s1", true), owner: owner(res), o: soon, want: "n1"},
+		{name: "executor 2 the second", pod: executor("2", "s1", true), owner: owner(res), o: soon, want: "n1"},
+		{name: "executor 3 the third", pod: executor("3", "s1", true), owner: owner(res), o: soon, want: "n2"},
+		{name: "an id beyond the plan waits for a cycle", pod: executor("4", "s1", true), owner: owner(res), o: soon},
+		{name: "an unreadable id waits", pod: executor("x", "s1", true), owner: owner(res), o: soon},
+		{name: "a pod without the gang gate is not ours", pod: executor("1", "s1", false), owner: owner(res), o: soon},
+		{name: "a driver is not placed", pod: driver, owner: owner(res), o: soon},
+		{name: "another run's executor waits", pod: executor("1", "s0", true), owner: owner(res), o: soon},
+		{name: "no reservation", pod: executor("1", "s1", true), owner: &v1beta2.SparkApplication{}, o: soon},
+		{name: "a preempted run", pod: executor("1", "s1", true), owner: owner(res, scheduler.AnnotationPreempted, "s1"), o: soon},
+		{name: "an owner being deleted", pod: executor("1", "s1", true), owner: beingDeleted, o: soon},
+		{name: "a reservation past its timeout", pod: executor("1", "s1", true), owner: owner(res),
+			o: snapshotOptions{ReservationTimeout: time.Minute, Now: admitted.Add(time.Minute)}},
+		{name: "no timeout keeps the slots", pod: executor("3", "s1", true), owner: owner(res),
+			o: snapshotOptions{Now: admitted.Add(time.Hour)}, want: "n2"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := tc.pod.DeepCopy()
+			placed := placeAtCreation(pod, tc.owner, tc.o)
+			if placed != (tc.want != "") {
+				t.Fatalf("placed = %v, want %v", placed, tc.want != "")
+			}
+			want := tc.pod
+			if placed {
+				want = released(tc.pod, tc.want)
+			}
+			if diff := cmp.Diff(want, pod); diff != "" {
+				t.Errorf("pod (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

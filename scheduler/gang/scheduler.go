@@ -96,6 +96,7 @@ var (
 	_ scheduler.Interface            = (*Scheduler)(nil)
 	_ scheduler.WithManager          = (*Scheduler)(nil)
 	_ scheduler.ApplicationValidator = (*Scheduler)(nil)
+	_ scheduler.PodPlacer            = (*Scheduler)(nil)
 )
 
 // New returns a gang scheduler; it runs once SetupWithManager has added it to a manager, and

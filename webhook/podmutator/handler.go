@@ -28,6 +28,14 @@ type Defaulter struct {
 	// Reader reads SparkApplications. It must find an application created a moment before its
 	// driver: a cache alone may not have seen it yet.
 	Reader client.Reader
+	// Placer, when set, may place an executor of an admitted run on the node its batch
+	// scheduler planned, after the pod's customisations (scheduler.Registry).
+	Placer Placer
+}
+
+// Placer places a pod being created for its batch scheduler; it reports whether it changed pod.
+type Placer interface {
+	PlacePod(pod *corev1.Pod, owner client.Object) bool
 }
 
 var _ admission.Defaulter[*corev1.Pod] = (*Defaulter)(nil)
@@ -60,7 +68,19 @@ func (d *Defaulter) Default(ctx context.Context, pod *corev1.Pod) error {
 		}
 		return apierrors.NewInternalError(fmt.Errorf("reading SparkApplication %s/%s: %w", ns, appName, err))
 	}
-	return mutationError(Mutate(pod, app))
+	if err := Mutate(pod, app); err != nil {
+		return mutationError(err)
+	}
+	d.place(pod, app)
+	return nil
+}
+
+// place offers a customised pod to the batch schedulers. Placing comes last: the
+// customisations set the pod's affinity, which placing only narrows.
+func (d *Defaulter) place(pod *corev1.Pod, owner client.Object) {
+	if d.Placer != nil {
+		d.Placer.PlacePod(pod, owner)
+	}
 }
 
 // mutationError is err as the admission answer takes it: a *RejectError refuses the pod with

@@ -11,12 +11,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
@@ -81,5 +84,54 @@ func TestHandle(t *testing.T) {
 				t.Errorf("patches (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// recordingPlacer places every pod it is offered by annotating it, and records what it saw.
+type recordingPlacer struct {
+	env    []corev1.EnvVar // the Spark container's env when offered: customised already?
+	owners []string
+}
+
+func (p *recordingPlacer) PlacePod(pod *corev1.Pod, owner client.Object) bool {
+	p.env = pod.Spec.Containers[1].Env
+	p.owners = append(p.owners, owner.GetName())
+	metav1.SetMetaDataAnnotation(&pod.ObjectMeta, "placed", "yes")
+	return true
+}
+
+// TestPlacer checks that a pod is offered to the batch schedulers after its customisations,
+// with the application it belongs to, and that their change is answered; a refused pod is not.
+func TestPlacer(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := errors.Join(v1beta2.AddToScheme(scheme), corev1.AddToScheme(scheme)); err != nil {
+		t.Fatal(err)
+	}
+	app := baseApp()
+	app.Spec.Executor.Env = []corev1.EnvVar{{Name: "A", Value: "1"}}
+	refused := baseApp()
+	refused.Name = "refused"
+	refused.Spec.Executor.GPU = &v1beta2.GPUSpec{Name: "bad name", Quantity: 1}
+	placer := &recordingPlacer{}
+	h := admission.WithDefaulter(scheme, &Defaulter{Reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(app, refused).Build(), Placer: placer})
+
+	resp := h.Handle(context.Background(), request(t, admissionv1.Create, basePod(v1beta2.SparkRoleExecutor)))
+	if !resp.Allowed {
+		t.Fatalf("executor refused: %v", resp.Result)
+	}
+	if diff := cmp.Diff(app.Spec.Executor.Env, placer.env); diff != "" {
+		t.Errorf("env when placed (-want +got), the customisations come first:\n%s", diff)
+	}
+	if patches, _ := json.Marshal(resp.Patches); !strings.Contains(string(patches), `"placed":"yes"`) {
+		t.Errorf("patches %s lack the placer's annotation", patches)
+	}
+
+	pod := basePod(v1beta2.SparkRoleExecutor)
+	pod.Labels[v1beta2.LabelAppName] = refused.Name
+	if resp := h.Handle(context.Background(), request(t, admissionv1.Create, pod)); resp.Allowed {
+		t.Errorf("executor of an invalid GPU allowed")
+	}
+	if diff := cmp.Diff([]string{"app"}, placer.owners); diff != "" {
+		t.Errorf("owners offered (-want +got):\n%s", diff)
 	}
 }

@@ -36,7 +36,11 @@ func (d *Defaulter) defaultConnectPod(ctx context.Context, pod *corev1.Pod, ns s
 		}
 		return apierrors.NewInternalError(fmt.Errorf("reading SparkConnect %s/%s: %w", ns, name, err))
 	}
-	return mutationError(MutateConnectPod(pod, conn))
+	if err := MutateConnectPod(pod, conn); err != nil {
+		return mutationError(err)
+	}
+	d.place(pod, conn)
+	return nil
 }
 
 // MutateConnectPod applies to a SparkConnect's server pod (spark-role connect-server) the
