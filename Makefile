@@ -77,8 +77,8 @@ bench: build
 	bin/bench --kubeconfig $$kc --scenario restart --apps 10000; \
 	bin/bench --kubeconfig $$kc --scenario failover --apps 10000
 	@kc=$$(LOCAL_CLUSTER_DIR=$(CURDIR)/.cache/bench-gang-cluster hack/local-cluster.sh up --nodes 100 | tail -n 1); \
-	bin/bench --kubeconfig $$kc --scenario gang --apps 1000; \
-	bin/bench --kubeconfig $$kc --scenario gang --gang=false --apps 1000
+	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook; \
+	bin/bench --kubeconfig $$kc --scenario gang --gang=false --apps 1000 --webhook
 
 ## cluster-up: build (once) the control plane, helm and cert-manager, and start the control plane
 .PHONY: cluster-up
