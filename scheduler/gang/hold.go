@@ -45,16 +45,23 @@ type startGate struct {
 	drivers map[Key]corev1.ResourceList    // workload → what its driver takes on its node
 	held    map[Key]string                 // workloads that may not start yet → why
 	created map[boundMember]bool           // drivers whose pod exists, placed or not
+	// let are the drivers an earlier cycle let start whose pods the cache does not show yet;
+	// letNow those this gate lets start.
+	let, letNow map[boundMember]bool
 	// owed are the executors owed to drivers started recently, backlog the most owed at which
 	// another driver may start (0: no pacing).
 	owed, backlog int32
 }
 
 // newStartGate reads w at now, with releasing executors being released (their calls in
-// flight; w shows them released).
-func newStartGate(w world, snap Snapshot, now time.Time, releasing, backlog int) *startGate {
+// flight; w shows them released), and let the drivers earlier cycles let start, with when.
+// Until its driver's pod or its submission reaches the cache, a workload let start still looks
+// like one waiting to: judged again, it could be held after it started, and the workloads
+// after it let start as if its executors were owed to no one.
+func newStartGate(w world, snap Snapshot, now time.Time, releasing, backlog int, let map[boundMember]time.Time) *startGate {
 	g := &startGate{room: map[string]corev1.ResourceList{}, drivers: map[Key]corev1.ResourceList{}, held: map[Key]string{},
-		created: map[boundMember]bool{}, owed: int32(releasing), backlog: int32(backlog)}
+		created: map[boundMember]bool{}, let: map[boundMember]bool{}, letNow: map[boundMember]bool{},
+		owed: int32(releasing), backlog: int32(backlog)}
 	for i := range w.Nodes {
 		g.room[w.Nodes[i].Name] = w.Nodes[i].Status.Allocatable.DeepCopy()
 	}
@@ -89,13 +96,19 @@ func newStartGate(w world, snap Snapshot, now time.Time, releasing, backlog int)
 			if !recent[driver] {
 				continue
 			}
+		case now.Sub(let[driver]) < owedFor:
+			// Its driver is being created: it takes its room as it will.
+			g.let[driver] = true
+			if room, ok := g.room[r.Driver]; ok && g.drivers[o.Key] != nil {
+				add(room, g.drivers[o.Key], -1)
+			}
 		case o.waits():
 			continue // not started: owed once the gate lets it start
 		case now.Sub(r.Admitted) >= owedFor:
 			continue
 		}
-		// Its driver was created lately, or is being created: the submission is recorded,
-		// and the driver pod is not in the cluster cache yet.
+		// Its driver was created lately, or is being created: let start by an earlier cycle,
+		// or its submission recorded, and the driver pod not in the cluster cache yet.
 		g.owed += max(plannedExecutors(r.Executors)-released[boundMember{app: o.Key, submission: r.SubmissionID, role: v1beta2.SparkRoleExecutor}], 0)
 	}
 	return g
@@ -112,10 +125,12 @@ func plannedExecutors(plan map[string]int32) int32 {
 
 // start reports whether the driver of run of key, planned on node with executors planned as
 // plan, may be created: it fits there now and pacing lets it (its room is then taken, and its
-// executors owed), or it exists already (counted among the pods). A node or workload the gate
-// does not know is no reason to wait for room.
+// executors owed), or it exists already (counted among the pods), or an earlier cycle let it
+// start (its executors owed already). A node or workload the gate does not know is no reason
+// to wait for room.
 func (g *startGate) start(key Key, run, node string, plan map[string]int32) bool {
-	if g.created[boundMember{app: key, submission: run, role: v1beta2.SparkRoleDriver}] {
+	driver := boundMember{app: key, submission: run, role: v1beta2.SparkRoleDriver}
+	if g.created[driver] || g.let[driver] {
 		return true
 	}
 	room, ok := g.room[node]
@@ -137,6 +152,7 @@ func (g *startGate) start(key Key, run, node string, plan map[string]int32) bool
 		add(room, need, -1)
 	}
 	g.owed += plannedExecutors(plan)
+	g.letNow[driver] = true
 	return true
 }
 

@@ -73,7 +73,7 @@ func TestStartGate(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newStartGate(world{Nodes: []corev1.Node{node}, Pods: tc.pods},
-				Snapshot{Workloads: []Workload{driver("a"), driver("b")}}, time.Now(), 0, 0)
+				Snapshot{Workloads: []Workload{driver("a"), driver("b")}}, time.Now(), 0, 0, nil)
 			got := map[string]bool{}
 			for _, s := range tc.starts {
 				got[s.name] = g.start(key(s.name), s.run, s.node, nil)
@@ -124,6 +124,7 @@ func TestStartGatePacing(t *testing.T) {
 		objects   []object
 		releasing int
 		backlog   int
+		let       map[string]time.Duration // drivers let start by an earlier cycle, how long ago
 		starts    []start
 		want      map[string]bool
 	}
@@ -172,9 +173,23 @@ func TestStartGatePacing(t *testing.T) {
 		Executors: map[string]int32{"n": 4}, Admitted: now})
 	tests = append(tests, pacingCase{name: "an admitted one not started yet is owed nothing until it starts", objects: []object{applicationObject(&waiting)},
 		backlog: 4, starts: []start{{"a", four}, {"b", four}}, want: map[string]bool{"a": true, "b": false}})
+	// One an earlier cycle let start, whose start the cache does not show yet (still NEW, no
+	// driver pod): it is not judged again, and its executors are owed, for owedFor.
+	letStart := app("l", "s1", v1beta2.ApplicationStateNew, 4, &Reservation{SubmissionID: "s1", Queue: "q", Driver: "n",
+		Executors: map[string]int32{"n": 4}, Admitted: now})
+	tests = append(tests, pacingCase{name: "one let start earlier starts, and is owed its executors", objects: []object{applicationObject(&letStart)},
+		let: map[string]time.Duration{"l": time.Second}, backlog: 4, starts: []start{{"a", four}, {"l", four}},
+		want: map[string]bool{"a": false, "l": true}})
+	tests = append(tests, pacingCase{name: "one let start owedFor ago is judged again", objects: []object{applicationObject(&letStart)},
+		let: map[string]time.Duration{"l": owedFor}, backlog: 4, starts: []start{{"a", four}, {"l", four}},
+		want: map[string]bool{"a": true, "l": false}})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			g := newStartGate(world{Pods: tc.pods, Workloads: tc.objects}, Snapshot{}, now, tc.releasing, tc.backlog)
+			let := map[boundMember]time.Time{}
+			for name, ago := range tc.let {
+				let[boundMember{app: key(name), submission: "s1", role: v1beta2.SparkRoleDriver}] = now.Add(-ago)
+			}
+			g := newStartGate(world{Pods: tc.pods, Workloads: tc.objects}, Snapshot{}, now, tc.releasing, tc.backlog, let)
 			got := map[string]bool{}
 			for _, s := range tc.starts {
 				got[s.name] = g.start(key(s.name), "s1", "n", s.plan)

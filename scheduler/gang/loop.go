@@ -42,6 +42,9 @@ type loop struct {
 	// marked holds the runs this loop preempted, so that the next cycle does not count their
 	// reservations again before the cache shows the mark.
 	marked map[Key]string
+	// let holds the drivers the start gate let start, with when, for owedFor: the cache may
+	// not show them started yet (newStartGate).
+	let map[boundMember]time.Time
 }
 
 func (l *loop) NeedLeaderElection() bool { return true }
@@ -53,6 +56,7 @@ func (l *loop) Start(ctx context.Context) error {
 	ctx = log.IntoContext(ctx, logger)
 	l.written = map[Key]Reservation{}
 	l.marked = map[Key]string{}
+	l.let = map[boundMember]time.Time{}
 	if !l.s.cluster.WaitForCacheSync(ctx) || !l.mgr.GetCache().WaitForCacheSync(ctx) {
 		return errors.New("gang scheduler: caches did not sync")
 	}
@@ -117,7 +121,7 @@ func (l *loop) cycle(ctx context.Context) error {
 	// Admit, before any reservation is stored, so that Admit never lets a held one start in
 	// between. Those admitted earlier and not submitted yet (held, or their wake-up lost in a
 	// restart) come first, and are woken again; the pool merges repeated wake-ups.
-	gate := newStartGate(w, snap, now, s.releases.inFlight(), s.cfg.StartBacklog)
+	gate := newStartGate(w, snap, now, s.releases.inFlight(), s.cfg.StartBacklog, l.let)
 	for i := range w.Workloads {
 		o := &w.Workloads[i]
 		if r, ok := o.liveReservation(); ok && o.waits() && gate.start(o.Key, o.Run, r.Driver, r.Executors) {
@@ -133,6 +137,14 @@ func (l *loop) cycle(ctx context.Context) error {
 	s.mu.Lock()
 	s.held = gate.held
 	s.mu.Unlock()
+	for m, at := range l.let {
+		if now.Sub(at) >= owedFor {
+			delete(l.let, m)
+		}
+	}
+	for m := range gate.letNow {
+		l.let[m] = now
+	}
 	if len(out.Admitted) > 0 && log.FromContext(ctx).V(2).Enabled() {
 		used := map[string]string{}
 		for _, n := range snap.Nodes {
