@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/sparkpod"
@@ -304,10 +305,16 @@ func TestPlaceAtCreation(t *testing.T) {
 	driver := executor("1", "s1", true)
 	driver.Labels[v1beta2.SparkRoleLabel] = v1beta2.SparkRoleDriver
 	soon := snapshotOptions{ReservationTimeout: time.Minute, Now: admitted.Add(time.Second)}
+	// A SparkConnect session's executor, with the session's reservation: placed the same way.
+	session := &v1alpha1.SparkConnect{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "conn",
+		Annotations: map[string]string{AnnotationAdmission: res.encode()}}}
+	sessionExecutor := executor("3", "s1", true)
+	delete(sessionExecutor.Labels, v1beta2.LabelAppName)
+	sessionExecutor.Labels[v1alpha1.LabelConnectName] = "conn"
 	cases := []struct {
 		name  string
 		pod   *corev1.Pod
-		owner *v1beta2.SparkApplication
+		owner client.Object
 		o     snapshotOptions
 		want  string // the node placed on; "" when the pod keeps its gate
 	}{
@@ -325,6 +332,7 @@ func TestPlaceAtCreation(t *testing.T) {
 		{name: "an owner being deleted", pod: executor("1", "s1", true), owner: beingDeleted, o: soon},
 		{name: "a reservation past its timeout", pod: executor("1", "s1", true), owner: owner(res),
 			o: snapshotOptions{ReservationTimeout: time.Minute, Now: admitted.Add(time.Minute)}},
+		{name: "a session's executor", pod: sessionExecutor, owner: session, o: soon, want: "n2"},
 		{name: "no timeout keeps the slots", pod: executor("3", "s1", true), owner: owner(res),
 			o: snapshotOptions{Now: admitted.Add(time.Hour)}, want: "n2"},
 	}

@@ -26,40 +26,8 @@ import (
 // once the first one's executors have all been released to their nodes; then both run.
 func TestStartPacing(t *testing.T) {
 	f := newFixture(t)
-	f.node("a", "16", nil)
-	f.startOperator("--gang-start-backlog=2")
-	f.create(f.app("one", "default", 3), f.app("two", "default", 3))
-
-	driverOf := func(name string) (*corev1.Pod, error) {
-		app := f.get(name)
-		if app.Status.SubmissionID == "" {
-			return nil, nil
-		}
-		p := &corev1.Pod{}
-		err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: app.DriverPodName()}, p)
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		return p, err
-	}
-	// Both are admitted; one driver runs. Spark is not played yet: no executor exists.
-	var first, second string
-	cluster.Eventually(t, 60*time.Second, "both admitted and one driver running", func() (bool, error) {
-		for _, name := range []string{"one", "two"} {
-			if _, ok := gang.ReservationOf(f.get(name)); !ok {
-				return false, nil
-			}
-		}
-		for _, pair := range [][2]string{{"one", "two"}, {"two", "one"}} {
-			p, err := driverOf(pair[0])
-			if err != nil || p == nil || p.Status.Phase != corev1.PodRunning {
-				continue
-			}
-			first, second = pair[0], pair[1]
-			return true, nil
-		}
-		return false, nil
-	})
+	first, second := f.pacedPair()
+	driverOf := f.driverOf
 	// The first's three executors are owed (the backlog is two): the second waits, well
 	// within the time an executor stays owed.
 	deadline := time.Now().Add(5 * time.Second)
@@ -95,4 +63,46 @@ func TestStartPacing(t *testing.T) {
 	})
 	f.waitRunning(first)
 	f.waitRunning(second)
+}
+
+// pacedPair creates two applications of 3 executors that are admitted together on one node,
+// with a start backlog of 2, and waits until both are admitted and one's driver runs: first is
+// that one, second the one pacing holds back (admitted, its driver not created). Spark is not
+// played: no executor exists yet.
+func (f *fixture) pacedPair() (first, second string) {
+	f.t.Helper()
+	f.node("a", "16", nil)
+	f.startOperator("--gang-start-backlog=2")
+	f.create(f.app("one", "default", 3), f.app("two", "default", 3))
+	cluster.Eventually(f.t, 60*time.Second, "both admitted and one driver running", func() (bool, error) {
+		for _, name := range []string{"one", "two"} {
+			if _, ok := gang.ReservationOf(f.get(name)); !ok {
+				return false, nil
+			}
+		}
+		for _, pair := range [][2]string{{"one", "two"}, {"two", "one"}} {
+			p, err := f.driverOf(pair[0])
+			if err != nil || p == nil || p.Status.Phase != corev1.PodRunning {
+				continue
+			}
+			first, second = pair[0], pair[1]
+			return true, nil
+		}
+		return false, nil
+	})
+	return first, second
+}
+
+// driverOf is the driver pod of name's current submission (nil while there is none).
+func (f *fixture) driverOf(name string) (*corev1.Pod, error) {
+	app := f.get(name)
+	if app.Status.SubmissionID == "" {
+		return nil, nil
+	}
+	p := &corev1.Pod{}
+	err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: app.DriverPodName()}, p)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return p, err
 }

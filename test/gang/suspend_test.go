@@ -62,6 +62,28 @@ func TestSuspend(t *testing.T) {
 	f.waitQueue(queue, "0", 0, 0)
 }
 
+// TestSuspendAdmittedNotStarted suspends an application that was admitted but whose driver
+// pacing has not let start yet: it gives its reservation back and starts nothing; resumed, it
+// queues again and runs.
+func TestSuspendAdmittedNotStarted(t *testing.T) {
+	f := newFixture(t)
+	first, second := f.pacedPair()
+	if p, err := f.driverOf(second); err != nil || p != nil {
+		t.Fatalf("%s's driver exists before the test suspends it (%v): pacing did not hold it", second, err)
+	}
+	f.update(second, func(app *v1beta2.SparkApplication) { app.Spec.Suspend = ptr.To(true) })
+	f.waitState(second, v1beta2.ApplicationStateSuspended)
+	f.requireNotAdmitted(second)
+	f.waitQueue(schedv1alpha1.DefaultQueueName, "4", 1, 0) // first's driver and 3 executors
+	f.waitRunning(first)
+	if pods := f.pods(second); len(pods) != 0 {
+		t.Errorf("suspended before it started, %s has %d pods", second, len(pods))
+	}
+
+	f.update(second, func(app *v1beta2.SparkApplication) { app.Spec.Suspend = ptr.To(false) })
+	f.running(second)
+}
+
 // waitQueue waits until the queue's status shows cpu admitted, in admitted applications,
 // with pending waiting.
 func (f *fixture) waitQueue(name, cpu string, admitted, pending int32) {
