@@ -15,7 +15,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -475,7 +474,7 @@ func hasGate(p *corev1.Pod) bool {
 // not for (or one preempted or being deleted), an id beyond the plan or unreadable, a
 // reservation past its timeout.
 func (s *Scheduler) PlacePod(pod *corev1.Pod, owner client.Object) bool {
-	placed := placeAtCreation(pod, owner, snapshotOptions{ReservationTimeout: s.cfg.ReservationTimeout, Now: time.Now()})
+	placed := placeAtCreation(pod, owner, snapshotOptions{ReservationTimeout: s.cfg.ReservationTimeout, Now: s.cfg.Clock.Now()})
 	if placed {
 		placedAtCreationTotal.Inc()
 	}
