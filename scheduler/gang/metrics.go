@@ -35,16 +35,16 @@ var (
 		Help:    "Time from a gated executor's creation (to the second) to the gang scheduler choosing its release.",
 		Buckets: []float64{0.5, 1, 2, 3, 5, 8, 13, 21, 34, 55},
 	})
+	releaseCallSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "spark_operator_gang_executor_release_call_seconds",
+		Help:    "Time from the gang scheduler choosing an executor's release to the API server taking it, waiting for a free call included.",
+		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 8, 13, 21},
+	})
 	// Executors the pod-mutating webhook placed as they were created had no release to wait for;
 	// counted where the webhook runs.
 	placedAtCreationTotal = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "spark_operator_gang_executors_placed_at_creation_total",
 		Help: "Executors given their planned node by the pod-mutating webhook as they were created, instead of being gated for the gang scheduler to release.",
-	})
-	releaseCallSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "spark_operator_gang_executor_release_call_seconds",
-		Help:    "Time from the gang scheduler choosing an executor's release to the API server taking it, waiting for a free call included.",
-		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 8, 13, 21},
 	})
 )
 
