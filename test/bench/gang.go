@@ -10,11 +10,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
+	"maps"
+	"slices"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -129,6 +129,10 @@ func runGang(ctx context.Context, c config) error {
 	fmt.Printf("gang: mode=%s allocated=%.3f apps_ever_partial=%d unschedulable_peak=%d stuck=%d unfinished=%d ramp_s=%.1f ramp_max_s=%.1f (created %.1f, ungated %.1f, bound %.1f)\n",
 		mode, j.cpuShareSeconds/max(j.seconds, 1e-9), len(j.everPartial), j.unschedulablePeak, obs.stuck, c.apps-obs.finished,
 		running.Seconds(), longest.Seconds(), created.Seconds(), ungated.Seconds(), bound.Seconds())
+	fmt.Printf("gang: mode=%s %s\n", mode, j.stages())
+	if q, err := op.workQueues(); err == nil {
+		fmt.Printf("gang: mode=%s %s\n", mode, q)
+	}
 	if u := j.unschedulableSummary(); u != "" {
 		fmt.Printf("gang: mode=%s %s\n", mode, u)
 	}
@@ -162,13 +166,7 @@ func gangApp(ns string, i int, gang bool) *v1beta2.SparkApplication {
 
 // gangDecisions reads the gang scheduler's decision count and the time it spent deciding.
 func (o *operatorProcess) gangDecisions() (decisions, seconds float64, err error) {
-	resp, err := http.Get(o.metricsURL)
-	if err != nil {
-		return 0, 0, err
-	}
-	defer resp.Body.Close()
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
+	families, err := o.metrics()
 	if err != nil {
 		return 0, 0, err
 	}
@@ -184,4 +182,46 @@ func (o *operatorProcess) gangDecisions() (decisions, seconds float64, err error
 	}
 	seconds, err = value("spark_operator_gang_schedule_seconds_total")
 	return decisions, seconds, err
+}
+
+// workQueues summarises the operator's work queues (the SparkApplication controller's, the
+// submission pool's, and any other): for each, the items handled, and their mean wait in the
+// queue and mean handling time, from controller-runtime's histograms. A long wait means the
+// operator itself, not the API server, delays what its items do.
+func (o *operatorProcess) workQueues() (string, error) {
+	families, err := o.metrics()
+	if err != nil {
+		return "", err
+	}
+	type sums struct {
+		count            uint64
+		waited, handling float64
+	}
+	byName := map[string]*sums{}
+	for family, into := range map[string]func(*sums, *dto.Histogram){
+		"workqueue_queue_duration_seconds": func(s *sums, h *dto.Histogram) { s.count, s.waited = h.GetSampleCount(), h.GetSampleSum() },
+		"workqueue_work_duration_seconds":  func(s *sums, h *dto.Histogram) { s.handling = h.GetSampleSum() },
+	} {
+		for _, m := range families[family].GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() != "name" {
+					continue
+				}
+				if byName[l.GetValue()] == nil {
+					byName[l.GetValue()] = &sums{}
+				}
+				into(byName[l.GetValue()], m.GetHistogram())
+			}
+		}
+	}
+	out := "queues"
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		s := byName[name]
+		if s.count == 0 {
+			continue
+		}
+		n := float64(s.count)
+		out += fmt.Sprintf(" %s=%d wait_s=%.3f work_s=%.3f", name, s.count, s.waited/n, s.handling/n)
+	}
+	return out, nil
 }

@@ -39,6 +39,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -367,16 +368,21 @@ type operatorProcess struct {
 	exited     chan struct{}
 }
 
-// webhookLatency reads the webhook's own request-duration histogram from the operator's
-// metrics and estimates p50 and p99 within its buckets, as Prometheus' histogram_quantile does.
-func (o *operatorProcess) webhookLatency() (p50, p99 time.Duration, count uint64, err error) {
+// metrics scrapes the operator's metrics endpoint.
+func (o *operatorProcess) metrics() (map[string]*dto.MetricFamily, error) {
 	resp, err := http.Get(o.metricsURL)
 	if err != nil {
-		return 0, 0, 0, err
+		return nil, err
 	}
 	defer resp.Body.Close()
 	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(resp.Body)
+	return parser.TextToMetricFamilies(resp.Body)
+}
+
+// webhookLatency reads the webhook's own request-duration histogram from the operator's
+// metrics and estimates p50 and p99 within its buckets, as Prometheus' histogram_quantile does.
+func (o *operatorProcess) webhookLatency() (p50, p99 time.Duration, count uint64, err error) {
+	families, err := o.metrics()
 	if err != nil {
 		return 0, 0, 0, err
 	}

@@ -20,7 +20,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -31,9 +30,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
@@ -211,15 +207,9 @@ func finishedApp(ns, name string) *v1beta2.SparkApplication {
 // metrics), so that the kill finds it in its steady state.
 func waitIdle(ctx context.Context, op *operatorProcess) error {
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 5*time.Minute, true, func(context.Context) (bool, error) {
-		resp, err := http.Get(op.metricsURL)
+		families, err := op.metrics()
 		if err != nil {
 			return false, nil
-		}
-		defer resp.Body.Close()
-		parser := expfmt.NewTextParser(model.UTF8Validation)
-		families, err := parser.TextToMetricFamilies(resp.Body)
-		if err != nil {
-			return false, err
 		}
 		for _, m := range families["workqueue_depth"].GetMetric() {
 			for _, l := range m.GetLabel() {

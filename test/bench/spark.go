@@ -41,6 +41,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler/gang"
+	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/test/cluster"
 	"github.com/sparkop/spark-operator/test/executors"
 )
@@ -67,6 +69,22 @@ type jobs struct {
 	// unschedulable keeps, per executor pod the kube-scheduler found no room for, when that
 	// was first seen, its message and how long the pod stayed so: what the run tells of why.
 	unschedulable map[string]*unschedulableExecutor
+	// capacity integrates where the nodes' CPU went (see capacityShares), for the means.
+	capacity capacityShares
+}
+
+// capacityShares splits the nodes' allocatable CPU, as shares of it: requested by running pods
+// at work (working) and by running pods not at work (idle); by pods bound and not running yet
+// (starting); kept by the gang scheduler's reservations for pods not bound yet, of jobs not
+// ended (reserved); and the rest (free). Where capacity goes that does no work tells what a
+// scheduler costs.
+type capacityShares struct {
+	working, idle, starting, reserved, free float64
+}
+
+func (c capacityShares) add(o capacityShares, k float64) capacityShares {
+	return capacityShares{c.working + k*o.working, c.idle + k*o.idle, c.starting + k*o.starting,
+		c.reserved + k*o.reserved, c.free + k*o.free}
 }
 
 type unschedulableExecutor struct {
@@ -77,6 +95,12 @@ type unschedulableExecutor struct {
 
 type job struct {
 	progress float64 // executor-seconds done
+	// When the stand-in first saw the application, its reservation, its driver pod, that pod
+	// bound, asked for the job to end, and saw the application finished (zero until then).
+	seen, admitted, driverCreated, driverBound, endAsked, finished time.Time
+	// driverCPU and executorCPU are what one pod of each role requests, in millicores (from
+	// the application's demand; read once).
+	driverCPU, executorCPU int64
 	// When the stand-in first saw the driver Running, had created its executors, and saw
 	// them all ungated, bound and running (zero until then).
 	driverRunning, created, allUngated, allBound, allRunning time.Time
@@ -115,6 +139,7 @@ type observation struct {
 	// running after their driver) holds CPU and does no work; in a real cluster it uses next
 	// to none of what it requested, which is what the simulation counts here.
 	workingShare float64
+	capacity     capacityShares
 	unstarted    int // applications not finished whose driver has not run yet
 }
 
@@ -125,7 +150,7 @@ func newJobs() *jobs {
 // step accounts for dt elapsed until now on the state given and returns the API calls to make.
 func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplication, pods []corev1.Pod, nodes []corev1.Node) ([]action, observation) {
 	var obs observation
-	var alloc, used, working int64
+	var alloc, used, working, starting, reserved int64
 	for i := range nodes {
 		q := nodes[i].Status.Allocatable[corev1.ResourceCPU]
 		alloc += q.MilliValue()
@@ -142,6 +167,8 @@ func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplica
 		running := live && p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning
 		if running {
 			used += cpuOf(p)
+		} else if live && p.Spec.NodeName != "" {
+			starting += cpuOf(p)
 		}
 		app := p.Labels[v1beta2.LabelAppName]
 		switch p.Labels[v1beta2.SparkRoleLabel] {
@@ -187,15 +214,47 @@ func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplica
 		app := &apps[i]
 		jb := j.byApp[app.Name]
 		if jb == nil {
-			jb = &job{}
+			jb = &job{seen: now}
 			j.byApp[app.Name] = jb
+		}
+		if jb.driverCPU == 0 && jb.executorCPU == 0 {
+			if d, err := sparkpod.DemandOf(app); err == nil {
+				jb.driverCPU = d.Driver.Requests.Cpu().MilliValue()
+				jb.executorCPU = d.Executor.Requests.Cpu().MilliValue()
+			}
 		}
 		switch app.Status.AppState.State {
 		case v1beta2.ApplicationStateCompleted, v1beta2.ApplicationStateFailed:
 			obs.finished++
+			if jb.finished.IsZero() {
+				jb.finished = now
+			}
 			continue
 		}
 		d := drivers[app.DriverPodName()]
+		if d != nil && jb.driverCreated.IsZero() {
+			jb.driverCreated = now
+		}
+		if d != nil && d.Spec.NodeName != "" && jb.driverBound.IsZero() {
+			jb.driverBound = now
+		}
+		if r, ok := gang.ReservationOf(app); ok && !jb.ended {
+			if jb.admitted.IsZero() {
+				jb.admitted = now
+			}
+			var bound int64
+			if e := execs[app.Name]; e != nil {
+				bound = int64(e.bound)
+			}
+			if d == nil || d.Spec.NodeName == "" {
+				reserved += jb.driverCPU
+			}
+			var planned int64
+			for _, n := range r.Executors {
+				planned += int64(n)
+			}
+			reserved += max(planned-bound, 0) * jb.executorCPU
+		}
 		if d == nil || d.Status.Phase != corev1.PodRunning || !d.DeletionTimestamp.IsZero() {
 			if d == nil || d.Status.Phase == corev1.PodPending {
 				obs.unstarted++
@@ -252,7 +311,12 @@ func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplica
 	if alloc > 0 {
 		obs.cpuShare = float64(used) / float64(alloc)
 		obs.workingShare = float64(working) / float64(alloc)
+		a := float64(alloc)
+		obs.capacity = capacityShares{working: float64(working) / a, idle: float64(used-working) / a,
+			starting: float64(starting) / a, reserved: float64(reserved) / a,
+			free: float64(alloc-used-starting-reserved) / a}
 	}
+	j.capacity = j.capacity.add(obs.capacity, dt.Seconds())
 	j.cpuShareSeconds += obs.cpuShare * dt.Seconds()
 	j.workingShareSeconds += obs.workingShare * dt.Seconds()
 	j.seconds += dt.Seconds()
@@ -272,7 +336,56 @@ func (j *jobs) done(a action, ok bool) {
 		jb.created = time.Now()
 	case endJob:
 		jb.ended = true
+		jb.endAsked = time.Now()
 	}
+}
+
+// stages returns, over the applications that finished, the mean time spent from one stage
+// to the next as the stand-in saw them: in the queue (created to admitted, for those with a
+// reservation), from admission (or creation) to the driver pod, to its binding, to it
+// running, to all executors running, to the job's end (the work), and from the end to the
+// application finished. Stages it did not see are left out of their mean.
+func (j *jobs) stages() string {
+	type span struct {
+		name     string
+		from, to func(*job) time.Time
+	}
+	start := func(jb *job) time.Time {
+		if !jb.admitted.IsZero() {
+			return jb.admitted
+		}
+		return jb.seen
+	}
+	at := func(f func(*job) *time.Time) func(*job) time.Time { return func(jb *job) time.Time { return *f(jb) } }
+	spans := []span{
+		{"queued", at(func(jb *job) *time.Time { return &jb.seen }), at(func(jb *job) *time.Time { return &jb.admitted })},
+		{"to_driver", start, at(func(jb *job) *time.Time { return &jb.driverCreated })},
+		{"to_bound", at(func(jb *job) *time.Time { return &jb.driverCreated }), at(func(jb *job) *time.Time { return &jb.driverBound })},
+		{"to_running", at(func(jb *job) *time.Time { return &jb.driverBound }), at(func(jb *job) *time.Time { return &jb.driverRunning })},
+		{"to_executors", at(func(jb *job) *time.Time { return &jb.driverRunning }), at(func(jb *job) *time.Time { return &jb.allRunning })},
+		{"work", at(func(jb *job) *time.Time { return &jb.allRunning }), at(func(jb *job) *time.Time { return &jb.endAsked })},
+		{"to_finished", at(func(jb *job) *time.Time { return &jb.endAsked }), at(func(jb *job) *time.Time { return &jb.finished })},
+	}
+	out := "stages_s"
+	for _, sp := range spans {
+		var sum time.Duration
+		n := 0
+		for _, jb := range j.byApp {
+			from, to := sp.from(jb), sp.to(jb)
+			if jb.finished.IsZero() || from.IsZero() || to.IsZero() {
+				continue
+			}
+			sum += to.Sub(from)
+			n++
+		}
+		if n > 0 {
+			out += fmt.Sprintf(" %s=%.1f", sp.name, (sum / time.Duration(n)).Seconds())
+		}
+	}
+	c := j.capacity
+	k := 1 / max(j.seconds, 1e-9)
+	return out + fmt.Sprintf(" cpu working=%.3f idle=%.3f starting=%.3f reserved=%.3f free=%.3f",
+		c.working*k, c.idle*k, c.starting*k, c.reserved*k, c.free*k)
 }
 
 // ramp returns, over the applications whose executors all ran, the mean time from the driver

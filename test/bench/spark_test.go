@@ -8,16 +8,19 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package main
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler/gang"
 )
 
 var t0 = time.Date(2026, 11, 23, 8, 0, 0, 0, time.UTC)
@@ -122,8 +125,63 @@ func TestJobsStep(t *testing.T) {
 			for app := range j.everPartial {
 				got.Ever = append(got.Ever, app)
 			}
-			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}, observation{})); diff != "" {
+			// TestCapacityShares checks where the capacity went.
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{}, observation{}), cmpopts.IgnoreFields(observation{}, "capacity")); diff != "" {
 				t.Errorf("step (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCapacityShares(t *testing.T) {
+	node := corev1.Node{Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10")}}}
+	admitted := func(app v1beta2.SparkApplication, executors map[string]int32) v1beta2.SparkApplication {
+		r, err := json.Marshal(gang.Reservation{SubmissionID: "s1", Driver: "n1", Executors: executors})
+		if err != nil {
+			t.Fatal(err)
+		}
+		app.Annotations[gang.AnnotationAdmission] = string(r)
+		return app
+	}
+	// stepApp's pods ask for 1 CPU each (no cores set): the reservation counts by the demand.
+	cases := []struct {
+		name  string
+		apps  []v1beta2.SparkApplication
+		pods  []corev1.Pod
+		ended bool
+		want  capacityShares
+	}{{
+		name: "nothing admitted: all free",
+		apps: []v1beta2.SparkApplication{stepApp("a", 2, "100")},
+		want: capacityShares{free: 1},
+	}, {
+		name: "admitted, no pod yet: the driver and both executors reserved",
+		apps: []v1beta2.SparkApplication{admitted(stepApp("a", 2, "100"), map[string]int32{"n1": 2})},
+		want: capacityShares{reserved: 0.3, free: 0.7},
+	}, {
+		name: "driver bound, starting; executors reserved",
+		apps: []v1beta2.SparkApplication{admitted(stepApp("a", 2, "100"), map[string]int32{"n1": 2})},
+		pods: []corev1.Pod{driverOf("a", corev1.PodPending)},
+		want: capacityShares{starting: 0.1, reserved: 0.2, free: 0.7},
+	}, {
+		name: "driver running without executors: idle; one executor bound, the other reserved",
+		apps: []v1beta2.SparkApplication{admitted(stepApp("a", 2, "100"), map[string]int32{"n1": 2})},
+		pods: []corev1.Pod{driverOf("a", corev1.PodRunning), executorOf("a", "1", "n1", corev1.PodPending, t0)},
+		want: capacityShares{idle: 0.1, starting: 0.2, reserved: 0.1, free: 0.6},
+	}, {
+		name:  "a job ended keeps nothing reserved for executors gone",
+		apps:  []v1beta2.SparkApplication{admitted(stepApp("a", 2, "100"), map[string]int32{"n1": 2})},
+		pods:  []corev1.Pod{driverOf("a", corev1.PodRunning)},
+		ended: true,
+		want:  capacityShares{idle: 0.1, free: 0.9},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			j := newJobs()
+			j.byApp["a"] = &job{started: true, ended: tc.ended}
+			_, obs := j.step(t0.Add(40*time.Second), time.Second, tc.apps, tc.pods, []corev1.Node{node})
+			if diff := cmp.Diff(tc.want, obs.capacity, cmp.AllowUnexported(capacityShares{}), cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+				t.Errorf("capacity (-want +got):\n%s", diff)
 			}
 		})
 	}
