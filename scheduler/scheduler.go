@@ -72,7 +72,12 @@ const ConditionQueued = "Queued"
 // Waker brings held workloads back for another decision. The Registry gives one to schedulers
 // that implement WithManager; it hands each workload to the controller of its kind.
 type Waker interface {
+	// Wake brings back workloads that may be admitted now. A controller handles them before
+	// other work: a scheduler may keep capacity, idle, for them until they start.
 	Wake(workloads ...WorkloadKey)
+	// Refresh brings back workloads still held, only for them to show a reason that has
+	// changed. A controller may handle them after all its other work.
+	Refresh(workloads ...WorkloadKey)
 }
 
 // WithManager is implemented by schedulers that watch the cluster (nodes, pods, queues) or run
@@ -169,11 +174,20 @@ func (r *Registry) HandleWakes(kind Kind, w Waker) {
 
 // Wake hands each workload to the waker of its kind; a kind no controller runs is not woken.
 func (r *Registry) Wake(workloads ...WorkloadKey) {
+	r.each(workloads, Waker.Wake)
+}
+
+// Refresh hands each workload to the waker of its kind, as Wake does, to refresh.
+func (r *Registry) Refresh(workloads ...WorkloadKey) {
+	r.each(workloads, Waker.Refresh)
+}
+
+func (r *Registry) each(workloads []WorkloadKey, call func(Waker, ...WorkloadKey)) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for _, k := range workloads {
 		if w := r.wakers[k.Kind]; w != nil {
-			w.Wake(k)
+			call(w, k)
 		}
 	}
 }

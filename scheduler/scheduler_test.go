@@ -67,10 +67,11 @@ func TestAdmitAllAdmitsWithoutChanges(t *testing.T) {
 	}
 }
 
-// wakes records the workloads it is asked to wake.
-type wakes struct{ got []WorkloadKey }
+// wakes records the workloads it is asked to wake and to refresh.
+type wakes struct{ woken, refreshed []WorkloadKey }
 
-func (w *wakes) Wake(keys ...WorkloadKey) { w.got = append(w.got, keys...) }
+func (w *wakes) Wake(keys ...WorkloadKey)    { w.woken = append(w.woken, keys...) }
+func (w *wakes) Refresh(keys ...WorkloadKey) { w.refreshed = append(w.refreshed, keys...) }
 
 func TestRegistryWakesEachKindsController(t *testing.T) {
 	r := NewRegistry()
@@ -81,11 +82,15 @@ func TestRegistryWakesEachKindsController(t *testing.T) {
 	session := WorkloadKey{Kind: KindSession, NamespacedName: app.NamespacedName}
 	other := WorkloadKey{Kind: "Other", NamespacedName: app.NamespacedName}
 	r.Wake(app, session, other, session)
-	if diff := cmp.Diff([]WorkloadKey{app}, apps.got); diff != "" {
-		t.Errorf("applications woken (-want +got):\n%s", diff)
+	r.Refresh(session, other, app)
+	want := map[*wakes]wakes{
+		apps:     {woken: []WorkloadKey{app}, refreshed: []WorkloadKey{app}},
+		sessions: {woken: []WorkloadKey{session, session}, refreshed: []WorkloadKey{session}},
 	}
-	if diff := cmp.Diff([]WorkloadKey{session, session}, sessions.got); diff != "" {
-		t.Errorf("sessions woken (-want +got):\n%s", diff)
+	for w, name := range map[*wakes]string{apps: "applications", sessions: "sessions"} {
+		if diff := cmp.Diff(want[w], *w, cmp.AllowUnexported(wakes{})); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", name, diff)
+		}
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
@@ -30,15 +31,32 @@ import (
 // controller-runtime's metrics (workqueue_depth{name="submission"},
 // controller_runtime_reconcile_total{controller="submission"}, ...).
 //
+// Keys are handled by priority, first come first served within one (see Priority).
+//
 // Nothing in the queue survives a restart; the controller re-enqueues applications that are
 // still waiting for their submission when it reconciles them.
 type Pool struct {
 	controller.TypedController[reconcile.Request]
 	// queue exists before the controller starts, so that Enqueue works at any time; the
 	// controller takes it as its own when it starts.
-	queue workqueue.TypedRateLimitingInterface[reconcile.Request]
+	queue priorityqueue.PriorityQueue[reconcile.Request]
 	err   error
 }
+
+// Priority orders the keys waiting in the pool: higher first. A key enqueued again while it
+// waits keeps the higher of its priorities.
+type Priority int
+
+const (
+	// PriorityRefresh is for an application its batch scheduler still holds, enqueued only so
+	// that the reason it shows is brought up to date: it may wait behind every submission.
+	PriorityRefresh Priority = -1
+	// PriorityNormal is for a submission the controller asks for, and retries.
+	PriorityNormal Priority = 0
+	// PriorityWoken is for an application its batch scheduler woke to be admitted: capacity
+	// is kept for it, idle, until its driver exists.
+	PriorityWoken Priority = 1
+)
 
 // NewPool returns a pool of workers (at least one) calling handle for each enqueued key. An
 // error from handle retries the key with exponential back-off; an error wrapping RetryAfter
@@ -51,8 +69,10 @@ func NewPool(workers int, handle func(ctx context.Context, key types.NamespacedN
 // NewPoolWithRateLimiter is NewPool with the back-off of failed keys chosen by the caller.
 func NewPoolWithRateLimiter(workers int, handle func(ctx context.Context, key types.NamespacedName) error,
 	limiter workqueue.TypedRateLimiter[reconcile.Request]) *Pool {
-	p := &Pool{queue: workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
-		workqueue.TypedRateLimitingQueueConfig[reconcile.Request]{Name: "submission"})}
+	p := &Pool{queue: priorityqueue.New("submission", func(o *priorityqueue.Opts[reconcile.Request]) {
+		o.RateLimiter = limiter
+		o.Log = log.Log.WithName("submission")
+	})}
 	p.TypedController, p.err = controller.NewTypedUnmanaged("submission", controller.TypedOptions[reconcile.Request]{
 		MaxConcurrentReconciles: max(workers, 1),
 		RecoverPanic:            ptr.To(true),
@@ -78,9 +98,18 @@ func NewPoolWithRateLimiter(workers int, handle func(ctx context.Context, key ty
 	return p
 }
 
-// Enqueue asks for key to be handled. It is cheap and never blocks.
+// Enqueue asks for key to be handled, with PriorityNormal. It is cheap and never blocks.
 func (p *Pool) Enqueue(key types.NamespacedName) {
-	p.queue.Add(reconcile.Request{NamespacedName: key})
+	p.EnqueueWith(PriorityNormal, key)
+}
+
+// EnqueueWith asks for keys to be handled with priority. It is cheap and never blocks.
+func (p *Pool) EnqueueWith(priority Priority, keys ...types.NamespacedName) {
+	reqs := make([]reconcile.Request, len(keys))
+	for i, k := range keys {
+		reqs[i] = reconcile.Request{NamespacedName: k}
+	}
+	p.queue.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(int(priority))}, reqs...)
 }
 
 // NeedLeaderElection is true: only the leader may create drivers, or two operators would

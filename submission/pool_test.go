@@ -78,6 +78,60 @@ func TestPoolDeduplicatesWaitingKeys(t *testing.T) {
 	}
 }
 
+func TestPoolHandlesHigherPriorityFirst(t *testing.T) {
+	tests := []struct {
+		name    string
+		enqueue func(p *Pool)
+		want    []string
+	}{{
+		name: "by priority, first come first served within one",
+		enqueue: func(p *Pool) {
+			p.EnqueueWith(PriorityRefresh, key("refresh1"), key("refresh2"))
+			p.Enqueue(key("normal"))
+			p.EnqueueWith(PriorityWoken, key("woken"))
+		},
+		want: []string{"woken", "normal", "refresh1", "refresh2"},
+	}, {
+		name: "a key enqueued again keeps its higher priority",
+		enqueue: func(p *Pool) {
+			p.Enqueue(key("normal"))
+			p.EnqueueWith(PriorityWoken, key("raised"))
+			p.EnqueueWith(PriorityRefresh, key("raised"))
+		},
+		want: []string{"raised", "normal"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			started, release := make(chan struct{}), make(chan struct{})
+			var mu sync.Mutex
+			var order []string
+			p := NewPool(1, func(ctx context.Context, k types.NamespacedName) error {
+				if k.Name == "blocker" {
+					close(started)
+					<-release
+					return nil
+				}
+				mu.Lock()
+				order = append(order, k.Name)
+				mu.Unlock()
+				return nil
+			})
+			p.Enqueue(key("blocker"))
+			startPool(t, p)
+			<-started // the one worker is busy: what follows waits in the queue
+			tt.enqueue(p)
+			waitFor(t, "keys to queue", func() bool { return p.queue.Len() == len(tt.want) })
+			close(release)
+			waitFor(t, "queue to drain", func() bool { mu.Lock(); defer mu.Unlock(); return len(order) == len(tt.want) })
+			mu.Lock()
+			defer mu.Unlock()
+			if diff := cmp.Diff(tt.want, order); diff != "" {
+				t.Errorf("order (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestPoolBoundsConcurrency(t *testing.T) {
 	tests := []struct {
 		workers, keys, want int

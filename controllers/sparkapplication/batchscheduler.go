@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
@@ -19,14 +20,23 @@ import (
 )
 
 // poolWaker wakes the applications a batch scheduler held: waking one hands it to the
-// submission pool, which asks its scheduler again. Waking one that no longer awaits its
-// submission does nothing (the pool rechecks).
+// submission pool, which asks its scheduler again, ahead of other submissions; refreshing one
+// does the same behind them. Waking one that no longer awaits its submission does nothing (the
+// pool rechecks).
 type poolWaker struct{ pool *submission.Pool }
 
-func (w poolWaker) Wake(keys ...scheduler.WorkloadKey) {
-	for _, k := range keys {
-		w.pool.Enqueue(k.NamespacedName)
+func (w poolWaker) Wake(keys ...scheduler.WorkloadKey) { w.enqueue(submission.PriorityWoken, keys) }
+
+func (w poolWaker) Refresh(keys ...scheduler.WorkloadKey) {
+	w.enqueue(submission.PriorityRefresh, keys)
+}
+
+func (w poolWaker) enqueue(priority submission.Priority, keys []scheduler.WorkloadKey) {
+	names := make([]types.NamespacedName, len(keys))
+	for i, k := range keys {
+		names[i] = k.NamespacedName
 	}
+	w.pool.EnqueueWith(priority, names...)
 }
 
 // setupSchedulers makes the pool the waker of applications and sets up the enabled schedulers

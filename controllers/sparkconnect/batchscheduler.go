@@ -88,6 +88,10 @@ type wakeSource struct {
 	pending []reconcile.Request
 }
 
+// Refresh is Wake: a session's reason is written by the reconcile a wake-up brings, and
+// sessions are few.
+func (w *wakeSource) Refresh(keys ...scheduler.WorkloadKey) { w.Wake(keys...) }
+
 func (w *wakeSource) Wake(keys ...scheduler.WorkloadKey) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

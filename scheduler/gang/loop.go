@@ -224,7 +224,6 @@ func (l *loop) cycle(ctx context.Context) error {
 		wake = append(wake, key)
 	}
 	refresh, left := s.reasons.pick(now, out, shownReasons(w.Workloads, s.reported))
-	wake = append(wake, refresh...)
 	if left > 0 {
 		s.reasons.followUpLater(s.trigger)
 	}
@@ -236,7 +235,10 @@ func (l *loop) cycle(ctx context.Context) error {
 	s.mu.Unlock()
 
 	if s.waker != nil {
+		// Woken first: an admitted workload's capacity is idle until its driver exists, while
+		// a refreshed reason only tells a user more exactly why it waits.
 		s.waker.Wake(wake...)
+		s.waker.Refresh(refresh...)
 	}
 	s.releaseExecutors(ctx, w, opts, out.Released)
 	// The release loop lets go executors that appeared while this cycle ran.
