@@ -226,7 +226,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// changes nothing costs only cache reads.
 	if !statusEqual(&s.app.Status, &app.Status) {
 		var err error
-		written, err = r.updateStatus(ctx, req.NamespacedName, func(latest *v1beta2.SparkApplication) error {
+		written, err = r.updateStatus(ctx, req.NamespacedName, app, func(latest *v1beta2.SparkApplication) error {
 			if latest.UID != app.UID {
 				return errSkip
 			}

@@ -33,15 +33,20 @@ var errStale = errors.New("application status changed since it was read")
 var errSkip = errors.New("status write no longer applies")
 
 // updateStatus writes an application's status through the status subresource. mutate gets the
-// latest object, read straight from the API server, and changes its status; it returns errSkip
-// or errStale to write nothing. Conflicts are retried with a fresh read. Nothing is written when
-// mutate leaves the status as it was. It returns the object as written.
-func (r *Reconciler) updateStatus(ctx context.Context, key types.NamespacedName,
+// latest object and changes its status; it returns errSkip or errStale to write nothing. The
+// first attempt is made on a copy of read, when given: the application as the caller last read
+// it, which saves a read when it is current (the API server refuses the write when it is not).
+// Conflicts are retried on the object read straight from the API server. Nothing is written
+// when mutate leaves the status as it was. It returns the object as written.
+func (r *Reconciler) updateStatus(ctx context.Context, key types.NamespacedName, read *v1beta2.SparkApplication,
 	mutate func(app *v1beta2.SparkApplication) error) (*v1beta2.SparkApplication, error) {
 	var written *v1beta2.SparkApplication
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		app := &v1beta2.SparkApplication{}
-		if err := r.APIReader.Get(ctx, key, app); err != nil {
+		if read != nil {
+			read.DeepCopyInto(app)
+			read = nil // a conflict means it is not current: read afresh
+		} else if err := r.APIReader.Get(ctx, key, app); err != nil {
 			return err
 		}
 		before := app.Status.DeepCopy()

@@ -53,7 +53,7 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 		return err
 	}
 	if !decision.Admit {
-		_, err := r.updateStatus(ctx, key, func(latest *v1beta2.SparkApplication) error {
+		_, err := r.updateStatus(ctx, key, app, func(latest *v1beta2.SparkApplication) error {
 			if err := sameAttempt(latest); err != nil {
 				return err
 			}
@@ -97,7 +97,7 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 		})
 	}
 	now := r.Clock.Now()
-	written, werr := r.updateStatus(ctx, key, func(latest *v1beta2.SparkApplication) error {
+	written, werr := r.updateStatus(ctx, key, app, func(latest *v1beta2.SparkApplication) error {
 		if err := sameAttempt(latest); err != nil {
 			return err
 		}
