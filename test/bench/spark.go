@@ -350,21 +350,19 @@ func (j *jobs) stages() string {
 		name     string
 		from, to func(*job) time.Time
 	}
-	start := func(jb *job) time.Time {
-		if !jb.admitted.IsZero() {
-			return jb.admitted
-		}
-		return jb.seen
-	}
-	at := func(f func(*job) *time.Time) func(*job) time.Time { return func(jb *job) time.Time { return *f(jb) } }
 	spans := []span{
-		{"queued", at(func(jb *job) *time.Time { return &jb.seen }), at(func(jb *job) *time.Time { return &jb.admitted })},
-		{"to_driver", start, at(func(jb *job) *time.Time { return &jb.driverCreated })},
-		{"to_bound", at(func(jb *job) *time.Time { return &jb.driverCreated }), at(func(jb *job) *time.Time { return &jb.driverBound })},
-		{"to_running", at(func(jb *job) *time.Time { return &jb.driverBound }), at(func(jb *job) *time.Time { return &jb.driverRunning })},
-		{"to_executors", at(func(jb *job) *time.Time { return &jb.driverRunning }), at(func(jb *job) *time.Time { return &jb.allRunning })},
-		{"work", at(func(jb *job) *time.Time { return &jb.allRunning }), at(func(jb *job) *time.Time { return &jb.endAsked })},
-		{"to_finished", at(func(jb *job) *time.Time { return &jb.endAsked }), at(func(jb *job) *time.Time { return &jb.finished })},
+		{"queued", func(jb *job) time.Time { return jb.seen }, func(jb *job) time.Time { return jb.admitted }},
+		{"to_driver", func(jb *job) time.Time {
+			if !jb.admitted.IsZero() {
+				return jb.admitted
+			}
+			return jb.seen
+		}, func(jb *job) time.Time { return jb.driverCreated }},
+		{"to_bound", func(jb *job) time.Time { return jb.driverCreated }, func(jb *job) time.Time { return jb.driverBound }},
+		{"to_running", func(jb *job) time.Time { return jb.driverBound }, func(jb *job) time.Time { return jb.driverRunning }},
+		{"to_executors", func(jb *job) time.Time { return jb.driverRunning }, func(jb *job) time.Time { return jb.allRunning }},
+		{"work", func(jb *job) time.Time { return jb.allRunning }, func(jb *job) time.Time { return jb.endAsked }},
+		{"to_finished", func(jb *job) time.Time { return jb.endAsked }, func(jb *job) time.Time { return jb.finished }},
 	}
 	out := "stages_s"
 	for _, sp := range spans {
