@@ -184,44 +184,50 @@ func (o *operatorProcess) gangDecisions() (decisions, seconds float64, err error
 	return decisions, seconds, err
 }
 
-// workQueues summarises the operator's work queues (the SparkApplication controller's, the
-// submission pool's, and any other): for each, the items handled, and their mean wait in the
-// queue and mean handling time, from controller-runtime's histograms. A long wait means the
-// operator itself, not the API server, delays what its items do.
+// workQueues summarises the operator's work queues (see queueSummary).
 func (o *operatorProcess) workQueues() (string, error) {
 	families, err := o.metrics()
 	if err != nil {
 		return "", err
 	}
-	type sums struct {
-		count            uint64
-		waited, handling float64
-	}
-	byName := map[string]*sums{}
-	for family, into := range map[string]func(*sums, *dto.Histogram){
-		"workqueue_queue_duration_seconds": func(s *sums, h *dto.Histogram) { s.count, s.waited = h.GetSampleCount(), h.GetSampleSum() },
-		"workqueue_work_duration_seconds":  func(s *sums, h *dto.Histogram) { s.handling = h.GetSampleSum() },
-	} {
+	return queueSummary(families), nil
+}
+
+// queueSummary tells, for each work queue in families (the SparkApplication controller's, the
+// submission pool's, and any other), the items handled, and their mean wait in the queue and
+// mean handling time, from controller-runtime's histograms. A long wait means the operator
+// itself, not the API server, delays what its items do.
+func queueSummary(families map[string]*dto.MetricFamily) string {
+	// One histogram per queue name (its other label, controller, repeats the name).
+	byName := func(family string) map[string]*dto.Histogram {
+		out := map[string]*dto.Histogram{}
 		for _, m := range families[family].GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() != "name" {
-					continue
-				}
-				if byName[l.GetValue()] == nil {
-					byName[l.GetValue()] = &sums{}
-				}
-				into(byName[l.GetValue()], m.GetHistogram())
+			if name := labelValue(m, "name"); name != "" {
+				out[name] = m.GetHistogram()
 			}
 		}
+		return out
 	}
+	waits, works := byName("workqueue_queue_duration_seconds"), byName("workqueue_work_duration_seconds")
 	out := "queues"
-	for _, name := range slices.Sorted(maps.Keys(byName)) {
-		s := byName[name]
-		if s.count == 0 {
+	for _, name := range slices.Sorted(maps.Keys(waits)) {
+		n := float64(waits[name].GetSampleCount())
+		if n == 0 {
 			continue
 		}
-		n := float64(s.count)
-		out += fmt.Sprintf(" %s=%d wait_s=%.3f work_s=%.3f", name, s.count, s.waited/n, s.handling/n)
+		out += fmt.Sprintf(" %s=%.0f wait_s=%.3f work_s=%.3f", name, n, waits[name].GetSampleSum()/n, works[name].GetSampleSum()/n)
 	}
-	return out, nil
+	return out
+}
+
+// queueDepth sums the depth of the work queue name over its series: a priority queue (the
+// controllers' default) has one per priority, and the applications of a controller's initial
+// list wait at a low one. ok is false when the queue reports no depth.
+func queueDepth(families map[string]*dto.MetricFamily, name string) (depth float64, ok bool) {
+	for _, m := range families["workqueue_depth"].GetMetric() {
+		if labelValue(m, "name") == name {
+			depth, ok = depth+m.GetGauge().GetValue(), true
+		}
+	}
+	return depth, ok
 }

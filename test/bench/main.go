@@ -379,6 +379,16 @@ func (o *operatorProcess) metrics() (map[string]*dto.MetricFamily, error) {
 	return parser.TextToMetricFamilies(resp.Body)
 }
 
+// labelValue returns the value of m's label name, or "".
+func labelValue(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
 // webhookLatency reads the webhook's own request-duration histogram from the operator's
 // metrics and estimates p50 and p99 within its buckets, as Prometheus' histogram_quantile does.
 func (o *operatorProcess) webhookLatency() (p50, p99 time.Duration, count uint64, err error) {

@@ -211,14 +211,8 @@ func waitIdle(ctx context.Context, op *operatorProcess) error {
 		if err != nil {
 			return false, nil
 		}
-		for _, m := range families["workqueue_depth"].GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "name" && l.GetValue() == "sparkapplication" {
-					return m.GetGauge().GetValue() == 0, nil
-				}
-			}
-		}
-		return false, nil
+		depth, ok := queueDepth(families, "sparkapplication")
+		return ok && depth == 0, nil
 	})
 	if err != nil {
 		return fmt.Errorf("the operator did not become idle (log: %s): %w", op.log, err)
