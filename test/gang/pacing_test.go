@@ -27,12 +27,11 @@ import (
 func TestStartPacing(t *testing.T) {
 	f := newFixture(t)
 	first, second := f.pacedPair()
-	driverOf := f.driverOf
 	// The first's three executors are owed (the backlog is two): the second waits, well
 	// within the time an executor stays owed.
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
-		p, err := driverOf(second)
+		p, err := f.driverOf(second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +43,7 @@ func TestStartPacing(t *testing.T) {
 
 	// Spark creates the first's executors; once they are released, the second starts.
 	f.waitFor(second+"'s driver", func() (bool, error) {
-		p, err := driverOf(second)
+		p, err := f.driverOf(second)
 		if err != nil || p == nil {
 			return false, err
 		}
