@@ -85,7 +85,7 @@ func ApplicationWorkload(app *v1beta2.SparkApplication) Workload {
 }
 
 // SessionWorkload is conn's current server as a workload, without its demand
-// (sparkconnect.SessionDemand computes it). The SparkConnect API has no batch scheduler options:
+// (sparkpod.ConnectDemand computes it). The SparkConnect API has no batch scheduler options:
 // a session names no queue and no priority class.
 func SessionWorkload(conn *v1alpha1.SparkConnect) Workload {
 	return Workload{

@@ -18,7 +18,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-	"github.com/sparkop/spark-operator/submission/sparkconf"
+	"github.com/sparkop/spark-operator/sparkconf"
 )
 
 // Role is the part a pod plays in a Spark application.

@@ -24,10 +24,10 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkconf"
 	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/submission"
 	"github.com/sparkop/spark-operator/submission/native"
-	"github.com/sparkop/spark-operator/submission/sparkconf"
 	"github.com/sparkop/spark-operator/submission/sparksubmit"
 	"github.com/sparkop/spark-operator/webhook/podmutator"
 )

@@ -21,7 +21,7 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-	"github.com/sparkop/spark-operator/submission/sparkconf"
+	"github.com/sparkop/spark-operator/sparkconf"
 )
 
 // Names and paths shared with Spark and the Kubeflow operator, so that images and
@@ -64,7 +64,7 @@ type target struct {
 func (t *target) container() *corev1.Container { return &t.pod.Spec.Containers[t.ctr] }
 
 // setting writes one customisation onto the pod, unless the pod already has it. inConf
-// settings are expressed as Spark properties (submission/sparkconf), so Spark writes them
+// settings are expressed as Spark properties (sparkconf), so Spark writes them
 // itself and a pod template for Spark leaves them out.
 type setting struct {
 	write  func(t *target) error

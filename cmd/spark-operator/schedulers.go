@@ -10,9 +10,10 @@ package main
 import (
 	"fmt"
 
+	"github.com/sparkop/spark-operator/sparkpod"
+
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/sparkop/spark-operator/controllers/sparkconnect"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/gang"
 	"github.com/sparkop/spark-operator/webhook/validation"
@@ -45,7 +46,7 @@ func sessionDemand(o *options) gang.SessionDemand {
 	if !o.sparkConnectEnabled {
 		return nil
 	}
-	return sparkconnect.SessionDemand
+	return sparkpod.ConnectDemand
 }
 
 // webhookSchedulers is what the validating webhook is told of the batch schedulers.

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/internal/cronschedule"
 	"github.com/sparkop/spark-operator/internal/nsfilter"
 )
 
@@ -122,7 +123,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	now := r.Clock.Now()
 
-	sched, err := ParseSchedule(ssa.Spec.Schedule, ssa.Spec.TimeZone)
+	sched, err := cronschedule.ParseSchedule(ssa.Spec.Schedule, ssa.Spec.TimeZone)
 	if err == nil && sched.Next(now).IsZero() {
 		err = fmt.Errorf("schedule %q never fires after %s", ssa.Spec.Schedule, now.UTC().Format(time.RFC3339))
 	}

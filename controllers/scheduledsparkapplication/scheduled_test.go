@@ -28,6 +28,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/internal/cronschedule"
 	"github.com/sparkop/spark-operator/test/cluster"
 )
 
@@ -153,7 +154,7 @@ func (h *harness) events() []string {
 func TestFirstRun(t *testing.T) {
 	h := newHarness(t)
 	ssa := h.create("nightly", func(s *v1beta2.ScheduledSparkApplicationSpec) { s.Schedule = "*/10 * * * *" })
-	sched, err := ParseSchedule("*/10 * * * *", "UTC")
+	sched, err := cronschedule.ParseSchedule("*/10 * * * *", "UTC")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,11 +18,12 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // A session goes through the same batch-scheduler plug-in point as an application: its server
 // is created only once the session's batch scheduler admits the session's current submission
-// (status.server.submissionID) on its demand (SessionDemand), and what the scheduler held is
+// (status.server.submissionID) on its demand (sparkpod.ConnectDemand), and what the scheduler held is
 // released when that server ends (it is deleted or terminates) and when a new submission
 // replaces it. A deleted SparkConnect takes what a scheduler keeps on it along.
 
@@ -43,7 +44,7 @@ func (r *Reconciler) decide(ctx context.Context, conn *v1alpha1.SparkConnect) (s
 		return scheduler.Decision{Reject: true, Reason: err.Error()}, nil
 	}
 	w := scheduler.SessionWorkload(conn)
-	if w.Demand, err = SessionDemand(conn); err != nil {
+	if w.Demand, err = sparkpod.ConnectDemand(conn); err != nil {
 		return scheduler.Decision{Reject: true, Reason: err.Error()}, nil
 	}
 	d, err := sched.Admit(ctx, w)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -94,4 +95,16 @@ func TestWakeSource(t *testing.T) {
 	if diff := cmp.Diff([]string{"early", "late"}, got); diff != "" {
 		t.Errorf("queued (-want +got):\n%s", diff)
 	}
+}
+
+func newConnect(mods ...func(*v1alpha1.SparkConnect)) *v1alpha1.SparkConnect {
+	image := "spark:4"
+	c := &v1alpha1.SparkConnect{
+		ObjectMeta: metav1.ObjectMeta{Name: "sc", Namespace: "ns", UID: "uid-1"},
+		Spec:       v1alpha1.SparkConnectSpec{SparkVersion: "4.0.4", Image: &image},
+	}
+	for _, m := range mods {
+		m(c)
+	}
+	return c
 }

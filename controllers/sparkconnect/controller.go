@@ -189,7 +189,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // Service may have been edited): spec changes reach the next server pod. A server pod is
 // created only once the session's batch scheduler admits it (startServer).
 func (r *Reconciler) ensureObjects(ctx context.Context, conn *v1alpha1.SparkConnect) (observation, string, error) {
-	want, err := ServerPod(conn, sparkpod.RoleScheduling{})
+	want, err := sparkpod.ConnectServerPod(conn, sparkpod.RoleScheduling{})
 	if err != nil {
 		r.warn(conn, ReasonInvalidSpec, err.Error())
 		return observation{invalid: err.Error()}, "", nil
@@ -237,7 +237,7 @@ func (r *Reconciler) ensureObjects(ctx context.Context, conn *v1alpha1.SparkConn
 		}
 	}
 
-	svc := ServerService(conn)
+	svc := sparkpod.ConnectService(conn)
 	have := &corev1.Service{}
 	err = r.Client.Get(ctx, client.ObjectKeyFromObject(svc), have)
 	switch {
@@ -297,11 +297,11 @@ func (r *Reconciler) startServer(ctx context.Context, conn *v1alpha1.SparkConnec
 	case !decision.Admit:
 		return observation{queued: decision.Reason}, nil
 	}
-	want, err := ServerPod(conn, decision.Pods)
+	want, err := sparkpod.ConnectServerPod(conn, decision.Pods)
 	if err != nil {
 		return observation{invalid: err.Error()}, nil
 	}
-	cm, err := ExecutorTemplateConfigMap(conn, decision.Pods.Executor)
+	cm, err := sparkpod.ConnectExecutorTemplateConfigMap(conn, decision.Pods.Executor)
 	if err != nil {
 		return observation{invalid: err.Error()}, nil
 	}
@@ -332,7 +332,7 @@ func (r *Reconciler) followSpec(ctx context.Context, conn *v1alpha1.SparkConnect
 			return err
 		}
 	}
-	cm, err := ExecutorTemplateConfigMap(conn, decision.Pods.Executor)
+	cm, err := sparkpod.ConnectExecutorTemplateConfigMap(conn, decision.Pods.Executor)
 	if err != nil || cm == nil {
 		return nil // reported when the next server is made
 	}

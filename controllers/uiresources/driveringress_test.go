@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sparkop/spark-operator/internal/uinames"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -40,7 +42,7 @@ func TestDriverIngressOptions(t *testing.T) {
 			ServiceLabels:      map[string]string{"team": "data"},
 			ServiceAnnotations: map[string]string{"note": "grpc"},
 			IngressURLFormat:   "{{$appName}}.{{$appNamespace}}.example.com/grpc",
-			IngressAnnotations: map[string]string{uiresources.RewriteTargetAnnotation: "/$2"},
+			IngressAnnotations: map[string]string{uinames.RewriteTargetAnnotation: "/$2"},
 			IngressTLS:         []networkingv1.IngressTLS{{Hosts: []string{"connect.example.com"}, SecretName: "connect-tls"}},
 		}, {
 			ServicePort: 4041,
@@ -117,7 +119,7 @@ func TestDriverIngressOptions(t *testing.T) {
 	if d := cmp.Diff(owner, ing.OwnerReferences); d != "" {
 		t.Errorf("driver Ingress owners (-want +got):\n%s", d)
 	}
-	if ing.Annotations[uiresources.RewriteTargetAnnotation] != "/$2" || ing.Labels[v1beta2.LabelLaunchedByOperator] != "true" {
+	if ing.Annotations[uinames.RewriteTargetAnnotation] != "/$2" || ing.Labels[v1beta2.LabelLaunchedByOperator] != "true" {
 		t.Errorf("driver Ingress annotations %v, labels %v", ing.Annotations, ing.Labels)
 	}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "connect-ing-4041"}, &networkingv1.Ingress{}); !apierrors.IsNotFound(err) {

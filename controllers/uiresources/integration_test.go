@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sparkop/spark-operator/internal/uinames"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -61,7 +63,7 @@ func TestEnsureAgainstCluster(t *testing.T) {
 			ServicePort:        &uiPort,
 			ServiceLabels:      map[string]string{"team": "data"},
 			ServiceAnnotations: map[string]string{"note": "ui"},
-			IngressAnnotations: map[string]string{uiresources.RewriteTargetAnnotation: "/$2"},
+			IngressAnnotations: map[string]string{uinames.RewriteTargetAnnotation: "/$2"},
 		}
 	})
 	app.Status.SubmissionID = "sub-1"
@@ -110,7 +112,7 @@ func TestEnsureAgainstCluster(t *testing.T) {
 		ServiceName:    app.UIServiceName(),
 		Port:           8080,
 		Address:        svc.Spec.ClusterIP + ":8080",
-		IngressName:    uiresources.IngressName(app),
+		IngressName:    uinames.IngressName(app),
 		IngressAddress: "http://spark.example.com/" + ns + "/" + name,
 	}
 	if d := cmp.Diff(wantInfo, first); d != "" {
@@ -151,7 +153,7 @@ func TestEnsureAgainstCluster(t *testing.T) {
 	}
 
 	ing := &networkingv1.Ingress{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: uiresources.IngressName(app)}, ing); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: uinames.IngressName(app)}, ing); err != nil {
 		t.Fatal(err)
 	}
 	specific := networkingv1.PathTypeImplementationSpecific
@@ -291,7 +293,7 @@ func TestGarbageCollection(t *testing.T) {
 	}
 	for _, obj := range []client.Object{
 		&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app.UIServiceName()}},
-		&networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: uiresources.IngressName(app)}},
+		&networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: uinames.IngressName(app)}},
 	} {
 		cluster.Eventually(t, 60*time.Second, "garbage collection of "+obj.GetName(), func() (bool, error) {
 			err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj)

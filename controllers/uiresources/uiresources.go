@@ -22,7 +22,6 @@ import (
 	"maps"
 	"net"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -31,33 +30,14 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/validation"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	networkingv1ac "k8s.io/client-go/applyconfigurations/networking/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/internal/uinames"
 )
-
-const (
-	// DefaultUIPort is Spark's default for spark.ui.port.
-	DefaultUIPort int32 = 4040
-	// DefaultUIPortName is the Service port name the Kubeflow operator used; dashboards and
-	// service meshes configured for it keep working.
-	DefaultUIPortName = "spark-driver-ui-port"
-
-	sparkUIPortKey = "spark.ui.port"
-
-	// RewriteTargetAnnotation is ingress-nginx's rewrite annotation. When it is among the
-	// Ingress annotations and the URL has a path, the rule path gets capture groups so that
-	// "/$2" strips the prefix before the request reaches the Spark UI.
-	RewriteTargetAnnotation = "nginx.ingress.kubernetes.io/rewrite-target"
-)
-
-// ErrInvalidIngressURL is wrapped by the error Ensure returns for an ingress URL format that
-// does not give a usable host and path. Retrying cannot fix it; the spec or flags must change.
-var ErrInvalidIngressURL = errors.New("invalid Spark UI ingress URL format")
 
 // Options are the operator-wide settings for UI resources.
 type Options struct {
@@ -86,96 +66,6 @@ type Info struct {
 	IngressAddress string
 }
 
-// IngressName is the name of the application's UI Ingress.
-func IngressName(app *v1beta2.SparkApplication) string {
-	return v1beta2.ShortName(app.Name, "-ui-ingress")
-}
-
-// UIPort is the port the Spark UI listens on in the driver: spark.ui.port from sparkConf, or
-// Spark's default. A value Spark would not bind as given (0 means random, others are invalid)
-// falls back to the default, as the Kubeflow operator did, rather than producing a Service
-// the API server rejects.
-func UIPort(app *v1beta2.SparkApplication) int32 {
-	s, ok := app.Spec.SparkConf[sparkUIPortKey]
-	if !ok {
-		return DefaultUIPort
-	}
-	p, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
-	if err != nil || p < 1 || p > 65535 {
-		return DefaultUIPort
-	}
-	return int32(p)
-}
-
-// ServicePort is the UI Service's port: sparkUIOptions.servicePort, else the UI port.
-func ServicePort(app *v1beta2.SparkApplication) int32 {
-	if o := app.Spec.SparkUIOptions; o != nil && o.ServicePort != nil && *o.ServicePort > 0 && *o.ServicePort <= 65535 {
-		return *o.ServicePort
-	}
-	return UIPort(app)
-}
-
-// ServicePortName is the UI Service port's name.
-func ServicePortName(app *v1beta2.SparkApplication) string {
-	if o := app.Spec.SparkUIOptions; o != nil && o.ServicePortName != nil && *o.ServicePortName != "" {
-		return *o.ServicePortName
-	}
-	return DefaultUIPortName
-}
-
-var (
-	appNamePlaceholder      = regexp.MustCompile(`{{\s*\$appName\s*}}`)
-	appNamespacePlaceholder = regexp.MustCompile(`{{\s*\$appNamespace\s*}}`)
-)
-
-// IngressURL expands format for app. A format without a scheme gets "http://", or "https://"
-// when tls is set, so that "host/path" parses as a host and a path.
-func IngressURL(format string, app *v1beta2.SparkApplication, tls bool) (*url.URL, error) {
-	s := strings.TrimSpace(format)
-	s = appNamePlaceholder.ReplaceAllLiteralString(s, app.Name)
-	s = appNamespacePlaceholder.ReplaceAllLiteralString(s, app.Namespace)
-	if s == "" {
-		return nil, fmt.Errorf("%w: empty", ErrInvalidIngressURL)
-	}
-	if strings.Contains(s, "{{") || strings.Contains(s, "}}") {
-		return nil, fmt.Errorf("%w %q: unknown placeholder (only {{$appName}} and {{$appNamespace}} are supported)", ErrInvalidIngressURL, format)
-	}
-	if !strings.Contains(s, "://") {
-		if tls {
-			s = "https://" + s
-		} else {
-			s = "http://" + s
-		}
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		return nil, fmt.Errorf("%w %q: %v", ErrInvalidIngressURL, format, err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("%w %q: scheme must be http or https", ErrInvalidIngressURL, format)
-	}
-	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
-		return nil, fmt.Errorf("%w %q: only a host and a path are allowed", ErrInvalidIngressURL, format)
-	}
-	if u.Port() != "" {
-		return nil, fmt.Errorf("%w %q: an Ingress host cannot carry a port", ErrInvalidIngressURL, format)
-	}
-	host := u.Hostname()
-	if host == "" && (u.Path == "" || u.Path == "/") {
-		return nil, fmt.Errorf("%w %q: neither a host nor a path", ErrInvalidIngressURL, format)
-	}
-	if host != "" {
-		check := validation.IsDNS1123Subdomain
-		if strings.HasPrefix(host, "*.") {
-			check = validation.IsWildcardDNS1123Subdomain
-		}
-		if msgs := check(host); len(msgs) > 0 {
-			return nil, fmt.Errorf("%w %q: host %q: %s", ErrInvalidIngressURL, format, host, strings.Join(msgs, "; "))
-		}
-	}
-	return u, nil
-}
-
 // FieldOwner is the server-side apply field manager of everything this package writes.
 const FieldOwner = "spark-operator"
 
@@ -183,19 +73,6 @@ const FieldOwner = "spark-operator"
 // Ensure runs on every reconcile of a live run; with it, an object already as wanted is read
 // from the cache and not applied again, so a steady run costs no API request.
 const AppliedAnnotation = v1beta2.GroupName + "/applied-hash"
-
-// DriverIngressServiceName is the Service of the spec.driverIngressOptions entry for port:
-// "<app>-driver-<port>", the Kubeflow operator's name, shortened like the UI Service's when
-// it would be too long.
-func DriverIngressServiceName(app *v1beta2.SparkApplication, port int32) string {
-	return v1beta2.ShortName(app.Name, fmt.Sprintf("-driver-%d", port))
-}
-
-// DriverIngressName is the Ingress of the spec.driverIngressOptions entry for port:
-// "<app>-ing-<port>", as the Kubeflow operator names it.
-func DriverIngressName(app *v1beta2.SparkApplication, port int32) string {
-	return v1beta2.ShortName(app.Name, fmt.Sprintf("-ing-%d", port))
-}
 
 // driverIngressPortName is the Service port's name: servicePortName, else the Kubeflow
 // operator's default.
@@ -220,34 +97,34 @@ func Ensure(ctx context.Context, c client.Client, app *v1beta2.SparkApplication,
 		objects []applied
 	)
 	if opts.ServiceEnabled {
-		uiSvc = desiredService(app, app.UIServiceName(), ServicePortName(app), ServicePort(app), UIPort(app), uiServiceOptions(app))
+		uiSvc = desiredService(app, app.UIServiceName(), uinames.ServicePortName(app), uinames.ServicePort(app), uinames.UIPort(app), uiServiceOptions(app))
 		objects = append(objects, applied{uiSvc, &corev1.Service{}})
-		info = Info{ServiceName: app.UIServiceName(), Port: ServicePort(app)}
+		info = Info{ServiceName: app.UIServiceName(), Port: uinames.ServicePort(app)}
 		if opts.IngressURLFormat != "" {
 			tls := ingressTLS(app, opts)
-			u, err := IngressURL(opts.IngressURLFormat, app, len(tls) > 0)
+			u, err := uinames.IngressURL(opts.IngressURLFormat, app, len(tls) > 0)
 			if err != nil {
 				return Info{}, err
 			}
-			objects = append(objects, applied{desiredIngress(app, IngressName(app), app.UIServiceName(), ServicePort(app),
+			objects = append(objects, applied{desiredIngress(app, uinames.IngressName(app), app.UIServiceName(), uinames.ServicePort(app),
 				uiIngressAnnotations(app, opts), opts.IngressClassName, u, tls), &networkingv1.Ingress{}})
-			info.IngressName = IngressName(app)
+			info.IngressName = uinames.IngressName(app)
 			info.IngressAddress = u.String()
 		}
 	}
 	for i := range app.Spec.DriverIngressOptions {
 		o := &app.Spec.DriverIngressOptions[i]
-		name := DriverIngressServiceName(app, o.ServicePort)
+		name := uinames.DriverIngressServiceName(app, o.ServicePort)
 		objects = append(objects, applied{desiredService(app, name, driverIngressPortName(o), o.ServicePort, o.ServicePort,
 			serviceOptions{labels: o.ServiceLabels, annotations: o.ServiceAnnotations, serviceType: o.ServiceType}), &corev1.Service{}})
 		if o.IngressURLFormat == "" {
 			continue
 		}
-		u, err := IngressURL(o.IngressURLFormat, app, len(o.IngressTLS) > 0)
+		u, err := uinames.IngressURL(o.IngressURLFormat, app, len(o.IngressTLS) > 0)
 		if err != nil {
 			return Info{}, fmt.Errorf("driverIngressOptions[%d]: %w", i, err)
 		}
-		objects = append(objects, applied{desiredIngress(app, DriverIngressName(app, o.ServicePort), name, o.ServicePort,
+		objects = append(objects, applied{desiredIngress(app, uinames.DriverIngressName(app, o.ServicePort), name, o.ServicePort,
 			o.IngressAnnotations, opts.IngressClassName, u, o.IngressTLS), &networkingv1.Ingress{}})
 	}
 
@@ -446,7 +323,7 @@ func desiredIngress(app *v1beta2.SparkApplication, name, service string, port in
 	switch {
 	case path == "":
 		path = "/"
-	case annotations[RewriteTargetAnnotation] != "":
+	case annotations[uinames.RewriteTargetAnnotation] != "":
 		// The regex form is what ingress-nginx needs for rewrite-target "/$2"; regex paths
 		// are only valid as ImplementationSpecific.
 		path += "(/|$)(.*)"

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sparkop/spark-operator/internal/uinames"
+
 	"github.com/google/go-cmp/cmp"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,7 +43,7 @@ func TestNames(t *testing.T) {
 	seen := map[string]string{}
 	for _, tc := range tests {
 		app := newApp(tc.app)
-		svc, ing := app.UIServiceName(), IngressName(app)
+		svc, ing := app.UIServiceName(), uinames.IngressName(app)
 		for _, n := range []string{svc, ing} {
 			if msgs := validation.IsDNS1035Label(n); len(msgs) > 0 {
 				t.Errorf("name %q for app %q is not a DNS-1035 label: %v", n, tc.app, msgs)
@@ -91,7 +93,7 @@ func TestPorts(t *testing.T) {
 			app := newApp("pi")
 			app.Spec.SparkConf = tc.conf
 			app.Spec.SparkUIOptions = tc.ui
-			got := ports{UIPort(app), ServicePort(app), ServicePortName(app)}
+			got := ports{uinames.UIPort(app), uinames.ServicePort(app), uinames.ServicePortName(app)}
 			if d := cmp.Diff(tc.want, got); d != "" {
 				t.Errorf("ports (-want +got):\n%s", d)
 			}
@@ -127,19 +129,19 @@ func TestIngressURL(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.format, func(t *testing.T) {
-			u, err := IngressURL(tc.format, newApp("pi"), tc.tls)
+			u, err := uinames.IngressURL(tc.format, newApp("pi"), tc.tls)
 			var got result
 			switch {
 			case err != nil:
-				if !errors.Is(err, ErrInvalidIngressURL) {
-					t.Errorf("error %v does not wrap ErrInvalidIngressURL", err)
+				if !errors.Is(err, uinames.ErrInvalidIngressURL) {
+					t.Errorf("error %v does not wrap uinames.ErrInvalidIngressURL", err)
 				}
 				got.Invalid = true
 			default:
 				got = result{URL: u.String(), Host: u.Hostname(), Path: u.Path}
 			}
 			if d := cmp.Diff(tc.want, got); d != "" {
-				t.Errorf("IngressURL(%q) (-want +got):\n%s (err %v)", tc.format, d, err)
+				t.Errorf("uinames.IngressURL(%q) (-want +got):\n%s (err %v)", tc.format, d, err)
 			}
 		})
 	}
@@ -147,7 +149,7 @@ func TestIngressURL(t *testing.T) {
 
 func TestDesiredIngressPaths(t *testing.T) {
 	prefix, specific := networkingv1.PathTypePrefix, networkingv1.PathTypeImplementationSpecific
-	rewrite := map[string]string{RewriteTargetAnnotation: "/$2"}
+	rewrite := map[string]string{uinames.RewriteTargetAnnotation: "/$2"}
 	type rule struct {
 		Host, Path  string
 		Type        networkingv1.PathType
@@ -191,11 +193,11 @@ func TestDesiredIngressPaths(t *testing.T) {
 			app := newApp("pi")
 			app.Spec.SparkUIOptions = tc.ui
 			tls := ingressTLS(app, tc.opts)
-			u, err := IngressURL(tc.format, app, len(tls) > 0)
+			u, err := uinames.IngressURL(tc.format, app, len(tls) > 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ing := desiredIngress(app, IngressName(app), app.UIServiceName(), ServicePort(app),
+			ing := desiredIngress(app, uinames.IngressName(app), app.UIServiceName(), uinames.ServicePort(app),
 				uiIngressAnnotations(app, tc.opts), tc.opts.IngressClassName, u, tls)
 			p := ing.Spec.Rules[0].HTTP.Paths[0]
 			got := rule{Host: *ing.Spec.Rules[0].Host, Path: *p.Path, Type: *p.PathType, Annotations: ing.Annotations,

@@ -23,7 +23,7 @@ import (
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
-// SessionDemand computes a session's demand: sparkconnect.SessionDemand, given by the operator
+// SessionDemand computes a session's demand: sparkpod.ConnectDemand, given by the operator
 // so that the scheduler does not depend on the controller.
 type SessionDemand func(*v1alpha1.SparkConnect) (sparkpod.Demand, error)
 

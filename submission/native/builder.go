@@ -29,7 +29,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/submission"
-	"github.com/sparkop/spark-operator/submission/sparkconf"
+	"github.com/sparkop/spark-operator/sparkconf"
 )
 
 // SparkVersion is the spark-submit version whose output this package reproduces; it is the

@@ -16,7 +16,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/submission"
-	"github.com/sparkop/spark-operator/submission/sparkconf"
+	"github.com/sparkop/spark-operator/sparkconf"
 )
 
 // Spark property keys that the native submitter reads from the conf (as Spark's Kubernetes

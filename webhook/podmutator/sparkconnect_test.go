@@ -17,7 +17,6 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-	"github.com/sparkop/spark-operator/controllers/sparkconnect"
 	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/webhook/podmutator"
 )
@@ -52,7 +51,7 @@ func connectWithTemplates() *v1alpha1.SparkConnect {
 // webhook leaves it as it is.
 func TestMutateConnectPod(t *testing.T) {
 	conn := connectWithTemplates()
-	server, err := sparkconnect.ServerPod(conn, sparkpod.RoleScheduling{})
+	server, err := sparkpod.ConnectServerPod(conn, sparkpod.RoleScheduling{})
 	if err != nil {
 		t.Fatal(err)
 	}

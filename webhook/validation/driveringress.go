@@ -10,8 +10,9 @@ package validation
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/sparkop/spark-operator/internal/uinames"
+
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-	"github.com/sparkop/spark-operator/controllers/uiresources"
 )
 
 // validateDriverIngressOptions refuses what would make two entries write the same Service or
@@ -42,7 +43,7 @@ func validateDriverIngressOptions(p *field.Path, s *v1beta2.SparkApplicationSpec
 			errs = append(errs, field.Duplicate(ip.Child("ingressURLFormat"), o.IngressURLFormat))
 		}
 		urls[o.IngressURLFormat] = true
-		if _, err := uiresources.IngressURL(o.IngressURLFormat, sample, len(o.IngressTLS) > 0); err != nil {
+		if _, err := uinames.IngressURL(o.IngressURLFormat, sample, len(o.IngressTLS) > 0); err != nil {
 			errs = append(errs, field.Invalid(ip.Child("ingressURLFormat"), o.IngressURLFormat, err.Error()))
 		}
 	}

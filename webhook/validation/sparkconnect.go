@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
-	"github.com/sparkop/spark-operator/controllers/sparkconnect"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -30,7 +29,7 @@ func (SparkConnectValidator) ValidateCreate(ctx context.Context, conn *v1alpha1.
 		return nil, err
 	}
 	var warnings admission.Warnings
-	for _, k := range sparkconnect.OverriddenConf(conn) {
+	for _, k := range sparkpod.ConnectOverriddenConf(conn) {
 		warnings = append(warnings, fmt.Sprintf("spec.sparkConf[%s] is set by the operator; this value is ignored", k))
 	}
 	return warnings, nil
@@ -50,7 +49,7 @@ func (SparkConnectValidator) ValidateDelete(context.Context, *v1alpha1.SparkConn
 // ValidateSparkConnect refuses a SparkConnect from which the operator cannot build a server pod
 // (no image for the server or the executors).
 func ValidateSparkConnect(conn *v1alpha1.SparkConnect) field.ErrorList {
-	if _, err := sparkconnect.ServerPod(conn, sparkpod.RoleScheduling{}); err != nil {
+	if _, err := sparkpod.ConnectServerPod(conn, sparkpod.RoleScheduling{}); err != nil {
 		return field.ErrorList{field.Required(field.NewPath("spec", "image"), err.Error())}
 	}
 	return nil

@@ -20,7 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-	"github.com/sparkop/spark-operator/controllers/scheduledsparkapplication"
+	"github.com/sparkop/spark-operator/internal/cronschedule"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -54,7 +54,7 @@ func ValidateSparkApplication(app *v1beta2.SparkApplication) field.ErrorList {
 func ValidateScheduledSparkApplication(ssa *v1beta2.ScheduledSparkApplication) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, validateName(field.NewPath("metadata", "name"), ssa.Name)...)
-	if _, err := scheduledsparkapplication.ParseSchedule(ssa.Spec.Schedule, ssa.Spec.TimeZone); err != nil {
+	if _, err := cronschedule.ParseSchedule(ssa.Spec.Schedule, ssa.Spec.TimeZone); err != nil {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "schedule"), ssa.Spec.Schedule, err.Error()))
 	}
 	errs = append(errs, ValidateSpec(field.NewPath("spec", "template"), &ssa.Spec.Template, ssa.Namespace)...)

@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-package sparkconnect
+package sparkpod
 
 // What a SparkConnect means for Kubernetes objects: the server pod (its Spark conf included),
 // the ConfigMap with the executor pod template, the Service. Pure functions of the spec, kept in
@@ -26,56 +26,54 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-	"github.com/sparkop/spark-operator/sparkpod"
-	"github.com/sparkop/spark-operator/submission/sparkconf"
-	"github.com/sparkop/spark-operator/webhook/podmutator"
+	"github.com/sparkop/spark-operator/sparkconf"
 )
 
 // Ports of the server. The Service exposes all four; clients use ConnectPort.
 const (
-	ConnectPort      = 15002
-	UIPort           = 4040
-	DriverPort       = 7078
-	BlockManagerPort = 7079
+	ConnectPort             = 15002
+	ConnectUIPort           = 4040
+	ConnectDriverPort       = 7078
+	ConnectBlockManagerPort = 7079
 )
 
 const (
-	// ExecutorTemplateKey is the file name of the executor pod template in its ConfigMap.
-	ExecutorTemplateKey = "executor-pod-template.yaml"
-	// executorTemplateDir is where the server pod mounts it (the Kubeflow operator's path).
-	executorTemplateDir = "/tmp/spark"
-	executorTemplateVol = "spark-conf"
-	// masterURL is the API server as seen from inside the cluster.
-	masterURL = "k8s://https://kubernetes.default.svc"
+	// ConnectExecutorTemplateKey is the file name of the executor pod template in its ConfigMap.
+	ConnectExecutorTemplateKey = "executor-pod-template.yaml"
+	// connectExecutorTemplateDir is where the server pod mounts it (the Kubeflow operator's path).
+	connectExecutorTemplateDir = "/tmp/spark"
+	connectExecutorTemplateVol = "spark-conf"
+	// connectMasterURL is the API server as seen from inside the cluster.
+	connectMasterURL = "k8s://https://kubernetes.default.svc"
 )
 
-// operatorOwned are Spark properties the operator decides: a user value would make the server
+// connectOperatorOwned are Spark properties the operator decides: a user value would make the server
 // or its executors unreachable, or lose them for the status. They are passed last, so they win.
-var operatorOwned = []string{
+var connectOperatorOwned = []string{
 	"spark.master", "spark.submit.deployMode", "spark.kubernetes.namespace",
 	"spark.driver.host", "spark.driver.port", "spark.driver.blockManager.port", "spark.driver.bindAddress",
 	"spark.kubernetes.driver.pod.name", "spark.kubernetes.executor.podNamePrefix",
 	"spark.kubernetes.executor.podTemplateFile", "spark.kubernetes.executor.podTemplateContainerName",
 }
 
-// OverriddenConf lists the keys of spec.sparkConf that the operator sets itself, so the user's
+// ConnectOverriddenConf lists the keys of spec.sparkConf that the operator sets itself, so the user's
 // values for them have no effect.
-func OverriddenConf(conn *v1alpha1.SparkConnect) []string {
+func ConnectOverriddenConf(conn *v1alpha1.SparkConnect) []string {
 	var keys []string
 	for _, k := range sortedKeys(conn.Spec.SparkConf) {
-		if slices.Contains(operatorOwned, k) {
+		if slices.Contains(connectOperatorOwned, k) {
 			keys = append(keys, k)
 		}
 	}
 	return keys
 }
 
-// ServerPod builds the server pod of conn from spec.server.template: the Spark Connect server
+// ConnectServerPod builds the server pod of conn from spec.server.template: the Spark Connect server
 // started in client mode against the cluster, the operator's labels (with the server's
 // submission ID, status.server.submissionID, when recorded), conn as its controller, and the
 // batch scheduler's settings pods for the server and (through the executor pod template) its
 // executors. An error means no server can be built from this spec (a message for the user).
-func ServerPod(conn *v1alpha1.SparkConnect, pods sparkpod.RoleScheduling) (*corev1.Pod, error) {
+func ConnectServerPod(conn *v1alpha1.SparkConnect, pods RoleScheduling) (*corev1.Pod, error) {
 	pod := &corev1.Pod{}
 	if t := conn.Spec.Server.Template; t != nil {
 		t = t.DeepCopy()
@@ -90,12 +88,12 @@ func ServerPod(conn *v1alpha1.SparkConnect, pods sparkpod.RoleScheduling) (*core
 	if id := conn.Status.Server.SubmissionID; id != "" {
 		pod.Labels[v1beta2.LabelSubmissionID] = id
 	}
-	pod.OwnerReferences = []metav1.OwnerReference{ownerRef(conn)}
+	pod.OwnerReferences = []metav1.OwnerReference{connectOwnerRef(conn)}
 
 	if len(pod.Spec.Containers) == 0 {
 		pod.Spec.Containers = []corev1.Container{{Name: v1beta2.SparkDriverContainerName}}
 	}
-	c := &pod.Spec.Containers[sparkpod.SparkContainerIndex(pod, v1beta2.SparkRoleDriver)]
+	c := &pod.Spec.Containers[SparkContainerIndex(pod, v1beta2.SparkRoleDriver)]
 	if c.Image == "" {
 		c.Image = deref(conn.Spec.Image)
 	}
@@ -103,11 +101,11 @@ func ServerPod(conn *v1alpha1.SparkConnect, pods sparkpod.RoleScheduling) (*core
 		return nil, errors.New("no image for the server: set spec.image or the image of the server template's " +
 			v1beta2.SparkDriverContainerName + " container")
 	}
-	conf, err := ServerConf(conn, pods.Executor)
+	conf, err := ConnectServerConf(conn, pods.Executor)
 	if err != nil {
 		return nil, err
 	}
-	c.Command = []string{"bash", "-c", startScript(conf)}
+	c.Command = []string{"bash", "-c", connectStartScript(conf)}
 	c.Args = nil
 	// The template's env goes last, so that a user's value wins (as sparkpod orders it).
 	c.Env = append([]corev1.EnvVar{
@@ -116,8 +114,8 @@ func ServerPod(conn *v1alpha1.SparkConnect, pods sparkpod.RoleScheduling) (*core
 		{Name: "SPARK_NO_DAEMONIZE", Value: "true"},
 	}, c.Env...)
 	for _, p := range []corev1.ContainerPort{
-		{Name: "spark-connect", ContainerPort: ConnectPort}, {Name: "spark-ui", ContainerPort: UIPort},
-		{Name: "driver-rpc", ContainerPort: DriverPort}, {Name: "blockmanager", ContainerPort: BlockManagerPort},
+		{Name: "spark-connect", ContainerPort: ConnectPort}, {Name: "spark-ui", ContainerPort: ConnectUIPort},
+		{Name: "driver-rpc", ContainerPort: ConnectDriverPort}, {Name: "blockmanager", ContainerPort: ConnectBlockManagerPort},
 	} {
 		if !slices.ContainsFunc(c.Ports, func(have corev1.ContainerPort) bool { return have.ContainerPort == p.ContainerPort }) {
 			p.Protocol = corev1.ProtocolTCP
@@ -136,12 +134,12 @@ func ServerPod(conn *v1alpha1.SparkConnect, pods sparkpod.RoleScheduling) (*core
 			Command: []string{"bash", "-c", "${SPARK_HOME}/sbin/stop-connect-server.sh"},
 		}}}
 	}
-	if executorTemplate(conn, pods.Executor) != nil {
+	if connectExecutorTemplate(conn, pods.Executor) != nil {
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{
-			Name: executorTemplateVol, MountPath: executorTemplateDir + "/" + ExecutorTemplateKey,
-			SubPath: ExecutorTemplateKey, ReadOnly: true,
+			Name: connectExecutorTemplateVol, MountPath: connectExecutorTemplateDir + "/" + ConnectExecutorTemplateKey,
+			SubPath: ConnectExecutorTemplateKey, ReadOnly: true,
 		})
-		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: executorTemplateVol, VolumeSource: corev1.VolumeSource{
+		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: connectExecutorTemplateVol, VolumeSource: corev1.VolumeSource{
 			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: conn.ExecutorTemplateConfigMapName()}},
 		}})
 	}
@@ -149,15 +147,15 @@ func ServerPod(conn *v1alpha1.SparkConnect, pods sparkpod.RoleScheduling) (*core
 	return pod, nil
 }
 
-// ServerConf is the Spark properties the server is started with, in order (a later value for a
+// ConnectServerConf is the Spark properties the server is started with, in order (a later value for a
 // key wins): the user's sparkConf and hadoopConf, then what the spec's fields mean, then what the
 // operator owns. spark.driver.host is not among them: it is the pod's IP, known only in the pod.
 // executor is the batch scheduler's settings for the executors, which go in their pod template.
-func ServerConf(conn *v1alpha1.SparkConnect, executor sparkpod.Scheduling) ([]sparkconf.Property, error) {
+func ConnectServerConf(conn *v1alpha1.SparkConnect, executor Scheduling) ([]sparkconf.Property, error) {
 	var conf []sparkconf.Property
 	add := func(k, v string) { conf = append(conf, sparkconf.Property{Key: k, Value: v}) }
 	for _, k := range sortedKeys(conn.Spec.SparkConf) {
-		if !slices.Contains(operatorOwned, k) {
+		if !slices.Contains(connectOperatorOwned, k) {
 			add(k, conn.Spec.SparkConf[k])
 		}
 	}
@@ -169,7 +167,7 @@ func ServerConf(conn *v1alpha1.SparkConnect, executor sparkpod.Scheduling) ([]sp
 		add(key, conn.Spec.HadoopConf[k])
 	}
 
-	image := ExecutorImage(conn)
+	image := ConnectExecutorImage(conn)
 	if image == "" {
 		return nil, errors.New("no image for the executors: set spec.image or the image of the executor template's " +
 			v1beta2.SparkExecutorContainerName + " container")
@@ -208,25 +206,25 @@ func ServerConf(conn *v1alpha1.SparkConnect, executor sparkpod.Scheduling) ([]sp
 		add("spark.kubernetes.executor.label."+k, execLabels[k])
 	}
 
-	add("spark.master", masterURL)
+	add("spark.master", connectMasterURL)
 	add("spark.submit.deployMode", "client")
 	add("spark.kubernetes.namespace", conn.Namespace)
 	add("spark.driver.bindAddress", "0.0.0.0")
-	add("spark.driver.port", strconv.Itoa(DriverPort))
-	add("spark.driver.blockManager.port", strconv.Itoa(BlockManagerPort))
+	add("spark.driver.port", strconv.Itoa(ConnectDriverPort))
+	add("spark.driver.blockManager.port", strconv.Itoa(ConnectBlockManagerPort))
 	// Naming the server pod makes it the owner of the executors: deleting it removes them.
 	add("spark.kubernetes.driver.pod.name", conn.ServerPodName())
 	add("spark.kubernetes.executor.podNamePrefix", conn.Name)
-	if executorTemplate(conn, executor) != nil {
-		add("spark.kubernetes.executor.podTemplateFile", executorTemplateDir+"/"+ExecutorTemplateKey)
+	if connectExecutorTemplate(conn, executor) != nil {
+		add("spark.kubernetes.executor.podTemplateFile", connectExecutorTemplateDir+"/"+ConnectExecutorTemplateKey)
 		add("spark.kubernetes.executor.podTemplateContainerName", v1beta2.SparkExecutorContainerName)
 	}
 	return conf, nil
 }
 
-// ExecutorImage is the executors' image: the executor template's spark-kubernetes-executor
+// ConnectExecutorImage is the executors' image: the executor template's spark-kubernetes-executor
 // container's, else spec.image.
-func ExecutorImage(conn *v1alpha1.SparkConnect) string {
+func ConnectExecutorImage(conn *v1alpha1.SparkConnect) string {
 	if t := conn.Spec.Executor.Template; t != nil {
 		for _, c := range t.Spec.Containers {
 			if c.Name == v1beta2.SparkExecutorContainerName && c.Image != "" {
@@ -237,10 +235,10 @@ func ExecutorImage(conn *v1alpha1.SparkConnect) string {
 	return deref(conn.Spec.Image)
 }
 
-// startScript is the server container's bash command. Every property is single-quoted, so
+// connectStartScript is the server container's bash command. Every property is single-quoted, so
 // values reach Spark as written; only the driver host is expanded (bracketed when it is an
 // IPv6 address).
-func startScript(conf []sparkconf.Property) string {
+func connectStartScript(conf []sparkconf.Property) string {
 	var b strings.Builder
 	b.WriteString(`host="${POD_IP}"; case "$host" in *:*) host="[$host]" ;; esac; `)
 	b.WriteString(`exec "${SPARK_HOME}/sbin/start-connect-server.sh" --conf "spark.driver.host=${host}"`)
@@ -253,9 +251,9 @@ func startScript(conf []sparkconf.Property) string {
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// executorTemplate is the executor pod template the server gives Spark: spec.executor.template
+// connectExecutorTemplate is the executor pod template the server gives Spark: spec.executor.template
 // with the batch scheduler's executor settings; nil when there is neither.
-func executorTemplate(conn *v1alpha1.SparkConnect, executor sparkpod.Scheduling) *corev1.PodTemplateSpec {
+func connectExecutorTemplate(conn *v1alpha1.SparkConnect, executor Scheduling) *corev1.PodTemplateSpec {
 	t := conn.Spec.Executor.Template
 	if t == nil && executor.IsZero() {
 		return nil
@@ -268,10 +266,10 @@ func executorTemplate(conn *v1alpha1.SparkConnect, executor sparkpod.Scheduling)
 	return t
 }
 
-// ExecutorTemplateConfigMap holds the executor pod template (spec.executor.template with the
+// ConnectExecutorTemplateConfigMap holds the executor pod template (spec.executor.template with the
 // batch scheduler's executor settings) for the server to read; nil when there is none.
-func ExecutorTemplateConfigMap(conn *v1alpha1.SparkConnect, executor sparkpod.Scheduling) (*corev1.ConfigMap, error) {
-	t := executorTemplate(conn, executor)
+func ConnectExecutorTemplateConfigMap(conn *v1alpha1.SparkConnect, executor Scheduling) (*corev1.ConfigMap, error) {
+	t := connectExecutorTemplate(conn, executor)
 	if t == nil {
 		return nil, nil
 	}
@@ -282,15 +280,15 @@ func ExecutorTemplateConfigMap(conn *v1alpha1.SparkConnect, executor sparkpod.Sc
 	return &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: conn.ExecutorTemplateConfigMapName(), Namespace: conn.Namespace,
-			Labels: ownedLabels(conn), OwnerReferences: []metav1.OwnerReference{ownerRef(conn)},
+			Labels: connectOwnedLabels(conn), OwnerReferences: []metav1.OwnerReference{connectOwnerRef(conn)},
 		},
-		Data: map[string]string{ExecutorTemplateKey: string(data)},
+		Data: map[string]string{ConnectExecutorTemplateKey: string(data)},
 	}, nil
 }
 
-// ServerService is the Service in front of the server, from spec.server.service: the server's
+// ConnectService is the Service in front of the server, from spec.server.service: the server's
 // four ports unless it names ports itself, and always a selector for the server pod.
-func ServerService(conn *v1alpha1.SparkConnect) *corev1.Service {
+func ConnectService(conn *v1alpha1.SparkConnect) *corev1.Service {
 	svc := &corev1.Service{}
 	if s := conn.Spec.Server.Service; s != nil {
 		svc.Labels, svc.Annotations, svc.Spec = maps.Clone(s.Labels), maps.Clone(s.Annotations), *s.Spec.DeepCopy()
@@ -299,15 +297,15 @@ func ServerService(conn *v1alpha1.SparkConnect) *corev1.Service {
 	if svc.Labels == nil {
 		svc.Labels = map[string]string{}
 	}
-	maps.Copy(svc.Labels, ownedLabels(conn))
-	svc.OwnerReferences = []metav1.OwnerReference{ownerRef(conn)}
+	maps.Copy(svc.Labels, connectOwnedLabels(conn))
+	svc.OwnerReferences = []metav1.OwnerReference{connectOwnerRef(conn)}
 	if len(svc.Spec.Ports) == 0 {
 		port := func(name string, n int32, protocol string) corev1.ServicePort {
 			return corev1.ServicePort{Name: name, Port: n, TargetPort: intstr.FromInt32(n), Protocol: corev1.ProtocolTCP, AppProtocol: &protocol}
 		}
 		svc.Spec.Ports = []corev1.ServicePort{
-			port("driver-rpc", DriverPort, "tcp"), port("blockmanager", BlockManagerPort, "tcp"),
-			port("web-ui", UIPort, "http"), port("spark-connect-server", ConnectPort, "grpc"),
+			port("driver-rpc", ConnectDriverPort, "tcp"), port("blockmanager", ConnectBlockManagerPort, "tcp"),
+			port("web-ui", ConnectUIPort, "http"), port("spark-connect-server", ConnectPort, "grpc"),
 		}
 	}
 	if svc.Spec.Selector == nil {
@@ -317,34 +315,34 @@ func ServerService(conn *v1alpha1.SparkConnect) *corev1.Service {
 	return svc
 }
 
-// SessionDemand is what a session asks the cluster for, as a gang: the server (in the driver's
+// ConnectDemand is what a session asks the cluster for, as a gang: the server (in the driver's
 // place) and the executors it starts with, in the one demand calculation the batch schedulers
-// read (sparkpod.DemandOf). The server pod is the operator's, built from its template, so when
+// read (DemandOf). The server pod is the operator's, built from its template, so when
 // the template gives its containers requests, those are the server's demand. It is what the
 // SparkConnect controller asks the session's batch scheduler to admit, and what the
 // gang scheduler counts for it.
-func SessionDemand(conn *v1alpha1.SparkConnect) (sparkpod.Demand, error) {
-	d, err := sparkpod.DemandOf(podmutator.ConnectApplication(conn))
+func ConnectDemand(conn *v1alpha1.SparkConnect) (Demand, error) {
+	d, err := DemandOf(ConnectApplication(conn))
 	if err != nil {
 		return d, err
 	}
-	server, err := ServerPod(conn, sparkpod.RoleScheduling{})
+	server, err := ConnectServerPod(conn, RoleScheduling{})
 	if err != nil {
 		return d, err
 	}
-	if requests, limits := sparkpod.PodResources(server); len(requests) > 0 {
+	if requests, limits := PodResources(server); len(requests) > 0 {
 		d.Driver.Requests, d.Driver.Limits = requests, limits
 	}
 	return d, nil
 }
 
-func ownerRef(conn *v1alpha1.SparkConnect) metav1.OwnerReference {
+func connectOwnerRef(conn *v1alpha1.SparkConnect) metav1.OwnerReference {
 	return *metav1.NewControllerRef(conn, v1alpha1.GroupVersion.WithKind("SparkConnect"))
 }
 
-// ownedLabels mark the Service and ConfigMap: the Kubeflow operator's labels, and the one the
+// connectOwnedLabels mark the Service and ConfigMap: the Kubeflow operator's labels, and the one the
 // operator's caches select on.
-func ownedLabels(conn *v1alpha1.SparkConnect) map[string]string {
+func connectOwnedLabels(conn *v1alpha1.SparkConnect) map[string]string {
 	return map[string]string{
 		v1alpha1.LabelCreatedByOperator: "true",
 		v1beta2.LabelLaunchedByOperator: "true",
@@ -359,4 +357,65 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// ConnectApplication is conn seen as a SparkApplication: the server as its driver, the pod
+// templates' settings as the driver's and executors' fields, the sizes and executor count as
+// Spark reads them for a server (spark.executor.instances unset means 2, or none to start with
+// under dynamic allocation). It has no UID, so no owner reference is added on its account (the
+// operator makes the SparkConnect the server's owner).
+func ConnectApplication(conn *v1alpha1.SparkConnect) *v1beta2.SparkApplication {
+	app := &v1beta2.SparkApplication{}
+	app.Name, app.Namespace = conn.Name, conn.Namespace
+	app.Spec.Image = conn.Spec.Image
+	app.Spec.SparkConf, app.Spec.HadoopConf = conn.Spec.SparkConf, conn.Spec.HadoopConf
+	app.Spec.DynamicAllocation = conn.Spec.DynamicAllocation
+	srv, ex := &conn.Spec.Server, &conn.Spec.Executor
+	app.Spec.Driver.Cores, app.Spec.Driver.Memory = srv.Cores, srv.Memory
+	app.Spec.Executor.Cores, app.Spec.Executor.Memory = ex.Cores, ex.Memory
+	app.Spec.Executor.Instances = ex.Instances
+	if ex.Instances == nil {
+		instances := int32(2)
+		if da := conn.Spec.DynamicAllocation; da != nil && da.Enabled {
+			instances = 0
+		}
+		app.Spec.Executor.Instances = &instances
+	}
+	var volumes []corev1.Volume
+	fromTemplate(&app.Spec.Driver.SparkPodSpec, &volumes, conn.Spec.Server.Template, v1beta2.SparkRoleDriver)
+	fromTemplate(&app.Spec.Executor.SparkPodSpec, &volumes, conn.Spec.Executor.Template, v1beta2.SparkRoleExecutor)
+	app.Spec.Volumes = volumes
+	return app
+}
+
+// fromTemplate fills spec with the settings of t that the mutations apply, and adds t's volumes.
+func fromTemplate(spec *v1beta2.SparkPodSpec, volumes *[]corev1.Volume, t *corev1.PodTemplateSpec, role string) {
+	if t == nil {
+		return
+	}
+	t = t.DeepCopy()
+	ps := &t.Spec
+	*volumes = append(*volumes, ps.Volumes...)
+	spec.Affinity, spec.Tolerations, spec.NodeSelector = ps.Affinity, ps.Tolerations, ps.NodeSelector
+	spec.PodSecurityContext, spec.DNSConfig, spec.HostAliases = ps.SecurityContext, ps.DNSConfig, ps.HostAliases
+	spec.TerminationGracePeriodSeconds, spec.ShareProcessNamespace = ps.TerminationGracePeriodSeconds, ps.ShareProcessNamespace
+	spec.InitContainers = ps.InitContainers
+	if ps.HostNetwork {
+		spec.HostNetwork = &ps.HostNetwork
+	}
+	if ps.SchedulerName != "" {
+		spec.SchedulerName = &ps.SchedulerName
+	}
+	if ps.PriorityClassName != "" {
+		spec.PriorityClassName = &ps.PriorityClassName
+	}
+	main := SparkContainerIndex(&corev1.Pod{Spec: *ps}, role)
+	for i, c := range ps.Containers {
+		if i != main {
+			spec.Sidecars = append(spec.Sidecars, c)
+			continue
+		}
+		spec.Env, spec.EnvFrom, spec.VolumeMounts = c.Env, c.EnvFrom, c.VolumeMounts
+		spec.SecurityContext, spec.Lifecycle = c.SecurityContext, c.Lifecycle
+	}
 }

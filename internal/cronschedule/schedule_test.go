@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-package scheduledsparkapplication
+package cronschedule
 
 import (
 	"strings"
@@ -218,30 +218,5 @@ func TestNeverFires(t *testing.T) {
 	}
 	if diff := cmp.Diff("", format(s.Next(mustParse(t, "2026-01-01T00:00:00Z")))); diff != "" {
 		t.Errorf("Next of a schedule that never fires (-want +got):\n%s", diff)
-	}
-}
-
-func TestRunName(t *testing.T) {
-	tests := []struct {
-		name      string
-		scheduled string
-		at        string
-		want      string
-	}{
-		{name: "short", scheduled: "nightly", at: "2026-03-01T10:05:00Z", want: "nightly-1772359500"},
-		{
-			name:      "shortened to 63 characters",
-			scheduled: strings.Repeat("a", 60),
-			at:        "2026-03-01T10:05:00Z",
-			want:      strings.Repeat("a", 43) + "-11ee3912-1772359500",
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := RunName(tt.scheduled, mustParse(t, tt.at))
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("RunName mismatch (-want +got):\n%s", diff)
-			}
-		})
 	}
 }

@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-package sparkconnect
+package sparkpod_test
 
 import (
 	"strings"
@@ -19,11 +19,9 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkconf"
 	"github.com/sparkop/spark-operator/sparkpod"
-	"github.com/sparkop/spark-operator/submission/sparkconf"
 )
-
-func ptr[T any](v T) *T { return &v }
 
 func newConnect(mods ...func(*v1alpha1.SparkConnect)) *v1alpha1.SparkConnect {
 	c := &v1alpha1.SparkConnect{
@@ -111,7 +109,7 @@ func TestServerConf(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			conf, err := ServerConf(tt.conn, sparkpod.Scheduling{})
+			conf, err := sparkpod.ConnectServerConf(tt.conn, sparkpod.Scheduling{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,7 +143,7 @@ func TestServerPodErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ServerPod(tt.conn, sparkpod.RoleScheduling{})
+			_, err := sparkpod.ConnectServerPod(tt.conn, sparkpod.RoleScheduling{})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error = %v, want one containing %q", err, tt.want)
 			}
@@ -168,7 +166,7 @@ func TestServerPod(t *testing.T) {
 		c.Spec.Executor.Template = &corev1.PodTemplateSpec{}
 		c.Spec.SparkConf = map[string]string{"spark.x": "it's"}
 	})
-	pod, err := ServerPod(conn, sparkpod.RoleScheduling{})
+	pod, err := sparkpod.ConnectServerPod(conn, sparkpod.RoleScheduling{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,8 +203,8 @@ func TestServerPod(t *testing.T) {
 	if diff := cmp.Diff([]int32{4040, 15002, 7078, 7079}, ports); diff != "" {
 		t.Errorf("ports (-want +got):\n%s", diff)
 	}
-	if c.ReadinessProbe == nil || c.ReadinessProbe.TCPSocket.Port.IntValue() != ConnectPort {
-		t.Errorf("readiness probe = %+v, want TCP on %d", c.ReadinessProbe, ConnectPort)
+	if c.ReadinessProbe == nil || c.ReadinessProbe.TCPSocket.Port.IntValue() != sparkpod.ConnectPort {
+		t.Errorf("readiness probe = %+v, want TCP on %d", c.ReadinessProbe, sparkpod.ConnectPort)
 	}
 	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != "/tmp/spark/executor-pod-template.yaml" ||
 		len(pod.Spec.Volumes) != 1 || pod.Spec.Volumes[0].ConfigMap.Name != "sc-conf" {
@@ -214,7 +212,7 @@ func TestServerPod(t *testing.T) {
 	}
 	// The template itself is left alone.
 	if conn.Spec.Server.Template.Spec.Containers[1].Command != nil || len(conn.Spec.Server.Template.Labels) != 1 {
-		t.Error("ServerPod changed the SparkConnect's template")
+		t.Error("sparkpod.ConnectServerPod changed the SparkConnect's template")
 	}
 }
 
@@ -236,7 +234,7 @@ func TestServerService(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			svc := ServerService(tt.conn)
+			svc := sparkpod.ConnectService(tt.conn)
 			var ports []int32
 			for _, p := range svc.Spec.Ports {
 				ports = append(ports, p.Port)
@@ -293,7 +291,7 @@ func TestSessionDemand(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			conn := newConnect(tt.mutate)
-			d, err := SessionDemand(conn)
+			d, err := sparkpod.ConnectDemand(conn)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -335,14 +333,14 @@ func TestAdmittedServer(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.conn.Status.Server.SubmissionID = "sub-1"
-			pod, err := ServerPod(tt.conn, tt.pods)
+			pod, err := sparkpod.ConnectServerPod(tt.conn, tt.pods)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if pod.Labels[v1beta2.LabelSubmissionID] != "sub-1" {
 				t.Errorf("server labels %v lack the submission ID", pod.Labels)
 			}
-			conf, err := ServerConf(tt.conn, tt.pods.Executor)
+			conf, err := sparkpod.ConnectServerConf(tt.conn, tt.pods.Executor)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -354,7 +352,7 @@ func TestAdmittedServer(t *testing.T) {
 			if mounted != tt.wantTemplate || hasVolume != tt.wantTemplate {
 				t.Errorf("executor template in conf %v, mounted %v; want %v", mounted, hasVolume, tt.wantTemplate)
 			}
-			cm, err := ExecutorTemplateConfigMap(tt.conn, tt.pods.Executor)
+			cm, err := sparkpod.ConnectExecutorTemplateConfigMap(tt.conn, tt.pods.Executor)
 			if err != nil || (cm != nil) != tt.wantTemplate {
 				t.Fatalf("ConfigMap %v, %v; want one: %v", cm, err, tt.wantTemplate)
 			}
@@ -368,7 +366,7 @@ func TestAdmittedServer(t *testing.T) {
 				t.Errorf("server lacks its scheduling: labels %v, affinity %v", pod.Labels, pod.Spec.Affinity)
 			}
 			var tmpl corev1.PodTemplateSpec
-			if err := yaml.Unmarshal([]byte(cm.Data[ExecutorTemplateKey]), &tmpl); err != nil {
+			if err := yaml.Unmarshal([]byte(cm.Data[sparkpod.ConnectExecutorTemplateKey]), &tmpl); err != nil {
 				t.Fatal(err)
 			}
 			if tmpl.Labels["queue"] != "q" || !strings.Contains(tmpl.Spec.Affinity.String(), "n2") ||
