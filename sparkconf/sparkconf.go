@@ -103,9 +103,17 @@ type Options struct {
 	DriverPodName           string
 	DriverPodTemplateFile   string
 	ExecutorPodTemplateFile string
-	// SchedulerNames are the schedulers a batch scheduler chose for the driver and the
-	// executors (its decision), empty where it chose none.
-	SchedulerNames [2]string
+	// Decided is what a batch scheduler chose for the driver's and the executors' pods that
+	// Spark sets from properties (its decision); zero where it chose nothing.
+	Decided [2]Decided
+}
+
+// Decided is the part of a batch scheduler's decision for one role that Spark sets on pods from
+// its properties, over the pod template: it is passed last, so it wins over the spec and the
+// user's sparkConf (the precedence rule, sparkpod/precedence.go).
+type Decided struct {
+	SchedulerName string
+	NodeSelector  map[string]string
 }
 
 // Build translates one attempt of app, which must already be defaulted. The order is
@@ -158,8 +166,11 @@ func Build(app *v1beta2.SparkApplication, opts Options) (*Submit, error) {
 		c.add(r.k8sPrefix+"label."+v1beta2.LabelSubmissionID, opts.SubmissionID)
 	}
 	for i, r := range roles {
-		if name := schedulerName(app, r.role, opts.SchedulerNames[i]); name != "" {
+		if name := SchedulerName(app, r.role, opts.Decided[i].SchedulerName); name != "" {
 			c.add(r.k8sPrefix+"scheduler.name", name)
+		}
+		for _, k := range sortedKeys(opts.Decided[i].NodeSelector) {
+			c.add(r.k8sPrefix+"node.selector."+k, opts.Decided[i].NodeSelector[k])
 		}
 	}
 	if opts.DriverPodTemplateFile != "" {
@@ -174,13 +185,13 @@ func Build(app *v1beta2.SparkApplication, opts Options) (*Submit, error) {
 	return s, nil
 }
 
-// schedulerName is the scheduler of role's pods when the operator decides it: the batch
+// SchedulerName is the scheduler of role's pods when the operator decides it: the batch
 // scheduler's choice, else spec.<role>.schedulerName; empty leaves it to the user's sparkConf
 // and the pod template. Spark sets the scheduler its properties name over the pod template's,
 // so the choice must be a property to win over the user's spark.kubernetes.scheduler.name and
 // spark.kubernetes.<role>.scheduler.name, as it does with the Kubeflow operator, whose webhook
 // sets spec.batchScheduler, else spec.<role>.schedulerName, over what Spark chose.
-func schedulerName(app *v1beta2.SparkApplication, r Role, batch string) string {
+func SchedulerName(app *v1beta2.SparkApplication, r Role, batch string) string {
 	if batch != "" {
 		return batch
 	}

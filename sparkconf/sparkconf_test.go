@@ -184,7 +184,7 @@ func TestSchedulerNamePrecedence(t *testing.T) {
 				app.Spec.Executor.SchedulerName = ptr(tt.spec[1])
 			}
 			opts := testAttempt
-			opts.SchedulerNames = tt.batch
+			opts.Decided = [2]Decided{{SchedulerName: tt.batch[0]}, {SchedulerName: tt.batch[1]}}
 			s, err := Build(app, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -199,5 +199,33 @@ func TestSchedulerNamePrecedence(t *testing.T) {
 				t.Errorf("scheduler properties (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestNodeSelectorPrecedence: a batch scheduler's node selector entries are passed after the
+// spec's and the user's, so Spark sets them over both (the precedence rule).
+func TestNodeSelectorPrecedence(t *testing.T) {
+	app := baseApp()
+	app.Spec.SparkConf = map[string]string{"spark.kubernetes.executor.node.selector.zone": "user"}
+	app.Spec.NodeSelector = map[string]string{"zone": "spec", "disk": "ssd"}
+	opts := testAttempt
+	opts.Decided = [2]Decided{{NodeSelector: map[string]string{"pool": "gang"}}, {NodeSelector: map[string]string{"zone": "planned"}}}
+	s, err := Build(app, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := s.Map()
+	want := map[string]string{
+		"spark.kubernetes.node.selector.zone":          "spec",
+		"spark.kubernetes.node.selector.disk":          "ssd",
+		"spark.kubernetes.driver.node.selector.pool":   "gang",
+		"spark.kubernetes.executor.node.selector.zone": "planned",
+	}
+	got := map[string]string{}
+	for k := range want {
+		got[k] = m[k]
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("node selector properties (-want +got):\n%s", diff)
 	}
 }

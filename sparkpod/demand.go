@@ -8,10 +8,6 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package sparkpod
 
 import (
-	"fmt"
-	"maps"
-	"slices"
-
 	"gopkg.in/inf.v0"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -78,11 +74,14 @@ func Times(q resource.Quantity, n int32) resource.Quantity {
 	return *resource.NewDecimalQuantity(*product, q.Format)
 }
 
-// DemandOf computes the demand of app's spec from the Spark configuration the submitters
-// give Spark, laid over the role's pod template, sidecars and init containers as the pods are
-// built, so the demand equals what the pods request. Errors name the field or property at
-// fault.
+// DemandOf computes the demand of app's spec (defaulted here, as the API server stores it) the
+// way its pods are built: the role's pod template with the spec's settings (Template), Spark's
+// container resources and node selector from the properties the submitters give it, and what
+// the webhook lays over those (Customise: GPU, memory limit, sidecars). So the demand equals
+// what the pods request. Errors name the field or property at fault.
 func DemandOf(app *v1beta2.SparkApplication) (Demand, error) {
+	app = app.DeepCopy()
+	v1beta2.SetSparkApplicationDefaults(app)
 	sub, err := sparkconf.Build(app, sparkconf.Options{})
 	if err != nil {
 		return Demand{}, err
@@ -115,53 +114,28 @@ func ResourceType(t v1beta2.SparkApplicationType) string {
 	return resourceTypeJava
 }
 
+// podDemand is what one pod of role asks for: the pod as the submitters and Spark build it,
+// then the webhook's pass over it.
 func podDemand(role Role, app *v1beta2.SparkApplication, conf map[string]string) (PodDemand, error) {
-	s := &app.Spec
-	p := &s.Driver.SparkPodSpec
-	if role == RoleExecutor {
-		p = &s.Executor.SparkPodSpec
+	pod, err := Template(app, role)
+	if err != nil {
+		return PodDemand{}, err
 	}
-	pod := &corev1.Pod{}
-	if p.Template != nil {
-		pod.Spec = *p.Template.Spec.DeepCopy()
-	}
-	main := mainContainer(&pod.Spec, role)
-	ctr := &pod.Spec.Containers[main]
 	spark, err := ContainerResources(role, conf)
 	if err != nil {
 		return PodDemand{}, err
 	}
-	for name, q := range spark.Requests {
-		ctr.Resources.Requests = with(ctr.Resources.Requests, name, q)
+	r := &pod.Spec.Containers[SparkContainerIndex(pod, string(role))].Resources
+	r.Requests = setAll(r.Requests, spark.Requests)
+	r.Limits = setAll(r.Limits, spark.Limits)
+	pod.Spec.NodeSelector = setAll(pod.Spec.NodeSelector, NodeSelector(role, conf))
+	if err := Customise(pod, app, role); err != nil {
+		return PodDemand{}, err
 	}
-	for name, q := range spark.Limits {
-		ctr.Resources.Limits = with(ctr.Resources.Limits, name, q)
-	}
-	// The webhook sets spec.<role>.gpu and memoryLimit over what Spark set, as the Kubeflow
-	// operator's does.
-	if g := p.GPU; g != nil && g.Name != "" && g.Quantity > 0 {
-		ctr.Resources.Limits = with(ctr.Resources.Limits, corev1.ResourceName(g.Name), *resource.NewQuantity(g.Quantity, resource.DecimalSI))
-	}
-	if p.MemoryLimit != nil && *p.MemoryLimit != "" {
-		q, err := resource.ParseQuantity(*p.MemoryLimit)
-		if err != nil {
-			return PodDemand{}, fmt.Errorf("spec.%s.memoryLimit %q: %v", role, *p.MemoryLimit, err)
-		}
-		ctr.Resources.Limits[corev1.ResourceMemory] = q
-	}
-	pod.Spec.InitContainers = append(pod.Spec.InitContainers, p.InitContainers...)
-	pod.Spec.Containers = append(pod.Spec.Containers, p.Sidecars...)
-
-	d := PodDemand{Role: role}
+	d := PodDemand{Role: role, NodeSelector: pod.Spec.NodeSelector, Tolerations: pod.Spec.Tolerations, Affinity: pod.Spec.Affinity}
 	d.Requests, d.Limits = PodResources(pod)
-	d.NodeSelector = map[string]string{}
-	maps.Copy(d.NodeSelector, pod.Spec.NodeSelector)
-	maps.Copy(d.NodeSelector, s.NodeSelector)
-	maps.Copy(d.NodeSelector, p.NodeSelector)
-	d.Tolerations = append(pod.Spec.Tolerations, p.Tolerations...)
-	d.Affinity = pod.Spec.Affinity
-	if p.Affinity != nil {
-		d.Affinity = p.Affinity
+	if d.NodeSelector == nil {
+		d.NodeSelector = map[string]string{}
 	}
 	return d, nil
 }
@@ -181,34 +155,10 @@ func podRequests(pod *corev1.Pod) corev1.ResourceList {
 			r := &list[i].Resources
 			for name, q := range r.Limits {
 				if _, ok := r.Requests[name]; !ok {
-					r.Requests = with(r.Requests, name, q)
+					r.Requests = setAll(r.Requests, corev1.ResourceList{name: q})
 				}
 			}
 		}
 	}
 	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
-}
-
-// mainContainer finds Spark's container in a pod template: the one of Spark's name for role,
-// else the first; one is added when there is none.
-func mainContainer(spec *corev1.PodSpec, role Role) int {
-	name := v1beta2.SparkDriverContainerName
-	if role == RoleExecutor {
-		name = v1beta2.SparkExecutorContainerName
-	}
-	if i := slices.IndexFunc(spec.Containers, func(c corev1.Container) bool { return c.Name == name }); i >= 0 {
-		return i
-	}
-	if len(spec.Containers) == 0 {
-		spec.Containers = []corev1.Container{{Name: name}}
-	}
-	return 0
-}
-
-func with(l corev1.ResourceList, name corev1.ResourceName, q resource.Quantity) corev1.ResourceList {
-	if l == nil {
-		l = corev1.ResourceList{}
-	}
-	l[name] = q
-	return l
 }

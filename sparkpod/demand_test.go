@@ -39,6 +39,13 @@ func TestDemandEqualsPods(t *testing.T) {
 	rng := rand.New(rand.NewPCG(testSeed, 0))
 	for i := range runs {
 		app := randomApp(rng, i)
+		undefaulted, err := sparkpod.DemandOf(app)
+		if err != nil {
+			t.Fatalf("run %d: DemandOf: %v\nspec: %s", i, err, dump(app))
+		}
+		// The submitters see the application as the API server stores it: defaulted. The
+		// demand is the same either way (the quota webhook judges it before defaulting).
+		v1beta2.SetSparkApplicationDefaults(app)
 		demand, err := sparkpod.DemandOf(app)
 		if err != nil {
 			t.Fatalf("run %d: DemandOf: %v\nspec: %s", i, err, dump(app))
@@ -78,6 +85,9 @@ func TestDemandEqualsPods(t *testing.T) {
 			if diff := cmp.Diff(limits, c.want.Limits, quantities); diff != "" {
 				t.Errorf("run %d: %s limits: demand differs from the pod (-pod +demand):\n%s\nspec: %s", i, c.want.Role, diff, dump(app))
 			}
+		}
+		if diff := cmp.Diff(demand, undefaulted, quantities); diff != "" {
+			t.Fatalf("run %d: the demand of the spec before defaulting differs (-defaulted +undefaulted):\n%s\nspec: %s", i, diff, dump(app))
 		}
 		if want := initialExecutors(app); demand.Executor.Count != want || demand.Driver.Count != 1 {
 			t.Errorf("run %d: counts driver %d, executors %d; want 1, %d\nspec: %s", i, demand.Driver.Count, demand.Executor.Count, want, dump(app))
@@ -250,3 +260,29 @@ func randomApp(rng *rand.Rand, i int) *v1beta2.SparkApplication {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestDemandFindsTheLegacyExecutorContainer: an executor template whose Spark container has the
+// name old Spark versions gave it ("executor") gets Spark's sizes on that container, not on the
+// first one, as the pods do (SparkContainerIndex).
+func TestDemandFindsTheLegacyExecutorContainer(t *testing.T) {
+	app := &v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Name: "legacy", Namespace: "ns"}}
+	app.Spec.Executor.Instances = ptr(int32(1))
+	app.Spec.Executor.Memory = ptr("1g")
+	app.Spec.Executor.Template = &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{
+		{Name: "proxy", Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("100Mi")}}},
+		{Name: sparkpod.LegacyExecutorContainerName},
+	}}}
+	d, err := sparkpod.DemandOf(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 1g + the minimum overhead of 384Mi on the executor container, and the proxy's 100Mi limit
+	// kept as its own (its request defaults from it).
+	want := resource.MustParse("1508Mi")
+	if got := d.Executor.Requests[corev1.ResourceMemory]; got.Cmp(want) != 0 {
+		t.Errorf("executor memory request = %s, want %s", got.String(), want.String())
+	}
+	if got, want := d.Executor.Limits[corev1.ResourceMemory], resource.MustParse("1508Mi"); got.Cmp(want) != 0 {
+		t.Errorf("executor memory limit = %s, want %s", got.String(), want.String())
+	}
+}

@@ -36,7 +36,9 @@ import (
 // examples when present, and edge cases) through the three writers of pod settings and
 // requires the same pod: the native submitter's driver; the pod the webhook makes of a driver
 // built without any of the settings; and, for what a pod template carries, the spark-submit
-// submitter's driver and executor templates.
+// submitter's driver and executor templates. Each runs without a batch scheduler's decision and
+// with one that sets every pod setting a scheduler can (decided), which must survive the
+// webhook and be combined with the user's affinity (the precedence rule).
 func TestThreePathsSamePod(t *testing.T) {
 	apps := map[string]*v1beta2.SparkApplication{}
 	for _, dir := range []string{filepath.Join("..", "examples"), filepath.Join("..", "..", "shared", "reference", "examples")} {
@@ -59,50 +61,149 @@ func TestThreePathsSamePod(t *testing.T) {
 	apps["edge: long names, every optional field"] = everyField()
 
 	for name, app := range apps {
-		t.Run(name, func(t *testing.T) {
-			app = app.DeepCopy()
-			app.Namespace, app.UID = "ns", "app-uid"
-			v1beta2.SetSparkApplicationDefaults(app)
-			nat := nativeDriver(t, app)
+		for _, sched := range []struct {
+			name string
+			pods sparkpod.RoleScheduling
+		}{{"no decision", sparkpod.RoleScheduling{}}, {"decided", decided}} {
+			t.Run(name+"/"+sched.name, func(t *testing.T) { threePaths(t, app, sched.pods) })
+		}
+	}
+}
 
-			// The webhook's path: a driver carrying none of the settings, mutated.
-			bare := nativeDriver(t, stripped(app))
-			if err := podmutator.Mutate(bare, app); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(effective(t, nat, app), effective(t, bare, app), unordered...); diff != "" {
-				t.Errorf("the webhook's pod differs from the native submitter's (-native +webhook):\n%s", diff)
-			}
-			again := nat.DeepCopy()
-			if err := podmutator.Mutate(again, app); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(nat, again); diff != "" {
-				t.Errorf("the webhook changes the native submitter's pod (-native +mutated):\n%s", diff)
-			}
+// decided is a batch scheduler's decision that sets every pod setting a scheduler can.
+var decided = sparkpod.RoleScheduling{
+	Driver: sparkpod.Scheduling{
+		SchedulerName: "batch", PriorityClassName: "batch-high",
+		Labels: map[string]string{"queue": "q"}, Annotations: map[string]string{"group": "g"},
+		NodeSelector: map[string]string{"pool": "gang", "zone": "planned"},
+		NodeNames:    []string{"node-7"},
+		Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+			TopologyKey: "kubernetes.io/hostname", LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"noisy": "true"}},
+		}}}},
+		Tolerations:     []corev1.Toleration{{Key: "gang", Operator: corev1.TolerationOpExists}},
+		SchedulingGroup: &corev1.PodSchedulingGroup{PodGroupName: ptr("run-1")},
+	},
+	Executor: sparkpod.Scheduling{
+		SchedulerName: "batch", NodeSelector: map[string]string{"pool": "gang"},
+		SchedulingGates: []corev1.PodSchedulingGate{{Name: "gang"}},
+	},
+}
 
-			// The spark-submit path: its templates carry the same settings.
-			driverTmpl, executorTmpl, err := sparksubmit.PodTemplates(app, sparkpod.RoleScheduling{})
-			if err != nil {
-				t.Fatal(err)
+func threePaths(t *testing.T, app *v1beta2.SparkApplication, sched sparkpod.RoleScheduling) {
+	app = app.DeepCopy()
+	app.Namespace, app.UID = "ns", "app-uid"
+	v1beta2.SetSparkApplicationDefaults(app)
+	nat := nativeDriver(t, app, sched)
+	holds(t, nat, app, sched.Driver)
+
+	// The webhook's path: a driver carrying none of the settings, mutated.
+	bare := nativeDriver(t, stripped(app), sched)
+	if err := podmutator.Mutate(bare, app); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(effective(t, nat, app), effective(t, bare, app), unordered...); diff != "" {
+		t.Errorf("the webhook's pod differs from the native submitter's (-native +webhook):\n%s", diff)
+	}
+	again := nat.DeepCopy()
+	if err := podmutator.Mutate(again, app); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(nat, again); diff != "" {
+		t.Errorf("the webhook changes the native submitter's pod (-native +mutated):\n%s", diff)
+	}
+
+	// The spark-submit path: its templates carry the same settings.
+	driverTmpl, executorTmpl, err := sparksubmit.PodTemplates(app, sched)
+	if err != nil {
+		t.Fatal(err)
+	}
+	contained(t, "spark-submit driver template", driverTmpl, nat)
+	objs := build(t, app, sched)
+	execTmpl := &corev1.Pod{}
+	if err := yaml.Unmarshal([]byte(objs.PodTemplate.Data["podspec-configmap-key"]), execTmpl); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(executorTmpl, execTmpl); diff != "" {
+		t.Errorf("executor templates differ (-spark-submit +native):\n%s", diff)
+	}
+	for _, pod := range []*corev1.Pod{nat, driverTmpl, executorTmpl} {
+		for _, v := range pod.Spec.Volumes {
+			if errs := validation.IsDNS1123Label(v.Name); len(errs) > 0 {
+				t.Errorf("volume name %q: %v", v.Name, errs)
 			}
-			contained(t, "spark-submit driver template", driverTmpl, nat)
-			objs := build(t, app)
-			execTmpl := &corev1.Pod{}
-			if err := yaml.Unmarshal([]byte(objs.PodTemplate.Data["podspec-configmap-key"]), execTmpl); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(executorTmpl, execTmpl); diff != "" {
-				t.Errorf("executor templates differ (-spark-submit +native):\n%s", diff)
-			}
-			for _, pod := range []*corev1.Pod{nat, driverTmpl, executorTmpl} {
-				for _, v := range pod.Spec.Volumes {
-					if errs := validation.IsDNS1123Label(v.Name); len(errs) > 0 {
-						t.Errorf("volume name %q: %v", v.Name, errs)
-					}
+		}
+	}
+	execPod := executorTmpl.DeepCopy()
+	if err := podmutator.Mutate(execPod, app); err != nil {
+		t.Fatal(err)
+	}
+	holds(t, execPod, app, sched.Executor)
+}
+
+// holds fails unless pod carries the decision's settings and the spec's scheduling rules both:
+// the decision's scheduler name, priority class and node selector entries; the spec's
+// required affinity terms and the decision's planned node in every required term; every
+// toleration of each.
+func holds(t *testing.T, pod *corev1.Pod, app *v1beta2.SparkApplication, d sparkpod.Scheduling) {
+	t.Helper()
+	role := sparkpod.RoleDriver
+	spec := &app.Spec.Driver.SparkPodSpec
+	if pod.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleExecutor || slices.ContainsFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == v1beta2.SparkExecutorContainerName }) {
+		role, spec = sparkpod.RoleExecutor, &app.Spec.Executor.SparkPodSpec
+	}
+	if d.SchedulerName != "" && pod.Spec.SchedulerName != d.SchedulerName {
+		t.Errorf("%s: scheduler %q, want the batch scheduler's %q", role, pod.Spec.SchedulerName, d.SchedulerName)
+	}
+	if d.PriorityClassName != "" && pod.Spec.PriorityClassName != d.PriorityClassName {
+		t.Errorf("%s: priority class %q, want the batch scheduler's %q", role, pod.Spec.PriorityClassName, d.PriorityClassName)
+	}
+	for k, v := range d.NodeSelector {
+		if pod.Spec.NodeSelector[k] != v {
+			t.Errorf("%s: node selector %s=%q, want the batch scheduler's %q", role, k, pod.Spec.NodeSelector[k], v)
+		}
+	}
+	for _, tol := range append(slices.Clone(spec.Tolerations), d.Tolerations...) {
+		if !slices.ContainsFunc(pod.Spec.Tolerations, func(have corev1.Toleration) bool { return cmp.Equal(have, tol) }) {
+			t.Errorf("%s: toleration %v is missing", role, tol)
+		}
+	}
+	if d.SchedulingGroup != nil && !cmp.Equal(pod.Spec.SchedulingGroup, d.SchedulingGroup) {
+		t.Errorf("%s: scheduling group %v, want %v", role, pod.Spec.SchedulingGroup, d.SchedulingGroup)
+	}
+	var terms []corev1.NodeSelectorTerm
+	if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		terms = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	}
+	var userTerms []corev1.NodeSelectorTerm
+	if a := spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		userTerms = a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	}
+	if (len(userTerms) > 0 || len(d.NodeNames) > 0) && len(terms) == 0 {
+		t.Errorf("%s: no required node affinity; want the user's and the planned node's", role)
+	}
+	for _, term := range terms {
+		for _, req := range userTerms[:min(1, len(userTerms))] {
+			for _, e := range req.MatchExpressions {
+				if !slices.ContainsFunc(term.MatchExpressions, func(have corev1.NodeSelectorRequirement) bool { return cmp.Equal(have, e) }) {
+					t.Errorf("%s: required term %v lost the user's requirement %v", role, term, e)
 				}
 			}
-		})
+		}
+		for _, node := range d.NodeNames[:min(1, len(d.NodeNames))] {
+			if !slices.ContainsFunc(term.MatchFields, func(have corev1.NodeSelectorRequirement) bool {
+				return have.Key == metav1.ObjectNameField && slices.Equal(have.Values, []string{node})
+			}) {
+				t.Errorf("%s: required term %v lost the planned node %s", role, term, node)
+			}
+		}
+	}
+	if d.Affinity != nil && d.Affinity.PodAntiAffinity != nil {
+		for _, want := range d.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+			if pod.Spec.Affinity == nil || pod.Spec.Affinity.PodAntiAffinity == nil ||
+				!slices.ContainsFunc(pod.Spec.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution, func(have corev1.PodAffinityTerm) bool { return cmp.Equal(have, want) }) {
+				t.Errorf("%s: the batch scheduler's pod anti-affinity %v is missing", role, want)
+			}
+		}
 	}
 }
 
@@ -137,9 +238,9 @@ var unordered = []cmp.Option{
 	cmpopts.EquateEmpty(),
 }
 
-func build(t *testing.T, app *v1beta2.SparkApplication) *native.Objects {
+func build(t *testing.T, app *v1beta2.SparkApplication, sched sparkpod.RoleScheduling) *native.Objects {
 	t.Helper()
-	objs, err := native.Build(app, submission.Attempt{SubmissionID: "s", DriverPodName: app.DriverPodName()},
+	objs, err := native.Build(app, submission.Attempt{SubmissionID: "s", DriverPodName: app.DriverPodName(), Scheduling: sched},
 		native.Options{Master: "k8s://https://k8s:443", SparkUser: "spark"}, testIDs)
 	if err != nil {
 		t.Fatal(err)
@@ -149,8 +250,8 @@ func build(t *testing.T, app *v1beta2.SparkApplication) *native.Objects {
 
 var testIDs = native.IDs{AppID: "spark-1", ResourcePrefixID: "a1", ServiceID: "b2", ConfigMapID: "c3", LocalDirID: "d4", SubmitTime: time.Unix(0, 0)}
 
-func nativeDriver(t *testing.T, app *v1beta2.SparkApplication) *corev1.Pod {
-	return build(t, app).Pod
+func nativeDriver(t *testing.T, app *v1beta2.SparkApplication, sched sparkpod.RoleScheduling) *corev1.Pod {
+	return build(t, app, sched).Pod
 }
 
 // stripped is app without any setting that only a pod (template) can carry.
@@ -247,7 +348,9 @@ func everyField() *v1beta2.SparkApplication {
 		p.Sidecars = []corev1.Container{{Name: "side", Image: "busybox", VolumeMounts: []corev1.VolumeMount{{Name: "shared", MountPath: "/logs"}}}}
 		p.InitContainers = []corev1.Container{{Name: "init", Image: "busybox"}}
 		p.Tolerations = []corev1.Toleration{{Key: "t", Operator: corev1.TolerationOpExists}}
-		p.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{}}
+		p.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a", "b"}}}}},
+		}}}
 		p.PodSecurityContext = &corev1.PodSecurityContext{FSGroup: ptr(int64(185))}
 		p.SecurityContext = &corev1.SecurityContext{RunAsUser: ptr(int64(185))}
 		p.Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"stop"}}}}

@@ -8,27 +8,41 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package sparkpod
 
 import (
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/sparkop/spark-operator/sparkconf"
 )
 
 // Scheduling is what a batch scheduler decides for the pods of one role: where they may run
 // and how its own scheduler recognises them. Both submitters apply it to the driver pod and to
-// the executor pod template, so every pod of the admitted run carries it from its creation.
+// the executor pod template, and the SparkConnect controller to the server pod and its executor
+// template, so every pod of the admitted run carries it from its creation. It wins over the
+// spec and over Spark (precedence.go), and the webhook leaves it in place.
 type Scheduling struct {
 	// SchedulerName, when set, replaces the pods' scheduler.
 	SchedulerName string
-	// Labels and Annotations are added to the pods (a pod group or queue reference).
+	// PriorityClassName, when set, replaces the pods' priority class.
+	PriorityClassName string
+	// Labels and Annotations are set on the pods (a pod group or queue reference).
 	Labels, Annotations map[string]string
+	// NodeSelector entries are set over the pods' own.
+	NodeSelector map[string]string
 	// NodeNames, when set, confines the pods to these nodes (required node affinity on
-	// metadata.name, added to whatever affinity the pods already have).
+	// metadata.name, combined with whatever affinity the pods have).
 	NodeNames []string
+	// Affinity is combined with the pods' own so that both hold (AndAffinity).
+	Affinity *corev1.Affinity
 	// Tolerations are added to the pods' own.
 	Tolerations []corev1.Toleration
 	// SchedulingGates are added to the pods; the scheduler that set them removes them.
 	SchedulingGates []corev1.PodSchedulingGate
+	// SchedulingGroup, when set, is the pods' spec.schedulingGroup (Kubernetes 1.37's
+	// GenericWorkload: the PodGroup the pods are scheduled with).
+	SchedulingGroup *corev1.PodSchedulingGroup
 }
 
 // RoleScheduling is a batch scheduler's decision for each role of an application.
@@ -44,17 +58,22 @@ func (r RoleScheduling) For(role Role) Scheduling {
 	return r.Executor
 }
 
-// SchedulerNames are the schedulers chosen for the driver and the executors, empty where none
-// was chosen: the submitters pass them to Spark as properties, which Spark sets over the pod
-// templates' (sparkconf.Options.SchedulerNames).
-func (r RoleScheduling) SchedulerNames() [2]string {
-	return [2]string{r.Driver.SchedulerName, r.Executor.SchedulerName}
+// SparkDecisions are the parts of the decision that Spark sets from its properties over the pod
+// templates (scheduler name, node selector): the submitters pass them to Spark as properties,
+// last, so that they win there as well.
+func (r RoleScheduling) SparkDecisions() [2]sparkconf.Decided {
+	return [2]sparkconf.Decided{r.Driver.sparkDecided(), r.Executor.sparkDecided()}
+}
+
+func (s Scheduling) sparkDecided() sparkconf.Decided {
+	return sparkconf.Decided{SchedulerName: s.SchedulerName, NodeSelector: s.NodeSelector}
 }
 
 // IsZero reports whether s changes nothing.
 func (s Scheduling) IsZero() bool {
-	return s.SchedulerName == "" && len(s.Labels) == 0 && len(s.Annotations) == 0 &&
-		len(s.NodeNames) == 0 && len(s.Tolerations) == 0 && len(s.SchedulingGates) == 0
+	return s.SchedulerName == "" && s.PriorityClassName == "" && len(s.Labels) == 0 && len(s.Annotations) == 0 &&
+		len(s.NodeSelector) == 0 && len(s.NodeNames) == 0 && s.Affinity == nil && len(s.Tolerations) == 0 &&
+		len(s.SchedulingGates) == 0 && s.SchedulingGroup == nil
 }
 
 // Apply writes s onto a pod's metadata and spec. Applying it twice changes nothing more.
@@ -62,83 +81,38 @@ func (s Scheduling) Apply(meta *metav1.ObjectMeta, spec *corev1.PodSpec) {
 	if s.SchedulerName != "" {
 		spec.SchedulerName = s.SchedulerName
 	}
-	if len(s.Labels) > 0 && meta.Labels == nil {
-		meta.Labels = map[string]string{}
+	if s.PriorityClassName != "" && spec.PriorityClassName != s.PriorityClassName {
+		setPriorityClass(spec, s.PriorityClassName)
 	}
-	for k, v := range s.Labels {
-		meta.Labels[k] = v
-	}
-	if len(s.Annotations) > 0 && meta.Annotations == nil {
-		meta.Annotations = map[string]string{}
-	}
-	for k, v := range s.Annotations {
-		meta.Annotations[k] = v
-	}
-	for _, t := range s.Tolerations {
-		if !containsToleration(spec.Tolerations, t) {
-			spec.Tolerations = append(spec.Tolerations, t)
-		}
-	}
+	meta.Labels = setAll(meta.Labels, s.Labels)
+	meta.Annotations = setAll(meta.Annotations, s.Annotations)
+	spec.NodeSelector = setAll(spec.NodeSelector, s.NodeSelector)
+	spec.Tolerations = union(spec.Tolerations, s.Tolerations)
 	for _, g := range s.SchedulingGates {
-		if !containsGate(spec.SchedulingGates, g.Name) {
+		if !slices.ContainsFunc(spec.SchedulingGates, func(have corev1.PodSchedulingGate) bool { return have.Name == g.Name }) {
 			spec.SchedulingGates = append(spec.SchedulingGates, g)
 		}
 	}
-	if len(s.NodeNames) > 0 {
-		requireNodeNames(spec, s.NodeNames)
+	spec.Affinity = AndAffinity(spec.Affinity, s.Affinity)
+	RequireNodes(spec, s.NodeNames...)
+	if s.SchedulingGroup != nil {
+		spec.SchedulingGroup = s.SchedulingGroup.DeepCopy()
 	}
 }
 
-// requireNodeNames confines a pod to nodes: node selector terms are ORed and a term's
-// requirements ANDed, and a metadata.name field requirement takes one value only, so each
-// existing term becomes one term per node. A term already naming a node is left alone, so
-// applying twice changes nothing more.
-func requireNodeNames(spec *corev1.PodSpec, names []string) {
-	if spec.Affinity == nil {
-		spec.Affinity = &corev1.Affinity{}
+// setAll sets every entry of add in m, allocating m when there is something to set.
+func setAll[M ~map[K]V, K comparable, V any](m, add M) M {
+	if len(add) > 0 && m == nil {
+		m = make(M, len(add))
 	}
-	if spec.Affinity.NodeAffinity == nil {
-		spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
-	}
-	na := spec.Affinity.NodeAffinity
-	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		na.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{}
-	}
-	sel := na.RequiredDuringSchedulingIgnoredDuringExecution
-	if len(sel.NodeSelectorTerms) == 0 {
-		sel.NodeSelectorTerms = []corev1.NodeSelectorTerm{{}}
-	}
-	var terms []corev1.NodeSelectorTerm
-	for _, t := range sel.NodeSelectorTerms {
-		if slices.ContainsFunc(t.MatchFields, func(r corev1.NodeSelectorRequirement) bool { return r.Key == metav1.ObjectNameField }) {
-			terms = append(terms, t)
-			continue
-		}
-		for _, name := range names {
-			c := t.DeepCopy()
-			c.MatchFields = append(c.MatchFields, corev1.NodeSelectorRequirement{
-				Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{name},
-			})
-			terms = append(terms, *c)
-		}
-	}
-	sel.NodeSelectorTerms = terms
+	maps.Copy(m, add)
+	return m
 }
 
-func containsToleration(list []corev1.Toleration, t corev1.Toleration) bool {
-	for _, have := range list {
-		if have.MatchToleration(&t) && have.Value == t.Value && have.TolerationSeconds == t.TolerationSeconds {
-			return true
-		}
-	}
-	return false
-}
-
-func containsGate(list []corev1.PodSchedulingGate, name string) bool {
-	for _, g := range list {
-		if g.Name == name {
-			return true
-		}
-	}
-	return false
+// setPriorityClass names the pod's priority class. The Priority admission plugin resolves
+// spec.priority from the class before the webhook runs; a value left from another class would
+// contradict the new one, so it is cleared.
+func setPriorityClass(spec *corev1.PodSpec, name string) {
+	spec.PriorityClassName = name
+	spec.Priority = nil
 }

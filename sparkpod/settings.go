@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/sparkconf"
@@ -134,9 +135,10 @@ func SparkContainerIndex(pod *corev1.Pod, role string) int {
 	return -1
 }
 
-// Customise writes every setting of app for role onto pod that the pod lacks: the mutating
-// webhook does this to every Spark pod, and the native submitter to its driver once Spark's
-// own settings are on it. Users' env ends up last, after Spark's. A *RejectError means the
+// Customise writes every setting of app for role onto pod that the pod lacks, by the
+// precedence rule (precedence.go): what a batch scheduler decided stays. The mutating webhook
+// does this to every Spark pod, and the native submitter to its driver once Spark's own
+// settings are on it. Users' env ends up last, after Spark's. A *RejectError means the
 // spec cannot be applied.
 func Customise(pod *corev1.Pod, app *v1beta2.SparkApplication, role Role) error {
 	idx := SparkContainerIndex(pod, string(role))
@@ -560,52 +562,55 @@ func addPrometheus(t *target) error {
 	// Optional: the pod starts even before the ConfigMap exists (Spark then falls back to its
 	// defaults for what it cannot read).
 	v := configMapVolume(PrometheusConfigVolume, t.app.MetricsConfigMapName())
-	v.ConfigMap.Optional = ptrTo(true)
+	v.ConfigMap.Optional = ptr.To(true)
 	ensureVolume(&t.pod.Spec, v)
 	return nil
 }
 
-func ptrTo[T any](v T) *T { return &v }
-
-// addSchedulerName sets the role's schedulerName. A batch scheduler's own choice comes with its
-// decision (Scheduling), which the submitters apply over this.
+// addSchedulerName sets the role's schedulerName over the template's. On a pod (the webhook) it
+// fills in only a pod left to the default scheduler: a scheduler name already there is a batch
+// scheduler's decision or the spec's, passed to Spark as a property (precedence.go).
 func addSchedulerName(t *target) error {
-	if s := t.spec.SchedulerName; s != nil && *s != "" {
+	s := t.spec.SchedulerName
+	if s == nil || *s == "" {
+		return nil
+	}
+	if t.forSpark || t.pod.Spec.SchedulerName == "" || t.pod.Spec.SchedulerName == corev1.DefaultSchedulerName {
 		t.pod.Spec.SchedulerName = *s
 	}
 	return nil
 }
 
+// addPriorityClassName sets the role's priority class over the template's; on a pod, only where
+// the pod has none (a batch scheduler's class stays).
 func addPriorityClassName(t *target) error {
 	p := t.spec.PriorityClassName
 	if p == nil || *p == "" || t.pod.Spec.PriorityClassName == *p {
 		return nil
 	}
-	// The Priority admission plugin resolved spec.priority from the pod's class before the
-	// webhook ran; a value left from another class would contradict the new class.
-	t.pod.Spec.PriorityClassName = *p
-	t.pod.Spec.Priority = nil
+	if t.forSpark || t.pod.Spec.PriorityClassName == "" {
+		setPriorityClass(&t.pod.Spec, *p)
+	}
 	return nil
 }
 
-// addNodeSelector merges spec.nodeSelector and the role's nodeSelector into the pod's; the
-// role's value wins for a key in both.
+// addNodeSelector adds the entries of spec.nodeSelector and the role's nodeSelector (the role's
+// wins for a key in both) that the pod lacks: Spark sets them from properties (inConf), after
+// which an entry on the pod is the spec's or a batch scheduler's (precedence.go).
 func addNodeSelector(t *target) error {
-	for _, sel := range []map[string]string{t.app.Spec.NodeSelector, t.spec.NodeSelector} {
-		for k, v := range sel {
-			if t.pod.Spec.NodeSelector == nil {
-				t.pod.Spec.NodeSelector = map[string]string{}
-			}
-			t.pod.Spec.NodeSelector[k] = v
+	want := setAll(maps.Clone(t.app.Spec.NodeSelector), t.spec.NodeSelector)
+	for k, v := range want {
+		if _, ok := t.pod.Spec.NodeSelector[k]; !ok {
+			t.pod.Spec.NodeSelector = setAll(t.pod.Spec.NodeSelector, map[string]string{k: v})
 		}
 	}
 	return nil
 }
 
+// addAffinity combines the role's affinity with the pod's, so that both hold: a batch
+// scheduler's planned node and the user's rules alike (precedence.go).
 func addAffinity(t *target) error {
-	if t.spec.Affinity != nil {
-		t.pod.Spec.Affinity = t.spec.Affinity.DeepCopy()
-	}
+	t.pod.Spec.Affinity = AndAffinity(t.pod.Spec.Affinity, t.spec.Affinity)
 	return nil
 }
 
@@ -622,17 +627,15 @@ outer:
 	return nil
 }
 
+// addPodSecurityContext lays the role's pod security context over the pod's, field by field.
 func addPodSecurityContext(t *target) error {
-	if t.spec.PodSecurityContext != nil {
-		t.pod.Spec.SecurityContext = t.spec.PodSecurityContext.DeepCopy()
-	}
+	t.pod.Spec.SecurityContext = overlay(t.pod.Spec.SecurityContext, t.spec.PodSecurityContext)
 	return nil
 }
 
+// addSecurityContext lays the role's security context over the Spark container's, field by field.
 func addSecurityContext(t *target) error {
-	if t.spec.SecurityContext != nil {
-		t.container().SecurityContext = t.spec.SecurityContext.DeepCopy()
-	}
+	t.container().SecurityContext = overlay(t.container().SecurityContext, t.spec.SecurityContext)
 	return nil
 }
 
@@ -660,10 +663,9 @@ outer:
 	return nil
 }
 
+// addDNSConfig lays the role's DNS config over the pod's, field by field.
 func addDNSConfig(t *target) error {
-	if t.spec.DNSConfig != nil {
-		t.pod.Spec.DNSConfig = t.spec.DNSConfig.DeepCopy()
-	}
+	t.pod.Spec.DNSConfig = overlay(t.pod.Spec.DNSConfig, t.spec.DNSConfig)
 	return nil
 }
 
@@ -689,10 +691,9 @@ func addTerminationGracePeriod(t *target) error {
 	return nil
 }
 
+// addLifecycle lays the role's lifecycle over the Spark container's, hook by hook.
 func addLifecycle(t *target) error {
-	if t.spec.Lifecycle != nil {
-		t.container().Lifecycle = t.spec.Lifecycle.DeepCopy()
-	}
+	t.container().Lifecycle = overlay(t.container().Lifecycle, t.spec.Lifecycle)
 	return nil
 }
 

@@ -8,6 +8,8 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package sparkpod
 
 import (
+	"strings"
+
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -46,6 +48,22 @@ func SchedulerName(role Role, conf map[string]string) (string, bool) {
 	}
 	v, ok := conf[KeySchedulerName]
 	return v, ok
+}
+
+// NodeSelector is the node selector Spark sets on a pod of role from its properties, over the
+// pod template's: spark.kubernetes.node.selector.*, then the role's
+// spark.kubernetes.<role>.node.selector.* (KubernetesConf.nodeSelector and
+// driverNodeSelector/executorNodeSelector). nil when the properties name none.
+func NodeSelector(role Role, conf map[string]string) map[string]string {
+	var out map[string]string
+	for _, prefix := range []string{"spark.kubernetes.node.selector.", "spark.kubernetes." + string(role) + ".node.selector."} {
+		for k, v := range conf {
+			if name, ok := strings.CutPrefix(k, prefix); ok && name != "" {
+				out = setAll(out, map[string]string{name: v})
+			}
+		}
+	}
+	return out
 }
 
 // HadoopConfigMap is the Hadoop configuration ConfigMap Spark mounts into a pod of role, if

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-	"github.com/sparkop/spark-operator/submission"
 	"github.com/sparkop/spark-operator/sparkconf"
+	"github.com/sparkop/spark-operator/submission"
 )
 
 // Spark property keys that the native submitter reads from the conf (as Spark's Kubernetes
@@ -105,7 +105,7 @@ func sortedKeys(m map[string]string) []string {
 // spark-submit derives from its own flags, which win over --conf.
 func submitConf(app *v1beta2.SparkApplication, attempt submission.Attempt, master string) (conf, error) {
 	sub, err := sparkconf.Build(app, sparkconf.Options{SubmissionID: attempt.SubmissionID, DriverPodName: attempt.DriverPodName,
-		SchedulerNames: attempt.Scheduling.SchedulerNames()})
+		Decided: attempt.Scheduling.SparkDecisions()})
 	if err != nil {
 		return nil, userError("%v", err)
 	}

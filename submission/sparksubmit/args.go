@@ -15,8 +15,8 @@ import (
 	"strings"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-	"github.com/sparkop/spark-operator/submission"
 	"github.com/sparkop/spark-operator/sparkconf"
+	"github.com/sparkop/spark-operator/submission"
 )
 
 // Options carries what BuildArgs needs beyond the application itself.
@@ -45,7 +45,7 @@ func BuildArgs(app *v1beta2.SparkApplication, attempt submission.Attempt, opts O
 		DriverPodName:           attempt.DriverPodName,
 		DriverPodTemplateFile:   opts.DriverPodTemplateFile,
 		ExecutorPodTemplateFile: opts.ExecutorPodTemplateFile,
-		SchedulerNames:          attempt.Scheduling.SchedulerNames(),
+		Decided:                 attempt.Scheduling.SparkDecisions(),
 	})
 	if err != nil {
 		return nil, err
