@@ -45,13 +45,6 @@ const (
 	defaultPromConfigFile  = defaultMetricsConfDir + "/" + v1beta2.PrometheusConfigKey
 	defaultPrometheusPort  = int32(8090)
 	defaultPromPortName    = "jmx-exporter"
-
-	// Names of the files a typed Secret is expected to hold; the environment variables that
-	// the client libraries read are pointed at them.
-	gcpKeyFileName         = "key.json"
-	hadoopTokenFileName    = "hadoop.token"
-	envGoogleCredentials   = "GOOGLE_APPLICATION_CREDENTIALS"
-	envHadoopTokenLocation = "HADOOP_TOKEN_FILE_LOCATION"
 )
 
 // operatorOwned are properties the operator must decide itself: a user value for them would
@@ -445,20 +438,14 @@ func roleConf(c *confList, app *v1beta2.SparkApplication, r roleInfo, extraJavaO
 		c.add(r.k8sPrefix+"node.selector."+k, p.NodeSelector[k])
 	}
 
-	for _, s := range p.Secrets {
-		if s.Name == "" || s.Path == "" {
-			return fmt.Errorf("spec.%s.secrets: every secret needs a name and a path (got name %q, path %q)", r.name, s.Name, s.Path)
+	for i, s := range p.Secrets {
+		env, err := SecretEnv(r.role, i, s)
+		if err != nil {
+			return err
 		}
 		c.add(r.k8sPrefix+"secrets."+s.Name, s.Path)
-		switch s.Type {
-		case v1beta2.SecretTypeGCPServiceAccount:
-			c.add(r.envPrefix+envGoogleCredentials, path.Join(s.Path, gcpKeyFileName))
-		case v1beta2.SecretTypeHadoopDelegationToken:
-			c.add(r.envPrefix+envHadoopTokenLocation, path.Join(s.Path, hadoopTokenFileName))
-		case v1beta2.SecretTypeGeneric, "":
-		default:
-			return fmt.Errorf("spec.%s.secrets[%s]: unknown secretType %q (want %s, %s or %s)", r.name, s.Name, s.Type,
-				v1beta2.SecretTypeGCPServiceAccount, v1beta2.SecretTypeHadoopDelegationToken, v1beta2.SecretTypeGeneric)
+		if env.Name != "" {
+			c.add(r.envPrefix+env.Name, env.Value)
 		}
 	}
 	for _, k := range sortedKeys(p.EnvVars) {
@@ -466,8 +453,8 @@ func roleConf(c *confList, app *v1beta2.SparkApplication, r roleInfo, extraJavaO
 	}
 	for _, k := range sortedKeys(p.EnvSecretKeyRefs) {
 		ref := p.EnvSecretKeyRefs[k]
-		if ref.Name == "" || ref.Key == "" {
-			return fmt.Errorf("spec.%s.envSecretKeyRefs[%s]: needs both a secret name and a key", r.name, k)
+		if err := CheckEnvSecretKeyRef(r.role, k, ref); err != nil {
+			return err
 		}
 		c.add(r.k8sPrefix+"secretKeyRef."+k, ref.Name+":"+ref.Key)
 	}
@@ -619,4 +606,41 @@ func joinNonEmpty(sep string, parts ...string) string {
 		}
 	}
 	return strings.Join(keep, sep)
+}
+
+// Where a typed Secret's key file is, and the environment variable the client libraries read
+// its location from.
+const (
+	EnvGoogleCredentials   = "GOOGLE_APPLICATION_CREDENTIALS"
+	GCPKeyFileName         = "key.json"
+	EnvHadoopTokenLocation = "HADOOP_TOKEN_FILE_LOCATION"
+	HadoopTokenFileName    = "hadoop.token"
+)
+
+// SecretEnv checks the i-th of role's secrets and returns the environment variable pointing at
+// its key file: GOOGLE_APPLICATION_CREDENTIALS for a GCP service account, HADOOP_TOKEN_FILE_LOCATION
+// for a Hadoop delegation token, none (an empty name) for a generic Secret. Spark receives it as
+// a property; the pod settings write it on pods that Spark does not build.
+func SecretEnv(r Role, i int, s v1beta2.SecretInfo) (corev1.EnvVar, error) {
+	if s.Name == "" || s.Path == "" {
+		return corev1.EnvVar{}, fmt.Errorf("spec.%s.secrets[%d]: needs a name and a path (got name %q, path %q)", r, i, s.Name, s.Path)
+	}
+	switch s.Type {
+	case v1beta2.SecretTypeGCPServiceAccount:
+		return corev1.EnvVar{Name: EnvGoogleCredentials, Value: path.Join(s.Path, GCPKeyFileName)}, nil
+	case v1beta2.SecretTypeHadoopDelegationToken:
+		return corev1.EnvVar{Name: EnvHadoopTokenLocation, Value: path.Join(s.Path, HadoopTokenFileName)}, nil
+	case v1beta2.SecretTypeGeneric, "":
+		return corev1.EnvVar{}, nil
+	}
+	return corev1.EnvVar{}, fmt.Errorf("spec.%s.secrets[%d].secretType: unknown type %q (want %s, %s or %s)", r, i, s.Type,
+		v1beta2.SecretTypeGCPServiceAccount, v1beta2.SecretTypeHadoopDelegationToken, v1beta2.SecretTypeGeneric)
+}
+
+// CheckEnvSecretKeyRef checks the entry key of role's deprecated envSecretKeyRefs.
+func CheckEnvSecretKeyRef(r Role, key string, ref v1beta2.NameKey) error {
+	if ref.Name == "" || ref.Key == "" {
+		return fmt.Errorf("spec.%s.envSecretKeyRefs[%s]: needs a secret name and a key", r, key)
+	}
+	return nil
 }

@@ -36,11 +36,6 @@ const (
 	HadoopConfigMapPath   = "/etc/hadoop/conf"
 	EnvHadoopConfDir      = "HADOOP_CONF_DIR"
 
-	EnvGoogleCredentials   = "GOOGLE_APPLICATION_CREDENTIALS"
-	GCPKeyFileName         = "key.json"
-	EnvHadoopTokenLocation = "HADOOP_TOKEN_FILE_LOCATION"
-	HadoopTokenFileName    = "hadoop.token"
-
 	PrometheusConfigVolume = "prometheus-vol"
 	PrometheusConfigPath   = "/etc/metrics/conf"
 
@@ -362,8 +357,9 @@ func addConfigMaps(t *target) error {
 // HADOOP_TOKEN_FILE_LOCATION at the key file of typed Secrets.
 func addSecrets(t *target) error {
 	for i, s := range t.spec.Secrets {
-		if s.Name == "" || s.Path == "" {
-			return reject("spec.%s.secrets[%d]: needs a name and a path", t.role, i)
+		env, err := sparkconf.SecretEnv(confRole(t.role), i, s)
+		if err != nil {
+			return &RejectError{Message: err.Error()}
 		}
 		vol := v1beta2.ShortName(s.Name, "-volume")
 		if err := ensureMount(t.container(), corev1.VolumeMount{Name: vol, MountPath: s.Path}); err != nil {
@@ -372,14 +368,8 @@ func addSecrets(t *target) error {
 		ensureVolume(&t.pod.Spec, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{
 			Secret: &corev1.SecretVolumeSource{SecretName: s.Name},
 		}})
-		switch s.Type {
-		case v1beta2.SecretTypeGCPServiceAccount:
-			ensureEnv(t.container(), corev1.EnvVar{Name: EnvGoogleCredentials, Value: path.Join(s.Path, GCPKeyFileName)})
-		case v1beta2.SecretTypeHadoopDelegationToken:
-			ensureEnv(t.container(), corev1.EnvVar{Name: EnvHadoopTokenLocation, Value: path.Join(s.Path, HadoopTokenFileName)})
-		case v1beta2.SecretTypeGeneric, "":
-		default:
-			return reject("spec.%s.secrets[%d].secretType: unknown type %q", t.role, i, s.Type)
+		if env.Name != "" {
+			ensureEnv(t.container(), env)
 		}
 	}
 	return nil
@@ -455,8 +445,8 @@ func addEnvVars(t *target) error {
 func addEnvSecretKeyRefs(t *target) error {
 	for _, k := range slices.Sorted(maps.Keys(t.spec.EnvSecretKeyRefs)) {
 		ref := t.spec.EnvSecretKeyRefs[k]
-		if ref.Name == "" || ref.Key == "" {
-			return reject("spec.%s.envSecretKeyRefs[%s]: needs a secret name and a key", t.role, k)
+		if err := sparkconf.CheckEnvSecretKeyRef(confRole(t.role), k, ref); err != nil {
+			return &RejectError{Message: err.Error()}
 		}
 		ensureEnv(t.container(), corev1.EnvVar{Name: k, ValueFrom: &corev1.EnvVarSource{
 			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: ref.Name}, Key: ref.Key},
@@ -571,12 +561,12 @@ func addPrometheus(t *target) error {
 // fills in only a pod left to the default scheduler: a scheduler name already there is a batch
 // scheduler's decision or the spec's, passed to Spark as a property (precedence.go).
 func addSchedulerName(t *target) error {
-	s := t.spec.SchedulerName
-	if s == nil || *s == "" {
+	name := sparkconf.SchedulerName(t.app, confRole(t.role), "")
+	if name == "" {
 		return nil
 	}
 	if t.forSpark || t.pod.Spec.SchedulerName == "" || t.pod.Spec.SchedulerName == corev1.DefaultSchedulerName {
-		t.pod.Spec.SchedulerName = *s
+		t.pod.Spec.SchedulerName = name
 	}
 	return nil
 }

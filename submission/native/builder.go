@@ -27,9 +27,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkconf"
 	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/submission"
-	"github.com/sparkop/spark-operator/sparkconf"
 )
 
 // SparkVersion is the spark-submit version whose output this package reproduces; it is the
@@ -506,7 +506,7 @@ func driverPod(app *v1beta2.SparkApplication, c conf, p driverParams) (*corev1.P
 			pod.Spec.ImagePullSecrets = append(pod.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: strings.TrimSpace(name)})
 		}
 	}
-	pod.Spec.NodeSelector = merge(merge(pod.Spec.NodeSelector, c.prefixed(prefixNodeSelector)), c.prefixed(prefixDriverNodeSelector))
+	pod.Spec.NodeSelector = merge(pod.Spec.NodeSelector, sparkpod.NodeSelector(sparkpod.RoleDriver, c))
 	// Spark sets the scheduler its properties name over the template's; spec.driver.schedulerName
 	// and a batch scheduler's choice reach the properties too (sparkconf), and win.
 	if name, ok := sparkpod.SchedulerName(sparkpod.RoleDriver, c); ok {

@@ -62,8 +62,6 @@ const (
 	prefixDriverSecretKeyRef = "spark.kubernetes.driver.secretKeyRef."
 	prefixDriverSvcLabel     = "spark.kubernetes.driver.service.label."
 	prefixDriverSvcAnnot     = "spark.kubernetes.driver.service.annotation."
-	prefixNodeSelector       = "spark.kubernetes.node.selector."
-	prefixDriverNodeSelector = "spark.kubernetes.driver.node.selector."
 )
 
 // conf is a Spark configuration: what spark-submit would hold after parsing its command line.

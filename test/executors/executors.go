@@ -230,10 +230,18 @@ func Build(driver *corev1.Pod, id int, opts Options) (*corev1.Pod, error) {
 	})
 	pod.Spec.Hostname = name
 	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
-	if pod.Spec.SchedulerName == "" {
+	// Spark sets the executors' scheduler and node selector from its properties over the
+	// template's; without them, the driver's stand in.
+	if name, ok := sparkpod.SchedulerName(sparkpod.RoleExecutor, opts.Conf); ok {
+		pod.Spec.SchedulerName = name
+	} else if pod.Spec.SchedulerName == "" {
 		pod.Spec.SchedulerName = driver.Spec.SchedulerName
 	}
-	pod.Spec.NodeSelector = merged(pod.Spec.NodeSelector, driver.Spec.NodeSelector)
+	if opts.Conf != nil {
+		pod.Spec.NodeSelector = merged(pod.Spec.NodeSelector, sparkpod.NodeSelector(sparkpod.RoleExecutor, opts.Conf))
+	} else {
+		pod.Spec.NodeSelector = merged(pod.Spec.NodeSelector, driver.Spec.NodeSelector)
+	}
 	idx := slices.IndexFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == v1beta2.SparkExecutorContainerName })
 	if idx < 0 && len(pod.Spec.Containers) > 0 {
 		idx = 0

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkconf"
 	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/submission"
 	"github.com/sparkop/spark-operator/submission/native"
@@ -113,7 +114,7 @@ func TestMutations(t *testing.T) {
 			}
 			p.Spec.Volumes = []corev1.Volume{sec("g"), sec("gcp"), sec("tok")}
 			c.VolumeMounts = []corev1.VolumeMount{{Name: "g-volume", MountPath: "/g"}, {Name: "gcp-volume", MountPath: "/gcp"}, {Name: "tok-volume", MountPath: "/tok"}}
-			c.Env = []corev1.EnvVar{{Name: sparkpod.EnvGoogleCredentials, Value: "/gcp/key.json"}, {Name: sparkpod.EnvHadoopTokenLocation, Value: "/tok/hadoop.token"}}
+			c.Env = []corev1.EnvVar{{Name: sparkconf.EnvGoogleCredentials, Value: "/gcp/key.json"}, {Name: sparkconf.EnvHadoopTokenLocation, Value: "/tok/hadoop.token"}}
 		},
 	}, {
 		name: "volumes mounted by container and sidecar",
