@@ -149,9 +149,9 @@ func Ensure(ctx context.Context, c client.Client, app *v1beta2.SparkApplication,
 	return info, nil
 }
 
-// apply writes one object with server-side apply (ssa.Apply).
+// apply writes one object with server-side apply (ssa.Apply), reading only through c.
 func apply[T ssa.Config[T]](ctx context.Context, c client.Client, cfg T, stored client.Object, owner ssa.Owner) error {
-	_, err := ssa.Apply(ctx, c, cfg, stored, owner)
+	_, err := ssa.Apply(ctx, c, nil, cfg, stored, owner)
 	return err
 }
 

@@ -15,7 +15,7 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 //   - a hash of what was applied is kept on the object (AppliedAnnotation), so an object already
 //     as wanted, as read from the cache, is not applied again: a steady reconcile costs no API
 //     request;
-//   - an object of the name that is not the writer's is never overwritten.
+//   - an object of the name that is not the writer's is not overwritten.
 package ssa
 
 import (
@@ -98,15 +98,25 @@ func (e *NotOwnedError) Error() string {
 // where the object is read into: after Apply it holds the object as it was read, or nothing
 // when there was none. It reports whether it wrote.
 //
+// The operator's cache holds only objects with its label: when it has none of the name, api
+// (the API server, not a cache), when not nil, is asked, so that an object of the name without
+// the label is not taken over. That read happens only while the object is missing from the
+// cache, not on a steady reconcile.
+//
 // cfg must be complete on every call: fields it set before and leaves out now are removed.
-func Apply[T Config[T]](ctx context.Context, c client.Client, cfg T, existing client.Object, owner Owner) (bool, error) {
+// It gets AppliedAnnotation.
+func Apply[T Config[T]](ctx context.Context, c client.Client, api client.Reader, cfg T, existing client.Object, owner Owner) (bool, error) {
 	kind, name, ns := deref(cfg.GetKind()), deref(cfg.GetName()), deref(cfg.GetNamespace())
 	hash, err := Hash(cfg)
 	if err != nil {
 		return false, fmt.Errorf("encoding %s %s/%s: %w", kind, ns, name, err)
 	}
 	cfg.WithAnnotations(map[string]string{AppliedAnnotation: hash})
-	err = c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, existing)
+	key := client.ObjectKey{Namespace: ns, Name: name}
+	err = c.Get(ctx, key, existing)
+	if apierrors.IsNotFound(err) && api != nil {
+		err = api.Get(ctx, key, existing)
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 	case err != nil:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -40,6 +41,13 @@ func (c *countingClient) Delete(ctx context.Context, obj client.Object, opts ...
 	return c.Client.Delete(ctx, obj, opts...)
 }
 
+// blindClient is a cache that holds nothing.
+type blindClient struct{ *countingClient }
+
+func (b *blindClient) Get(_ context.Context, key client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
+	return apierrors.NewNotFound(corev1.Resource("configmaps"), key.Name)
+}
+
 // TestApply: the first apply creates the object; the same fields again cost no write; changed
 // fields are written, and what another writer added survives; an object of the name that is
 // someone else's is left alone; a stale one is replaced.
@@ -62,7 +70,7 @@ func TestApply(t *testing.T) {
 	cc := &countingClient{Client: c}
 	apply := func(cm *corev1.ConfigMap, o ssa.Owner) (bool, error) {
 		t.Helper()
-		return ssa.Apply(ctx, cc, ssa.ConfigMap(cm), &corev1.ConfigMap{}, o)
+		return ssa.Apply(ctx, cc, nil, ssa.ConfigMap(cm), &corev1.ConfigMap{}, o)
 	}
 	get := func() *corev1.ConfigMap {
 		t.Helper()
@@ -117,6 +125,15 @@ func TestApply(t *testing.T) {
 	}
 	if got := get(); got.Data["k"] != "2" {
 		t.Errorf("a foreign object was changed: %v", got.Data)
+	}
+
+	// An object the cache does not hold (it holds only what has the operator's label) is
+	// looked up in the API server before anything is applied.
+	blind := &blindClient{countingClient: cc}
+	cc.writes = 0
+	_, err = ssa.Apply(ctx, blind, c, ssa.ConfigMap(want("3")), &corev1.ConfigMap{}, ownedBy(stranger))
+	if !errors.As(err, &notOwned) || cc.writes != 0 {
+		t.Errorf("apply over a foreign object missing from the cache: %v after %d writes; want a NotOwnedError and none", err, cc.writes)
 	}
 
 	// A stale object (an earlier owner's) is deleted and made anew.
