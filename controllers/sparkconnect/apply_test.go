@@ -115,7 +115,7 @@ func TestServiceAndConfigMapApplied(t *testing.T) {
 			SparkVersion: "4.0.4",
 			Image:        ptr.To("docker.io/apache/spark:4.0.4"),
 			Server: v1alpha1.ServerSpec{Service: &corev1.Service{
-				ObjectMeta: metav1.ObjectMeta{Name: "applied-grpc", Annotations: map[string]string{"lb": "internal"}},
+				ObjectMeta: metav1.ObjectMeta{Name: "applied-grpc", Labels: map[string]string{"tier": "connect"}, Annotations: map[string]string{"lb": "internal"}},
 				Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "grpc", Port: 15002}}},
 			}},
 			Executor: v1alpha1.ExecutorSpec{SparkPodSpec: v1alpha1.SparkPodSpec{Template: &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
@@ -156,7 +156,7 @@ func TestServiceAndConfigMapApplied(t *testing.T) {
 			t.Errorf("%s: owners %+v, labels %v, annotations %v", obj.GetName(), obj.GetOwnerReferences(), l, obj.GetAnnotations())
 		}
 	}
-	if svc.Annotations["lb"] != "internal" || svc.Spec.Type != corev1.ServiceTypeClusterIP || len(svc.Spec.Ports) != 1 ||
+	if svc.Annotations["lb"] != "internal" || svc.Labels["tier"] != "connect" || svc.Spec.Type != corev1.ServiceTypeClusterIP || len(svc.Spec.Ports) != 1 ||
 		svc.Spec.Ports[0].TargetPort.IntValue() != 15002 || svc.Spec.Selector[v1alpha1.LabelConnectName] != conn.Name {
 		t.Errorf("Service: annotations %v, type %s, ports %+v, selector %v", svc.Annotations, svc.Spec.Type, svc.Spec.Ports, svc.Spec.Selector)
 	}
@@ -201,6 +201,7 @@ func TestServiceAndConfigMapApplied(t *testing.T) {
 		get(conn)
 		conn.Spec.Server.Service.Spec.Type = corev1.ServiceTypeNodePort
 		conn.Spec.Server.Service.Annotations["lb"] = "external"
+		conn.Spec.Server.Service.Labels["tier"] = "grpc"
 		conn.Spec.Executor.Template.Spec.NodeSelector["disk"] = "ssd"
 		return c.Update(ctx, conn)
 	})
@@ -213,8 +214,8 @@ func TestServiceAndConfigMapApplied(t *testing.T) {
 		get(cm)
 		return svc.Spec.Type == corev1.ServiceTypeNodePort && strings.Contains(cm.Data[sparkpod.ConnectExecutorTemplateKey], "disk: ssd"), nil
 	})
-	if svc.Annotations["lb"] != "external" || svc.Spec.Ports[0].NodePort == 0 {
-		t.Errorf("Service after the change: annotations %v, ports %+v", svc.Annotations, svc.Spec.Ports)
+	if svc.Annotations["lb"] != "external" || svc.Labels["tier"] != "grpc" || svc.Spec.Ports[0].NodePort == 0 {
+		t.Errorf("Service after the change: annotations %v, labels %v, ports %+v", svc.Annotations, svc.Labels, svc.Spec.Ports)
 	}
 	for _, obj := range []client.Object{svc, cm} {
 		if obj.GetAnnotations()["example.com/lb-id"] != "abc" || obj.GetLabels()["example.com/team"] != "data" ||
