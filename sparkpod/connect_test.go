@@ -106,6 +106,16 @@ func TestServerConf(t *testing.T) {
 			"spark.dynamicAllocation.enabled": "true", "spark.dynamicAllocation.minExecutors": "1",
 			"spark.dynamicAllocation.maxExecutors": "5", "spark.dynamicAllocation.shuffleTracking.enabled": "true",
 		},
+	}, {
+		name: "dynamic allocation: initial executors, shuffle tracking off, its timeout",
+		conn: newConnect(func(c *v1alpha1.SparkConnect) {
+			c.Spec.DynamicAllocation = &v1beta2.DynamicAllocation{Enabled: true, InitialExecutors: ptr(int32(2)),
+				ShuffleTrackingEnabled: ptr(false), ShuffleTrackingTimeout: ptr(int64(60))}
+		}),
+		want: map[string]string{
+			"spark.dynamicAllocation.enabled": "true", "spark.dynamicAllocation.initialExecutors": "2",
+			"spark.dynamicAllocation.shuffleTracking.enabled": "false", "spark.dynamicAllocation.shuffleTracking.timeout": "60",
+		},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -12,13 +12,11 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/internal/ssa"
 )
 
 // metricsConfigMap is the ConfigMap for the monitoring configuration app gives inline, or nil
@@ -43,7 +41,8 @@ func metricsConfigMap(app *v1beta2.SparkApplication) *corev1.ConfigMap {
 
 // ensureMetricsConfigMap writes the application's inline monitoring configuration before its
 // pods are created, since they mount it. It belongs to the application, not to one run, so a
-// rerun finds it in place and only a changed configuration is written again.
+// rerun finds it in place and only a changed configuration is written again. It is written
+// with server-side apply (internal/ssa), so what others add to it stays.
 func (r *Reconciler) ensureMetricsConfigMap(ctx context.Context, app *v1beta2.SparkApplication) error {
 	want := metricsConfigMap(app)
 	if want == nil {
@@ -52,26 +51,9 @@ func (r *Reconciler) ensureMetricsConfigMap(ctx context.Context, app *v1beta2.Sp
 	if err := controllerutil.SetControllerReference(app, want, r.Scheme); err != nil {
 		return err
 	}
-	err := r.Client.Create(ctx, want)
-	if !apierrors.IsAlreadyExists(err) {
-		if err != nil {
-			return fmt.Errorf("creating the metrics ConfigMap %s: %w", want.Name, err)
-		}
-		return nil
-	}
-	have := &corev1.ConfigMap{}
-	if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(want), have); err != nil {
-		return fmt.Errorf("reading the metrics ConfigMap %s: %w", want.Name, err)
-	}
-	if !metav1.IsControlledBy(have, app) {
-		return fmt.Errorf("ConfigMap %s exists and is not this application's", want.Name)
-	}
-	if equality.Semantic.DeepEqual(have.Data, want.Data) {
-		return nil
-	}
-	have.Data = want.Data
-	if err := r.Client.Update(ctx, have); err != nil {
-		return fmt.Errorf("updating the metrics ConfigMap %s: %w", want.Name, err)
+	_, err := ssa.Apply(ctx, r.Client, r.APIReader, ssa.ConfigMap(want), &corev1.ConfigMap{}, ssa.ControlledBy(app, "SparkApplication"))
+	if err != nil {
+		return fmt.Errorf("the metrics ConfigMap: %w", err)
 	}
 	return nil
 }

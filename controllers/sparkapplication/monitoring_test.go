@@ -2,12 +2,14 @@ package sparkapplication
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -94,4 +96,108 @@ func TestMetricsConfigMapCreatedBeforeTheDriver(t *testing.T) {
 		err := c.Get(ctx, client.ObjectKeyFromObject(cm), cm)
 		return err == nil && cm.Data["metrics.properties"] == "*.sink.console.class=ConsoleSink", client.IgnoreNotFound(err)
 	})
+}
+
+// configMapWrites counts the ConfigMap writes of a client.
+type configMapWrites struct {
+	client.Client
+	n int
+}
+
+func (c *configMapWrites) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+	c.n++
+	return c.Client.Apply(ctx, obj, opts...)
+}
+
+func (c *configMapWrites) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	c.n++
+	return c.Client.Create(ctx, obj, opts...)
+}
+
+func (c *configMapWrites) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
+	c.n++
+	return c.Client.Update(ctx, obj, opts...)
+}
+
+// TestMetricsConfigMapApplied: the metrics ConfigMap is written with server-side apply. It
+// carries the operator's labels and the application as its controller; written again for an
+// unchanged spec, it costs no write and keeps its resourceVersion; a changed configuration is
+// written, and what another controller added stays; a ConfigMap of the name that is not the
+// application's is left alone.
+func TestMetricsConfigMapApplied(t *testing.T) {
+	ctx := context.Background()
+	c := cluster.Client(t)
+	ns := cluster.Namespace(t, c, "sparkapp-metrics-apply")
+	writes := &configMapWrites{Client: c}
+	r := &Reconciler{Client: writes, APIReader: c, Scheme: cluster.Scheme}
+
+	app := newApp(ns, "monitored", func(a *v1beta2.SparkApplication) {
+		a.Spec.Monitoring = &v1beta2.MonitoringSpec{MetricsProperties: ptr.To("*.sink.jmx.class=JmxSink")}
+	})
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{}
+	get := func() {
+		t.Helper()
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: app.MetricsConfigMapName()}, cm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.ensureMetricsConfigMap(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	get()
+	if cm.Data["metrics.properties"] != "*.sink.jmx.class=JmxSink" || !metav1.IsControlledBy(cm, app) ||
+		cm.Labels[v1beta2.LabelAppName] != app.Name || cm.Labels[v1beta2.LabelLaunchedByOperator] != "true" {
+		t.Errorf("metrics ConfigMap: data %v, labels %v, owners %+v", cm.Data, cm.Labels, cm.OwnerReferences)
+	}
+
+	// Another controller annotates it.
+	cm.Annotations["example.com/note"] = "kept"
+	if err := c.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	get()
+	version := cm.ResourceVersion
+	writes.n = 0
+	if err := r.ensureMetricsConfigMap(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	get()
+	if writes.n != 0 || cm.ResourceVersion != version {
+		t.Errorf("unchanged configuration: %d writes, resourceVersion %s -> %s; want none", writes.n, version, cm.ResourceVersion)
+	}
+
+	app.Spec.Monitoring.MetricsProperties = ptr.To("*.sink.console.class=ConsoleSink")
+	if err := r.ensureMetricsConfigMap(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	get()
+	if cm.Data["metrics.properties"] != "*.sink.console.class=ConsoleSink" || cm.Annotations["example.com/note"] != "kept" ||
+		!metav1.IsControlledBy(cm, app) || cm.Labels[v1beta2.LabelLaunchedByOperator] != "true" {
+		t.Errorf("after a change: data %v, annotations %v, labels %v, owners %+v", cm.Data, cm.Annotations, cm.Labels, cm.OwnerReferences)
+	}
+
+	// A ConfigMap of the name that someone else made stays as it is.
+	other := newApp(ns, "other", func(a *v1beta2.SparkApplication) {
+		a.Spec.Monitoring = &v1beta2.MonitoringSpec{MetricsProperties: ptr.To("*.sink.x=y")}
+	})
+	if err := c.Create(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	theirs := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: other.MetricsConfigMapName()}, Data: map[string]string{"mine": "yes"}}
+	if err := c.Create(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ensureMetricsConfigMap(ctx, other); err == nil || !strings.Contains(err.Error(), "not controlled by SparkApplication other") {
+		t.Errorf("over someone else's ConfigMap: %v, want an error saying it is not the application's", err)
+	}
+	after := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(theirs), after); err != nil {
+		t.Fatal(err)
+	}
+	if after.ResourceVersion != theirs.ResourceVersion {
+		t.Errorf("someone else's ConfigMap was written: %v", after.Data)
+	}
 }

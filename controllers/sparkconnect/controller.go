@@ -13,8 +13,8 @@ package sparkconnect
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"maps"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -38,6 +38,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/internal/nsfilter"
+	"github.com/sparkop/spark-operator/internal/ssa"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
@@ -122,12 +123,12 @@ func byConnectName(_ context.Context, o client.Object) []reconcile.Request {
 
 // +kubebuilder:rbac:groups=sparkoperator.k8s.io,resources=sparkconnects,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=sparkoperator.k8s.io,resources=sparkconnects/status,verbs=get;update
-// +kubebuilder:rbac:groups="",resources=pods;services;configmaps,verbs=get;list;watch;create;update;delete
+// +kubebuilder:rbac:groups="",resources=pods;services;configmaps,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile makes sure the SparkConnect's ConfigMap, server pod and Service exist, and writes
 // what it observed of them and of the executors into the status. It creates only what is
-// missing, so running it twice does no harm.
+// missing and writes only what differs from the spec, so running it twice does no harm.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	conn := &v1alpha1.SparkConnect{}
 	if err := r.Client.Get(ctx, req.NamespacedName, conn); err != nil {
@@ -184,10 +185,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return ctrl.Result{}, nil
 }
 
-// ensureObjects creates what is missing of the ConfigMap, the server pod and the Service. Once
-// created, the server pod and the Service are left as they are (a pod cannot be changed; a
-// Service may have been edited): spec changes reach the next server pod. A server pod is
-// created only once the session's batch scheduler admits it (startServer).
+// ensureObjects creates what is missing of the ConfigMap, the server pod and the Service. The
+// Service follows spec.server.service, written with server-side apply (internal/ssa), so what
+// others add to it survives; once created, the server pod is left as it is (a pod cannot be
+// changed): spec changes reach the next server pod. A server pod is created only once the
+// session's batch scheduler admits it (startServer).
 func (r *Reconciler) ensureObjects(ctx context.Context, conn *v1alpha1.SparkConnect) (observation, string, error) {
 	want, err := sparkpod.ConnectServerPod(conn, sparkpod.RoleScheduling{})
 	if err != nil {
@@ -238,20 +240,22 @@ func (r *Reconciler) ensureObjects(ctx context.Context, conn *v1alpha1.SparkConn
 	}
 
 	svc := sparkpod.ConnectService(conn)
+	cfg, err := ssa.Service(svc)
+	if err != nil {
+		return observation{}, "", err
+	}
 	have := &corev1.Service{}
-	err = r.Client.Get(ctx, client.ObjectKeyFromObject(svc), have)
+	wrote, err := ssa.Apply(ctx, r.Client, r.APIReader, cfg, have, ssa.ControlledBy(conn, "SparkConnect"))
+	var taken *ssa.NotOwnedError
 	switch {
-	case apierrors.IsNotFound(err):
-		if err := r.Client.Create(ctx, svc); err != nil && !apierrors.IsAlreadyExists(err) {
-			return observation{}, "", fmt.Errorf("creating Service %s: %w", svc.Name, err)
-		}
-		r.Recorder.Eventf(conn, svc, corev1.EventTypeNormal, ReasonServiceCreated, "Create", "Created Service %s", svc.Name)
-	case err != nil:
-		return observation{}, "", fmt.Errorf("reading Service %s: %w", svc.Name, err)
-	case !metav1.IsControlledBy(have, conn):
+	case errors.As(err, &taken):
 		msg := fmt.Sprintf("Service %s exists and does not belong to this SparkConnect; delete it or name another in spec.server.service", svc.Name)
 		r.warn(conn, ReasonNameTaken, msg)
 		return observation{invalid: msg}, "", nil
+	case err != nil:
+		return observation{}, "", err
+	case wrote && have.UID == "":
+		r.Recorder.Eventf(conn, svc, corev1.EventTypeNormal, ReasonServiceCreated, "Create", "Created Service %s", svc.Name)
 	}
 	return obs, svc.Name, nil
 }
@@ -339,28 +343,11 @@ func (r *Reconciler) followSpec(ctx context.Context, conn *v1alpha1.SparkConnect
 	return r.ensureConfigMap(ctx, conn, cm)
 }
 
-// ensureConfigMap creates the executor template ConfigMap, or brings its data up to date.
+// ensureConfigMap writes the executor template ConfigMap with server-side apply (internal/ssa):
+// created when missing, written when it differs from want, left alone when it is not conn's.
 func (r *Reconciler) ensureConfigMap(ctx context.Context, conn *v1alpha1.SparkConnect, want *corev1.ConfigMap) error {
-	have := &corev1.ConfigMap{}
-	err := r.Client.Get(ctx, client.ObjectKeyFromObject(want), have)
-	switch {
-	case apierrors.IsNotFound(err):
-		if err := r.Client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating ConfigMap %s: %w", want.Name, err)
-		}
-		return nil
-	case err != nil:
-		return fmt.Errorf("reading ConfigMap %s: %w", want.Name, err)
-	case !metav1.IsControlledBy(have, conn):
-		return fmt.Errorf("ConfigMap %s exists and does not belong to SparkConnect %s", want.Name, conn.Name)
-	case maps.Equal(have.Data, want.Data):
-		return nil
-	}
-	have.Data = want.Data
-	if err := r.Client.Update(ctx, have); err != nil {
-		return fmt.Errorf("updating ConfigMap %s: %w", want.Name, err)
-	}
-	return nil
+	_, err := ssa.Apply(ctx, r.Client, r.APIReader, ssa.ConfigMap(want), &corev1.ConfigMap{}, ssa.ControlledBy(conn, "SparkConnect"))
+	return err
 }
 
 // warn records a warning event; repeats are folded into one event series by the recorder.

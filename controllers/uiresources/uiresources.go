@@ -14,9 +14,6 @@ package uiresources
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -36,6 +33,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/internal/ssa"
 	"github.com/sparkop/spark-operator/internal/uinames"
 )
 
@@ -67,12 +65,12 @@ type Info struct {
 }
 
 // FieldOwner is the server-side apply field manager of everything this package writes.
-const FieldOwner = "spark-operator"
+const FieldOwner = ssa.FieldOwner
 
 // AppliedAnnotation holds a hash of what the operator last applied to a Service or Ingress.
 // Ensure runs on every reconcile of a live run; with it, an object already as wanted is read
 // from the cache and not applied again, so a steady run costs no API request.
-const AppliedAnnotation = v1beta2.GroupName + "/applied-hash"
+const AppliedAnnotation = ssa.AppliedAnnotation
 
 // driverIngressPortName is the Service port's name: servicePortName, else the Kubeflow
 // operator's default.
@@ -92,13 +90,15 @@ func Ensure(ctx context.Context, c client.Client, app *v1beta2.SparkApplication,
 		return Info{}, nil
 	}
 	var (
-		info    Info
-		uiSvc   *corev1ac.ServiceApplyConfiguration
-		objects []applied
+		info     Info
+		uiSvc    *corev1ac.ServiceApplyConfiguration
+		uiStored = &corev1.Service{}
+		objects  []func() error
 	)
+	owns := owner(app)
 	if opts.ServiceEnabled {
 		uiSvc = desiredService(app, app.UIServiceName(), uinames.ServicePortName(app), uinames.ServicePort(app), uinames.UIPort(app), uiServiceOptions(app))
-		objects = append(objects, applied{uiSvc, &corev1.Service{}})
+		objects = append(objects, func() error { return apply(ctx, c, uiSvc, uiStored, owns) })
 		info = Info{ServiceName: app.UIServiceName(), Port: uinames.ServicePort(app)}
 		if opts.IngressURLFormat != "" {
 			tls := ingressTLS(app, opts)
@@ -106,8 +106,9 @@ func Ensure(ctx context.Context, c client.Client, app *v1beta2.SparkApplication,
 			if err != nil {
 				return Info{}, err
 			}
-			objects = append(objects, applied{desiredIngress(app, uinames.IngressName(app), app.UIServiceName(), uinames.ServicePort(app),
-				uiIngressAnnotations(app, opts), opts.IngressClassName, u, tls), &networkingv1.Ingress{}})
+			ing := desiredIngress(app, uinames.IngressName(app), app.UIServiceName(), uinames.ServicePort(app),
+				uiIngressAnnotations(app, opts), opts.IngressClassName, u, tls)
+			objects = append(objects, func() error { return apply(ctx, c, ing, &networkingv1.Ingress{}, owns) })
 			info.IngressName = uinames.IngressName(app)
 			info.IngressAddress = u.String()
 		}
@@ -115,8 +116,9 @@ func Ensure(ctx context.Context, c client.Client, app *v1beta2.SparkApplication,
 	for i := range app.Spec.DriverIngressOptions {
 		o := &app.Spec.DriverIngressOptions[i]
 		name := uinames.DriverIngressServiceName(app, o.ServicePort)
-		objects = append(objects, applied{desiredService(app, name, driverIngressPortName(o), o.ServicePort, o.ServicePort,
-			serviceOptions{labels: o.ServiceLabels, annotations: o.ServiceAnnotations, serviceType: o.ServiceType}), &corev1.Service{}})
+		svc := desiredService(app, name, driverIngressPortName(o), o.ServicePort, o.ServicePort,
+			serviceOptions{labels: o.ServiceLabels, annotations: o.ServiceAnnotations, serviceType: o.ServiceType})
+		objects = append(objects, func() error { return apply(ctx, c, svc, &corev1.Service{}, owns) })
 		if o.IngressURLFormat == "" {
 			continue
 		}
@@ -124,18 +126,19 @@ func Ensure(ctx context.Context, c client.Client, app *v1beta2.SparkApplication,
 		if err != nil {
 			return Info{}, fmt.Errorf("driverIngressOptions[%d]: %w", i, err)
 		}
-		objects = append(objects, applied{desiredIngress(app, uinames.DriverIngressName(app, o.ServicePort), name, o.ServicePort,
-			o.IngressAnnotations, opts.IngressClassName, u, o.IngressTLS), &networkingv1.Ingress{}})
+		ing := desiredIngress(app, uinames.DriverIngressName(app, o.ServicePort), name, o.ServicePort,
+			o.IngressAnnotations, opts.IngressClassName, u, o.IngressTLS)
+		objects = append(objects, func() error { return apply(ctx, c, ing, &networkingv1.Ingress{}, owns) })
 	}
 
-	for _, obj := range objects {
-		if err := apply(ctx, c, app, obj); err != nil {
+	for _, apply := range objects {
+		if err := apply(); err != nil {
 			return Info{}, err
 		}
 	}
 	if uiSvc != nil {
 		// An apply answered with the stored Service; a skipped one left the cached copy.
-		ip := objects[0].existing.(*corev1.Service).Spec.ClusterIP
+		ip := uiStored.Spec.ClusterIP
 		if uiSvc.Spec != nil && uiSvc.Spec.ClusterIP != nil {
 			ip = *uiSvc.Spec.ClusterIP
 		}
@@ -146,72 +149,30 @@ func Ensure(ctx context.Context, c client.Client, app *v1beta2.SparkApplication,
 	return info, nil
 }
 
-// applied is one object to apply: its desired fields, and the kind it is read back as.
-type applied struct {
-	config   applyConfig
-	existing client.Object
+// apply writes one object with server-side apply (ssa.Apply), reading only through c.
+func apply[T ssa.Config[T]](ctx context.Context, c client.Client, cfg T, stored client.Object, owner ssa.Owner) error {
+	_, err := ssa.Apply(ctx, c, nil, cfg, stored, owner)
+	return err
 }
 
-type applyConfig interface {
-	GetName() *string
-	GetNamespace() *string
-	IsApplyConfiguration()
-}
-
-// apply writes obj's desired fields with server-side apply, after checking that an object of
-// that name, if there is one, is the application's to write: controlled by it, or by an
-// earlier SparkApplication of the same name (deleted and recreated before the garbage
-// collector caught up), which is deleted first so the new one starts clean.
-func apply(ctx context.Context, c client.Client, app *v1beta2.SparkApplication, obj applied) error {
-	name, ns := *obj.config.GetName(), *obj.config.GetNamespace()
-	kind := kindOf(obj.existing)
-	hash, err := markApplied(obj.config)
-	if err != nil {
-		return err
-	}
-	err = c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj.existing)
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return fmt.Errorf("getting %s %s/%s: %w", kind, ns, name, err)
-	default:
-		ref := metav1.GetControllerOfNoCopy(obj.existing)
-		if ref == nil || !isSparkApplication(ref, app.Name) {
-			return fmt.Errorf("%s %s/%s exists and is not controlled by SparkApplication %s", kind, ns, name, app.Name)
-		}
-		if ref.UID == app.UID && obj.existing.GetAnnotations()[AppliedAnnotation] == hash && obj.existing.GetDeletionTimestamp().IsZero() {
-			return nil
-		}
-		if ref.UID != app.UID {
-			uid := obj.existing.GetUID()
-			if err := c.Delete(ctx, obj.existing, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("deleting %s %s/%s of an earlier SparkApplication %s: %w", kind, ns, name, app.Name, err)
+// owner tells what an existing Service or Ingress of a name to write is to app: its own when
+// app controls it; stale when an earlier SparkApplication of the same name (deleted and
+// recreated before the garbage collector caught up) does, so it is deleted first and the new
+// one starts clean; anything else is not the application's to write.
+func owner(app *v1beta2.SparkApplication) ssa.Owner {
+	return ssa.Owner{
+		Name: "SparkApplication " + app.Name,
+		Of: func(existing client.Object) ssa.Ownership {
+			ref := metav1.GetControllerOfNoCopy(existing)
+			switch {
+			case ref == nil || !isSparkApplication(ref, app.Name):
+				return ssa.Foreign
+			case ref.UID != app.UID:
+				return ssa.Stale
 			}
-		}
+			return ssa.Owned
+		},
 	}
-	if err := c.Apply(ctx, obj.config, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		return fmt.Errorf("applying %s %s/%s: %w", kind, ns, name, err)
-	}
-	return nil
-}
-
-// markApplied puts the hash of config's desired fields into config, as AppliedAnnotation,
-// and returns it.
-func markApplied(config applyConfig) (string, error) {
-	data, err := json.Marshal(config)
-	if err != nil {
-		return "", fmt.Errorf("encoding %s: %w", *config.GetName(), err)
-	}
-	sum := sha256.Sum256(data)
-	hash := hex.EncodeToString(sum[:12])
-	mark := map[string]string{AppliedAnnotation: hash}
-	switch cfg := config.(type) {
-	case *corev1ac.ServiceApplyConfiguration:
-		cfg.WithAnnotations(mark)
-	case *networkingv1ac.IngressApplyConfiguration:
-		cfg.WithAnnotations(mark)
-	}
-	return hash, nil
 }
 
 func isSparkApplication(ref *metav1.OwnerReference, name string) bool {

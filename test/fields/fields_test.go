@@ -1,8 +1,9 @@
 // Package fields holds the test that no field of our API is accepted and then ignored: every
-// field path of the generated SparkApplication and ScheduledSparkApplication CRDs either has a
-// test showing its effect (effects.txt) or is on the short no-effect list
-// (webhook/validation.NoEffect, explained in docs/fields.md), for which the validating webhook
-// warns. A new field fails this test until one of the two says what it does.
+// field path of the generated SparkApplication, ScheduledSparkApplication, SparkConnect and
+// Queue CRDs either has a test showing its effect (effects.txt) or is on the short no-effect
+// list of its kind (webhook/validation.NoEffect and ConnectNoEffect, explained in
+// docs/fields.md), for which the validating webhook warns. A new field fails this test until
+// one of the two says what it does.
 package fields
 
 import (
@@ -87,17 +88,33 @@ func under(path, root string) bool {
 	return next == '.' || next == '[' || next == '{'
 }
 
+// crds are the CRDs whose every field must have an effect: file (under
+// charts/spark-operator/crds) and served version.
+var crds = []struct{ file, version string }{
+	{"sparkoperator.k8s.io_sparkapplications.yaml", "v1beta2"},
+	{"sparkoperator.k8s.io_scheduledsparkapplications.yaml", "v1beta2"},
+	{"sparkoperator.k8s.io_sparkconnects.yaml", "v1alpha1"},
+	{"scheduling.sparkop.dev_queues.yaml", "v1alpha1"},
+}
+
 func schemaFields(t *testing.T, root string) []crdpaths.Field {
 	t.Helper()
 	var all []crdpaths.Field
-	for _, kind := range []string{"sparkapplications", "scheduledsparkapplications"} {
-		fields, err := crdpaths.Load(filepath.Join(root, "charts", "spark-operator", "crds", "sparkoperator.k8s.io_"+kind+".yaml"), "v1beta2")
+	for _, crd := range crds {
+		fields, err := crdpaths.Load(filepath.Join(root, "charts", "spark-operator", "crds", crd.file), crd.version)
 		if err != nil {
 			t.Fatal(err)
 		}
 		all = append(all, fields...)
 	}
 	return all
+}
+
+// noEffect lists, by kind, the fields the operator accepts and ignores, which the validating
+// webhook warns about (webhook/validation).
+var noEffect = map[string][]validation.IgnoredField{
+	"SparkApplication": validation.NoEffect,
+	"SparkConnect":     validation.ConnectNoEffect,
 }
 
 // TestEveryFieldHasAnEffect walks every field path of our CRDs.
@@ -127,8 +144,8 @@ func TestEveryFieldHasAnEffect(t *testing.T) {
 				return true
 			}
 		}
-		for _, n := range validation.NoEffect {
-			if f.Kind == "SparkApplication" && under(p, n.Path) {
+		for _, n := range noEffect[f.Kind] {
+			if under(p, n.Path) {
 				return true
 			}
 		}
@@ -139,7 +156,7 @@ func TestEveryFieldHasAnEffect(t *testing.T) {
 		if !covered(f) {
 			missing++
 			t.Errorf("%s %s (%s): no test shows its effect; add one to effects.txt, or put the field on "+
-				"webhook/validation.NoEffect and docs/fields.md with the reason it does nothing", f.Kind, f.Path, f.Type)
+				"its kind's no-effect list in webhook/validation and docs/fields.md with the reason it does nothing", f.Kind, f.Path, f.Type)
 		}
 	}
 	if missing > 0 {
@@ -217,12 +234,14 @@ func TestNoEffectFieldsDocumented(t *testing.T) {
 	for _, f := range schemaFields(t, root) {
 		known[f.Kind+" "+f.Path] = true
 	}
-	for _, n := range validation.NoEffect {
-		if !known["SparkApplication "+n.Path] {
-			t.Errorf("no-effect field %s is not a field of our SparkApplication CRD", n.Path)
-		}
-		if !strings.Contains(string(doc), fmt.Sprintf("`%s`", strings.TrimPrefix(n.Path, "."))) {
-			t.Errorf("docs/fields.md does not explain %s (as `%s`)", n.Path, strings.TrimPrefix(n.Path, "."))
+	for kind, list := range noEffect {
+		for _, n := range list {
+			if !known[kind+" "+n.Path] {
+				t.Errorf("no-effect field %s is not a field of our %s CRD", n.Path, kind)
+			}
+			if !strings.Contains(string(doc), fmt.Sprintf("`%s`", strings.TrimPrefix(n.Path, "."))) {
+				t.Errorf("docs/fields.md does not explain %s %s (as `%s`)", kind, n.Path, strings.TrimPrefix(n.Path, "."))
+			}
 		}
 	}
 }

@@ -44,10 +44,43 @@ var NoEffect = []IgnoredField{
 	},
 }
 
+// ConnectNoEffect is the same list for SparkConnects: parts of the Kubernetes Service that
+// spec.server.service embeds whole and that the operator does not take from it (it takes the
+// name, labels, annotations and spec).
+var ConnectNoEffect = []IgnoredField{
+	{
+		Path:   ".spec.server.service.apiVersion",
+		Reason: "the field holds a Service; the operator always writes a v1 Service",
+	},
+	{
+		Path:   ".spec.server.service.kind",
+		Reason: "the field holds a Service; the operator always writes a v1 Service",
+	},
+	{
+		Path: ".spec.server.service.metadata.finalizers",
+		Reason: "the operator takes the Service's name, labels and annotations only; the Service is " +
+			"removed with its SparkConnect through its owner reference",
+	},
+	{
+		Path:   ".spec.server.service.status",
+		Reason: "a Service's status is written by the cluster, not given",
+	},
+}
+
 // NoEffectWarnings returns an admission warning for each field of NoEffect that spec sets.
 // prefix is where spec sits in the object (".spec" for a SparkApplication, ".spec.template"
 // for a ScheduledSparkApplication); spec is any value that marshals to a SparkApplicationSpec.
 func NoEffectWarnings(prefix string, spec any) []string {
+	return noEffectWarnings(NoEffect, prefix, spec)
+}
+
+// ConnectNoEffectWarnings returns an admission warning for each field of ConnectNoEffect that
+// the SparkConnect spec sets.
+func ConnectNoEffectWarnings(spec any) []string {
+	return noEffectWarnings(ConnectNoEffect, ".spec", spec)
+}
+
+func noEffectWarnings(list []IgnoredField, prefix string, spec any) []string {
 	data, err := json.Marshal(spec)
 	if err != nil {
 		return nil
@@ -57,7 +90,7 @@ func NoEffectWarnings(prefix string, spec any) []string {
 		return nil
 	}
 	var warnings []string
-	for _, f := range NoEffect {
+	for _, f := range list {
 		if isSet(obj, strings.Split(strings.TrimPrefix(f.Path, ".spec."), ".")) {
 			warnings = append(warnings, fmt.Sprintf("%s%s has no effect in this operator: %s",
 				prefix, strings.TrimPrefix(f.Path, ".spec"), f.Reason))
@@ -72,8 +105,24 @@ func isSet(obj map[string]any, path []string) bool {
 		return false
 	}
 	if len(path) == 1 {
-		return true
+		// An empty object sets nothing: an embedded Service's status is {"loadBalancer": {}}
+		// when no one gave it.
+		return !emptyObject(v)
 	}
 	m, ok := v.(map[string]any)
 	return ok && isSet(m, path[1:])
+}
+
+// emptyObject reports whether v is a JSON object with nothing but empty objects in it.
+func emptyObject(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, x := range m {
+		if !emptyObject(x) {
+			return false
+		}
+	}
+	return true
 }

@@ -32,6 +32,7 @@ func (SparkConnectValidator) ValidateCreate(ctx context.Context, conn *v1alpha1.
 	for _, k := range sparkpod.ConnectOverriddenConf(conn) {
 		warnings = append(warnings, fmt.Sprintf("spec.sparkConf[%s] is set by the operator; this value is ignored", k))
 	}
+	warnings = append(warnings, ConnectNoEffectWarnings(&conn.Spec)...)
 	return warnings, nil
 }
 

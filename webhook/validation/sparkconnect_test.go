@@ -57,6 +57,21 @@ func TestSparkConnectValidator(t *testing.T) {
 			"spec.sparkConf[spark.driver.host] is set by the operator; this value is ignored",
 			"spec.sparkConf[spark.master] is set by the operator; this value is ignored",
 		}},
+		{name: "a Service without ignored parts: no warning", op: admissionv1.Create, obj: connect(func(c *v1alpha1.SparkConnect) {
+			c.Spec.Server.Service = &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "grpc"}}
+		}), wantAllowed: true},
+		{name: "ignored parts of the Service warned about", op: admissionv1.Create, obj: connect(func(c *v1alpha1.SparkConnect) {
+			c.Spec.Server.Service = &corev1.Service{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+				ObjectMeta: metav1.ObjectMeta{Finalizers: []string{"example.com/keep"}},
+				Status:     corev1.ServiceStatus{LoadBalancer: corev1.LoadBalancerStatus{Ingress: []corev1.LoadBalancerIngress{{IP: "10.0.0.1"}}}},
+			}
+		}), wantAllowed: true, wantWarnings: []string{
+			".spec.server.service.apiVersion has no effect in this operator: " + ConnectNoEffect[0].Reason,
+			".spec.server.service.kind has no effect in this operator: " + ConnectNoEffect[1].Reason,
+			".spec.server.service.metadata.finalizers has no effect in this operator: " + ConnectNoEffect[2].Reason,
+			".spec.server.service.status has no effect in this operator: " + ConnectNoEffect[3].Reason,
+		}},
 		{name: "update leaving a bad spec alone", op: admissionv1.Update, obj: noImage, old: noImage, wantAllowed: true},
 		{name: "update to a bad spec", op: admissionv1.Update, obj: noImage, old: connect(nil),
 			wantMessage: "spec.image: Required value: no image for the server: set spec.image or the image of the server template's spark-kubernetes-driver container"},
