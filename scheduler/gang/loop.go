@@ -31,8 +31,8 @@ const backstop = 30 * time.Second
 const storeCalls = 16
 
 // loop is the single cycle loop: one goroutine, on the leader only, so two cycles never
-// decide at once and nothing is admitted twice. Beside it, on the leader too, runs the release
-// loop (release.go), which admits nothing.
+// decide at once and nothing is admitted twice. Beside it, on the leader too, runs the ungating
+// loop (ungate.go), which admits nothing.
 type loop struct {
 	s   *Scheduler
 	mgr manager.Manager
@@ -67,7 +67,7 @@ func (l *loop) Start(ctx context.Context) error {
 		logger.Error(err, "could not create the default queue")
 	}
 	l.s.trigger()
-	go l.releaseLoop(ctx)
+	go l.ungateLoop(ctx)
 	tick := time.NewTicker(backstop)
 	defer tick.Stop()
 	for {
@@ -99,8 +99,8 @@ func (l *loop) cycle(ctx context.Context) error {
 	}
 	l.overlayWritten(w.Workloads)
 	l.overlayMarked(w.Workloads)
-	s.releases.forget(w.Pods)
-	s.releases.overlay(w.Pods)
+	s.ungating.forget(w.Pods)
+	s.ungating.overlay(w.Pods)
 	opts := s.readingAt(s.cfg.Clock.Now())
 	now := opts.Now
 	snap, err := snapshot(w, opts)
@@ -117,11 +117,11 @@ func (l *loop) cycle(ctx context.Context) error {
 	}
 	var wake []Key
 	var errs []error
-	// Which admitted workloads may start their driver now (hold.go): decided, and published to
+	// Which admitted workloads may start their driver now (startgate.go): decided, and published to
 	// Admit, before any reservation is stored, so that Admit never lets a held one start in
 	// between. Those admitted earlier and not submitted yet (held, or their wake-up lost in a
 	// restart) come first, and are woken again; the pool merges repeated wake-ups.
-	gate := newStartGate(w, snap, now, s.releases.inFlight(), s.cfg.StartBacklog, l.let)
+	gate := newStartGate(w, snap, now, s.ungating.inFlight(), s.cfg.StartBacklog, l.let)
 	for i := range w.Workloads {
 		o := &w.Workloads[i]
 		if r, ok := o.liveReservation(); ok && o.waits() && gate.start(o.Key, o.Run, r.Driver, r.Executors) {
@@ -240,9 +240,9 @@ func (l *loop) cycle(ctx context.Context) error {
 		s.waker.Wake(wake...)
 		s.waker.Refresh(refresh...)
 	}
-	s.releaseExecutors(ctx, w, opts, out.Released)
-	// The release loop lets go executors that appeared while this cycle ran.
-	s.triggerRelease()
+	s.ungateExecutors(ctx, w, opts, out.Ungated)
+	// The ungating loop lets go executors that appeared while this cycle ran.
+	s.triggerUngate()
 	if err := s.writeQueueStatus(ctx, w, snap, out); err != nil {
 		errs = append(errs, err)
 	}

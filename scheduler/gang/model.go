@@ -104,7 +104,7 @@ type Dynamic struct {
 	// the executors alive, when positive (Spark replacing executors that ended).
 	Spare int32
 	// Asking is how many executors wait for a node that the plan has no slot left for. Each
-	// is released (Outcome.Released) only onto a node it may use with free capacity that is
+	// is released (Outcome.Ungated) only onto a node it may use with free capacity that is
 	// neither used nor reserved, and, beyond Spare, only if its queue and every ancestor have
 	// quota for one more executor, by the same rules as admission.
 	Asking int32
@@ -153,10 +153,10 @@ type Outcome struct {
 	// Inactive lists the queues that admit nothing, with why: a missing parent, a cycle of
 	// parents, or a broken ancestor (the Queue's Active condition).
 	Inactive map[string]string
-	// Released is, per admitted workload asking for executors beyond its plan
+	// Ungated is, per admitted workload asking for executors beyond its plan
 	// (Dynamic.Asking), the node given to each executor released this cycle, in order; the
 	// others keep waiting.
-	Released map[Key][]string
+	Ungated map[Key][]string
 }
 
 // Admitted is one workload admitted by the cycle, with its reservation.

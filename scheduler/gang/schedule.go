@@ -109,7 +109,7 @@ func newCycle(snap *Snapshot) *cycle {
 		Order:    map[string][]Key{},
 		Usage:    map[string]corev1.ResourceList{},
 		Inactive: map[string]string{},
-		Released: map[Key][]string{},
+		Ungated:  map[Key][]string{},
 	}}
 
 	nodes := make([]*Node, len(snap.Nodes))
@@ -246,7 +246,7 @@ func (c *cycle) run(opts Options) {
 		p, reason := c.try(w, forbidden)
 		if reason == "" && q.head != nil {
 			if f := c.delaysHead(w, q.head); f != "" {
-				p.release(w, c.live.free)
+				p.giveBack(w, c.live.free)
 				reason = f
 			}
 		}
@@ -400,7 +400,7 @@ func (c *cycle) grow() {
 			} else {
 				spare--
 			}
-			c.out.Released[w.key()] = append(c.out.Released[w.key()], c.nodes[i].name)
+			c.out.Ungated[w.key()] = append(c.out.Ungated[w.key()], c.nodes[i].name)
 		}
 	}
 }

@@ -274,8 +274,8 @@ func (cp *capacity) bestFit(m *member) (best int, matched bool) {
 	return best, matched
 }
 
-// release gives back what p took from free.
-func (p placement) release(w *workload, free []vec) {
+// giveBack gives back what p took from free.
+func (p placement) giveBack(w *workload, free []vec) {
 	free[p.driver].add(w.driver.req, 1)
 	for i, k := range p.executors {
 		free[i].add(w.executor.req, k)
@@ -347,7 +347,7 @@ func (c *cycle) neverFits(w *workload) string {
 	}
 	p, f := empty.place(w)
 	if f == nil {
-		p.release(w, empty.free)
+		p.giveBack(w, empty.free)
 		return ""
 	}
 	if !f.noMatch {

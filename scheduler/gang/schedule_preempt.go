@@ -117,7 +117,7 @@ func (c *cycle) fitsNow(w *workload) bool {
 	if reason != "" {
 		return false
 	}
-	p.release(w, c.live.free)
+	p.giveBack(w, c.live.free)
 	return true
 }
 

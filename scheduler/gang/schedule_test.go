@@ -38,7 +38,7 @@ type summary struct {
 	Waiting   map[string]string
 	Rejected  map[string]string
 	Order     map[string][]string
-	Released  map[string][]string // executors released beyond the plan: name → their nodes
+	Ungated   map[string][]string // executors released beyond the plan: name → their nodes
 }
 
 func summarize(o gang.Outcome) summary {
@@ -65,11 +65,11 @@ func summarize(o gang.Outcome) summary {
 			s.Order[q] = append(s.Order[q], k.Name)
 		}
 	}
-	for k, nodes := range o.Released {
-		if s.Released == nil {
-			s.Released = map[string][]string{}
+	for k, nodes := range o.Ungated {
+		if s.Ungated == nil {
+			s.Ungated = map[string][]string{}
 		}
-		s.Released[k.Name] = nodes
+		s.Ungated[k.Name] = nodes
 	}
 	return s
 }
@@ -817,7 +817,7 @@ func TestInvariants(t *testing.T) {
 		for _, opts := range []gang.Options{{}, {Backfill: true}, {Preemption: true}, {Backfill: true, Preemption: true}} {
 			out := gang.Schedule(snap, opts)
 			checkInvariants(t, fmt.Sprintf("round %d, options %+v", round, opts), snap, out)
-			for _, nodes := range out.Released {
+			for _, nodes := range out.Ungated {
 				released += len(nodes)
 			}
 		}
@@ -889,7 +889,7 @@ func checkInvariants(t *testing.T, name string, snap gang.Snapshot, out gang.Out
 		}
 	}
 	// Executors released beyond a plan: no more than asked for, on nodes they may use.
-	for k, nodes := range out.Released {
+	for k, nodes := range out.Ungated {
 		w := byKey[k.String()]
 		if w.Admission == nil || int32(len(nodes)) > w.Dynamic.Asking {
 			t.Fatalf("%s: %s released %d executors beyond its plan, asked %d (admitted: %v)", name, k, len(nodes), w.Dynamic.Asking, w.Admission != nil)
@@ -936,7 +936,7 @@ func checkInvariants(t *testing.T, name string, snap gang.Snapshot, out gang.Out
 			for _, a := range out.Admitted {
 				admittedHere = admittedHere || a.Admission.Queue == d
 			}
-			for k, nodes := range out.Released {
+			for k, nodes := range out.Ungated {
 				w := byKey[k.String()]
 				admittedHere = admittedHere || (w.Admission.Queue == d && int32(len(nodes)) > w.Dynamic.Spare)
 			}
@@ -1007,13 +1007,13 @@ func TestDynamicAllocation(t *testing.T) {
 		name:      "released best-fit onto any node with free capacity, beyond the planned ones",
 		nodes:     []*gt.NodeWrapper{usedByA, gt.MakeNode("n2").Used("15", "1Gi")},
 		workloads: []*gt.WorkloadWrapper{running().Asking(3, 0)},
-		want:      summary{Released: map[string][]string{"a": {"n1", "n1", "n1"}}},
+		want:      summary{Ungated: map[string][]string{"a": {"n1", "n1", "n1"}}},
 	}, {
 		name:      "capacity kept for a gang admitted in the same cycle is never taken",
 		nodes:     []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("16", "64Gi").Used("5", "3Gi")},
 		workloads: []*gt.WorkloadWrapper{running().Asking(3, 0), gt.MakeWorkload("b").Executors(4, "2", "1Gi")},
 		want: summary{Admitted: []string{"b: n1 [n1×4]"},
-			Released: map[string][]string{"a": {"n1"}}},
+			Ungated: map[string][]string{"a": {"n1"}}},
 	}, {
 		name:      "an executor's placement rules hold: no release onto a node it may not use",
 		nodes:     []*gt.NodeWrapper{gt.MakeNode("n1").Label("pool", "a").Used("15", "3Gi"), gt.MakeNode("n2")},
@@ -1023,20 +1023,20 @@ func TestDynamicAllocation(t *testing.T) {
 		nodes:     []*gt.NodeWrapper{usedByA},
 		queues:    []*gt.QueueWrapper{gt.MakeQueue("default").Quota(corev1.ResourceCPU, "7")},
 		workloads: []*gt.WorkloadWrapper{running().Asking(3, 0)},
-		want:      summary{Released: map[string][]string{"a": {"n1"}}},
+		want:      summary{Ungated: map[string][]string{"a": {"n1"}}},
 	}, {
 		name:      "replacements within the gang's count need no more quota",
 		nodes:     []*gt.NodeWrapper{usedByA},
 		queues:    []*gt.QueueWrapper{gt.MakeQueue("default").Quota(corev1.ResourceCPU, "5")},
 		workloads: []*gt.WorkloadWrapper{running().Asking(3, 2)},
-		want:      summary{Released: map[string][]string{"a": {"n1", "n1"}}},
+		want:      summary{Ungated: map[string][]string{"a": {"n1", "n1"}}},
 	}, {
 		name:  "a child borrows its parent's unused quota within its borrowing limit",
 		nodes: []*gt.NodeWrapper{usedByA},
 		queues: []*gt.QueueWrapper{gt.MakeQueue("org").Quota(corev1.ResourceCPU, "20"),
 			gt.MakeQueue("team").Parent("org").Quota(corev1.ResourceCPU, "5").BorrowingLimit(corev1.ResourceCPU, "2")},
 		workloads: []*gt.WorkloadWrapper{running().Queue("team").Admitted("n1", map[string]int32{"n1": 2}).Asking(3, 0)},
-		want:      summary{Released: map[string][]string{"a": {"n1"}}},
+		want:      summary{Ungated: map[string][]string{"a": {"n1"}}},
 	}, {
 		name:  "a child that never borrows stays within its own quota",
 		nodes: []*gt.NodeWrapper{usedByA},

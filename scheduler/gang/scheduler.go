@@ -37,7 +37,7 @@ type Config struct {
 	// Options are the decision core's: backfill and preemption.
 	Options Options
 	// ReservationTimeout is how long the node capacity planned for an admitted application's
-	// member is kept while its pod is not bound; then it is released (the queue's quota stays
+	// member is kept while its pod is not bound; then it stops being kept (the queue's quota stays
 	// taken until the run ends). Default 5 minutes.
 	ReservationTimeout time.Duration
 	// Default says the operator makes gang the scheduler of applications that name none.
@@ -45,7 +45,7 @@ type Config struct {
 	// Reader reads Queues for ValidateApplication (the webhook); the API reader is enough.
 	Reader client.Reader
 	Clock  clock.Clock
-	// StartBacklog paces the start of admitted workloads (hold.go): a driver waits while this
+	// StartBacklog paces the start of admitted workloads (startgate.go): a driver waits while this
 	// many executors, or more, of drivers started recently are not released yet. 0: no pacing.
 	StartBacklog int
 	// SessionDemand, when set, makes SparkConnect sessions gang workloads too: those of an
@@ -67,9 +67,9 @@ type Scheduler struct {
 	recorder events.EventRecorder
 	kick     chan struct{}
 
-	releaseKick chan struct{}
-	releases    releases // executors being let go (release.go)
-	seen        seenExecutors
+	ungateKick chan struct{}
+	ungating   ungating // executors being let go (ungate.go)
+	seen       seenExecutors
 
 	mu   sync.Mutex
 	last Outcome // of the last cycle
@@ -77,7 +77,7 @@ type Scheduler struct {
 	// (rejected, or why it waits) holds only for that same run and spec.
 	judged   map[Key]judgement
 	reported map[Key]string // reason last handed to a held workload
-	// held are the admitted workloads the last cycle's start gate holds back (see hold.go),
+	// held are the admitted workloads the last cycle's start gate holds back (see startgate.go),
 	// with why.
 	held    map[Key]string
 	reasons reasonRefresh // keeps held workloads' shown reasons current
@@ -108,7 +108,7 @@ func New(cfg Config) *Scheduler {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	return &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), releaseKick: make(chan struct{}, 1), releases: newReleases(),
+	return &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), ungateKick: make(chan struct{}, 1), ungating: newUngating(),
 		reported: map[Key]string{}, judged: map[Key]judgement{}}
 }
 
@@ -128,7 +128,7 @@ func (s *Scheduler) isGang(app *v1beta2.SparkApplication) bool {
 func (s *Scheduler) sessions() bool { return s.cfg.Default && s.cfg.SessionDemand != nil }
 
 // Admit admits w when it holds a reservation for its current run (unless the last cycle's
-// start gate holds its driver back, see hold.go), rejects it when the last cycle found it can
+// start gate holds its driver back, see startgate.go), rejects it when the last cycle found it can
 // never fit, and holds it with the last cycle's reason otherwise. A verdict
 // of the last cycle counts only if that cycle judged the same run and spec: a workload rerun,
 // resubmitted or edited since is judged again, never rejected (or held) for what it was.

@@ -506,7 +506,7 @@ func TestExecutorReleases(t *testing.T) {
 			}
 			out := Schedule(snap, Options{})
 			var got []string
-			for _, r := range executorReleases(w, out.Released, o) {
+			for _, r := range executorsToUngate(w, out.Ungated, o) {
 				got = append(got, r.pod.Name+"→"+r.node)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {

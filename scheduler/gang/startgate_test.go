@@ -49,14 +49,14 @@ func TestStartGate(t *testing.T) {
 		pods:   []corev1.Pod{pod("other", "o1", v1beta2.SparkRoleExecutor, "n", "2", corev1.PodRunning)},
 		starts: []start{{"a", "a1", "n"}, {"b", "b1", "n"}},
 		want:   map[string]bool{"a": true, "b": false},
-		held:   map[Key]string{key("b"): heldReason("n")},
+		held:   map[Key]string{key("b"): roomReason("n")},
 	}, {
 		name: "a victim's pod still terminating there: held",
 		pods: []corev1.Pod{terminating, pod("other", "o1", v1beta2.SparkRoleExecutor, "n", "1", corev1.PodRunning),
 			pod("done", "d1", v1beta2.SparkRoleDriver, "n", "4", corev1.PodSucceeded)},
 		starts: []start{{"a", "a1", "n"}},
 		want:   map[string]bool{"a": false},
-		held:   map[Key]string{key("a"): heldReason("n")},
+		held:   map[Key]string{key("a"): roomReason("n")},
 	}, {
 		name:   "its driver exists already: not held for the room it takes itself",
 		pods:   []corev1.Pod{pod("a", "a1", v1beta2.SparkRoleDriver, "n", "2", corev1.PodRunning), terminating},

@@ -139,7 +139,7 @@ func (g *startGate) start(key Key, run, node string, plan map[string]int32) bool
 		for name, q := range need {
 			// Only what the node lists: the decision core has judged the rest.
 			if free, ok := room[name]; ok && free.Cmp(q) < 0 {
-				g.held[key] = heldReason(node)
+				g.held[key] = roomReason(node)
 				return false
 			}
 		}
@@ -156,7 +156,7 @@ func (g *startGate) start(key Key, run, node string, plan map[string]int32) bool
 	return true
 }
 
-// heldReason is what a workload the start gate holds back shows.
-func heldReason(node string) string {
+// roomReason is what a workload the start gate holds back shows.
+func roomReason(node string) string {
 	return fmt.Sprintf("admitted; waiting for room for the driver on %s, where pods of the applications it preempted are ending", node)
 }
