@@ -46,7 +46,7 @@ func TestAdmitJudgesEachSubmission(t *testing.T) {
 			if tt.rejected {
 				s.last.Rejected = map[Key]string{key: "too big"}
 			} else {
-				s.last.Waiting = map[Key]string{key: "over quota"}
+				s.last.Waiting = map[Key]Reason{key: {Message: "over quota", Kind: ReasonKind{Is: KindOverQuota, Queue: "q"}}}
 			}
 			a := app("a", tt.submission, v1beta2.ApplicationStateNew, 1, nil)
 			a.Generation = tt.generation

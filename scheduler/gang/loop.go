@@ -207,7 +207,7 @@ func (l *loop) cycle(ctx context.Context) error {
 	for key, why := range gate.held {
 		// To show why it has not started; not for pacing, which holds it for moments (and
 		// is at its busiest when the API server is).
-		if why != pacedReason && s.reported[key] != why {
+		if why != pacedReason && s.reported[key].Message != why {
 			wake = append(wake, key)
 		}
 	}

@@ -141,7 +141,7 @@ type Outcome struct {
 	Preempted []Preemption
 	// Waiting says why each waiting workload waits: over quota, no node fits, behind N
 	// applications in its queue; and what it needs.
-	Waiting map[Key]string
+	Waiting map[Key]Reason
 	// Rejected says why a workload can never be admitted as it is: bigger than any node
 	// arrangement, or than its queue's (or an ancestor's) quota.
 	Rejected map[Key]string
@@ -158,6 +158,43 @@ type Outcome struct {
 	// others keep waiting.
 	Ungated map[Key][]string
 }
+
+// Reason says why a workload waits: the message it shows, and what that message means.
+type Reason struct {
+	Message string
+	// Kind is what the reason means without the numbers that change whenever others are
+	// admitted or end (a place in the queue, amounts free, executors with room). It is given
+	// where the reason is made: two reasons of one kind say the same thing, more or less up to
+	// date (the runtime refreshes a shown reason sooner when its kind changes).
+	Kind ReasonKind
+}
+
+// ReasonKind is what a Reason means.
+type ReasonKind struct {
+	// Is is KindBehind, KindOverQuota or KindNoNodeFits; for a reason with no such numbers
+	// (a queue that does not exist, a member no node matches), its message itself.
+	Is string
+	// Queue is the queue a KindBehind or KindOverQuota reason names.
+	Queue string
+}
+
+// The kinds of reasons whose message has numbers in it.
+const (
+	// KindBehind: behind N applications in Queue, whatever else it says.
+	KindBehind = "behind"
+	// KindOverQuota: Queue (the workload's own or an ancestor) has no room for its gang.
+	KindOverQuota = "over quota"
+	// KindNoNodeFits: the gang does not fit on the nodes now.
+	KindNoNodeFits = "no node fits"
+)
+
+// plainReason is a reason with no numbers in it: its message is its kind.
+func plainReason(message string) Reason {
+	return Reason{Message: message, Kind: ReasonKind{Is: message}}
+}
+
+// none reports whether r is no reason at all (what succeeded).
+func (r Reason) none() bool { return r == Reason{} }
 
 // Admitted is one workload admitted by the cycle, with its reservation.
 type Admitted struct {

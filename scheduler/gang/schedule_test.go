@@ -55,7 +55,7 @@ func summarize(o gang.Outcome) summary {
 		s.Preempted = append(s.Preempted, fmt.Sprintf("%s by %s: %s", p.Key.Name, p.By.Name, p.Reason))
 	}
 	for k, r := range o.Waiting {
-		s.Waiting[k.Name] = r
+		s.Waiting[k.Name] = r.Message
 	}
 	for k, r := range o.Rejected {
 		s.Rejected[k.Name] = r
@@ -109,6 +109,99 @@ func run(t *testing.T, scenarios []scenario) {
 			got := summarize(gang.Schedule(sc.snapshot(), sc.opts))
 			if diff := cmp.Diff(sc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("outcome (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReasonKinds: every reason to wait gets its kind where it is made, which says what it
+// means without its numbers: behind others in a queue (whatever follows the semicolon, even a
+// "no node fits" of its own), over quota in the queue it names (an ancestor's, not the
+// workload's own), no node fits; a reason without numbers is its own kind.
+func TestReasonKinds(t *testing.T) {
+	type got struct {
+		Message string
+		Kind    gang.ReasonKind
+	}
+	org := []*gt.QueueWrapper{gt.MakeQueue("org").Quota("cpu", "4"), gt.MakeQueue("team").Parent("org"),
+		gt.MakeQueue("orphan").Parent("gone"), gt.MakeQueue("default")}
+	tests := []struct {
+		name      string
+		nodes     []*gt.NodeWrapper
+		workloads []*gt.WorkloadWrapper
+		opts      gang.Options
+		key       string
+		want      got
+	}{{
+		name:  "over quota in an ancestor: its queue, not the workload's",
+		nodes: []*gt.NodeWrapper{gt.MakeNode("n1")},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("running").Queue("team").Executors(1, "1", "1Gi").Admitted("n1", map[string]int32{"n1": 1}),
+			gt.MakeWorkload("big").Queue("team").Executors(2, "1", "1Gi")},
+		key: "big",
+		want: got{"over quota in queue org: needs 3 cpu, 2 cpu free (quota 4 cpu, 2 cpu in use)",
+			gang.ReasonKind{Is: gang.KindOverQuota, Queue: "org"}},
+	}, {
+		name:      "no node fits the driver",
+		nodes:     []*gt.NodeWrapper{gt.MakeNode("n1").Used("15", "1Gi")},
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Driver("2", "1Gi")},
+		key:       "a",
+		want:      got{"no node fits: driver needs 2 cpu, 1Gi; no node has it free", gang.ReasonKind{Is: gang.KindNoNodeFits}},
+	}, {
+		name:      "no node fits the executors",
+		nodes:     []*gt.NodeWrapper{gt.MakeNode("n1").Used("12", "1Gi")},
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Executors(4, "1", "1Gi")},
+		key:       "a",
+		want: got{"no node fits: 4 executors need 1 cpu, 1Gi each; room for 3 of 4 next to the driver",
+			gang.ReasonKind{Is: gang.KindNoNodeFits}},
+	}, {
+		name:  "behind the head in strict order",
+		nodes: []*gt.NodeWrapper{gt.MakeNode("n1").Used("12", "1Gi")},
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("head").Executors(4, "1", "1Gi"),
+			gt.MakeWorkload("next").Created(time.Second)},
+		key:  "next",
+		want: got{"behind 1 application in queue default; needs 1 cpu, 1Gi", gang.ReasonKind{Is: gang.KindBehind, Queue: "default"}},
+	}, {
+		name:  "behind the head with backfill, whose own reason names no node",
+		nodes: []*gt.NodeWrapper{gt.MakeNode("n1").Used("12", "1Gi")},
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("head").Executors(4, "1", "1Gi"),
+			gt.MakeWorkload("next").Driver("8", "1Gi").Created(time.Second)},
+		opts: gang.Options{Backfill: true},
+		key:  "next",
+		want: got{"behind 1 application in queue default; cannot go first: no schedulable node matches the driver's node selector, affinity and tolerations on nodes the head cannot use; needs 8 cpu, 1Gi",
+			gang.ReasonKind{Is: gang.KindBehind, Queue: "default"}},
+	}, {
+		name:      "no node matches: no numbers, its own kind",
+		nodes:     []*gt.NodeWrapper{gt.MakeNode("n1")},
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").NodeSelector("disk", "ssd")},
+		key:       "a",
+		want: got{"no schedulable node matches the driver's node selector, affinity and tolerations",
+			gang.ReasonKind{Is: "no schedulable node matches the driver's node selector, affinity and tolerations"}},
+	}, {
+		name:      "a queue that does not exist",
+		nodes:     []*gt.NodeWrapper{gt.MakeNode("n1")},
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Queue("nowhere")},
+		key:       "a",
+		want:      got{"queue nowhere does not exist", gang.ReasonKind{Is: "queue nowhere does not exist"}},
+	}, {
+		name:      "a broken queue",
+		nodes:     []*gt.NodeWrapper{gt.MakeNode("n1")},
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Queue("orphan")},
+		key:       "a",
+		want:      got{"queue orphan's parent gone does not exist", gang.ReasonKind{Is: "queue orphan's parent gone does not exist"}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := scenario{nodes: tt.nodes, queues: org, workloads: tt.workloads}
+			out := gang.Schedule(sc.snapshot(), tt.opts)
+			var reason got
+			for k, r := range out.Waiting {
+				if k.Name == tt.key {
+					reason = got{r.Message, r.Kind}
+				}
+			}
+			if diff := cmp.Diff(tt.want, reason); diff != "" {
+				t.Errorf("reason of %s (-want +got):\n%s", tt.key, diff)
 			}
 		})
 	}
@@ -197,7 +290,7 @@ func TestPlacement(t *testing.T) {
 	}, {
 		name: "the driver moves to another node when its best fit leaves no room for the executors",
 		nodes: []*gt.NodeWrapper{
-			gt.MakeNode("n1").Capacity("4", "16Gi"), gt.MakeNode("n2").Capacity("5", "16Gi"),
+			gt.MakeNode("n1").Used("12", "1Gi"), gt.MakeNode("n2").Capacity("5", "16Gi"),
 		},
 		// Best fit puts the 1-cpu driver on n1 (3 cpu left there, 5 on n2): room for one 4-cpu
 		// executor only. With the driver on n2, both executors fit (one per node).
@@ -394,7 +487,7 @@ func TestQueueUsage(t *testing.T) {
 }
 
 func TestOrder(t *testing.T) {
-	nodes := []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("4", "16Gi")}
+	nodes := []*gt.NodeWrapper{gt.MakeNode("n1").Used("12", "1Gi")}
 	run(t, []scenario{{
 		name:   "queue priority, then application priority, then creation time, then key",
 		nodes:  []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("3", "16Gi")},
@@ -478,7 +571,7 @@ func TestOrder(t *testing.T) {
 		},
 	}, {
 		name:   "admissions count against the capacity and quota of the cycle's later decisions",
-		nodes:  []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("4", "16Gi"), gt.MakeNode("n2").Capacity("4", "16Gi")},
+		nodes:  []*gt.NodeWrapper{gt.MakeNode("n1").Used("12", "1Gi"), gt.MakeNode("n2").Capacity("4", "16Gi")},
 		queues: []*gt.QueueWrapper{gt.MakeQueue("default").Quota("memory", "2Gi")},
 		workloads: []*gt.WorkloadWrapper{
 			gt.MakeWorkload("first").Driver("3", "1Gi"),

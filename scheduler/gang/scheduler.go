@@ -76,7 +76,7 @@ type Scheduler struct {
 	// judged is what the last cycle decided for: each workload's run and spec. Its verdict
 	// (rejected, or why it waits) holds only for that same run and spec.
 	judged   map[Key]judgement
-	reported map[Key]string // reason last handed to a held workload
+	reported map[Key]Reason // reason last handed to a held workload
 	// held are the admitted workloads the last cycle's start gate holds back (see startgate.go),
 	// with why.
 	held    map[Key]string
@@ -109,7 +109,7 @@ func New(cfg Config) *Scheduler {
 		cfg.Clock = clock.RealClock{}
 	}
 	return &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), ungateKick: make(chan struct{}, 1), ungating: newUngating(),
-		reported: map[Key]string{}, judged: map[Key]judgement{}}
+		reported: map[Key]Reason{}, judged: map[Key]judgement{}}
 }
 
 func (s *Scheduler) Name() string { return Name }
@@ -144,7 +144,7 @@ func (s *Scheduler) Admit(_ context.Context, w scheduler.Workload) (scheduler.De
 			return scheduler.Decision{Reason: "admitted; waiting for the gang scheduler's first cycle"}, nil
 		}
 		if why, held := s.held[key]; held {
-			s.reported[key] = why
+			s.reported[key] = plainReason(why)
 			return scheduler.Decision{Reason: why}, nil
 		}
 		return scheduler.Decision{Admit: true, Pods: r.Pods()}, nil
@@ -157,11 +157,11 @@ func (s *Scheduler) Admit(_ context.Context, w scheduler.Workload) (scheduler.De
 	if !ok || !current {
 		// Not judged by a cycle yet as it is now (just created, rerun or edited): ask for
 		// one, which wakes it if admitted or rejected.
-		why = "waiting for the gang scheduler's next cycle"
+		why = plainReason("waiting for the gang scheduler's next cycle")
 		s.trigger()
 	}
 	s.reported[w.Key] = why
-	return scheduler.Decision{Reason: why}, nil
+	return scheduler.Decision{Reason: why.Message}, nil
 }
 
 // judgement identifies what a cycle judged a workload as: its run and its spec's generation.
