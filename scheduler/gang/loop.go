@@ -211,9 +211,6 @@ func (l *loop) cycle(ctx context.Context) error {
 			wake = append(wake, key)
 		}
 	}
-	s.stats.Cycles++
-	s.stats.Decisions += int64(len(out.Admitted) + len(out.Waiting) + len(out.Rejected))
-	s.stats.Busy += busy
 	cyclesTotal.Inc()
 	decisionsTotal.Add(float64(len(out.Admitted) + len(out.Waiting) + len(out.Rejected)))
 	scheduleSeconds.Add(busy.Seconds())

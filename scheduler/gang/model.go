@@ -21,7 +21,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
@@ -55,17 +54,6 @@ type Queue struct {
 	// runtime need not fill it), and returns each queue's usage after the cycle in
 	// Outcome.Usage.
 	Usage corev1.ResourceList
-}
-
-// QueueOf is the cycle's view of a Queue object (Usage left empty: Schedule sums it from the
-// snapshot's admitted workloads).
-func QueueOf(q *v1alpha1.Queue) *Queue {
-	out := &Queue{Name: q.Name, Parent: q.Spec.Parent, Priority: q.Spec.Priority, Quota: q.Spec.Quota}
-	if b := q.Spec.Borrowing; b != nil {
-		out.NoBorrowing = b.Policy == v1alpha1.BorrowingNever
-		out.BorrowingLimit = b.Limit
-	}
-	return out
 }
 
 // Key names a workload: its kind (application or session), namespace and name.

@@ -8,6 +8,8 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package gang
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -74,11 +76,7 @@ func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]Reason) (
 		order   int
 	}
 	var stale []candidate
-	queues := make([]string, 0, len(out.Order))
-	for q := range out.Order {
-		queues = append(queues, q)
-	}
-	sort.Strings(queues)
+	queues := slices.Sorted(maps.Keys(out.Order))
 	still := make(map[Key]uint64, len(r.staleSince))
 	for _, q := range queues {
 		for _, key := range out.Order[q] {

@@ -9,6 +9,7 @@ package gang_test
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -21,9 +22,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/scheduler/gang"
 	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
 )
@@ -846,25 +845,6 @@ func BenchmarkSchedule(b *testing.B) {
 	}
 }
 
-func TestQueueOf(t *testing.T) {
-	q := &v1alpha1.Queue{
-		ObjectMeta: metav1.ObjectMeta{Name: "team-a"},
-		Spec: v1alpha1.QueueSpec{
-			Parent: "org", Priority: 3,
-			Quota:     corev1.ResourceList{"cpu": apiresource.MustParse("16")},
-			Borrowing: &v1alpha1.Borrowing{Policy: v1alpha1.BorrowingAllowed, Limit: corev1.ResourceList{"cpu": apiresource.MustParse("4")}},
-		},
-	}
-	want := gt.MakeQueue("team-a").Parent("org").Priority(3).Quota("cpu", "16").BorrowingLimit("cpu", "4").Obj()
-	if diff := cmp.Diff(want, gang.QueueOf(q), quantityEqual); diff != "" {
-		t.Errorf("QueueOf (-want +got):\n%s", diff)
-	}
-	q.Spec.Borrowing = &v1alpha1.Borrowing{Policy: v1alpha1.BorrowingNever}
-	if got := gang.QueueOf(q); !got.NoBorrowing || got.BorrowingLimit != nil {
-		t.Errorf("policy Never: got NoBorrowing %t, BorrowingLimit %v; want true, none", got.NoBorrowing, got.BorrowingLimit)
-	}
-}
-
 // TestIssueScenario is the end-to-end scenario of the gang scheduler's issue, decided in one
 // cycle: 4 nodes of 16 cpu, 20 applications of a 1-cpu driver and 8 executors of 2 cpu. Each
 // needs 17 cpu, more than a node: 3 fit at once (51 of 64 cpu), the 4th waits at the head.
@@ -974,7 +954,7 @@ func checkInvariants(t *testing.T, name string, snap gang.Snapshot, out gang.Out
 	for _, a := range out.Admitted {
 		w := byKey[a.Key.String()]
 		apply(w, a.Admission, 1)
-		for _, n := range append([]string{a.Admission.Driver}, mapsKeys(a.Admission.Executors)...) {
+		for _, n := range append([]string{a.Admission.Driver}, slices.Collect(maps.Keys(a.Admission.Executors))...) {
 			node := nodeNamed(snap, n)
 			if zone, ok := w.Demand.Driver.NodeSelector["zone"]; ok && node.Labels["zone"] != zone {
 				t.Fatalf("%s: %s placed on %s in zone %s, selects zone %s", name, w.Key, n, node.Labels["zone"], zone)
@@ -1075,14 +1055,6 @@ func nodeNamed(snap gang.Snapshot, name string) gang.Node {
 		}
 	}
 	return gang.Node{}
-}
-
-func mapsKeys(m map[string]int32) []string {
-	var keys []string
-	for k := range m {
-		keys = append(keys, k)
-	}
-	return keys
 }
 
 // TestDynamicAllocation: executors beyond an admitted gang's plan are released only onto

@@ -82,14 +82,6 @@ type Scheduler struct {
 	held    map[Key]string
 	reasons reasonRefresh // keeps held workloads' shown reasons current
 	demands demandMemo    // applications' demands by spec generation
-	stats   Stats
-}
-
-// Stats count what the cycle loop did, for the benchmark and the logs.
-type Stats struct {
-	Cycles    int64
-	Decisions int64         // workloads decided for (admitted, waiting or rejected), summed
-	Busy      time.Duration // time spent in Schedule
 }
 
 var (
@@ -236,13 +228,6 @@ func (s *Scheduler) trigger() {
 	case s.kick <- struct{}{}:
 	default:
 	}
-}
-
-// Stats returns what the cycle loop has done so far.
-func (s *Scheduler) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stats
 }
 
 // reservationPatch is the merge patch that stores r on an application or session.
