@@ -72,7 +72,7 @@ func trimPod(obj any) (any, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
 			ResourceVersion: p.ResourceVersion, CreationTimestamp: p.CreationTimestamp, Labels: labels, Annotations: annotations, DeletionTimestamp: p.DeletionTimestamp},
 		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName, SchedulingGates: gates, Affinity: affinity, Containers: []corev1.Container{{
-			Name: "requests", Resources: corev1.ResourceRequirements{Requests: podRequests(p)},
+			Name: trimmedContainer, Resources: corev1.ResourceRequirements{Requests: podRequests(p)},
 		}}},
 		Status: corev1.PodStatus{Phase: p.Status.Phase},
 	}, nil

@@ -79,7 +79,7 @@ func newStartGate(w world, snap Snapshot, now time.Time, releasing, backlog int,
 		if !ok || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		add(room, podRequests(p), -1)
+		add(room, requestsOf(p), -1)
 	}
 	for i := range snap.Workloads {
 		g.drivers[snap.Workloads[i].Key] = memberRequests(snap.Workloads[i].Demand.Driver)
