@@ -310,6 +310,26 @@ func dynamicOf(res Reservation, ep *executorPods, o snapshotOptions) Dynamic {
 	return d
 }
 
+// endedRuns are the runs whose driver (a session's server) has ended, named by their
+// executors' member: the run is over, whether or not its controller has recorded it yet.
+func endedRuns(pods []corev1.Pod) map[boundMember]bool {
+	var ended map[boundMember]bool
+	for i := range pods {
+		p := &pods[i]
+		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			continue
+		}
+		if m, ok := memberOf(p); ok && m.role == v1beta2.SparkRoleDriver {
+			if ended == nil {
+				ended = map[boundMember]bool{}
+			}
+			m.role = v1beta2.SparkRoleExecutor
+			ended[m] = true
+		}
+	}
+	return ended
+}
+
 // toUngate is one gated executor to let go, confined to node (none: "").
 type toUngate struct {
 	pod  types.NamespacedName
@@ -320,7 +340,9 @@ type toUngate struct {
 // workload's executors take its planned nodes' slots first (while its reservation keeps
 // them, at o.Now), then the nodes the cycle released executors beyond the plan to
 // (Outcome.Ungated); the rest stay gated. An executor whose workload holds no reservation
-// for its submission any more is let go unconfined.
+// for its submission any more, or whose run's driver has ended (the controller may not have
+// recorded it yet), is let go unconfined: a late executor of a run that is over never takes
+// the capacity its plan kept, which others may use now.
 func executorsToUngate(w world, released map[Key][]string, o snapshotOptions) []toUngate {
 	reservations := map[Key]Reservation{}
 	for i := range w.Workloads {
@@ -328,10 +350,11 @@ func executorsToUngate(w world, released map[Key][]string, o snapshotOptions) []
 			reservations[w.Workloads[i].Key] = r
 		}
 	}
+	ended := endedRuns(w.Pods)
 	var out []toUngate
 	for m, ep := range executorsOf(w.Pods, w.Seen) {
 		res, ok := reservations[m.app]
-		if !ok || res.SubmissionID != m.submission {
+		if !ok || res.SubmissionID != m.submission || ended[m] {
 			for _, g := range ep.gated {
 				out = append(out, toUngate{types.NamespacedName{Namespace: m.app.Namespace, Name: g.name}, ""})
 			}
@@ -364,8 +387,10 @@ func hasGate(p *corev1.Pod) bool {
 // reservation keeps node capacity. The pod-mutating webhook calls it (scheduler.PodPlacer),
 // possibly in another process than the cycles; it reads nothing but pod and owner. Anything
 // else keeps its gate for a cycle to decide: no gang gate, a run the owner's reservation is
-// not for (or one preempted or being deleted), an id beyond the plan or unreadable, a
-// reservation past its timeout.
+// not for (or one preempted or being deleted), a run the owner shows over (its driver or
+// server ended, the run failed, completed, is suspended or invalidated: a late executor of it
+// must not take its plan's capacity), an id beyond the plan or unreadable, a reservation past
+// its timeout.
 func (s *Scheduler) PlacePod(pod *corev1.Pod, owner client.Object) bool {
 	placed := placeAtCreation(pod, owner, snapshotOptions{ReservationTimeout: s.cfg.ReservationTimeout, Now: s.cfg.Clock.Now()})
 	if placed {
@@ -375,7 +400,7 @@ func (s *Scheduler) PlacePod(pod *corev1.Pod, owner client.Object) bool {
 }
 
 func placeAtCreation(pod *corev1.Pod, owner client.Object, o snapshotOptions) bool {
-	if !hasGate(pod) || !owner.GetDeletionTimestamp().IsZero() {
+	if !hasGate(pod) || !owner.GetDeletionTimestamp().IsZero() || !ownerHolds(owner) {
 		return false
 	}
 	m, ok := memberOf(pod)
