@@ -122,10 +122,20 @@ func (l *loop) cycle(ctx context.Context) error {
 	// between. Those admitted earlier and not submitted yet (held, or their wake-up lost in a
 	// restart) come first, and are woken again; the pool merges repeated wake-ups.
 	gate := newStartGate(w, snap, now, s.ungating.inFlight(), s.cfg.StartBacklog, l.let)
+	replan := map[Key]string{}
 	for i := range w.Workloads {
 		o := &w.Workloads[i]
-		if r, ok := o.liveReservation(); ok && o.waits() && gate.start(o.Key, o.Run, r.Driver, r.Executors) {
+		r, ok := o.liveReservation()
+		if !ok || !o.waits() {
+			continue
+		}
+		if gate.start(o.Key, o.Run, r.Driver, r.Executors) {
 			wake = append(wake, o.Key)
+		} else if gate.overdue(o.Key, r.Admitted, now, s.cfg.PreemptionWait) {
+			// Held until the cache shows its reservation gone, lest Admit let it start.
+			why := replanReason(r.Driver, s.cfg.PreemptionWait)
+			gate.held[o.Key] = why + "; waiting for the gang scheduler's next cycle"
+			replan[o.Key] = why
 		}
 	}
 	startNow := map[Key]bool{}
@@ -136,7 +146,20 @@ func (l *loop) cycle(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	s.held = gate.held
+	for key, why := range replan {
+		s.replanned[key] = replanned{run: objects[key].Run, why: why}
+	}
 	s.mu.Unlock()
+	for key, why := range replan {
+		// Planned again: its reservation removed, the next cycle judges it as waiting (a
+		// removal that failed is tried again by the next cycle, which finds it overdue still).
+		delete(l.written, key)
+		if err := s.Release(ctx, objects[key].Workload); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		log.FromContext(ctx).Info("planned again", "workload", key.String(), "why", why)
+	}
 	for m, at := range l.let {
 		if now.Sub(at) >= owedFor {
 			delete(l.let, m)
@@ -203,6 +226,7 @@ func (l *loop) cycle(ctx context.Context) error {
 	}
 
 	s.mu.Lock()
+	s.explainReplanned(objects, out)
 	s.last, s.judged = out, judged
 	for key, why := range gate.held {
 		// To show why it has not started; not for pacing, which holds it for moments (and
@@ -244,6 +268,26 @@ func (l *loop) cycle(ctx context.Context) error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// explainReplanned puts, before the reason a workload planned again waits for, why it was
+// planned again; it forgets those admitted again, and those whose run moved on or that are
+// gone. The caller holds s.mu.
+func (s *Scheduler) explainReplanned(objects map[Key]*object, out Outcome) {
+	for key, rp := range s.replanned {
+		o := objects[key]
+		if o == nil || o.Run != rp.run {
+			delete(s.replanned, key)
+			continue
+		}
+		if why, ok := out.Waiting[key]; ok {
+			why.Message = rp.why + "; " + why.Message
+			out.Waiting[key] = why
+		}
+	}
+	for _, a := range out.Admitted {
+		delete(s.replanned, a.Key)
+	}
 }
 
 // readingAt says how the world reads at now: which reservations still keep node capacity.

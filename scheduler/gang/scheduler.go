@@ -45,6 +45,11 @@ type Config struct {
 	// Reader reads Queues for ValidateApplication (the webhook); the API reader is enough.
 	Reader client.Reader
 	Clock  clock.Clock
+	// PreemptionWait bounds how long an admitted workload's driver waits for room on its
+	// planned node, where pods of the applications it preempted are ending (startgate.go):
+	// after it, counted from the admission, its reservation is removed and it is planned again.
+	// Default 2 minutes: the pods' default grace period (30 seconds) with a wide margin.
+	PreemptionWait time.Duration
 	// StartBacklog paces the start of admitted workloads (startgate.go): a driver waits while this
 	// many executors, or more, of drivers started recently are not released yet. 0: no pacing.
 	StartBacklog int
@@ -79,9 +84,12 @@ type Scheduler struct {
 	reported map[Key]Reason // reason last handed to a held workload
 	// held are the admitted workloads the last cycle's start gate holds back (see startgate.go),
 	// with why.
-	held    map[Key]string
-	reasons reasonRefresh // keeps held workloads' shown reasons current
-	demands demandMemo    // applications' demands by spec generation
+	held map[Key]string
+	// replanned are the workloads whose wait for room outlasted PreemptionWait, planned again,
+	// with why, until a cycle admits their run again (see startgate.go).
+	replanned map[Key]replanned
+	reasons   reasonRefresh // keeps held workloads' shown reasons current
+	demands   demandMemo    // applications' demands by spec generation
 }
 
 var (
@@ -97,11 +105,14 @@ func New(cfg Config) *Scheduler {
 	if cfg.ReservationTimeout <= 0 {
 		cfg.ReservationTimeout = 5 * time.Minute
 	}
+	if cfg.PreemptionWait <= 0 {
+		cfg.PreemptionWait = 2 * time.Minute
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
 	return &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), ungateKick: make(chan struct{}, 1), ungating: newUngating(),
-		reported: map[Key]Reason{}, judged: map[Key]judgement{}}
+		reported: map[Key]Reason{}, judged: map[Key]judgement{}, replanned: map[Key]replanned{}}
 }
 
 func (s *Scheduler) Name() string { return Name }
@@ -154,6 +165,11 @@ func (s *Scheduler) Admit(_ context.Context, w scheduler.Workload) (scheduler.De
 	}
 	s.reported[w.Key] = why
 	return scheduler.Decision{Reason: why.Message}, nil
+}
+
+// replanned is a run planned again after waiting for room too long, and why.
+type replanned struct {
+	run, why string
 }
 
 // judgement identifies what a cycle judged a workload as: its run and its spec's generation.
