@@ -71,6 +71,7 @@ type options struct {
 	gangBackfill           bool
 	gangPreemption         bool
 	gangReservationTimeout time.Duration
+	gangPreemptionWait     time.Duration
 	gangStartBacklog       int
 	driverPodGracePeriod   time.Duration
 	maxTrackedExecutors    int
@@ -116,6 +117,7 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.BoolVar(&o.gangPreemption, "gang-preemption", false, "Let a waiting application evict whole lower-priority applications of its queue (or ones borrowing beyond their quota).")
 	fs.IntVar(&o.gangStartBacklog, "gang-start-backlog", 256, "Start admitted applications' drivers only while fewer executors than this, of drivers started just before, wait to be released to their nodes; 0 starts them all at once.")
 	fs.DurationVar(&o.gangReservationTimeout, "gang-reservation-timeout", 5*time.Minute, "How long node capacity planned for an admitted application's pod is kept while the pod is not bound.")
+	fs.DurationVar(&o.gangPreemptionWait, "gang-preemption-wait", 2*time.Minute, "How long an admitted application's driver waits for the pods of the applications it preempted to end on its planned node before it is planned again.")
 	fs.DurationVar(&o.driverPodGracePeriod, "driver-pod-grace-period", 10*time.Second, "How long a submitted application's driver pod may be missing before the application fails.")
 	fs.DurationVar(&o.unschedulableTimeout, "driver-unschedulable-timeout", 0, "Fail a run whose driver pod the scheduler cannot place for this long (with its reason); 0 waits indefinitely.")
 	fs.IntVar(&o.maxTrackedExecutors, "max-tracked-executors", 1000, "Most executors listed in an application's status, so it never outgrows etcd's object size limit.")
@@ -196,6 +198,9 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	}
 	if o.gangReservationTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--gang-reservation-timeout must be positive, got %s", o.gangReservationTimeout))
+	}
+	if o.gangPreemptionWait <= 0 {
+		errs = append(errs, fmt.Errorf("--gang-preemption-wait must be positive, got %s", o.gangPreemptionWait))
 	}
 	if o.apiQPS <= 0 || o.apiBurst < 1 {
 		errs = append(errs, fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive"))

@@ -27,6 +27,7 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 		schedulers.Register(gang.New(gang.Config{
 			Options:            gang.Options{Backfill: o.gangBackfill, Preemption: o.gangPreemption},
 			ReservationTimeout: o.gangReservationTimeout,
+			PreemptionWait:     o.gangPreemptionWait,
 			StartBacklog:       o.gangStartBacklog,
 			Default:            o.defaultBatchSched == gang.Name,
 			Reader:             mgr.GetAPIReader(),

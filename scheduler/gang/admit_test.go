@@ -46,7 +46,7 @@ func TestAdmitJudgesEachSubmission(t *testing.T) {
 			if tt.rejected {
 				s.last.Rejected = map[Key]string{key: "too big"}
 			} else {
-				s.last.Waiting = map[Key]string{key: "over quota"}
+				s.last.Waiting = map[Key]Reason{key: {Message: "over quota", Kind: ReasonKind{Is: KindOverQuota, Queue: "q"}}}
 			}
 			a := app("a", tt.submission, v1beta2.ApplicationStateNew, 1, nil)
 			a.Generation = tt.generation
@@ -62,7 +62,7 @@ func TestAdmitJudgesEachSubmission(t *testing.T) {
 }
 
 // TestAdmitStartGate: an application holding a reservation for its run is admitted only once a
-// cycle of this process has found that its driver may start (hold.go).
+// cycle of this process has found that its driver may start (startgate.go).
 func TestAdmitStartGate(t *testing.T) {
 	key := scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: "a"})
 	res := &Reservation{SubmissionID: "s1", Queue: "default", Driver: "n1"}
@@ -72,7 +72,7 @@ func TestAdmitStartGate(t *testing.T) {
 		want scheduler.Decision
 	}{
 		{"no cycle yet", nil, scheduler.Decision{Reason: "admitted; waiting for the gang scheduler's first cycle"}},
-		{"held by the last cycle", map[Key]string{key: heldReason("n1")}, scheduler.Decision{Reason: heldReason("n1")}},
+		{"held by the last cycle", map[Key]string{key: roomReason("n1")}, scheduler.Decision{Reason: roomReason("n1")}},
 		{"free to start", map[Key]string{}, scheduler.Decision{Admit: true, Pods: res.Pods()}},
 	}
 	for _, tt := range tests {

@@ -72,7 +72,7 @@ func trimPod(obj any) (any, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID,
 			ResourceVersion: p.ResourceVersion, CreationTimestamp: p.CreationTimestamp, Labels: labels, Annotations: annotations, DeletionTimestamp: p.DeletionTimestamp},
 		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName, SchedulingGates: gates, Affinity: affinity, Containers: []corev1.Container{{
-			Name: "requests", Resources: corev1.ResourceRequirements{Requests: podRequests(p)},
+			Name: trimmedContainer, Resources: corev1.ResourceRequirements{Requests: podRequests(p)},
 		}}},
 		Status: corev1.PodStatus{Phase: p.Status.Phase},
 	}, nil
@@ -102,7 +102,7 @@ func (s *Scheduler) read(ctx context.Context) (world, error) {
 	for _, l := range lists {
 		// The world is read on every pod event, and copying every object the caches hold
 		// was most of its cost: it shares them instead, and is only ever read (changes go on
-		// copies: overlayWritten, overlayMarked, releases.overlay).
+		// copies: overlayWritten, overlayMarked, ungating.overlay).
 		if err := l.c.List(ctx, l.list, client.UnsafeDisableDeepCopy); err != nil {
 			return w, fmt.Errorf("listing %T: %w", l.list, err)
 		}
@@ -138,7 +138,7 @@ func (s *Scheduler) watch(ctx context.Context, mgr manager.Manager) error {
 	// A gated executor that appears (or changes) is released at once, off the cycle.
 	gated := func(obj any) {
 		if p, ok := obj.(*corev1.Pod); ok && hasGate(p) {
-			s.triggerRelease()
+			s.triggerUngate()
 		}
 	}
 	pods, err := s.cluster.GetInformer(ctx, &corev1.Pod{})

@@ -8,19 +8,13 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package gang
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 	"sort"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
@@ -316,30 +310,53 @@ func dynamicOf(res Reservation, ep *executorPods, o snapshotOptions) Dynamic {
 	return d
 }
 
-// release is one gated executor to let go, confined to node (none: "").
-type release struct {
+// endedRuns are the runs whose driver (a session's server) has ended, named by their
+// executors' member: the run is over, whether or not its controller has recorded it yet.
+func endedRuns(pods []corev1.Pod) map[boundMember]bool {
+	var ended map[boundMember]bool
+	for i := range pods {
+		p := &pods[i]
+		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			continue
+		}
+		if m, ok := memberOf(p); ok && m.role == v1beta2.SparkRoleDriver {
+			if ended == nil {
+				ended = map[boundMember]bool{}
+			}
+			m.role = v1beta2.SparkRoleExecutor
+			ended[m] = true
+		}
+	}
+	return ended
+}
+
+// toUngate is one gated executor to let go, confined to node (none: "").
+type toUngate struct {
 	pod  types.NamespacedName
 	node string
 }
 
-// executorReleases decides which gated executors to let go, and where: an admitted
+// executorsToUngate decides which gated executors to let go, and where: an admitted
 // workload's executors take its planned nodes' slots first (while its reservation keeps
 // them, at o.Now), then the nodes the cycle released executors beyond the plan to
-// (Outcome.Released); the rest stay gated. An executor whose workload holds no reservation
-// for its submission any more is let go unconfined.
-func executorReleases(w world, released map[Key][]string, o snapshotOptions) []release {
+// (Outcome.Ungated); the rest stay gated. An executor whose workload holds no reservation
+// for its submission any more, or whose run's driver has ended (the controller may not have
+// recorded it yet), is let go unconfined: a late executor of a run that is over never takes
+// the capacity its plan kept, which others may use now.
+func executorsToUngate(w world, released map[Key][]string, o snapshotOptions) []toUngate {
 	reservations := map[Key]Reservation{}
 	for i := range w.Workloads {
 		if r, ok := w.Workloads[i].liveReservation(); ok {
 			reservations[w.Workloads[i].Key] = r
 		}
 	}
-	var out []release
+	ended := endedRuns(w.Pods)
+	var out []toUngate
 	for m, ep := range executorsOf(w.Pods, w.Seen) {
 		res, ok := reservations[m.app]
-		if !ok || res.SubmissionID != m.submission {
+		if !ok || res.SubmissionID != m.submission || ended[m] {
 			for _, g := range ep.gated {
-				out = append(out, release{types.NamespacedName{Namespace: m.app.Namespace, Name: g.name}, ""})
+				out = append(out, toUngate{types.NamespacedName{Namespace: m.app.Namespace, Name: g.name}, ""})
 			}
 			continue
 		}
@@ -351,7 +368,7 @@ func executorReleases(w world, released map[Key][]string, o snapshotOptions) []r
 				}
 				node, beyond = beyond[0], beyond[1:]
 			}
-			out = append(out, release{types.NamespacedName{Namespace: m.app.Namespace, Name: ep.gated[i].name}, node})
+			out = append(out, toUngate{types.NamespacedName{Namespace: m.app.Namespace, Name: ep.gated[i].name}, node})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -360,119 +377,20 @@ func executorReleases(w world, released map[Key][]string, o snapshotOptions) []r
 	return out
 }
 
-// ungate removes the gang gate from cached, an executor as the cluster cache holds it, first
-// confining it to node when one is given. One JSON patch does it, which applies only if the
-// gates, affinity and annotations it changes are still those the cache showed; otherwise (the
-// cache lagged) the pod is read from the API server and updated.
-func (s *Scheduler) ungate(ctx context.Context, cached *corev1.Pod, node string) error {
-	key := client.ObjectKeyFromObject(cached)
-	patch, err := ungatePatch(cached, node)
-	if err == nil {
-		err = s.client.Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}},
-			client.RawPatch(types.JSONPatchType, patch))
-	}
-	if err == nil || apierrors.IsNotFound(err) {
-		return nil
-	}
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		pod := &corev1.Pod{}
-		if err := s.api.Get(ctx, key, pod); err != nil {
-			return err
-		}
-		if !ungated(pod, node) {
-			return nil
-		}
-		return s.client.Update(ctx, pod)
-	})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("releasing executor %s to node %q: %w", key, node, err)
-	}
-	return nil
-}
-
-// ungated removes the gang gate from pod, narrowing it to node when one is given and
-// recording the node; false when pod has no gang gate.
-func ungated(pod *corev1.Pod, node string) bool {
-	i := slices.IndexFunc(pod.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == GateExecutor })
-	if i < 0 {
-		return false
-	}
-	pod.Spec.SchedulingGates = slices.Delete(pod.Spec.SchedulingGates, i, i+1)
-	if node != "" {
-		narrowToNode(&pod.Spec, node)
-		if pod.Annotations == nil {
-			pod.Annotations = map[string]string{}
-		}
-		pod.Annotations[AnnotationNode] = node
-	}
-	return true
-}
-
-// ungatePatch is the JSON patch that makes of cached what ungated does, guarded by tests that
-// the fields it replaces still hold what cached shows (null for a field cached lacks, which
-// the API server's JSON patch takes to hold where the field is absent).
-func ungatePatch(cached *corev1.Pod, node string) ([]byte, error) {
-	if cached == nil {
-		return nil, fmt.Errorf("no cached pod")
-	}
-	next := cached.DeepCopy()
-	if !ungated(next, node) {
-		return nil, fmt.Errorf("pod %s/%s has no gang gate", cached.Namespace, cached.Name)
-	}
-	type op struct {
-		Op    string `json:"op"`
-		Path  string `json:"path"`
-		Value any    `json:"value,omitempty"`
-	}
-	ops := []op{{Op: "test", Path: "/spec/schedulingGates", Value: cached.Spec.SchedulingGates}}
-	if len(next.Spec.SchedulingGates) == 0 {
-		ops = append(ops, op{Op: "remove", Path: "/spec/schedulingGates"})
-	} else {
-		ops = append(ops, op{Op: "replace", Path: "/spec/schedulingGates", Value: next.Spec.SchedulingGates})
-	}
-	if node != "" {
-		ops = append(ops,
-			op{Op: "test", Path: "/spec/affinity", Value: cached.Spec.Affinity},
-			op{Op: "add", Path: "/spec/affinity", Value: next.Spec.Affinity},
-			op{Op: "test", Path: "/metadata/annotations", Value: cached.Annotations},
-			op{Op: "add", Path: "/metadata/annotations", Value: next.Annotations})
-	}
-	return json.Marshal(ops)
-}
-
-// narrowToNode adds "name is node" to every required node selector term: Kubernetes lets a
-// gated pod's required node affinity gain requirements, never lose them.
-func narrowToNode(spec *corev1.PodSpec, node string) {
-	req := corev1.NodeSelectorRequirement{Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{node}}
-	if spec.Affinity == nil {
-		spec.Affinity = &corev1.Affinity{}
-	}
-	if spec.Affinity.NodeAffinity == nil {
-		spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
-	}
-	na := spec.Affinity.NodeAffinity
-	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil || len(na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) == 0 {
-		na.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{req}}}}
-		return
-	}
-	terms := na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-	for i := range terms {
-		terms[i].MatchFields = append(terms[i].MatchFields, req)
-	}
-}
-
 func hasGate(p *corev1.Pod) bool {
 	return slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == GateExecutor })
 }
 
 // PlacePod gives an executor being created its planned node, as a cycle would once it saw the
-// pod gated (executorReleases), sparing it that wait: the executor of id i of the run a
+// pod gated (executorsToUngate), sparing it that wait: the executor of id i of the run a
 // reservation is for takes the plan's i-th slot, the same one planSlots gives it, while the
 // reservation keeps node capacity. The pod-mutating webhook calls it (scheduler.PodPlacer),
 // possibly in another process than the cycles; it reads nothing but pod and owner. Anything
 // else keeps its gate for a cycle to decide: no gang gate, a run the owner's reservation is
-// not for (or one preempted or being deleted), an id beyond the plan or unreadable, a
-// reservation past its timeout.
+// not for (or one preempted or being deleted), a run the owner shows over (its driver or
+// server ended, the run failed, completed, is suspended or invalidated: a late executor of it
+// must not take its plan's capacity), an id beyond the plan or unreadable, a reservation past
+// its timeout.
 func (s *Scheduler) PlacePod(pod *corev1.Pod, owner client.Object) bool {
 	placed := placeAtCreation(pod, owner, snapshotOptions{ReservationTimeout: s.cfg.ReservationTimeout, Now: s.cfg.Clock.Now()})
 	if placed {
@@ -482,7 +400,7 @@ func (s *Scheduler) PlacePod(pod *corev1.Pod, owner client.Object) bool {
 }
 
 func placeAtCreation(pod *corev1.Pod, owner client.Object, o snapshotOptions) bool {
-	if !hasGate(pod) || !owner.GetDeletionTimestamp().IsZero() {
+	if !hasGate(pod) || !owner.GetDeletionTimestamp().IsZero() || !ownerHolds(owner) {
 		return false
 	}
 	m, ok := memberOf(pod)

@@ -302,6 +302,15 @@ func TestPlaceAtCreation(t *testing.T) {
 	}
 	beingDeleted := owner(res)
 	beingDeleted.DeletionTimestamp = &metav1.Time{Time: admitted}
+	// ended is an owner whose run's driver has ended (state), its reservation not yet removed.
+	ended := func(state v1beta2.ApplicationStateType) *v1beta2.SparkApplication {
+		app := owner(res)
+		app.Status.AppState.State = state
+		return app
+	}
+	running := ended(v1beta2.ApplicationStateRunning)
+	serverFailed := &v1alpha1.SparkConnect{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "conn",
+		Annotations: map[string]string{AnnotationAdmission: res.encode()}}, Status: v1alpha1.SparkConnectStatus{State: v1alpha1.SparkConnectStateFailed}}
 	driver := executor("1", "s1", true)
 	driver.Labels[v1beta2.SparkRoleLabel] = v1beta2.SparkRoleDriver
 	soon := snapshotOptions{ReservationTimeout: time.Minute, Now: admitted.Add(time.Second)}
@@ -333,6 +342,14 @@ func TestPlaceAtCreation(t *testing.T) {
 		{name: "a reservation past its timeout", pod: executor("1", "s1", true), owner: owner(res),
 			o: snapshotOptions{ReservationTimeout: time.Minute, Now: admitted.Add(time.Minute)}},
 		{name: "a session's executor", pod: sessionExecutor, owner: session, o: soon, want: "n2"},
+		{name: "a running run's executor", pod: executor("1", "s1", true), owner: running, o: soon, want: "n1"},
+		// A late executor of a run that ended keeps its gate: a cycle lets it go unconfined.
+		{name: "a run whose driver succeeded", pod: executor("1", "s1", true), owner: ended(v1beta2.ApplicationStateSucceeding), o: soon},
+		{name: "a run whose driver failed", pod: executor("1", "s1", true), owner: ended(v1beta2.ApplicationStateFailing), o: soon},
+		{name: "a run completed", pod: executor("1", "s1", true), owner: ended(v1beta2.ApplicationStateCompleted), o: soon},
+		{name: "a run being invalidated", pod: executor("1", "s1", true), owner: ended(v1beta2.ApplicationStateInvalidating), o: soon},
+		{name: "a suspending run", pod: executor("1", "s1", true), owner: ended(v1beta2.ApplicationStateSuspending), o: soon},
+		{name: "a session whose server failed", pod: sessionExecutor, owner: serverFailed, o: soon},
 		{name: "no timeout keeps the slots", pod: executor("3", "s1", true), owner: owner(res),
 			o: snapshotOptions{Now: admitted.Add(time.Hour)}, want: "n2"},
 	}

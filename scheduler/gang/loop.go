@@ -31,8 +31,8 @@ const backstop = 30 * time.Second
 const storeCalls = 16
 
 // loop is the single cycle loop: one goroutine, on the leader only, so two cycles never
-// decide at once and nothing is admitted twice. Beside it, on the leader too, runs the release
-// loop (release.go), which admits nothing.
+// decide at once and nothing is admitted twice. Beside it, on the leader too, runs the ungating
+// loop (ungate.go), which admits nothing.
 type loop struct {
 	s   *Scheduler
 	mgr manager.Manager
@@ -67,7 +67,7 @@ func (l *loop) Start(ctx context.Context) error {
 		logger.Error(err, "could not create the default queue")
 	}
 	l.s.trigger()
-	go l.releaseLoop(ctx)
+	go l.ungateLoop(ctx)
 	tick := time.NewTicker(backstop)
 	defer tick.Stop()
 	for {
@@ -99,8 +99,8 @@ func (l *loop) cycle(ctx context.Context) error {
 	}
 	l.overlayWritten(w.Workloads)
 	l.overlayMarked(w.Workloads)
-	s.releases.forget(w.Pods)
-	s.releases.overlay(w.Pods)
+	s.ungating.forget(w.Pods)
+	s.ungating.overlay(w.Pods)
 	opts := s.readingAt(s.cfg.Clock.Now())
 	now := opts.Now
 	snap, err := snapshot(w, opts)
@@ -117,15 +117,25 @@ func (l *loop) cycle(ctx context.Context) error {
 	}
 	var wake []Key
 	var errs []error
-	// Which admitted workloads may start their driver now (hold.go): decided, and published to
+	// Which admitted workloads may start their driver now (startgate.go): decided, and published to
 	// Admit, before any reservation is stored, so that Admit never lets a held one start in
 	// between. Those admitted earlier and not submitted yet (held, or their wake-up lost in a
 	// restart) come first, and are woken again; the pool merges repeated wake-ups.
-	gate := newStartGate(w, snap, now, s.releases.inFlight(), s.cfg.StartBacklog, l.let)
+	gate := newStartGate(w, snap, now, s.ungating.inFlight(), s.cfg.StartBacklog, l.let)
+	replan := map[Key]string{}
 	for i := range w.Workloads {
 		o := &w.Workloads[i]
-		if r, ok := o.liveReservation(); ok && o.waits() && gate.start(o.Key, o.Run, r.Driver, r.Executors) {
+		r, ok := o.liveReservation()
+		if !ok || !o.waits() {
+			continue
+		}
+		if gate.start(o.Key, o.Run, r.Driver, r.Executors) {
 			wake = append(wake, o.Key)
+		} else if gate.overdue(o.Key, r.Admitted, now, s.cfg.PreemptionWait) {
+			// Held until the cache shows its reservation gone, lest Admit let it start.
+			why := replanReason(r.Driver, s.cfg.PreemptionWait)
+			gate.held[o.Key] = why + "; waiting for the gang scheduler's next cycle"
+			replan[o.Key] = why
 		}
 	}
 	startNow := map[Key]bool{}
@@ -136,7 +146,20 @@ func (l *loop) cycle(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	s.held = gate.held
+	for key, why := range replan {
+		s.replanned[key] = replanned{run: objects[key].Run, why: why}
+	}
 	s.mu.Unlock()
+	for key, why := range replan {
+		// Planned again: its reservation removed, the next cycle judges it as waiting (a
+		// removal that failed is tried again by the next cycle, which finds it overdue still).
+		delete(l.written, key)
+		if err := s.Release(ctx, objects[key].Workload); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		log.FromContext(ctx).Info("planned again", "workload", key.String(), "why", why)
+	}
 	for m, at := range l.let {
 		if now.Sub(at) >= owedFor {
 			delete(l.let, m)
@@ -203,17 +226,15 @@ func (l *loop) cycle(ctx context.Context) error {
 	}
 
 	s.mu.Lock()
+	s.explainReplanned(objects, out)
 	s.last, s.judged = out, judged
 	for key, why := range gate.held {
 		// To show why it has not started; not for pacing, which holds it for moments (and
 		// is at its busiest when the API server is).
-		if why != pacedReason && s.reported[key] != why {
+		if why != pacedReason && s.reported[key].Message != why {
 			wake = append(wake, key)
 		}
 	}
-	s.stats.Cycles++
-	s.stats.Decisions += int64(len(out.Admitted) + len(out.Waiting) + len(out.Rejected))
-	s.stats.Busy += busy
 	cyclesTotal.Inc()
 	decisionsTotal.Add(float64(len(out.Admitted) + len(out.Waiting) + len(out.Rejected)))
 	scheduleSeconds.Add(busy.Seconds())
@@ -240,13 +261,33 @@ func (l *loop) cycle(ctx context.Context) error {
 		s.waker.Wake(wake...)
 		s.waker.Refresh(refresh...)
 	}
-	s.releaseExecutors(ctx, w, opts, out.Released)
-	// The release loop lets go executors that appeared while this cycle ran.
-	s.triggerRelease()
+	s.ungateExecutors(ctx, w, opts, out.Ungated)
+	// The ungating loop lets go executors that appeared while this cycle ran.
+	s.triggerUngate()
 	if err := s.writeQueueStatus(ctx, w, snap, out); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// explainReplanned puts, before the reason a workload planned again waits for, why it was
+// planned again; it forgets those admitted again, and those whose run moved on or that are
+// gone. The caller holds s.mu.
+func (s *Scheduler) explainReplanned(objects map[Key]*object, out Outcome) {
+	for key, rp := range s.replanned {
+		o := objects[key]
+		if o == nil || o.Run != rp.run {
+			delete(s.replanned, key)
+			continue
+		}
+		if why, ok := out.Waiting[key]; ok {
+			why.Message = rp.why + "; " + why.Message
+			out.Waiting[key] = why
+		}
+	}
+	for _, a := range out.Admitted {
+		delete(s.replanned, a.Key)
+	}
 }
 
 // readingAt says how the world reads at now: which reservations still keep node capacity.

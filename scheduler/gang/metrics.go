@@ -30,12 +30,12 @@ var (
 	// An executor waits for its release: first for the gang scheduler to see it and choose its
 	// node, then for the API call that lets it go. Long waits mean drivers run without their
 	// executors (see --gang-start-backlog).
-	releaseWaitSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+	ungateWaitSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "spark_operator_gang_executor_release_wait_seconds",
 		Help:    "Time from a gated executor's creation (to the second) to the gang scheduler choosing its release.",
 		Buckets: []float64{0.5, 1, 2, 3, 5, 8, 13, 21, 34, 55},
 	})
-	releaseCallSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+	ungateCallSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "spark_operator_gang_executor_release_call_seconds",
 		Help:    "Time from the gang scheduler choosing an executor's release to the API server taking it, waiting for a free call included.",
 		Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 8, 13, 21},
@@ -49,5 +49,5 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(cyclesTotal, decisionsTotal, scheduleSeconds, admittedTotal, releaseWaitSeconds, releaseCallSeconds, placedAtCreationTotal)
+	ctrlmetrics.Registry.MustRegister(cyclesTotal, decisionsTotal, scheduleSeconds, admittedTotal, ungateWaitSeconds, ungateCallSeconds, placedAtCreationTotal)
 }

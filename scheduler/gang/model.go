@@ -21,7 +21,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
@@ -55,17 +54,6 @@ type Queue struct {
 	// runtime need not fill it), and returns each queue's usage after the cycle in
 	// Outcome.Usage.
 	Usage corev1.ResourceList
-}
-
-// QueueOf is the cycle's view of a Queue object (Usage left empty: Schedule sums it from the
-// snapshot's admitted workloads).
-func QueueOf(q *v1alpha1.Queue) *Queue {
-	out := &Queue{Name: q.Name, Parent: q.Spec.Parent, Priority: q.Spec.Priority, Quota: q.Spec.Quota}
-	if b := q.Spec.Borrowing; b != nil {
-		out.NoBorrowing = b.Policy == v1alpha1.BorrowingNever
-		out.BorrowingLimit = b.Limit
-	}
-	return out
 }
 
 // Key names a workload: its kind (application or session), namespace and name.
@@ -104,7 +92,7 @@ type Dynamic struct {
 	// the executors alive, when positive (Spark replacing executors that ended).
 	Spare int32
 	// Asking is how many executors wait for a node that the plan has no slot left for. Each
-	// is released (Outcome.Released) only onto a node it may use with free capacity that is
+	// is released (Outcome.Ungated) only onto a node it may use with free capacity that is
 	// neither used nor reserved, and, beyond Spare, only if its queue and every ancestor have
 	// quota for one more executor, by the same rules as admission.
 	Asking int32
@@ -141,7 +129,7 @@ type Outcome struct {
 	Preempted []Preemption
 	// Waiting says why each waiting workload waits: over quota, no node fits, behind N
 	// applications in its queue; and what it needs.
-	Waiting map[Key]string
+	Waiting map[Key]Reason
 	// Rejected says why a workload can never be admitted as it is: bigger than any node
 	// arrangement, or than its queue's (or an ancestor's) quota.
 	Rejected map[Key]string
@@ -153,11 +141,48 @@ type Outcome struct {
 	// Inactive lists the queues that admit nothing, with why: a missing parent, a cycle of
 	// parents, or a broken ancestor (the Queue's Active condition).
 	Inactive map[string]string
-	// Released is, per admitted workload asking for executors beyond its plan
+	// Ungated is, per admitted workload asking for executors beyond its plan
 	// (Dynamic.Asking), the node given to each executor released this cycle, in order; the
 	// others keep waiting.
-	Released map[Key][]string
+	Ungated map[Key][]string
 }
+
+// Reason says why a workload waits: the message it shows, and what that message means.
+type Reason struct {
+	Message string
+	// Kind is what the reason means without the numbers that change whenever others are
+	// admitted or end (a place in the queue, amounts free, executors with room). It is given
+	// where the reason is made: two reasons of one kind say the same thing, more or less up to
+	// date (the runtime refreshes a shown reason sooner when its kind changes).
+	Kind ReasonKind
+}
+
+// ReasonKind is what a Reason means.
+type ReasonKind struct {
+	// Is is KindBehind, KindOverQuota or KindNoNodeFits; for a reason with no such numbers
+	// (a queue that does not exist, a member no node matches), its message itself.
+	Is string
+	// Queue is the queue a KindBehind or KindOverQuota reason names.
+	Queue string
+}
+
+// The kinds of reasons whose message has numbers in it.
+const (
+	// KindBehind: behind N applications in Queue, whatever else it says.
+	KindBehind = "behind"
+	// KindOverQuota: Queue (the workload's own or an ancestor) has no room for its gang.
+	KindOverQuota = "over quota"
+	// KindNoNodeFits: the gang does not fit on the nodes now.
+	KindNoNodeFits = "no node fits"
+)
+
+// plainReason is a reason with no numbers in it: its message is its kind.
+func plainReason(message string) Reason {
+	return Reason{Message: message, Kind: ReasonKind{Is: message}}
+}
+
+// none reports whether r is no reason at all (what succeeded).
+func (r Reason) none() bool { return r == Reason{} }
 
 // Admitted is one workload admitted by the cycle, with its reservation.
 type Admitted struct {

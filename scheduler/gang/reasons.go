@@ -8,6 +8,8 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package gang
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -23,8 +25,9 @@ import (
 // queue and delays the submissions that matter. So a shown reason is refreshed by how much it
 // is out of date:
 //
-//   - Its meaning changed (reasonKind: now over quota instead of behind others, no node fits
-//     instead of over quota, another queue, or nothing shown yet): first in line.
+//   - Its meaning changed (its Kind: now over quota instead of behind others, no node fits
+//     instead of over quota, another queue; or nothing shown yet, or a shown reason of unknown
+//     kind, read back from a status this process did not write): first in line.
 //   - Only its numbers changed (a position, an amount): after those, in rotation.
 //
 // Either way at most maxReasonWakes applications are woken per reasonRefreshPause, however
@@ -56,9 +59,9 @@ type reasonRefresh struct {
 }
 
 // pick returns the held applications to wake in a cycle at now so that their shown reason
-// (in shown; absent when nothing is known to be shown) becomes out's, and how many out-of-date
-// ones are left for later cycles.
-func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]string) (wake []Key, left int) {
+// (in shown; absent when nothing is known to be shown, of no kind when only its message is
+// known) becomes out's, and how many out-of-date ones are left for later cycles.
+func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]Reason) (wake []Key, left int) {
 	r.cycle++
 	if now.Sub(r.windowStart) >= reasonRefreshPause || now.Before(r.windowStart) {
 		r.windowStart, r.woken = now, 0
@@ -73,11 +76,7 @@ func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]string) (
 		order   int
 	}
 	var stale []candidate
-	queues := make([]string, 0, len(out.Order))
-	for q := range out.Order {
-		queues = append(queues, q)
-	}
-	sort.Strings(queues)
+	queues := slices.Sorted(maps.Keys(out.Order))
 	still := make(map[Key]uint64, len(r.staleSince))
 	for _, q := range queues {
 		for _, key := range out.Order[q] {
@@ -86,7 +85,7 @@ func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]string) (
 				continue
 			}
 			was, known := shown[key]
-			if known && was == why {
+			if known && was.Message == why.Message {
 				continue
 			}
 			since, ok := r.staleSince[key]
@@ -94,7 +93,8 @@ func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]string) (
 				since = r.cycle
 			}
 			still[key] = since
-			stale = append(stale, candidate{key, !known || reasonKind(was) != reasonKind(why), since, len(stale)})
+			meaning := !known || was.Kind == (ReasonKind{}) || was.Kind != why.Kind
+			stale = append(stale, candidate{key, meaning, since, len(stale)})
 		}
 	}
 	r.staleSince = still
@@ -132,9 +132,9 @@ func (r *reasonRefresh) followUpLater(trigger func()) {
 // shownReasons is what each held workload shows as its reason: what this process last handed
 // it (reported), else what its status says (written by an earlier operator, say, before a
 // restart): an application's Queued condition, a session's ServerPodReady condition with
-// reason Queued.
-func shownReasons(workloads []object, reported map[Key]string) map[Key]string {
-	shown := make(map[Key]string, len(workloads))
+// reason Queued. A reason read from a status has its message only, no kind.
+func shownReasons(workloads []object, reported map[Key]Reason) map[Key]Reason {
+	shown := make(map[Key]Reason, len(workloads))
 	for i := range workloads {
 		o := &workloads[i]
 		if why, ok := reported[o.Key]; ok {
@@ -142,7 +142,7 @@ func shownReasons(workloads []object, reported map[Key]string) map[Key]string {
 			continue
 		}
 		if o.showing {
-			shown[o.Key] = o.shown
+			shown[o.Key] = Reason{Message: o.shown}
 		}
 	}
 	return shown

@@ -21,24 +21,6 @@ import (
 	"github.com/sparkop/spark-operator/scheduler"
 )
 
-func TestReasonKind(t *testing.T) {
-	tests := []struct{ reason, want string }{
-		{"behind 3 applications in queue team-a; needs 17 cpu, 35Gi", "behind in queue team-a"},
-		{"behind 1 application in queue team-a; cannot go first: it would take quota the head ns/x needs; needs 2 cpu", "behind in queue team-a"},
-		{"over quota in queue team-a: needs 6 cpu, 2 cpu free (quota 16 cpu, 14 cpu in use)", "over quota in queue team-a"},
-		{"no node fits: 8 executors need 2 cpu, 4480Mi each; room for 5 of 8 next to the driver", "no node fits"},
-		{"no node fits: driver needs 1 cpu, 1408Mi; no node has it free", "no node fits"},
-		{"no schedulable node matches the driver's node selector, affinity and tolerations", "no schedulable node matches the driver's node selector, affinity and tolerations"},
-		{"queue team-b does not exist", "queue team-b does not exist"},
-		{"waiting for the gang scheduler's next cycle", "waiting for the gang scheduler's next cycle"},
-	}
-	for _, tt := range tests {
-		if got := reasonKind(tt.reason); got != tt.want {
-			t.Errorf("reasonKind(%q) = %q, want %q", tt.reason, got, tt.want)
-		}
-	}
-}
-
 // TestReasonRefresh: held applications whose shown reason is out of date are woken, at most
 // maxReasonWakes per reasonRefreshPause however many cycles run in it: those whose reason's
 // meaning changed first, then the longest out of date, then queue order; woken ones go to the
@@ -48,25 +30,37 @@ func TestReasonRefresh(t *testing.T) {
 	key := func(name string) Key {
 		return scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: name})
 	}
-	behind := func(n int) string { return fmt.Sprintf("behind %d applications in queue q; needs 1 cpu", n) }
-	out := Outcome{
-		Order: map[string][]Key{"q": {key("a"), key("b"), key("c")}},
-		Waiting: map[Key]string{key("a"): "no node fits: driver needs 1 cpu; no node has it free",
-			key("b"): behind(1), key("c"): behind(2)},
+	behind := func(n int) Reason {
+		return Reason{Message: fmt.Sprintf("behind %d applications in queue q; needs 1 cpu", n), Kind: ReasonKind{Is: KindBehind, Queue: "q"}}
 	}
+	noFit := Reason{Message: "no node fits: driver needs 1 cpu; no node has it free", Kind: ReasonKind{Is: KindNoNodeFits}}
+	overQuota := Reason{Message: "over quota in queue q: needs 1 cpu, 0 free (quota 4 cpu, 4 cpu in use)", Kind: ReasonKind{Is: KindOverQuota, Queue: "q"}}
+	out := Outcome{
+		Order:   map[string][]Key{"q": {key("a"), key("b"), key("c")}},
+		Waiting: map[Key]Reason{key("a"): noFit, key("b"): behind(1), key("c"): behind(2)},
+	}
+	// fromStatus is a reason read back from a status written before: its message only.
+	fromStatus := func(r Reason) Reason { return Reason{Message: r.Message} }
 	tests := []struct {
 		name      string
-		shown     map[Key]string
+		shown     map[Key]Reason
 		want      []Key
 		wantLeft  int
 		wantAfter []Key // the next cycle's, nothing having been refreshed
 	}{{
 		name:  "every shown reason current: nothing to wake",
-		shown: map[Key]string{key("a"): out.Waiting[key("a")], key("b"): behind(1), key("c"): behind(2)},
+		shown: map[Key]Reason{key("a"): noFit, key("b"): behind(1), key("c"): behind(2)},
 	}, {
-		name: "meaning changes come before numbers that changed",
-		shown: map[Key]string{key("a"): out.Waiting[key("a")], key("b"): behind(2),
-			key("c"): "over quota in queue q: needs 1 cpu, 0 free (quota 4 cpu, 4 cpu in use)"},
+		name:  "every shown reason current, as read back from the status: nothing to wake",
+		shown: map[Key]Reason{key("a"): fromStatus(noFit), key("b"): fromStatus(behind(1)), key("c"): fromStatus(behind(2))},
+	}, {
+		name:      "meaning changes come before numbers that changed",
+		shown:     map[Key]Reason{key("a"): noFit, key("b"): behind(2), key("c"): overQuota},
+		want:      []Key{key("c"), key("b")},
+		wantAfter: []Key{key("c"), key("b")},
+	}, {
+		name:      "a shown reason of unknown kind (read back from the status) counts as a meaning change",
+		shown:     map[Key]Reason{key("a"): noFit, key("b"): behind(2), key("c"): fromStatus(behind(1))},
 		want:      []Key{key("c"), key("b")},
 		wantAfter: []Key{key("c"), key("b")},
 	}, {
@@ -91,8 +85,8 @@ func TestReasonRefresh(t *testing.T) {
 
 	t.Run("a long queue is refreshed in rotation, a bounded number per cycle", func(t *testing.T) {
 		const n = 2*maxReasonWakes + maxReasonWakes/2
-		long := Outcome{Order: map[string][]Key{}, Waiting: map[Key]string{}}
-		shown := map[Key]string{}
+		long := Outcome{Order: map[string][]Key{}, Waiting: map[Key]Reason{}}
+		shown := map[Key]Reason{}
 		for i := range n {
 			k := key(fmt.Sprintf("app-%04d", i))
 			long.Order["q"] = append(long.Order["q"], k)
@@ -160,8 +154,9 @@ func TestShownReasons(t *testing.T) {
 		return scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: name})
 	}
 	sessionKey := Key{Kind: scheduler.KindSession, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
-	got := shownReasons(workloads, map[Key]string{appKey("b"): "handed out"})
-	want := map[Key]string{appKey("a"): "written before", appKey("b"): "handed out", sessionKey: "session written before"}
+	handedOut := Reason{Message: "handed out", Kind: ReasonKind{Is: KindBehind, Queue: "q"}}
+	got := shownReasons(workloads, map[Key]Reason{appKey("b"): handedOut})
+	want := map[Key]Reason{appKey("a"): {Message: "written before"}, appKey("b"): handedOut, sessionKey: {Message: "session written before"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("shown reasons (-want +got):\n%s", diff)
 	}

@@ -10,7 +10,6 @@ package gang
 import (
 	"fmt"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -104,12 +103,12 @@ func newCycle(snap *Snapshot) *cycle {
 		collectNames(seen, snap.Workloads[i].Demand.Executor.Requests)
 	}
 	c := &cycle{res: newResources(seen), out: Outcome{
-		Waiting:  map[Key]string{},
+		Waiting:  map[Key]Reason{},
 		Rejected: map[Key]string{},
 		Order:    map[string][]Key{},
 		Usage:    map[string]corev1.ResourceList{},
 		Inactive: map[string]string{},
-		Released: map[Key][]string{},
+		Ungated:  map[Key][]string{},
 	}}
 
 	nodes := make([]*Node, len(snap.Nodes))
@@ -228,11 +227,11 @@ func (c *cycle) run(opts Options) {
 		}
 		q := w.queue
 		if q == nil {
-			c.wait(w, nil, fmt.Sprintf("queue %s does not exist", w.queueName))
+			c.wait(w, nil, plainReason(fmt.Sprintf("queue %s does not exist", w.queueName)))
 			continue
 		}
 		if q.broken != "" {
-			c.wait(w, q, q.broken)
+			c.wait(w, q, plainReason(q.broken))
 			continue
 		}
 		if q.head != nil && !opts.Backfill {
@@ -244,18 +243,18 @@ func (c *cycle) run(opts Options) {
 			forbidden = c.usableBy(q.head)
 		}
 		p, reason := c.try(w, forbidden)
-		if reason == "" && q.head != nil {
+		if reason.none() && q.head != nil {
 			if f := c.delaysHead(w, q.head); f != "" {
-				p.release(w, c.live.free)
-				reason = f
+				p.giveBack(w, c.live.free)
+				reason = plainReason(f)
 			}
 		}
-		if reason == "" {
+		if reason.none() {
 			c.admit(w, p)
 			continue
 		}
 		if q.head != nil {
-			c.wait(w, q, c.behind(w, q, "; cannot go first: "+reason))
+			c.wait(w, q, c.behind(w, q, "; cannot go first: "+reason.Message))
 			continue
 		}
 		if c.matchesNoNode(w) {
@@ -315,8 +314,8 @@ func (c *cycle) rejection(w *workload) string {
 }
 
 // try checks w's quota and places it on the live nodes (avoiding forbidden ones), taking the
-// capacity; it returns why not otherwise.
-func (c *cycle) try(w *workload, forbidden []bool) (placement, string) {
+// capacity; it returns why not otherwise (no reason when it did).
+func (c *cycle) try(w *workload, forbidden []bool) (placement, Reason) {
 	if f := w.queue.overQuota(w.need); f != nil {
 		return placement{}, c.quotaReason(f)
 	}
@@ -326,11 +325,11 @@ func (c *cycle) try(w *workload, forbidden []bool) (placement, string) {
 	if f != nil {
 		reason := c.fitReason(f)
 		if forbidden != nil {
-			reason += " on nodes the head cannot use"
+			reason.Message += " on nodes the head cannot use"
 		}
 		return placement{}, reason
 	}
-	return p, ""
+	return p, Reason{}
 }
 
 // matchesNoNode reports whether a member of w may use none of the schedulable nodes (by its
@@ -400,12 +399,12 @@ func (c *cycle) grow() {
 			} else {
 				spare--
 			}
-			c.out.Released[w.key()] = append(c.out.Released[w.key()], c.nodes[i].name)
+			c.out.Ungated[w.key()] = append(c.out.Ungated[w.key()], c.nodes[i].name)
 		}
 	}
 }
 
-func (c *cycle) wait(w *workload, q *queue, reason string) {
+func (c *cycle) wait(w *workload, q *queue, reason Reason) {
 	c.out.Waiting[w.key()] = reason
 	if q == nil {
 		c.out.Order[w.queueName] = append(c.out.Order[w.queueName], w.key())
@@ -415,27 +414,9 @@ func (c *cycle) wait(w *workload, q *queue, reason string) {
 	q.order = append(q.order, w)
 }
 
-func (c *cycle) behind(w *workload, q *queue, why string) string {
-	return fmt.Sprintf("behind %s in queue %s%s; needs %s",
-		plural(q.waiting, "application", "applications"), q.name, why, c.res.format(w.need))
-}
-
-// reasonKind is what a reason to wait means, without the numbers that change whenever others
-// are admitted or end (a position in the queue, amounts free, executors with room): "behind in
-// queue q", "over quota in queue q", "no node fits", or the reason itself where it has no such
-// numbers. It reads the texts this file and fitReason and quotaReason write.
-func reasonKind(reason string) string {
-	switch {
-	case strings.HasPrefix(reason, "behind "):
-		head, _, _ := strings.Cut(reason, ";")
-		if _, queue, ok := strings.Cut(head, " in queue "); ok {
-			return "behind in queue " + queue
-		}
-	case strings.HasPrefix(reason, "over quota in queue "), strings.HasPrefix(reason, "no node fits:"):
-		kind, _, _ := strings.Cut(reason, ":")
-		return kind
-	}
-	return reason
+func (c *cycle) behind(w *workload, q *queue, why string) Reason {
+	return Reason{Kind: ReasonKind{Is: KindBehind, Queue: q.name}, Message: fmt.Sprintf("behind %s in queue %s%s; needs %s",
+		plural(q.waiting, "application", "applications"), q.name, why, c.res.format(w.need))}
 }
 
 // usableBy marks the nodes some member of head could use if they were empty: backfill must

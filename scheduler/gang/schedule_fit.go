@@ -274,8 +274,8 @@ func (cp *capacity) bestFit(m *member) (best int, matched bool) {
 	return best, matched
 }
 
-// release gives back what p took from free.
-func (p placement) release(w *workload, free []vec) {
+// giveBack gives back what p took from free.
+func (p placement) giveBack(w *workload, free []vec) {
 	free[p.driver].add(w.driver.req, 1)
 	for i, k := range p.executors {
 		free[i].add(w.executor.req, k)
@@ -295,23 +295,24 @@ func (c *cycle) admission(w *workload, p placement) Admission {
 }
 
 // fitReason explains a failure to place a gang now.
-func (c *cycle) fitReason(f *fitFailure) string {
+func (c *cycle) fitReason(f *fitFailure) Reason {
 	m := f.member
 	need := c.res.format(m.req)
+	noFit := func(msg string) Reason { return Reason{Kind: ReasonKind{Is: KindNoNodeFits}, Message: msg} }
 	if m.role == sparkpod.RoleDriver {
 		if f.noMatch {
-			return "no schedulable node matches the driver's node selector, affinity and tolerations"
+			return plainReason("no schedulable node matches the driver's node selector, affinity and tolerations")
 		}
-		return fmt.Sprintf("no node fits: driver needs %s; no node has it free", need)
+		return noFit(fmt.Sprintf("no node fits: driver needs %s; no node has it free", need))
 	}
 	if f.noMatch {
-		return "no schedulable node matches the executors' node selector, affinity and tolerations"
+		return plainReason("no schedulable node matches the executors' node selector, affinity and tolerations")
 	}
 	if m.count == 1 {
-		return fmt.Sprintf("no node fits: the executor needs %s; no node has it free next to the driver", need)
+		return noFit(fmt.Sprintf("no node fits: the executor needs %s; no node has it free next to the driver", need))
 	}
-	return fmt.Sprintf("no node fits: %d executors need %s each; room for %d of %d next to the driver",
-		m.count, need, f.placed, m.count)
+	return noFit(fmt.Sprintf("no node fits: %d executors need %s each; room for %d of %d next to the driver",
+		m.count, need, f.placed, m.count))
 }
 
 // neverFits says why w cannot be placed even on the empty cluster, or "" if it can. A member
@@ -347,7 +348,7 @@ func (c *cycle) neverFits(w *workload) string {
 	}
 	p, f := empty.place(w)
 	if f == nil {
-		p.release(w, empty.free)
+		p.giveBack(w, empty.free)
 		return ""
 	}
 	if !f.noMatch {

@@ -78,7 +78,7 @@ func (c *cycle) preempt(w *workload) (placement, bool) {
 		kept = append(kept, v)
 	}
 	p, reason := c.try(w, nil)
-	if reason != "" { // fitsNow said it fits: cannot happen, but never evict for nothing
+	if !reason.none() { // fitsNow said it fits: cannot happen, but never evict for nothing
 		for _, v := range kept {
 			c.evict(v, false)
 		}
@@ -114,10 +114,10 @@ func (c *cycle) evict(v *workload, out bool) {
 // fitsNow reports whether w would be admitted now, without taking anything.
 func (c *cycle) fitsNow(w *workload) bool {
 	p, reason := c.try(w, nil)
-	if reason != "" {
+	if !reason.none() {
 		return false
 	}
-	p.release(w, c.live.free)
+	p.giveBack(w, c.live.free)
 	return true
 }
 

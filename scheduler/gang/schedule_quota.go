@@ -166,11 +166,11 @@ func (c *cycle) limitText(q *queue, i int) string {
 	return fmt.Sprintf("quota %s plus %s borrowed", c.res.one(i, q.quota[i]), c.res.one(i, q.limit[i]-q.quota[i]))
 }
 
-func (c *cycle) quotaReason(f *quotaFailure) string {
+func (c *cycle) quotaReason(f *quotaFailure) Reason {
 	q, i := f.queue, f.res
 	free := max(q.limit[i]-q.usage[i], 0)
-	return fmt.Sprintf("over quota in queue %s: needs %s, %s free (%s, %s in use)",
-		q.name, c.res.one(i, f.need), c.res.one(i, free), c.limitText(q, i), c.res.one(i, q.usage[i]))
+	return Reason{Kind: ReasonKind{Is: KindOverQuota, Queue: q.name}, Message: fmt.Sprintf("over quota in queue %s: needs %s, %s free (%s, %s in use)",
+		q.name, c.res.one(i, f.need), c.res.one(i, free), c.limitText(q, i), c.res.one(i, q.usage[i]))}
 }
 
 func (c *cycle) neverQuotaReason(f *quotaFailure) string {

@@ -9,6 +9,7 @@ package gang_test
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -21,9 +22,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/scheduler/gang"
 	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
 )
@@ -38,7 +37,7 @@ type summary struct {
 	Waiting   map[string]string
 	Rejected  map[string]string
 	Order     map[string][]string
-	Released  map[string][]string // executors released beyond the plan: name → their nodes
+	Ungated   map[string][]string // executors released beyond the plan: name → their nodes
 }
 
 func summarize(o gang.Outcome) summary {
@@ -55,7 +54,7 @@ func summarize(o gang.Outcome) summary {
 		s.Preempted = append(s.Preempted, fmt.Sprintf("%s by %s: %s", p.Key.Name, p.By.Name, p.Reason))
 	}
 	for k, r := range o.Waiting {
-		s.Waiting[k.Name] = r
+		s.Waiting[k.Name] = r.Message
 	}
 	for k, r := range o.Rejected {
 		s.Rejected[k.Name] = r
@@ -65,11 +64,11 @@ func summarize(o gang.Outcome) summary {
 			s.Order[q] = append(s.Order[q], k.Name)
 		}
 	}
-	for k, nodes := range o.Released {
-		if s.Released == nil {
-			s.Released = map[string][]string{}
+	for k, nodes := range o.Ungated {
+		if s.Ungated == nil {
+			s.Ungated = map[string][]string{}
 		}
-		s.Released[k.Name] = nodes
+		s.Ungated[k.Name] = nodes
 	}
 	return s
 }
@@ -109,6 +108,99 @@ func run(t *testing.T, scenarios []scenario) {
 			got := summarize(gang.Schedule(sc.snapshot(), sc.opts))
 			if diff := cmp.Diff(sc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("outcome (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReasonKinds: every reason to wait gets its kind where it is made, which says what it
+// means without its numbers: behind others in a queue (whatever follows the semicolon, even a
+// "no node fits" of its own), over quota in the queue it names (an ancestor's, not the
+// workload's own), no node fits; a reason without numbers is its own kind.
+func TestReasonKinds(t *testing.T) {
+	type got struct {
+		Message string
+		Kind    gang.ReasonKind
+	}
+	org := []*gt.QueueWrapper{gt.MakeQueue("org").Quota("cpu", "4"), gt.MakeQueue("team").Parent("org"),
+		gt.MakeQueue("orphan").Parent("gone"), gt.MakeQueue("default")}
+	tests := []struct {
+		name      string
+		nodes     []*gt.NodeWrapper
+		workloads []*gt.WorkloadWrapper
+		opts      gang.Options
+		key       string
+		want      got
+	}{{
+		name:  "over quota in an ancestor: its queue, not the workload's",
+		nodes: []*gt.NodeWrapper{gt.MakeNode("n1")},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("running").Queue("team").Executors(1, "1", "1Gi").Admitted("n1", map[string]int32{"n1": 1}),
+			gt.MakeWorkload("big").Queue("team").Executors(2, "1", "1Gi")},
+		key: "big",
+		want: got{"over quota in queue org: needs 3 cpu, 2 cpu free (quota 4 cpu, 2 cpu in use)",
+			gang.ReasonKind{Is: gang.KindOverQuota, Queue: "org"}},
+	}, {
+		name:      "no node fits the driver",
+		nodes:     []*gt.NodeWrapper{gt.MakeNode("n1").Used("15", "1Gi")},
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Driver("2", "1Gi")},
+		key:       "a",
+		want:      got{"no node fits: driver needs 2 cpu, 1Gi; no node has it free", gang.ReasonKind{Is: gang.KindNoNodeFits}},
+	}, {
+		name:      "no node fits the executors",
+		nodes:     []*gt.NodeWrapper{gt.MakeNode("n1").Used("12", "1Gi")},
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Executors(4, "1", "1Gi")},
+		key:       "a",
+		want: got{"no node fits: 4 executors need 1 cpu, 1Gi each; room for 3 of 4 next to the driver",
+			gang.ReasonKind{Is: gang.KindNoNodeFits}},
+	}, {
+		name:  "behind the head in strict order",
+		nodes: []*gt.NodeWrapper{gt.MakeNode("n1").Used("12", "1Gi")},
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("head").Executors(4, "1", "1Gi"),
+			gt.MakeWorkload("next").Created(time.Second)},
+		key:  "next",
+		want: got{"behind 1 application in queue default; needs 1 cpu, 1Gi", gang.ReasonKind{Is: gang.KindBehind, Queue: "default"}},
+	}, {
+		name:  "behind the head with backfill, whose own reason names no node",
+		nodes: []*gt.NodeWrapper{gt.MakeNode("n1").Used("12", "1Gi")},
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("head").Executors(4, "1", "1Gi"),
+			gt.MakeWorkload("next").Driver("8", "1Gi").Created(time.Second)},
+		opts: gang.Options{Backfill: true},
+		key:  "next",
+		want: got{"behind 1 application in queue default; cannot go first: no schedulable node matches the driver's node selector, affinity and tolerations on nodes the head cannot use; needs 8 cpu, 1Gi",
+			gang.ReasonKind{Is: gang.KindBehind, Queue: "default"}},
+	}, {
+		name:      "no node matches: no numbers, its own kind",
+		nodes:     []*gt.NodeWrapper{gt.MakeNode("n1")},
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").NodeSelector("disk", "ssd")},
+		key:       "a",
+		want: got{"no schedulable node matches the driver's node selector, affinity and tolerations",
+			gang.ReasonKind{Is: "no schedulable node matches the driver's node selector, affinity and tolerations"}},
+	}, {
+		name:      "a queue that does not exist",
+		nodes:     []*gt.NodeWrapper{gt.MakeNode("n1")},
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Queue("nowhere")},
+		key:       "a",
+		want:      got{"queue nowhere does not exist", gang.ReasonKind{Is: "queue nowhere does not exist"}},
+	}, {
+		name:      "a broken queue",
+		nodes:     []*gt.NodeWrapper{gt.MakeNode("n1")},
+		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Queue("orphan")},
+		key:       "a",
+		want:      got{"queue orphan's parent gone does not exist", gang.ReasonKind{Is: "queue orphan's parent gone does not exist"}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := scenario{nodes: tt.nodes, queues: org, workloads: tt.workloads}
+			out := gang.Schedule(sc.snapshot(), tt.opts)
+			var reason got
+			for k, r := range out.Waiting {
+				if k.Name == tt.key {
+					reason = got{r.Message, r.Kind}
+				}
+			}
+			if diff := cmp.Diff(tt.want, reason); diff != "" {
+				t.Errorf("reason of %s (-want +got):\n%s", tt.key, diff)
 			}
 		})
 	}
@@ -197,7 +289,7 @@ func TestPlacement(t *testing.T) {
 	}, {
 		name: "the driver moves to another node when its best fit leaves no room for the executors",
 		nodes: []*gt.NodeWrapper{
-			gt.MakeNode("n1").Capacity("4", "16Gi"), gt.MakeNode("n2").Capacity("5", "16Gi"),
+			gt.MakeNode("n1").Used("12", "1Gi"), gt.MakeNode("n2").Capacity("5", "16Gi"),
 		},
 		// Best fit puts the 1-cpu driver on n1 (3 cpu left there, 5 on n2): room for one 4-cpu
 		// executor only. With the driver on n2, both executors fit (one per node).
@@ -394,7 +486,7 @@ func TestQueueUsage(t *testing.T) {
 }
 
 func TestOrder(t *testing.T) {
-	nodes := []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("4", "16Gi")}
+	nodes := []*gt.NodeWrapper{gt.MakeNode("n1").Used("12", "1Gi")}
 	run(t, []scenario{{
 		name:   "queue priority, then application priority, then creation time, then key",
 		nodes:  []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("3", "16Gi")},
@@ -478,7 +570,7 @@ func TestOrder(t *testing.T) {
 		},
 	}, {
 		name:   "admissions count against the capacity and quota of the cycle's later decisions",
-		nodes:  []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("4", "16Gi"), gt.MakeNode("n2").Capacity("4", "16Gi")},
+		nodes:  []*gt.NodeWrapper{gt.MakeNode("n1").Used("12", "1Gi"), gt.MakeNode("n2").Capacity("4", "16Gi")},
 		queues: []*gt.QueueWrapper{gt.MakeQueue("default").Quota("memory", "2Gi")},
 		workloads: []*gt.WorkloadWrapper{
 			gt.MakeWorkload("first").Driver("3", "1Gi"),
@@ -753,25 +845,6 @@ func BenchmarkSchedule(b *testing.B) {
 	}
 }
 
-func TestQueueOf(t *testing.T) {
-	q := &v1alpha1.Queue{
-		ObjectMeta: metav1.ObjectMeta{Name: "team-a"},
-		Spec: v1alpha1.QueueSpec{
-			Parent: "org", Priority: 3,
-			Quota:     corev1.ResourceList{"cpu": apiresource.MustParse("16")},
-			Borrowing: &v1alpha1.Borrowing{Policy: v1alpha1.BorrowingAllowed, Limit: corev1.ResourceList{"cpu": apiresource.MustParse("4")}},
-		},
-	}
-	want := gt.MakeQueue("team-a").Parent("org").Priority(3).Quota("cpu", "16").BorrowingLimit("cpu", "4").Obj()
-	if diff := cmp.Diff(want, gang.QueueOf(q), quantityEqual); diff != "" {
-		t.Errorf("QueueOf (-want +got):\n%s", diff)
-	}
-	q.Spec.Borrowing = &v1alpha1.Borrowing{Policy: v1alpha1.BorrowingNever}
-	if got := gang.QueueOf(q); !got.NoBorrowing || got.BorrowingLimit != nil {
-		t.Errorf("policy Never: got NoBorrowing %t, BorrowingLimit %v; want true, none", got.NoBorrowing, got.BorrowingLimit)
-	}
-}
-
 // TestIssueScenario is the end-to-end scenario of the gang scheduler's issue, decided in one
 // cycle: 4 nodes of 16 cpu, 20 applications of a 1-cpu driver and 8 executors of 2 cpu. Each
 // needs 17 cpu, more than a node: 3 fit at once (51 of 64 cpu), the 4th waits at the head.
@@ -817,7 +890,7 @@ func TestInvariants(t *testing.T) {
 		for _, opts := range []gang.Options{{}, {Backfill: true}, {Preemption: true}, {Backfill: true, Preemption: true}} {
 			out := gang.Schedule(snap, opts)
 			checkInvariants(t, fmt.Sprintf("round %d, options %+v", round, opts), snap, out)
-			for _, nodes := range out.Released {
+			for _, nodes := range out.Ungated {
 				released += len(nodes)
 			}
 		}
@@ -881,7 +954,7 @@ func checkInvariants(t *testing.T, name string, snap gang.Snapshot, out gang.Out
 	for _, a := range out.Admitted {
 		w := byKey[a.Key.String()]
 		apply(w, a.Admission, 1)
-		for _, n := range append([]string{a.Admission.Driver}, mapsKeys(a.Admission.Executors)...) {
+		for _, n := range append([]string{a.Admission.Driver}, slices.Collect(maps.Keys(a.Admission.Executors))...) {
 			node := nodeNamed(snap, n)
 			if zone, ok := w.Demand.Driver.NodeSelector["zone"]; ok && node.Labels["zone"] != zone {
 				t.Fatalf("%s: %s placed on %s in zone %s, selects zone %s", name, w.Key, n, node.Labels["zone"], zone)
@@ -889,7 +962,7 @@ func checkInvariants(t *testing.T, name string, snap gang.Snapshot, out gang.Out
 		}
 	}
 	// Executors released beyond a plan: no more than asked for, on nodes they may use.
-	for k, nodes := range out.Released {
+	for k, nodes := range out.Ungated {
 		w := byKey[k.String()]
 		if w.Admission == nil || int32(len(nodes)) > w.Dynamic.Asking {
 			t.Fatalf("%s: %s released %d executors beyond its plan, asked %d (admitted: %v)", name, k, len(nodes), w.Dynamic.Asking, w.Admission != nil)
@@ -936,7 +1009,7 @@ func checkInvariants(t *testing.T, name string, snap gang.Snapshot, out gang.Out
 			for _, a := range out.Admitted {
 				admittedHere = admittedHere || a.Admission.Queue == d
 			}
-			for k, nodes := range out.Released {
+			for k, nodes := range out.Ungated {
 				w := byKey[k.String()]
 				admittedHere = admittedHere || (w.Admission.Queue == d && int32(len(nodes)) > w.Dynamic.Spare)
 			}
@@ -984,14 +1057,6 @@ func nodeNamed(snap gang.Snapshot, name string) gang.Node {
 	return gang.Node{}
 }
 
-func mapsKeys(m map[string]int32) []string {
-	var keys []string
-	for k := range m {
-		keys = append(keys, k)
-	}
-	return keys
-}
-
 // TestDynamicAllocation: executors beyond an admitted gang's plan are released only onto
 // capacity neither used nor reserved (after the cycle's admissions), on nodes their placement
 // rules allow, and only within their queue's quota (and every ancestor's, borrowing as
@@ -1007,13 +1072,13 @@ func TestDynamicAllocation(t *testing.T) {
 		name:      "released best-fit onto any node with free capacity, beyond the planned ones",
 		nodes:     []*gt.NodeWrapper{usedByA, gt.MakeNode("n2").Used("15", "1Gi")},
 		workloads: []*gt.WorkloadWrapper{running().Asking(3, 0)},
-		want:      summary{Released: map[string][]string{"a": {"n1", "n1", "n1"}}},
+		want:      summary{Ungated: map[string][]string{"a": {"n1", "n1", "n1"}}},
 	}, {
 		name:      "capacity kept for a gang admitted in the same cycle is never taken",
 		nodes:     []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("16", "64Gi").Used("5", "3Gi")},
 		workloads: []*gt.WorkloadWrapper{running().Asking(3, 0), gt.MakeWorkload("b").Executors(4, "2", "1Gi")},
 		want: summary{Admitted: []string{"b: n1 [n1×4]"},
-			Released: map[string][]string{"a": {"n1"}}},
+			Ungated: map[string][]string{"a": {"n1"}}},
 	}, {
 		name:      "an executor's placement rules hold: no release onto a node it may not use",
 		nodes:     []*gt.NodeWrapper{gt.MakeNode("n1").Label("pool", "a").Used("15", "3Gi"), gt.MakeNode("n2")},
@@ -1023,20 +1088,20 @@ func TestDynamicAllocation(t *testing.T) {
 		nodes:     []*gt.NodeWrapper{usedByA},
 		queues:    []*gt.QueueWrapper{gt.MakeQueue("default").Quota(corev1.ResourceCPU, "7")},
 		workloads: []*gt.WorkloadWrapper{running().Asking(3, 0)},
-		want:      summary{Released: map[string][]string{"a": {"n1"}}},
+		want:      summary{Ungated: map[string][]string{"a": {"n1"}}},
 	}, {
 		name:      "replacements within the gang's count need no more quota",
 		nodes:     []*gt.NodeWrapper{usedByA},
 		queues:    []*gt.QueueWrapper{gt.MakeQueue("default").Quota(corev1.ResourceCPU, "5")},
 		workloads: []*gt.WorkloadWrapper{running().Asking(3, 2)},
-		want:      summary{Released: map[string][]string{"a": {"n1", "n1"}}},
+		want:      summary{Ungated: map[string][]string{"a": {"n1", "n1"}}},
 	}, {
 		name:  "a child borrows its parent's unused quota within its borrowing limit",
 		nodes: []*gt.NodeWrapper{usedByA},
 		queues: []*gt.QueueWrapper{gt.MakeQueue("org").Quota(corev1.ResourceCPU, "20"),
 			gt.MakeQueue("team").Parent("org").Quota(corev1.ResourceCPU, "5").BorrowingLimit(corev1.ResourceCPU, "2")},
 		workloads: []*gt.WorkloadWrapper{running().Queue("team").Admitted("n1", map[string]int32{"n1": 2}).Asking(3, 0)},
-		want:      summary{Released: map[string][]string{"a": {"n1"}}},
+		want:      summary{Ungated: map[string][]string{"a": {"n1"}}},
 	}, {
 		name:  "a child that never borrows stays within its own quota",
 		nodes: []*gt.NodeWrapper{usedByA},

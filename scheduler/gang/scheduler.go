@@ -37,7 +37,7 @@ type Config struct {
 	// Options are the decision core's: backfill and preemption.
 	Options Options
 	// ReservationTimeout is how long the node capacity planned for an admitted application's
-	// member is kept while its pod is not bound; then it is released (the queue's quota stays
+	// member is kept while its pod is not bound; then it stops being kept (the queue's quota stays
 	// taken until the run ends). Default 5 minutes.
 	ReservationTimeout time.Duration
 	// Default says the operator makes gang the scheduler of applications that name none.
@@ -45,7 +45,12 @@ type Config struct {
 	// Reader reads Queues for ValidateApplication (the webhook); the API reader is enough.
 	Reader client.Reader
 	Clock  clock.Clock
-	// StartBacklog paces the start of admitted workloads (hold.go): a driver waits while this
+	// PreemptionWait bounds how long an admitted workload's driver waits for room on its
+	// planned node, where pods of the applications it preempted are ending (startgate.go):
+	// after it, counted from the admission, its reservation is removed and it is planned again.
+	// Default 2 minutes: the pods' default grace period (30 seconds) with a wide margin.
+	PreemptionWait time.Duration
+	// StartBacklog paces the start of admitted workloads (startgate.go): a driver waits while this
 	// many executors, or more, of drivers started recently are not released yet. 0: no pacing.
 	StartBacklog int
 	// SessionDemand, when set, makes SparkConnect sessions gang workloads too: those of an
@@ -67,29 +72,24 @@ type Scheduler struct {
 	recorder events.EventRecorder
 	kick     chan struct{}
 
-	releaseKick chan struct{}
-	releases    releases // executors being let go (release.go)
-	seen        seenExecutors
+	ungateKick chan struct{}
+	ungating   ungating // executors being let go (ungate.go)
+	seen       seenExecutors
 
 	mu   sync.Mutex
 	last Outcome // of the last cycle
 	// judged is what the last cycle decided for: each workload's run and spec. Its verdict
 	// (rejected, or why it waits) holds only for that same run and spec.
 	judged   map[Key]judgement
-	reported map[Key]string // reason last handed to a held workload
-	// held are the admitted workloads the last cycle's start gate holds back (see hold.go),
+	reported map[Key]Reason // reason last handed to a held workload
+	// held are the admitted workloads the last cycle's start gate holds back (see startgate.go),
 	// with why.
-	held    map[Key]string
-	reasons reasonRefresh // keeps held workloads' shown reasons current
-	demands demandMemo    // applications' demands by spec generation
-	stats   Stats
-}
-
-// Stats count what the cycle loop did, for the benchmark and the logs.
-type Stats struct {
-	Cycles    int64
-	Decisions int64         // workloads decided for (admitted, waiting or rejected), summed
-	Busy      time.Duration // time spent in Schedule
+	held map[Key]string
+	// replanned are the workloads whose wait for room outlasted PreemptionWait, planned again,
+	// with why, until a cycle admits their run again (see startgate.go).
+	replanned map[Key]replanned
+	reasons   reasonRefresh // keeps held workloads' shown reasons current
+	demands   demandMemo    // applications' demands by spec generation
 }
 
 var (
@@ -105,11 +105,14 @@ func New(cfg Config) *Scheduler {
 	if cfg.ReservationTimeout <= 0 {
 		cfg.ReservationTimeout = 5 * time.Minute
 	}
+	if cfg.PreemptionWait <= 0 {
+		cfg.PreemptionWait = 2 * time.Minute
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	return &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), releaseKick: make(chan struct{}, 1), releases: newReleases(),
-		reported: map[Key]string{}, judged: map[Key]judgement{}}
+	return &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), ungateKick: make(chan struct{}, 1), ungating: newUngating(),
+		reported: map[Key]Reason{}, judged: map[Key]judgement{}, replanned: map[Key]replanned{}}
 }
 
 func (s *Scheduler) Name() string { return Name }
@@ -128,7 +131,7 @@ func (s *Scheduler) isGang(app *v1beta2.SparkApplication) bool {
 func (s *Scheduler) sessions() bool { return s.cfg.Default && s.cfg.SessionDemand != nil }
 
 // Admit admits w when it holds a reservation for its current run (unless the last cycle's
-// start gate holds its driver back, see hold.go), rejects it when the last cycle found it can
+// start gate holds its driver back, see startgate.go), rejects it when the last cycle found it can
 // never fit, and holds it with the last cycle's reason otherwise. A verdict
 // of the last cycle counts only if that cycle judged the same run and spec: a workload rerun,
 // resubmitted or edited since is judged again, never rejected (or held) for what it was.
@@ -144,7 +147,7 @@ func (s *Scheduler) Admit(_ context.Context, w scheduler.Workload) (scheduler.De
 			return scheduler.Decision{Reason: "admitted; waiting for the gang scheduler's first cycle"}, nil
 		}
 		if why, held := s.held[key]; held {
-			s.reported[key] = why
+			s.reported[key] = plainReason(why)
 			return scheduler.Decision{Reason: why}, nil
 		}
 		return scheduler.Decision{Admit: true, Pods: r.Pods()}, nil
@@ -157,11 +160,16 @@ func (s *Scheduler) Admit(_ context.Context, w scheduler.Workload) (scheduler.De
 	if !ok || !current {
 		// Not judged by a cycle yet as it is now (just created, rerun or edited): ask for
 		// one, which wakes it if admitted or rejected.
-		why = "waiting for the gang scheduler's next cycle"
+		why = plainReason("waiting for the gang scheduler's next cycle")
 		s.trigger()
 	}
 	s.reported[w.Key] = why
-	return scheduler.Decision{Reason: why}, nil
+	return scheduler.Decision{Reason: why.Message}, nil
+}
+
+// replanned is a run planned again after waiting for room too long, and why.
+type replanned struct {
+	run, why string
 }
 
 // judgement identifies what a cycle judged a workload as: its run and its spec's generation.
@@ -236,13 +244,6 @@ func (s *Scheduler) trigger() {
 	case s.kick <- struct{}{}:
 	default:
 	}
-}
-
-// Stats returns what the cycle loop has done so far.
-func (s *Scheduler) Stats() Stats {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stats
 }
 
 // reservationPatch is the merge patch that stores r on an application or session.

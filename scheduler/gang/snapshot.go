@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
@@ -89,7 +90,7 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 			continue
 		}
 		if n := nodes[on]; n != nil {
-			add(n.Used, podRequests(p), 1)
+			add(n.Used, requestsOf(p), 1)
 		}
 	}
 	executors := executorsOf(w.Pods, w.Seen)
@@ -208,25 +209,35 @@ func add(into, l corev1.ResourceList, times int64) {
 	}
 }
 
-// podRequests is what a pod requests of its node: the larger of its containers' sum and
-// any one init container, plus its overhead, and one of the node's pod slots (its allocatable
-// "pods"), which a pod takes whatever it requests. Applied to a pod trimPod made, it gives the
-// same list again.
+// podRequests is what a pod requests of its node, by Kubernetes' own rule as kube-scheduler
+// counts it (resourcehelper.PodRequests, the rule sparkpod.PodResources applies to the demand
+// side): its containers, plus its sidecar init containers (restartPolicy Always), or a plain
+// init container where larger; its pod-level resources where it sets them; resources it is
+// being resized to; its overhead. And one of the node's pod slots (its allocatable "pods"),
+// which a pod takes whatever it requests. Applied to a pod trimPod made, it gives the same list
+// again. A pod from the API server has the requests its limits default to already, so unlike
+// sparkpod.PodResources (for templates) it needs no copy of the pod to fill them in.
 func podRequests(p *corev1.Pod) corev1.ResourceList {
-	total := corev1.ResourceList{}
-	for _, c := range p.Spec.Containers {
-		add(total, c.Resources.Requests, 1)
-	}
-	for _, c := range p.Spec.InitContainers {
-		for name, q := range c.Resources.Requests {
-			if cur, ok := total[name]; !ok || q.Cmp(cur) > 0 {
-				total[name] = q.DeepCopy()
-			}
-		}
-	}
-	add(total, p.Spec.Overhead, 1)
+	total := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{UseStatusResources: true})
 	total[corev1.ResourcePods] = onePod
 	return total
+}
+
+// trimmedContainer names the one container trimPod leaves a pod, which holds its requests.
+const trimmedContainer = "requests"
+
+// requestsOf is what p takes on its node: podRequests. For a pod of the cluster cache, which
+// trimPod trimmed, that was worked out once, as the pod was trimmed, and its one container
+// holds it: that list is returned as it is, shared (read it, never change it), since a cycle
+// reads every pod of the cluster.
+func requestsOf(p *corev1.Pod) corev1.ResourceList {
+	s := &p.Spec
+	if len(s.Containers) == 1 && s.Containers[0].Name == trimmedContainer && len(s.InitContainers) == 0 && s.Resources == nil && s.Overhead == nil {
+		if l := s.Containers[0].Resources.Requests; l[corev1.ResourcePods].Equal(onePod) {
+			return l
+		}
+	}
+	return podRequests(p)
 }
 
 // onePod is the pod slot every pod takes on its node.

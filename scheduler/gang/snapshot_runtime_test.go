@@ -365,7 +365,7 @@ func TestPodSlots(t *testing.T) {
 // the cluster, its snapshot, a cycle, the releases): the planned nodes' slots first, then
 // executors beyond the plan only within the queue's quota and onto free capacity, counted
 // where they go once released.
-func TestExecutorReleases(t *testing.T) {
+func TestExecutorsToUngate(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	node := func(name string) corev1.Node {
 		n := kwokNode(name)
@@ -479,6 +479,16 @@ func TestExecutorReleases(t *testing.T) {
 		pods:     running(gated("e3")...),
 		want:     []string{"e3→"},
 		queueCPU: "",
+	}, {
+		// The controller has not recorded the end yet: the application still shows RUNNING.
+		name: "executors that appear after their run's driver ended get no planned slot: let go unconfined",
+		pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodSucceeded),
+			numbered(gated("e1")[0], 1), numbered(gated("e2")[0], 2)},
+		want: []string{"a-exec-1→", "a-exec-2→"},
+	}, {
+		name: "as are those of a run whose driver failed, unnumbered",
+		pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodFailed), gated("e1", "e2")[0], gated("e1", "e2")[1]},
+		want: []string{"e1→", "e2→"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -506,7 +516,7 @@ func TestExecutorReleases(t *testing.T) {
 			}
 			out := Schedule(snap, Options{})
 			var got []string
-			for _, r := range executorReleases(w, out.Released, o) {
+			for _, r := range executorsToUngate(w, out.Ungated, o) {
 				got = append(got, r.pod.Name+"→"+r.node)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {

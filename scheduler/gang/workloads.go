@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
@@ -69,7 +70,7 @@ func applicationObject(app *v1beta2.SparkApplication) object {
 // class (the SparkConnect API has no such fields): it goes to the default queue, priority 0.
 func sessionObject(conn *v1alpha1.SparkConnect, demand SessionDemand) object {
 	w := scheduler.SessionWorkload(conn)
-	holds := w.Run != "" && conn.DeletionTimestamp.IsZero() && conn.Status.State != v1alpha1.SparkConnectStateFailed
+	holds := w.Run != "" && sessionHolds(conn)
 	c := meta.FindStatusCondition(conn.Status.Conditions, v1alpha1.ConditionServerPodReady)
 	showing := c != nil && c.Reason == v1alpha1.ReasonQueued
 	return object{
@@ -124,6 +125,24 @@ func applicationHolds(app *v1beta2.SparkApplication) bool {
 		return true
 	}
 	return false
+}
+
+// sessionHolds reports whether conn's current server may hold a reservation: it has not
+// failed, and the session is not being deleted.
+func sessionHolds(conn *v1alpha1.SparkConnect) bool {
+	return conn.DeletionTimestamp.IsZero() && conn.Status.State != v1alpha1.SparkConnectStateFailed
+}
+
+// ownerHolds reports whether owner's current run may still hold a reservation, by what the
+// owner (a SparkApplication or SparkConnect) shows alone; an owner of another kind does.
+func ownerHolds(owner client.Object) bool {
+	switch o := owner.(type) {
+	case *v1beta2.SparkApplication:
+		return applicationHolds(o)
+	case *v1alpha1.SparkConnect:
+		return sessionHolds(o)
+	}
+	return true
 }
 
 // awaitingAdmission reports whether app waits for a decision: a submission is recorded and

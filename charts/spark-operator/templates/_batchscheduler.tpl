@@ -9,6 +9,7 @@ applications naming a scheduler that is not enabled, and unknown gang queues). *
 - --enable-gang-scheduler
 - --gang-backfill={{ $b.gang.backfill }}
 - --gang-preemption={{ $b.gang.preemption }}
+- --gang-preemption-wait={{ $b.gang.preemptionWait }}
 - --gang-reservation-timeout={{ $b.gang.reservationTimeout }}
 - --gang-start-backlog={{ $b.gang.startBacklog }}
 {{- end }}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
@@ -49,14 +50,14 @@ func TestStartGate(t *testing.T) {
 		pods:   []corev1.Pod{pod("other", "o1", v1beta2.SparkRoleExecutor, "n", "2", corev1.PodRunning)},
 		starts: []start{{"a", "a1", "n"}, {"b", "b1", "n"}},
 		want:   map[string]bool{"a": true, "b": false},
-		held:   map[Key]string{key("b"): heldReason("n")},
+		held:   map[Key]string{key("b"): roomReason("n")},
 	}, {
 		name: "a victim's pod still terminating there: held",
 		pods: []corev1.Pod{terminating, pod("other", "o1", v1beta2.SparkRoleExecutor, "n", "1", corev1.PodRunning),
 			pod("done", "d1", v1beta2.SparkRoleDriver, "n", "4", corev1.PodSucceeded)},
 		starts: []start{{"a", "a1", "n"}},
 		want:   map[string]bool{"a": false},
-		held:   map[Key]string{key("a"): heldReason("n")},
+		held:   map[Key]string{key("a"): roomReason("n")},
 	}, {
 		name:   "its driver exists already: not held for the room it takes itself",
 		pods:   []corev1.Pod{pod("a", "a1", v1beta2.SparkRoleDriver, "n", "2", corev1.PodRunning), terminating},
@@ -202,4 +203,89 @@ func TestStartGatePacing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStartGateRoomWait: a driver held for room (pods of the applications it preempted still
+// ending) is overdue once it has waited the room wait since its admission, by the scheduler's
+// clock: it is then planned again, and shows why before the reason it waits for next; one held
+// for pacing, or let start, never is. Once admitted again, or rerun, it shows that no more.
+func TestStartGateRoomWait(t *testing.T) {
+	key := func(name string) Key {
+		return Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
+	}
+	admitted := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	const wait = 2 * time.Minute
+	node := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("110")}}}
+	stuck := pod("victim", "v1", v1beta2.SparkRoleDriver, "n", "3", corev1.PodRunning)
+	stuck.DeletionTimestamp = &metav1.Time{Time: admitted}
+	stuck.Finalizers = []string{"example.com/never"}
+	driver := func(name, cpu string) Workload {
+		return Workload{Key: key(name), Demand: sparkpod.Demand{Driver: sparkpod.PodDemand{Role: sparkpod.RoleDriver, Count: 1,
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}
+	}
+	clock := testingclock.NewFakeClock(admitted)
+	tests := []struct {
+		name    string
+		after   time.Duration
+		backlog int
+		want    map[string]bool // overdue, by workload
+	}{
+		{name: "just admitted", after: 0, want: map[string]bool{"held": false, "fits": false}},
+		{name: "a moment before the wait is over", after: wait - time.Second, want: map[string]bool{"held": false, "fits": false}},
+		{name: "the wait is over: held for room, overdue", after: wait, want: map[string]bool{"held": true, "fits": false}},
+		{name: "held for pacing: never overdue", after: 2 * wait, backlog: 1, want: map[string]bool{"held": false, "fits": false}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clock.SetTime(admitted)
+			clock.Step(tc.after)
+			now := clock.Now()
+			pods := []corev1.Pod{stuck}
+			if tc.backlog > 0 {
+				pods = nil // room enough: held by pacing alone
+			}
+			g := newStartGate(world{Nodes: []corev1.Node{node}, Pods: pods},
+				Snapshot{Workloads: []Workload{driver("held", "2"), driver("fits", "1")}}, now, 0, tc.backlog, nil)
+			// fits starts first (taking the room left); held, then, waits for room, or for pacing.
+			g.start(key("fits"), "s1", "n", map[string]int32{"n": 1})
+			g.start(key("held"), "s1", "n", nil)
+			got := map[string]bool{}
+			for _, name := range []string{"held", "fits"} {
+				got[name] = g.overdue(key(name), admitted, now, wait)
+			}
+			if tc.backlog > 0 && g.held[key("held")] != pacedReason {
+				t.Fatalf("held for %q, want pacing", g.held[key("held")])
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("overdue (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	t.Run("planned again: its reason says so until admitted again", func(t *testing.T) {
+		s := New(Config{PreemptionWait: wait, Clock: clock})
+		s.replanned[key("held")] = replanned{run: "s1", why: replanReason("n", wait)}
+		s.replanned[key("rerun")] = replanned{run: "s1", why: replanReason("n", wait)}
+		objects := map[Key]*object{}
+		for name, run := range map[string]string{"held": "s1", "rerun": "s2"} {
+			a := app(name, run, v1beta2.ApplicationStateNew, 1, nil)
+			o := applicationObject(&a)
+			objects[o.Key] = &o
+		}
+		noFit := Reason{Message: "no node fits: driver needs 2 cpu; no node has it free", Kind: ReasonKind{Is: KindNoNodeFits}}
+		out := Outcome{Waiting: map[Key]Reason{key("held"): noFit, key("rerun"): noFit}}
+		s.explainReplanned(objects, out)
+		want := map[Key]Reason{
+			key("held"):  {Message: "planned again: pods on n, of the applications it preempted, did not end within 2m0s; " + noFit.Message, Kind: noFit.Kind},
+			key("rerun"): noFit,
+		}
+		if diff := cmp.Diff(want, out.Waiting); diff != "" {
+			t.Errorf("reasons (-want +got):\n%s", diff)
+		}
+		s.explainReplanned(objects, Outcome{Admitted: []Admitted{{Key: key("held")}}})
+		if len(s.replanned) != 0 {
+			t.Errorf("still planned again after admitted again, or rerun: %v", s.replanned)
+		}
+	})
 }

@@ -23,6 +23,13 @@ import (
 // woken, and admitted by Admit) only once its driver fits its planned node by the pods on it
 // now, terminating ones included, as kube-scheduler counts them. Its executors need no such
 // wait: they are gated until released onto free capacity.
+//
+// That wait is bounded. Pods that never end (a finalizer nobody removes, a kubelet that stopped
+// answering) would hold the preemptor for ever, its quota and planned node taken. So a driver
+// held for room longer than the room wait (Config.PreemptionWait) since its admission is
+// planned again: its reservation is removed, and the next cycle places it where there is room
+// now, or preempts other applications, the pods that did not end counted where they are; until
+// admitted again it shows why (replanReason).
 
 // Pacing. When many workloads are admitted at once (the first cycle over a long queue, or one
 // after a large application ends), their drivers start together and soon create hundreds of
@@ -79,7 +86,7 @@ func newStartGate(w world, snap Snapshot, now time.Time, releasing, backlog int,
 		if !ok || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		add(room, podRequests(p), -1)
+		add(room, requestsOf(p), -1)
 	}
 	for i := range snap.Workloads {
 		g.drivers[snap.Workloads[i].Key] = memberRequests(snap.Workloads[i].Demand.Driver)
@@ -139,7 +146,7 @@ func (g *startGate) start(key Key, run, node string, plan map[string]int32) bool
 		for name, q := range need {
 			// Only what the node lists: the decision core has judged the rest.
 			if free, ok := room[name]; ok && free.Cmp(q) < 0 {
-				g.held[key] = heldReason(node)
+				g.held[key] = roomReason(node)
 				return false
 			}
 		}
@@ -156,7 +163,21 @@ func (g *startGate) start(key Key, run, node string, plan map[string]int32) bool
 	return true
 }
 
-// heldReason is what a workload the start gate holds back shows.
-func heldReason(node string) string {
+// overdue reports whether the driver of key, admitted at admitted and held for room (not for
+// pacing) by this gate, has waited for it wait or longer at now: then it is to be planned
+// again. A wait of 0 waits for ever.
+func (g *startGate) overdue(key Key, admitted, now time.Time, wait time.Duration) bool {
+	why, held := g.held[key]
+	return held && why != pacedReason && wait > 0 && now.Sub(admitted) >= wait
+}
+
+// replanReason is what a workload planned again after waiting for room shows, before the
+// cycle's reason for waiting.
+func replanReason(node string, wait time.Duration) string {
+	return fmt.Sprintf("planned again: pods on %s, of the applications it preempted, did not end within %s", node, wait)
+}
+
+// roomReason is what a workload the start gate holds back shows.
+func roomReason(node string) string {
 	return fmt.Sprintf("admitted; waiting for room for the driver on %s, where pods of the applications it preempted are ending", node)
 }
