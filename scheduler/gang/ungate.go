@@ -22,6 +22,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // Ungating: letting gated executors go, each confined to the node chosen for it.
@@ -268,7 +270,9 @@ func ungated(pod *corev1.Pod, node string) bool {
 	}
 	pod.Spec.SchedulingGates = slices.Delete(pod.Spec.SchedulingGates, i, i+1)
 	if node != "" {
-		narrowToNode(&pod.Spec, node)
+		// One node: every required term gains a requirement, the only change Kubernetes allows
+		// to a gated pod's affinity.
+		sparkpod.RequireNodes(&pod.Spec, node)
 		if pod.Annotations == nil {
 			pod.Annotations = map[string]string{}
 		}
@@ -307,25 +311,4 @@ func ungatePatch(cached *corev1.Pod, node string) ([]byte, error) {
 			op{Op: "add", Path: "/metadata/annotations", Value: next.Annotations})
 	}
 	return json.Marshal(ops)
-}
-
-// narrowToNode adds "name is node" to every required node selector term: Kubernetes lets a
-// gated pod's required node affinity gain requirements, never lose them.
-func narrowToNode(spec *corev1.PodSpec, node string) {
-	req := corev1.NodeSelectorRequirement{Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{node}}
-	if spec.Affinity == nil {
-		spec.Affinity = &corev1.Affinity{}
-	}
-	if spec.Affinity.NodeAffinity == nil {
-		spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
-	}
-	na := spec.Affinity.NodeAffinity
-	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil || len(na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) == 0 {
-		na.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{req}}}}
-		return
-	}
-	terms := na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-	for i := range terms {
-		terms[i].MatchFields = append(terms[i].MatchFields, req)
-	}
 }
