@@ -47,18 +47,56 @@ const (
 	defaultPromPortName    = "jmx-exporter"
 )
 
-// operatorOwned are properties the operator must decide itself: a user value for them would
-// put the driver somewhere the operator does not look, or make spark-submit block.
-var operatorOwned = map[string]bool{
-	KeyNamespace:           true,
-	KeyAppName:             true,
-	KeyDriverPodName:       true,
-	KeyWaitAppCompletion:   true,
-	KeyDriverTemplate:      true,
-	KeyExecutorTemplate:    true,
-	KeyDriverTemplateCtr:   true,
-	KeyExecutorTemplateCtr: true,
+// ApplicationOwned are the properties the operator decides for a SparkApplication: a user value
+// for them would put the driver somewhere the operator does not look, or make spark-submit
+// block. A value in spec.sparkConf is dropped (UserProperties) and the validating webhook warns
+// (Dropped).
+var ApplicationOwned = []string{
+	KeyNamespace, KeyAppName, KeyDriverPodName, KeyWaitAppCompletion,
+	KeyDriverTemplate, KeyExecutorTemplate, KeyDriverTemplateCtr, KeyExecutorTemplateCtr,
 }
+
+// SessionOwned are the properties the operator decides for a SparkConnect server: a user value
+// would make the server or its executors unreachable, or lose them for the status.
+var SessionOwned = []string{
+	"spark.master", "spark.submit.deployMode", KeyNamespace,
+	"spark.driver.host", "spark.driver.port", "spark.driver.blockManager.port", "spark.driver.bindAddress",
+	KeyDriverPodName, "spark.kubernetes.executor.podNamePrefix", KeyExecutorTemplate, KeyExecutorTemplateCtr,
+}
+
+// Dropped lists, sorted, the keys of sparkConf that are among owned: the operator sets them
+// itself, so the user's values are not used.
+func Dropped(sparkConf map[string]string, owned []string) []string {
+	var keys []string
+	for _, k := range sortedKeys(sparkConf) {
+		if slices.Contains(owned, k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// UserProperties are the properties a user gives in spec.sparkConf (those not owned) and
+// spec.hadoopConf (each key under spark.hadoop., where Spark passes it to Hadoop; a key already
+// there is taken as it is), in key order.
+func UserProperties(sparkConf, hadoopConf map[string]string, owned []string) []Property {
+	var out []Property
+	for _, k := range sortedKeys(sparkConf) {
+		if !slices.Contains(owned, k) {
+			out = append(out, Property{k, sparkConf[k]})
+		}
+	}
+	for _, k := range sortedKeys(hadoopConf) {
+		key := k
+		if !strings.HasPrefix(key, hadoopPrefix) {
+			key = hadoopPrefix + key
+		}
+		out = append(out, Property{key, hadoopConf[k]})
+	}
+	return out
+}
+
+const hadoopPrefix = "spark.hadoop."
 
 // Property is one --conf key=value pair.
 type Property struct{ Key, Value string }
@@ -135,15 +173,7 @@ func Build(app *v1beta2.SparkApplication, opts Options) (*Submit, error) {
 		MainApplicationFile: spec.MainApplicationFile,
 		Arguments:           spec.Arguments,
 	}
-	c := &confList{}
-	for _, k := range sortedKeys(spec.SparkConf) {
-		if !operatorOwned[k] {
-			c.add(k, spec.SparkConf[k])
-		}
-	}
-	for _, k := range sortedKeys(spec.HadoopConf) {
-		c.add("spark.hadoop."+k, spec.HadoopConf[k])
-	}
+	c := &confList{kv: UserProperties(spec.SparkConf, spec.HadoopConf, ApplicationOwned)}
 
 	if err := specConf(c, app); err != nil {
 		return nil, err

@@ -47,25 +47,10 @@ const (
 	connectMasterURL = "k8s://https://kubernetes.default.svc"
 )
 
-// connectOperatorOwned are Spark properties the operator decides: a user value would make the server
-// or its executors unreachable, or lose them for the status. They are passed last, so they win.
-var connectOperatorOwned = []string{
-	"spark.master", "spark.submit.deployMode", "spark.kubernetes.namespace",
-	"spark.driver.host", "spark.driver.port", "spark.driver.blockManager.port", "spark.driver.bindAddress",
-	"spark.kubernetes.driver.pod.name", "spark.kubernetes.executor.podNamePrefix",
-	"spark.kubernetes.executor.podTemplateFile", "spark.kubernetes.executor.podTemplateContainerName",
-}
-
 // ConnectOverriddenConf lists the keys of spec.sparkConf that the operator sets itself, so the user's
 // values for them have no effect.
 func ConnectOverriddenConf(conn *v1alpha1.SparkConnect) []string {
-	var keys []string
-	for _, k := range sortedKeys(conn.Spec.SparkConf) {
-		if slices.Contains(connectOperatorOwned, k) {
-			keys = append(keys, k)
-		}
-	}
-	return keys
+	return sparkconf.Dropped(conn.Spec.SparkConf, sparkconf.SessionOwned)
 }
 
 // ConnectServerPod builds the server pod of conn from spec.server.template: the Spark Connect server
@@ -152,20 +137,8 @@ func ConnectServerPod(conn *v1alpha1.SparkConnect, pods RoleScheduling) (*corev1
 // operator owns. spark.driver.host is not among them: it is the pod's IP, known only in the pod.
 // executor is the batch scheduler's settings for the executors, which go in their pod template.
 func ConnectServerConf(conn *v1alpha1.SparkConnect, executor Scheduling) ([]sparkconf.Property, error) {
-	var conf []sparkconf.Property
+	conf := sparkconf.UserProperties(conn.Spec.SparkConf, conn.Spec.HadoopConf, sparkconf.SessionOwned)
 	add := func(k, v string) { conf = append(conf, sparkconf.Property{Key: k, Value: v}) }
-	for _, k := range sortedKeys(conn.Spec.SparkConf) {
-		if !slices.Contains(connectOperatorOwned, k) {
-			add(k, conn.Spec.SparkConf[k])
-		}
-	}
-	for _, k := range sortedKeys(conn.Spec.HadoopConf) {
-		key := k
-		if !strings.HasPrefix(key, "spark.hadoop.") {
-			key = "spark.hadoop." + key
-		}
-		add(key, conn.Spec.HadoopConf[k])
-	}
 
 	image := ConnectExecutorImage(conn)
 	if image == "" {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkconf"
 )
 
 // The validators are served with admission.WithValidator, which decodes the requests.
@@ -54,7 +55,7 @@ func (v *SparkApplicationValidator) ValidateCreate(ctx context.Context, app *v1b
 			return nil, err
 		}
 	}
-	return NoEffectWarnings(".spec", &app.Spec), nil
+	return applicationWarnings("spec", &app.Spec), nil
 }
 
 func (v *SparkApplicationValidator) ValidateUpdate(ctx context.Context, old, app *v1beta2.SparkApplication) (admission.Warnings, error) {
@@ -64,7 +65,23 @@ func (v *SparkApplicationValidator) ValidateUpdate(ctx context.Context, old, app
 	if err := v.validate(ctx, app); err != nil {
 		return nil, err
 	}
-	return NoEffectWarnings(".spec", &app.Spec), nil
+	return applicationWarnings("spec", &app.Spec), nil
+}
+
+// applicationWarnings are the admission warnings of an application's spec at path: fields
+// that have no effect, and spec.sparkConf keys the operator sets itself.
+func applicationWarnings(path string, spec *v1beta2.SparkApplicationSpec) admission.Warnings {
+	return append(NoEffectWarnings("."+path, spec), droppedConfWarnings(path, spec.SparkConf, sparkconf.ApplicationOwned)...)
+}
+
+// droppedConfWarnings warns of each key of sparkConf (at path) that the operator sets itself,
+// among owned: its value is dropped.
+func droppedConfWarnings(path string, sparkConf map[string]string, owned []string) admission.Warnings {
+	var out admission.Warnings
+	for _, k := range sparkconf.Dropped(sparkConf, owned) {
+		out = append(out, fmt.Sprintf("%s.sparkConf[%s] is set by the operator; this value is ignored", path, k))
+	}
+	return out
 }
 
 func (v *SparkApplicationValidator) validate(ctx context.Context, app *v1beta2.SparkApplication) error {
@@ -102,7 +119,7 @@ func (ScheduledSparkApplicationValidator) ValidateCreate(ctx context.Context, ss
 	if err := refusal(ValidateScheduledSparkApplication(ssa)); err != nil {
 		return nil, err
 	}
-	return NoEffectWarnings(".spec.template", &ssa.Spec.Template), nil
+	return applicationWarnings("spec.template", &ssa.Spec.Template), nil
 }
 
 func (v ScheduledSparkApplicationValidator) ValidateUpdate(ctx context.Context, old, ssa *v1beta2.ScheduledSparkApplication) (admission.Warnings, error) {

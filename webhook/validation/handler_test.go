@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
@@ -60,6 +62,21 @@ func TestSparkApplicationValidator(t *testing.T) {
 		{"update changing the spec", admissionv1.Update, respecced, invalid, false},
 	}
 	h := admission.WithValidator(scheme(t), &SparkApplicationValidator{})
+	t.Run("sparkConf keys the operator sets are warned of", func(t *testing.T) {
+		app := validApp()
+		app.Spec.SparkConf = map[string]string{"spark.app.name": "mine", "spark.kubernetes.submission.waitAppCompletion": "true", "spark.ui.port": "4041"}
+		resp := h.Handle(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Create, Namespace: "ns", Object: raw(t, app)}})
+		want := []string{
+			"spec.sparkConf[spark.app.name] is set by the operator; this value is ignored",
+			"spec.sparkConf[spark.kubernetes.submission.waitAppCompletion] is set by the operator; this value is ignored",
+		}
+		if !resp.Allowed {
+			t.Fatalf("refused: %v", resp.Result)
+		}
+		if diff := cmp.Diff(want, resp.Warnings); diff != "" {
+			t.Errorf("warnings (-want +got):\n%s", diff)
+		}
+	})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			req := admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: tc.op, Namespace: "ns", Object: raw(t, tc.obj)}}

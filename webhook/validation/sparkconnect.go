@@ -9,12 +9,12 @@ package validation
 
 import (
 	"context"
-	"fmt"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
+	"github.com/sparkop/spark-operator/sparkconf"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -28,12 +28,8 @@ func (SparkConnectValidator) ValidateCreate(ctx context.Context, conn *v1alpha1.
 	if err := refusal(ValidateSparkConnect(conn)); err != nil {
 		return nil, err
 	}
-	var warnings admission.Warnings
-	for _, k := range sparkpod.ConnectOverriddenConf(conn) {
-		warnings = append(warnings, fmt.Sprintf("spec.sparkConf[%s] is set by the operator; this value is ignored", k))
-	}
-	warnings = append(warnings, ConnectNoEffectWarnings(&conn.Spec)...)
-	return warnings, nil
+	warnings := droppedConfWarnings("spec", conn.Spec.SparkConf, sparkconf.SessionOwned)
+	return append(warnings, ConnectNoEffectWarnings(&conn.Spec)...), nil
 }
 
 func (v SparkConnectValidator) ValidateUpdate(ctx context.Context, old, conn *v1alpha1.SparkConnect) (admission.Warnings, error) {
