@@ -221,29 +221,27 @@ func SchedulerName(app *v1beta2.SparkApplication, r Role, batch string) string {
 	return deref(r.PodSpec(app).SchedulerName)
 }
 
-// Role is the driver or executor half of the spec.
-type Role int
+// Role is the part a pod plays in a Spark application, the driver or executor half of the
+// spec: "driver" or "executor", as Spark's spark-role label and the spec's field names say.
+type Role string
 
 const (
-	Driver Role = iota
-	Executor
+	Driver   Role = v1beta2.SparkRoleDriver
+	Executor Role = v1beta2.SparkRoleExecutor
 )
 
 // roleInfo holds the property prefixes that differ between the two roles.
 type roleInfo struct {
 	role      Role
-	name      string // "driver" or "executor"
 	k8sPrefix string // spark.kubernetes.driver. / spark.kubernetes.executor.
 	envPrefix string // where plain environment variables go
 }
 
 var roles = [2]roleInfo{
-	{role: Driver, name: "driver", k8sPrefix: "spark.kubernetes.driver.", envPrefix: "spark.kubernetes.driverEnv."},
-	{role: Executor, name: "executor", k8sPrefix: "spark.kubernetes.executor.", envPrefix: "spark.executorEnv."},
+	{role: Driver, k8sPrefix: "spark.kubernetes.driver.", envPrefix: "spark.kubernetes.driverEnv."},
+	{role: Executor, k8sPrefix: "spark.kubernetes.executor.", envPrefix: "spark.executorEnv."},
 }
 
-// String is "driver" or "executor", as in the spec's field names.
-func (r Role) String() string { return roles[r].name }
 
 // PodSpec is the role's part of the spec.
 func (r Role) PodSpec(app *v1beta2.SparkApplication) *v1beta2.SparkPodSpec {
@@ -411,7 +409,7 @@ func MetricsPort(app *v1beta2.SparkApplication, r Role) *corev1.ContainerPort {
 // roleConf adds the properties of spec.driver or spec.executor.
 func roleConf(c *confList, app *v1beta2.SparkApplication, r roleInfo, extraJavaOpts string) error {
 	p := r.role.PodSpec(app)
-	sparkPrefix := "spark." + r.name + "."
+	sparkPrefix := "spark." + string(r.role) + "."
 	image := app.Spec.Image
 	if p.Image != nil && *p.Image != "" {
 		image = p.Image
@@ -435,7 +433,7 @@ func roleConf(c *confList, app *v1beta2.SparkApplication, r roleInfo, extraJavaO
 		c.add(sparkPrefix+"memoryOverhead", *p.MemoryOverhead)
 	}
 	if p.ServiceAccount != nil && *p.ServiceAccount != "" {
-		c.add("spark.kubernetes.authenticate."+r.name+".serviceAccountName", *p.ServiceAccount)
+		c.add("spark.kubernetes.authenticate."+string(r.role)+".serviceAccountName", *p.ServiceAccount)
 	}
 	javaOpts := joinNonEmpty(" ", deref(p.JavaOptions), extraJavaOpts)
 	if javaOpts != "" {

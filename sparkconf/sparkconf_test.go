@@ -129,7 +129,7 @@ func TestConfVolumesAndMetricsPort(t *testing.T) {
 		{role: Executor, wantVols: map[string]bool{"scratch": true}, wantPort: &corev1.ContainerPort{Name: "jmx-exporter", ContainerPort: 8090, Protocol: corev1.ProtocolTCP}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.role.String(), func(t *testing.T) {
+		t.Run(string(tt.role), func(t *testing.T) {
 			vols, err := ConfVolumes(app, tt.role)
 			if err != nil {
 				t.Fatal(err)

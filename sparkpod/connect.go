@@ -78,7 +78,7 @@ func ConnectServerPod(conn *v1alpha1.SparkConnect, pods RoleScheduling) (*corev1
 	if len(pod.Spec.Containers) == 0 {
 		pod.Spec.Containers = []corev1.Container{{Name: v1beta2.SparkDriverContainerName}}
 	}
-	c := &pod.Spec.Containers[SparkContainerIndex(pod, v1beta2.SparkRoleDriver)]
+	c := &pod.Spec.Containers[SparkContainerIndex(pod, RoleDriver)]
 	if c.Image == "" {
 		c.Image = deref(conn.Spec.Image)
 	}
@@ -127,6 +127,11 @@ func ConnectServerPod(conn *v1alpha1.SparkConnect, pods RoleScheduling) (*corev1
 		pod.Spec.Volumes = append(pod.Spec.Volumes, corev1.Volume{Name: connectExecutorTemplateVol, VolumeSource: corev1.VolumeSource{
 			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: conn.ExecutorTemplateConfigMapName()}},
 		}})
+	}
+	// The server is the session's driver: the same settings writer as every driver's, so a
+	// template setting means the same on both and the webhook finds nothing to add.
+	if err := Customise(pod, ConnectApplication(conn), RoleDriver); err != nil {
+		return nil, err
 	}
 	pods.Driver.Apply(&pod.ObjectMeta, &pod.Spec)
 	return pod, nil
@@ -355,14 +360,14 @@ func ConnectApplication(conn *v1alpha1.SparkConnect) *v1beta2.SparkApplication {
 		app.Spec.Executor.Instances = &instances
 	}
 	var volumes []corev1.Volume
-	fromTemplate(&app.Spec.Driver.SparkPodSpec, &volumes, conn.Spec.Server.Template, v1beta2.SparkRoleDriver)
-	fromTemplate(&app.Spec.Executor.SparkPodSpec, &volumes, conn.Spec.Executor.Template, v1beta2.SparkRoleExecutor)
+	fromTemplate(&app.Spec.Driver.SparkPodSpec, &volumes, conn.Spec.Server.Template, RoleDriver)
+	fromTemplate(&app.Spec.Executor.SparkPodSpec, &volumes, conn.Spec.Executor.Template, RoleExecutor)
 	app.Spec.Volumes = volumes
 	return app
 }
 
 // fromTemplate fills spec with the settings of t that the mutations apply, and adds t's volumes.
-func fromTemplate(spec *v1beta2.SparkPodSpec, volumes *[]corev1.Volume, t *corev1.PodTemplateSpec, role string) {
+func fromTemplate(spec *v1beta2.SparkPodSpec, volumes *[]corev1.Volume, t *corev1.PodTemplateSpec, role Role) {
 	if t == nil {
 		return
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/sparkconf"
 	"github.com/sparkop/spark-operator/sparkpod"
+	"github.com/sparkop/spark-operator/webhook/podmutator"
 )
 
 func newConnect(mods ...func(*v1alpha1.SparkConnect)) *v1alpha1.SparkConnect {
@@ -384,5 +385,48 @@ func TestAdmittedServer(t *testing.T) {
 				t.Errorf("executor template lacks its scheduling or the user's settings: %+v", tmpl)
 			}
 		})
+	}
+}
+
+// TestServerPodIsADriver: the server pod is written by the same settings writer as a driver,
+// so the webhook's pass over it (as over any session pod) finds nothing to add, and its
+// template's settings are there with a batch scheduler's decision beside them.
+func TestServerPodIsADriver(t *testing.T) {
+	conn := newConnect(func(c *v1alpha1.SparkConnect) {
+		c.Spec.Server.Template = &corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"team": "a"}},
+			Spec: corev1.PodSpec{
+				Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+					NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}}},
+				}}},
+				Tolerations:     []corev1.Toleration{{Key: "spark", Operator: corev1.TolerationOpExists}},
+				SecurityContext: &corev1.PodSecurityContext{FSGroup: ptr(int64(185))},
+				Volumes:         []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+				Containers: []corev1.Container{{
+					Name: v1beta2.SparkDriverContainerName, Env: []corev1.EnvVar{{Name: "MINE", Value: "1"}},
+					VolumeMounts: []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}},
+				}},
+			},
+		}
+	})
+	decision := sparkpod.RoleScheduling{Driver: sparkpod.Scheduling{SchedulerName: "batch", NodeNames: []string{"n1"}}}
+	pod, err := sparkpod.ConnectServerPod(conn, decision)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.Labels[v1beta2.SparkRoleLabel] = v1alpha1.SparkRoleConnectServer
+	mutated := pod.DeepCopy()
+	if err := podmutator.MutateConnectPod(mutated, conn); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(pod, mutated); diff != "" {
+		t.Errorf("the webhook changes the operator's server pod (-built +mutated):\n%s", diff)
+	}
+	terms := pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if len(terms) != 1 || len(terms[0].MatchExpressions) != 1 || len(terms[0].MatchFields) != 1 {
+		t.Errorf("required terms %v: want the template's zone and the planned node in one term", terms)
+	}
+	if pod.Spec.SchedulerName != "batch" {
+		t.Errorf("scheduler %q, want the batch scheduler's", pod.Spec.SchedulerName)
 	}
 }

@@ -17,12 +17,13 @@ import (
 	"github.com/sparkop/spark-operator/sparkconf"
 )
 
-// Role is the part a pod plays in a Spark application.
-type Role string
+// Role is the part a pod plays in a Spark application: sparkconf's, so that a role means one
+// thing from the spec to the properties to the pods.
+type Role = sparkconf.Role
 
 const (
-	RoleDriver   Role = v1beta2.SparkRoleDriver
-	RoleExecutor Role = v1beta2.SparkRoleExecutor
+	RoleDriver   = sparkconf.Driver
+	RoleExecutor = sparkconf.Executor
 )
 
 // PodDemand is what each pod of one role asks the cluster for, and where it may run.
@@ -125,7 +126,7 @@ func podDemand(role Role, app *v1beta2.SparkApplication, conf map[string]string)
 	if err != nil {
 		return PodDemand{}, err
 	}
-	r := &pod.Spec.Containers[SparkContainerIndex(pod, string(role))].Resources
+	r := &pod.Spec.Containers[SparkContainerIndex(pod, role)].Resources
 	r.Requests = setAll(r.Requests, spark.Requests)
 	r.Limits = setAll(r.Limits, spark.Limits)
 	pod.Spec.NodeSelector = setAll(pod.Spec.NodeSelector, NodeSelector(role, conf))

@@ -212,7 +212,7 @@ func holds(t *testing.T, pod *corev1.Pod, app *v1beta2.SparkApplication, d spark
 func effective(t *testing.T, pod *corev1.Pod, app *v1beta2.SparkApplication) *corev1.Pod {
 	t.Helper()
 	pod = pod.DeepCopy()
-	c := &pod.Spec.Containers[sparkpod.SparkContainerIndex(pod, v1beta2.SparkRoleDriver)]
+	c := &pod.Spec.Containers[sparkpod.SparkContainerIndex(pod, sparkpod.RoleDriver)]
 	user := app.Spec.Driver.Env
 	if n := len(c.Env) - len(user); n < 0 || !cmp.Equal(c.Env[n:], user, cmpopts.EquateEmpty()) {
 		t.Errorf("pod %s: the user's env is not last: %v", pod.Name, c.Env)

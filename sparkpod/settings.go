@@ -114,7 +114,7 @@ func reject(format string, args ...any) error {
 // versions name it) for executors. A pod whose containers have none of these names (a user pod
 // template naming it otherwise) has its first container taken, as Spark does. -1 when the pod
 // has no containers.
-func SparkContainerIndex(pod *corev1.Pod, role string) int {
+func SparkContainerIndex(pod *corev1.Pod, role Role) int {
 	names := []string{v1beta2.SparkDriverContainerName}
 	if role == v1beta2.SparkRoleExecutor {
 		names = []string{v1beta2.SparkExecutorContainerName, LegacyExecutorContainerName}
@@ -136,7 +136,7 @@ func SparkContainerIndex(pod *corev1.Pod, role string) int {
 // settings are on it. Users' env ends up last, after Spark's. A *RejectError means the
 // spec cannot be applied.
 func Customise(pod *corev1.Pod, app *v1beta2.SparkApplication, role Role) error {
-	idx := SparkContainerIndex(pod, string(role))
+	idx := SparkContainerIndex(pod, role)
 	if idx < 0 {
 		return reject("%s pod %s has no containers", role, pod.Name)
 	}
@@ -160,7 +160,7 @@ func Template(app *v1beta2.SparkApplication, role Role) (*corev1.Pod, error) {
 		t := spec.Template.DeepCopy()
 		pod.ObjectMeta, pod.Spec = t.ObjectMeta, t.Spec
 	}
-	idx := SparkContainerIndex(pod, string(role))
+	idx := SparkContainerIndex(pod, role)
 	if idx < 0 {
 		name := v1beta2.SparkDriverContainerName
 		if role == RoleExecutor {
@@ -169,7 +169,7 @@ func Template(app *v1beta2.SparkApplication, role Role) (*corev1.Pod, error) {
 		pod.Spec.Containers = []corev1.Container{{Name: name}}
 		idx = 0
 	}
-	inConf, err := sparkconf.ConfVolumes(app, confRole(role))
+	inConf, err := sparkconf.ConfVolumes(app, role)
 	if err != nil {
 		return nil, &RejectError{Message: err.Error()}
 	}
@@ -198,12 +198,6 @@ func specOf(app *v1beta2.SparkApplication, role Role) *v1beta2.SparkPodSpec {
 	return &app.Spec.Driver.SparkPodSpec
 }
 
-func confRole(role Role) sparkconf.Role {
-	if role == RoleExecutor {
-		return sparkconf.Executor
-	}
-	return sparkconf.Driver
-}
 
 // ---- helpers that add one thing unless it is there ----
 
@@ -357,7 +351,7 @@ func addConfigMaps(t *target) error {
 // HADOOP_TOKEN_FILE_LOCATION at the key file of typed Secrets.
 func addSecrets(t *target) error {
 	for i, s := range t.spec.Secrets {
-		env, err := sparkconf.SecretEnv(confRole(t.role), i, s)
+		env, err := sparkconf.SecretEnv(t.role, i, s)
 		if err != nil {
 			return &RejectError{Message: err.Error()}
 		}
@@ -445,7 +439,7 @@ func addEnvVars(t *target) error {
 func addEnvSecretKeyRefs(t *target) error {
 	for _, k := range slices.Sorted(maps.Keys(t.spec.EnvSecretKeyRefs)) {
 		ref := t.spec.EnvSecretKeyRefs[k]
-		if err := sparkconf.CheckEnvSecretKeyRef(confRole(t.role), k, ref); err != nil {
+		if err := sparkconf.CheckEnvSecretKeyRef(t.role, k, ref); err != nil {
 			return &RejectError{Message: err.Error()}
 		}
 		ensureEnv(t.container(), corev1.EnvVar{Name: k, ValueFrom: &corev1.EnvVarSource{
@@ -538,7 +532,7 @@ func addPorts(t *target) error {
 // addPrometheus adds the JMX exporter's port when the role's metrics are exposed, and mounts
 // the generated configuration ConfigMap when the application gives the configuration inline.
 func addPrometheus(t *target) error {
-	port := sparkconf.MetricsPort(t.app, confRole(t.role))
+	port := sparkconf.MetricsPort(t.app, t.role)
 	if port == nil {
 		return nil
 	}
@@ -561,7 +555,7 @@ func addPrometheus(t *target) error {
 // fills in only a pod left to the default scheduler: a scheduler name already there is a batch
 // scheduler's decision or the spec's, passed to Spark as a property (precedence.go).
 func addSchedulerName(t *target) error {
-	name := sparkconf.SchedulerName(t.app, confRole(t.role), "")
+	name := sparkconf.SchedulerName(t.app, t.role, "")
 	if name == "" {
 		return nil
 	}

@@ -356,7 +356,7 @@ func driverPod(app *v1beta2.SparkApplication, c conf, p driverParams) (*corev1.P
 	pod.Labels = merge(pod.Labels, p.labels)
 	pod.Annotations = merge(pod.Annotations, c.prefixed(prefixDriverAnnotation))
 
-	idx := sparkpod.SparkContainerIndex(pod, v1beta2.SparkRoleDriver)
+	idx := sparkpod.SparkContainerIndex(pod, sparkpod.RoleDriver)
 	ctr := &pod.Spec.Containers[idx]
 	if ctr.Name == "" {
 		ctr.Name = v1beta2.SparkDriverContainerName
