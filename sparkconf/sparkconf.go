@@ -242,7 +242,6 @@ var roles = [2]roleInfo{
 	{role: Executor, k8sPrefix: "spark.kubernetes.executor.", envPrefix: "spark.executorEnv."},
 }
 
-
 // PodSpec is the role's part of the spec.
 func (r Role) PodSpec(app *v1beta2.SparkApplication) *v1beta2.SparkPodSpec {
 	if r == Driver {

@@ -198,7 +198,6 @@ func specOf(app *v1beta2.SparkApplication, role Role) *v1beta2.SparkPodSpec {
 	return &app.Spec.Driver.SparkPodSpec
 }
 
-
 // ---- helpers that add one thing unless it is there ----
 
 // ensureVolume adds v unless the pod has a volume of that name (then the pod's wins: it was put
