@@ -553,3 +553,28 @@ func TestUnrecordedApplications(t *testing.T) {
 		t.Errorf("workloads in the cycle → unrecorded (-want +got):\n%s", diff)
 	}
 }
+
+// TestSnapshotQueues: a Queue object reads as the cycle's queue: parent, priority and quota as
+// given, borrowing.policy Never keeping it within its quota, borrowing.limit capping the rest.
+func TestSnapshotQueues(t *testing.T) {
+	cpu := func(s string) corev1.ResourceList { return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(s)} }
+	queues := []schedv1alpha1.Queue{
+		{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}, Spec: schedv1alpha1.QueueSpec{Parent: "org", Priority: 3, Quota: cpu("16"),
+			Borrowing: &schedv1alpha1.Borrowing{Policy: schedv1alpha1.BorrowingAllowed, Limit: cpu("4")}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "strict"}, Spec: schedv1alpha1.QueueSpec{Parent: "org", Quota: cpu("8"),
+			Borrowing: &schedv1alpha1.Borrowing{Policy: schedv1alpha1.BorrowingNever}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "org"}, Spec: schedv1alpha1.QueueSpec{Quota: cpu("32")}},
+	}
+	snap, err := snapshot(world{Queues: queues}, snapshotOptions{Now: time.Unix(0, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]*Queue{
+		"team-a": {Name: "team-a", Parent: "org", Priority: 3, Quota: cpu("16"), BorrowingLimit: cpu("4"), Usage: corev1.ResourceList{}},
+		"strict": {Name: "strict", Parent: "org", Quota: cpu("8"), NoBorrowing: true, Usage: corev1.ResourceList{}},
+		"org":    {Name: "org", Quota: cpu("32"), Usage: corev1.ResourceList{}},
+	}
+	if diff := cmp.Diff(want, snap.Queues, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
+		t.Errorf("queues (-want +got):\n%s", diff)
+	}
+}

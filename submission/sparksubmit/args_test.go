@@ -416,7 +416,7 @@ func TestBuildArgsErrors(t *testing.T) {
 			a := baseApp()
 			a.Spec.Driver.Secrets = []v1beta2.SecretInfo{{Name: "s", Path: "/s", Type: "Kerberos"}}
 			return a
-		}, want: `unknown secretType "Kerberos"`},
+		}, want: `secretType: unknown type "Kerberos"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
