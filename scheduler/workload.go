@@ -9,6 +9,7 @@ package scheduler
 
 import (
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
@@ -74,12 +75,12 @@ func ApplicationWorkload(app *v1beta2.SparkApplication) Workload {
 		Run:    app.Status.SubmissionID,
 	}
 	if o := app.Spec.BatchSchedulerOptions; o != nil {
-		w.Queue = deref(o.Queue)
-		w.PriorityClassName = deref(o.PriorityClassName)
+		w.Queue = ptr.Deref(o.Queue, "")
+		w.PriorityClassName = ptr.Deref(o.PriorityClassName, "")
 	}
 	// The batch scheduler options' priority class wins; else the driver's gives the priority.
 	if w.PriorityClassName == "" {
-		w.PriorityClassName = deref(app.Spec.Driver.PriorityClassName)
+		w.PriorityClassName = ptr.Deref(app.Spec.Driver.PriorityClassName, "")
 	}
 	return w
 }
@@ -93,11 +94,4 @@ func SessionWorkload(conn *v1alpha1.SparkConnect) Workload {
 		Object: conn,
 		Run:    conn.Status.Server.SubmissionID,
 	}
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

@@ -10,6 +10,8 @@ package sparkconf
 import (
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
@@ -26,7 +28,7 @@ func TestLesserSpecFields(t *testing.T) {
 	}{{
 		name: "driver kubernetesMaster, serviceLabels and serviceAnnotations",
 		modify: func(a *v1beta2.SparkApplication) {
-			a.Spec.Driver.KubernetesMaster = ptr("https://api.example.com:6443")
+			a.Spec.Driver.KubernetesMaster = ptr.To("https://api.example.com:6443")
 			a.Spec.Driver.ServiceLabels = map[string]string{"team": "data"}
 			a.Spec.Driver.ServiceAnnotations = map[string]string{"note": "svc"}
 		},
@@ -38,7 +40,7 @@ func TestLesserSpecFields(t *testing.T) {
 	}, {
 		name: "dynamicAllocation shuffleTrackingEnabled false",
 		modify: func(a *v1beta2.SparkApplication) {
-			a.Spec.DynamicAllocation = &v1beta2.DynamicAllocation{Enabled: true, ShuffleTrackingEnabled: ptr(false)}
+			a.Spec.DynamicAllocation = &v1beta2.DynamicAllocation{Enabled: true, ShuffleTrackingEnabled: ptr.To(false)}
 		},
 		want: map[string]string{"spark.dynamicAllocation.shuffleTracking.enabled": "false"},
 	}, {
@@ -70,7 +72,7 @@ func TestLesserSpecFields(t *testing.T) {
 	t.Run("prometheus portName names the exporter's container port", func(t *testing.T) {
 		app := baseApp()
 		app.Spec.Monitoring = &v1beta2.MonitoringSpec{ExposeDriverMetrics: true,
-			Prometheus: &v1beta2.PrometheusSpec{JmxExporterJar: "/j.jar", PortName: ptr("metrics")}}
+			Prometheus: &v1beta2.PrometheusSpec{JmxExporterJar: "/j.jar", PortName: ptr.To("metrics")}}
 		want := &corev1.ContainerPort{Name: "metrics", ContainerPort: 8090, Protocol: corev1.ProtocolTCP}
 		if d := cmp.Diff(want, MetricsPort(app, Driver)); d != "" {
 			t.Errorf("MetricsPort (-want +got):\n%s", d)

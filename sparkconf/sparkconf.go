@@ -20,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/utils/ptr"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
@@ -68,7 +70,7 @@ var SessionOwned = []string{
 // itself, so the user's values are not used.
 func Dropped(sparkConf map[string]string, owned []string) []string {
 	var keys []string
-	for _, k := range sortedKeys(sparkConf) {
+	for _, k := range slices.Sorted(maps.Keys(sparkConf)) {
 		if slices.Contains(owned, k) {
 			keys = append(keys, k)
 		}
@@ -81,12 +83,12 @@ func Dropped(sparkConf map[string]string, owned []string) []string {
 // there is taken as it is), in key order.
 func UserProperties(sparkConf, hadoopConf map[string]string, owned []string) []Property {
 	var out []Property
-	for _, k := range sortedKeys(sparkConf) {
+	for _, k := range slices.Sorted(maps.Keys(sparkConf)) {
 		if !slices.Contains(owned, k) {
 			out = append(out, Property{k, sparkConf[k]})
 		}
 	}
-	for _, k := range sortedKeys(hadoopConf) {
+	for _, k := range slices.Sorted(maps.Keys(hadoopConf)) {
 		key := k
 		if !strings.HasPrefix(key, hadoopPrefix) {
 			key = hadoopPrefix + key
@@ -160,9 +162,9 @@ func Build(app *v1beta2.SparkApplication, opts Options) (*Submit, error) {
 	spec := &app.Spec
 	s := &Submit{
 		DeployMode:          string(spec.Mode),
-		MainClass:           deref(spec.MainClass),
+		MainClass:           ptr.Deref(spec.MainClass, ""),
 		Name:                app.Name,
-		ProxyUser:           deref(spec.ProxyUser),
+		ProxyUser:           ptr.Deref(spec.ProxyUser, ""),
 		Jars:                spec.Deps.Jars,
 		Files:               spec.Deps.Files,
 		PyFiles:             spec.Deps.PyFiles,
@@ -192,7 +194,7 @@ func Build(app *v1beta2.SparkApplication, opts Options) (*Submit, error) {
 		if name := SchedulerName(app, r.role, opts.Decided[i].SchedulerName); name != "" {
 			c.add(r.k8sPrefix+"scheduler.name", name)
 		}
-		for _, k := range sortedKeys(opts.Decided[i].NodeSelector) {
+		for _, k := range slices.Sorted(maps.Keys(opts.Decided[i].NodeSelector)) {
 			c.add(r.k8sPrefix+"node.selector."+k, opts.Decided[i].NodeSelector[k])
 		}
 	}
@@ -218,7 +220,7 @@ func SchedulerName(app *v1beta2.SparkApplication, r Role, batch string) string {
 	if batch != "" {
 		return batch
 	}
-	return deref(r.PodSpec(app).SchedulerName)
+	return ptr.Deref(r.PodSpec(app).SchedulerName, "")
 }
 
 // Role is the part a pod plays in a Spark application, the driver or executor half of the
@@ -279,11 +281,11 @@ func specConf(c *confList, app *v1beta2.SparkApplication) error {
 		c.add("spark.driver.memoryOverheadFactor", *spec.MemoryOverheadFactor)
 		c.add("spark.executor.memoryOverheadFactor", *spec.MemoryOverheadFactor)
 	}
-	if name := deref(spec.HadoopConfigMap); name != "" {
+	if name := ptr.Deref(spec.HadoopConfigMap, ""); name != "" {
 		// Spark mounts it into the driver and executors and points HADOOP_CONF_DIR at it.
 		c.add("spark.kubernetes.hadoop.configMapName", name)
 	}
-	for _, k := range sortedKeys(spec.NodeSelector) {
+	for _, k := range slices.Sorted(maps.Keys(spec.NodeSelector)) {
 		c.add("spark.kubernetes.node.selector."+k, spec.NodeSelector[k])
 	}
 
@@ -291,10 +293,10 @@ func specConf(c *confList, app *v1beta2.SparkApplication) error {
 	if drv.KubernetesMaster != nil && *drv.KubernetesMaster != "" {
 		c.add("spark.kubernetes.driver.master", *drv.KubernetesMaster)
 	}
-	for _, k := range sortedKeys(drv.ServiceLabels) {
+	for _, k := range slices.Sorted(maps.Keys(drv.ServiceLabels)) {
 		c.add("spark.kubernetes.driver.service.label."+k, drv.ServiceLabels[k])
 	}
-	for _, k := range sortedKeys(drv.ServiceAnnotations) {
+	for _, k := range slices.Sorted(maps.Keys(drv.ServiceAnnotations)) {
 		c.add("spark.kubernetes.driver.service.annotation."+k, drv.ServiceAnnotations[k])
 	}
 
@@ -434,7 +436,7 @@ func roleConf(c *confList, app *v1beta2.SparkApplication, r roleInfo, extraJavaO
 	if p.ServiceAccount != nil && *p.ServiceAccount != "" {
 		c.add("spark.kubernetes.authenticate."+string(r.role)+".serviceAccountName", *p.ServiceAccount)
 	}
-	javaOpts := joinNonEmpty(" ", deref(p.JavaOptions), extraJavaOpts)
+	javaOpts := joinNonEmpty(" ", ptr.Deref(p.JavaOptions, ""), extraJavaOpts)
 	if javaOpts != "" {
 		c.add(sparkPrefix+"extraJavaOptions", javaOpts)
 	}
@@ -446,7 +448,7 @@ func roleConf(c *confList, app *v1beta2.SparkApplication, r roleInfo, extraJavaO
 		labels = map[string]string{}
 	}
 	maps.Copy(labels, p.Labels)
-	for _, k := range sortedKeys(labels) {
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		c.add(r.k8sPrefix+"label."+k, labels[k])
 	}
 	annotations := maps.Clone(p.Annotations)
@@ -458,10 +460,10 @@ func roleConf(c *confList, app *v1beta2.SparkApplication, r roleInfo, extraJavaO
 		annotations["prometheus.io/port"] = strconv.Itoa(int(port.ContainerPort))
 		annotations["prometheus.io/path"] = "/metrics"
 	}
-	for _, k := range sortedKeys(annotations) {
+	for _, k := range slices.Sorted(maps.Keys(annotations)) {
 		c.add(r.k8sPrefix+"annotation."+k, annotations[k])
 	}
-	for _, k := range sortedKeys(p.NodeSelector) {
+	for _, k := range slices.Sorted(maps.Keys(p.NodeSelector)) {
 		c.add(r.k8sPrefix+"node.selector."+k, p.NodeSelector[k])
 	}
 
@@ -475,10 +477,10 @@ func roleConf(c *confList, app *v1beta2.SparkApplication, r roleInfo, extraJavaO
 			c.add(r.envPrefix+env.Name, env.Value)
 		}
 	}
-	for _, k := range sortedKeys(p.EnvVars) {
+	for _, k := range slices.Sorted(maps.Keys(p.EnvVars)) {
 		c.add(r.envPrefix+k, p.EnvVars[k])
 	}
-	for _, k := range sortedKeys(p.EnvSecretKeyRefs) {
+	for _, k := range slices.Sorted(maps.Keys(p.EnvSecretKeyRefs)) {
 		ref := p.EnvSecretKeyRefs[k]
 		if err := CheckEnvSecretKeyRef(r.role, k, ref); err != nil {
 			return err
@@ -502,7 +504,7 @@ func roleConf(c *confList, app *v1beta2.SparkApplication, r roleInfo, extraJavaO
 		if m.mount.ReadOnly || m.volumeReadOnly {
 			c.add(base+"mount.readOnly", "true")
 		}
-		for _, k := range sortedKeys(m.options) {
+		for _, k := range slices.Sorted(maps.Keys(m.options)) {
 			c.add(base+"options."+k, m.options[k])
 		}
 	}
@@ -612,17 +614,6 @@ func MountedByOthers(p *v1beta2.SparkPodSpec) map[string]bool {
 		}
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	return slices.Sorted(maps.Keys(m))
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 func joinNonEmpty(sep string, parts ...string) string {

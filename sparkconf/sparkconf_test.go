@@ -10,6 +10,8 @@ package sparkconf
 import (
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,7 +26,7 @@ func baseApp() *v1beta2.SparkApplication {
 		ObjectMeta: metav1.ObjectMeta{Name: "pi", Namespace: "ns"},
 		Spec: v1beta2.SparkApplicationSpec{
 			Type:                v1beta2.SparkApplicationTypeScala,
-			MainClass:           ptr("org.apache.spark.examples.SparkPi"),
+			MainClass:           ptr.To("org.apache.spark.examples.SparkPi"),
 			MainApplicationFile: "local:///app.jar",
 			Arguments:           []string{"10"},
 			Deps:                v1beta2.Dependencies{Jars: []string{"a.jar", "b.jar"}},
@@ -36,7 +38,7 @@ func baseApp() *v1beta2.SparkApplication {
 
 func TestBuildCommandLineValues(t *testing.T) {
 	app := baseApp()
-	app.Spec.ProxyUser = ptr("bob")
+	app.Spec.ProxyUser = ptr.To("bob")
 	got, err := Build(app, testAttempt)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +75,7 @@ func TestBuildMap(t *testing.T) {
 		modify: func(a *v1beta2.SparkApplication) {
 			a.Spec.SparkConf = map[string]string{"spark.driver.memory": "8g"}
 			a.Spec.HadoopConf = map[string]string{"fs.s3a.impl": "S3"}
-			a.Spec.Driver.Memory = ptr("2g")
+			a.Spec.Driver.Memory = ptr.To("2g")
 		},
 		want: map[string]string{"spark.driver.memory": "2g", "spark.hadoop.fs.s3a.impl": "S3"},
 	}, {
@@ -144,8 +146,6 @@ func TestConfVolumesAndMetricsPort(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // The scheduler of each role's pods: the batch scheduler's choice, else the spec's field, else
 // the user's properties (the role's key over the global one, as Spark reads them).
 func TestSchedulerNamePrecedence(t *testing.T) {
@@ -178,10 +178,10 @@ func TestSchedulerNamePrecedence(t *testing.T) {
 			app := baseApp()
 			app.Spec.SparkConf = tt.sparkConf
 			if tt.spec[0] != "" {
-				app.Spec.Driver.SchedulerName = ptr(tt.spec[0])
+				app.Spec.Driver.SchedulerName = ptr.To(tt.spec[0])
 			}
 			if tt.spec[1] != "" {
-				app.Spec.Executor.SchedulerName = ptr(tt.spec[1])
+				app.Spec.Executor.SchedulerName = ptr.To(tt.spec[1])
 			}
 			opts := testAttempt
 			opts.Decided = [2]Decided{{SchedulerName: tt.batch[0]}, {SchedulerName: tt.batch[1]}}

@@ -19,6 +19,8 @@ import (
 	"strconv"
 	"strings"
 
+	"k8s.io/utils/ptr"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -80,7 +82,7 @@ func ConnectServerPod(conn *v1alpha1.SparkConnect, pods RoleScheduling) (*corev1
 	}
 	c := &pod.Spec.Containers[SparkContainerIndex(pod, RoleDriver)]
 	if c.Image == "" {
-		c.Image = deref(conn.Spec.Image)
+		c.Image = ptr.Deref(conn.Spec.Image, "")
 	}
 	if c.Image == "" {
 		return nil, errors.New("no image for the server: set spec.image or the image of the server template's " +
@@ -180,7 +182,7 @@ func ConnectServerConf(conn *v1alpha1.SparkConnect, executor Scheduling) ([]spar
 	if id := conn.Status.Server.SubmissionID; id != "" {
 		execLabels[v1beta2.LabelSubmissionID] = id
 	}
-	for _, k := range sortedKeys(execLabels) {
+	for _, k := range slices.Sorted(maps.Keys(execLabels)) {
 		add("spark.kubernetes.executor.label."+k, execLabels[k])
 	}
 
@@ -210,7 +212,7 @@ func ConnectExecutorImage(conn *v1alpha1.SparkConnect) string {
 			}
 		}
 	}
-	return deref(conn.Spec.Image)
+	return ptr.Deref(conn.Spec.Image, "")
 }
 
 // connectStartScript is the server container's bash command. Every property is single-quoted, so
@@ -326,15 +328,6 @@ func connectOwnedLabels(conn *v1alpha1.SparkConnect) map[string]string {
 		v1beta2.LabelLaunchedByOperator: "true",
 		v1alpha1.LabelConnectName:       conn.Name,
 	}
-}
-
-func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // ConnectApplication is conn seen as a SparkApplication: the server as its driver, the pod

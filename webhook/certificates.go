@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -173,7 +175,7 @@ func (s *servingCertificate) setup(mgr manager.Manager, name string) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WatchesRawSource(source.Kind(secrets, &corev1.Secret{}, &handler.TypedEnqueueRequestForObject[*corev1.Secret]{})).
-		WithOptions(controller.Options{NeedLeaderElection: ptr(false), MaxConcurrentReconciles: 1}).
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false), MaxConcurrentReconciles: 1}).
 		Complete(s)
 }
 

@@ -11,6 +11,8 @@ import (
 	"context"
 	"fmt"
 
+	"k8s.io/utils/ptr"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -74,7 +76,7 @@ func Configurations(opts Options, caBundle []byte) (*admissionregistrationv1.Mut
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
 				Rule: admissionregistrationv1.Rule{
 					APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"},
-					Scope: ptr(admissionregistrationv1.NamespacedScope),
+					Scope: ptr.To(admissionregistrationv1.NamespacedScope),
 				},
 			}},
 			FailurePolicy:     &policy,
@@ -97,7 +99,7 @@ func Configurations(opts Options, caBundle []byte) (*admissionregistrationv1.Mut
 				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
 				Rule: admissionregistrationv1.Rule{
 					APIGroups: []string{v1beta2.GroupName}, APIVersions: []string{version}, Resources: []string{resource},
-					Scope: ptr(admissionregistrationv1.NamespacedScope),
+					Scope: ptr.To(admissionregistrationv1.NamespacedScope),
 				},
 			}},
 			FailurePolicy:           &policy,
@@ -190,5 +192,3 @@ func DeleteConfigurations(ctx context.Context, c client.Client, opts Options) er
 	mutating, validating := Configurations(opts, nil)
 	return errorsJoin(client.IgnoreNotFound(c.Delete(ctx, mutating)), client.IgnoreNotFound(c.Delete(ctx, validating)))
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -43,8 +45,8 @@ func TestClientConfig(t *testing.T) {
 		opts Options
 		want admissionregistrationv1.WebhookClientConfig
 	}{
-		{"url", Options{URLHost: "127.0.0.1", Port: 9443}, admissionregistrationv1.WebhookClientConfig{URL: ptr("https://127.0.0.1:9443" + path), CABundle: []byte("ca")}},
-		{"ipv6 url", Options{URLHost: "::1", Port: 9443}, admissionregistrationv1.WebhookClientConfig{URL: ptr("https://[::1]:9443" + path), CABundle: []byte("ca")}},
+		{"url", Options{URLHost: "127.0.0.1", Port: 9443}, admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:9443" + path), CABundle: []byte("ca")}},
+		{"ipv6 url", Options{URLHost: "::1", Port: 9443}, admissionregistrationv1.WebhookClientConfig{URL: ptr.To("https://[::1]:9443" + path), CABundle: []byte("ca")}},
 		{"service", Options{ServiceName: "wh", ServiceNamespace: "ops", ServicePort: 443}, admissionregistrationv1.WebhookClientConfig{
 			Service: &admissionregistrationv1.ServiceReference{Namespace: "ops", Name: "wh", Path: &path, Port: &port}, CABundle: []byte("ca"),
 		}},

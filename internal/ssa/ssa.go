@@ -25,6 +25,8 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"k8s.io/utils/ptr"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -106,7 +108,7 @@ func (e *NotOwnedError) Error() string {
 // cfg must be complete on every call: fields it set before and leaves out now are removed.
 // It gets AppliedAnnotation.
 func Apply[T Config[T]](ctx context.Context, c client.Client, api client.Reader, cfg T, existing client.Object, owner Owner) (bool, error) {
-	kind, name, ns := deref(cfg.GetKind()), deref(cfg.GetName()), deref(cfg.GetNamespace())
+	kind, name, ns := ptr.Deref(cfg.GetKind(), ""), ptr.Deref(cfg.GetName(), ""), ptr.Deref(cfg.GetNamespace(), "")
 	hash, err := Hash(cfg)
 	if err != nil {
 		return false, fmt.Errorf("encoding %s %s/%s: %w", kind, ns, name, err)
@@ -151,11 +153,4 @@ func Hash(cfg any) (string, error) {
 	}
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:12]), nil
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }

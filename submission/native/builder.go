@@ -15,10 +15,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/utils/ptr"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -133,7 +136,7 @@ func (o *Objects) SetPodOwner(uid types.UID) {
 		Kind:       "Pod",
 		Name:       o.Pod.Name,
 		UID:        uid,
-		Controller: ptr(true),
+		Controller: ptr.To(true),
 	}}
 	o.ConfigMap.OwnerReferences = ref
 	o.Service.OwnerReferences = ref
@@ -184,7 +187,7 @@ func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Optio
 			return nil, userError("spec.mainClass is required for %s applications", s.Type)
 		}
 		mainClass = *s.MainClass
-		if !contains(strings.Split(c[keyJars], ","), s.MainApplicationFile) {
+		if !slices.Contains(strings.Split(c[keyJars], ","), s.MainApplicationFile) {
 			if c[keyJars] == "" {
 				c[keyJars] = s.MainApplicationFile
 			} else {
@@ -256,7 +259,7 @@ func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Optio
 		tmplCM = &corev1.ConfigMap{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 			ObjectMeta: metav1.ObjectMeta{Name: tmplName, Namespace: app.Namespace},
-			Immutable:  ptr(true),
+			Immutable:  ptr.To(true),
 			Data:       map[string]string{templateKey: tmpl},
 		}
 	}
@@ -307,7 +310,7 @@ func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Optio
 		},
 		Spec: corev1.ServiceSpec{
 			ClusterIP:      corev1.ClusterIPNone,
-			IPFamilyPolicy: ptr(corev1.IPFamilyPolicy(c.get(keyIPFamilyPolicy, string(corev1.IPFamilyPolicySingleStack)))),
+			IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicy(c.get(keyIPFamilyPolicy, string(corev1.IPFamilyPolicySingleStack)))),
 			Selector:       selector,
 			Ports: []corev1.ServicePort{
 				{Name: "driver-rpc-port", Port: driverPort, TargetPort: intstr.FromInt32(driverPort)},
@@ -324,7 +327,7 @@ func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Optio
 	cm := &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: cmName, Namespace: app.Namespace},
-		Immutable:  ptr(true),
+		Immutable:  ptr.To(true),
 		Data: map[string]string{
 			propertiesKey: propertiesFile("Java properties built from Kubernetes config map with name: "+cmName, ids.SubmitTime, props),
 			// spark-submit 4.0 stores the namespace next to the properties file as well.
@@ -391,14 +394,14 @@ func driverPod(app *v1beta2.SparkApplication, c conf, p driverParams) (*corev1.P
 		corev1.EnvVar{Name: "SPARK_APPLICATION_ID", Value: p.appID},
 	)
 	driverEnv := c.prefixed(prefixDriverEnv)
-	for _, k := range sortedKeys(driverEnv) {
+	for _, k := range slices.Sorted(maps.Keys(driverEnv)) {
 		env = append(env, corev1.EnvVar{Name: k, Value: driverEnv[k]})
 	}
 	env = append(env, corev1.EnvVar{Name: "SPARK_DRIVER_BIND_ADDRESS", ValueFrom: &corev1.EnvVarSource{
 		FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"},
 	}})
 	refs := c.prefixed(prefixDriverSecretKeyRef)
-	for _, k := range sortedKeys(refs) {
+	for _, k := range slices.Sorted(maps.Keys(refs)) {
 		name, key, ok := strings.Cut(refs[k], ":")
 		if !ok || name == "" || key == "" {
 			return nil, userError("secret key reference %q for %s: want <secret>:<key>", refs[k], k)
@@ -411,7 +414,7 @@ func driverPod(app *v1beta2.SparkApplication, c conf, p driverParams) (*corev1.P
 	var mounts []corev1.VolumeMount
 	var volumes []corev1.Volume
 	secrets := c.prefixed(prefixDriverSecrets)
-	for _, name := range sortedKeys(secrets) {
+	for _, name := range slices.Sorted(maps.Keys(secrets)) {
 		vol := name + "-volume"
 		volumes = append(volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name}}})
 		mounts = append(mounts, corev1.VolumeMount{Name: vol, MountPath: secrets[name]})
@@ -480,7 +483,7 @@ func driverPod(app *v1beta2.SparkApplication, c conf, p driverParams) (*corev1.P
 
 	volumes = append(volumes, corev1.Volume{Name: confVolumeName, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: p.cmName},
-		Items:                []corev1.KeyToPath{{Key: propertiesKey, Path: propertiesKey, Mode: ptr(int32(0o644))}},
+		Items:                []corev1.KeyToPath{{Key: propertiesKey, Path: propertiesKey, Mode: ptr.To(int32(0o644))}},
 	}}})
 	mounts = append(mounts, corev1.VolumeMount{Name: confVolumeName, MountPath: confMountPath})
 	env = append(env, corev1.EnvVar{Name: "SPARK_CONF_DIR", Value: confMountPath})
@@ -590,15 +593,6 @@ func cmNameOf(cm *corev1.ConfigMap) string {
 	return cm.Name
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 func merge[M ~map[K]V, K comparable, V any](dst, src M) M {
 	if len(src) == 0 {
 		return dst
@@ -611,5 +605,3 @@ func merge[M ~map[K]V, K comparable, V any](dst, src M) M {
 	}
 	return dst
 }
-
-func ptr[T any](v T) *T { return &v }

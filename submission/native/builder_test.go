@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -78,7 +80,7 @@ func TestBuildSparkPi(t *testing.T) {
 			Name: "spark-pi-driver", Namespace: "default", Labels: labels,
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: "sparkoperator.k8s.io/v1beta2", Kind: "SparkApplication",
-				Name: "spark-pi", UID: "app-uid", Controller: ptr(true), BlockOwnerDeletion: ptr(true),
+				Name: "spark-pi", UID: "app-uid", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
 			}},
 		},
 		Spec: corev1.PodSpec{
@@ -120,7 +122,7 @@ func TestBuildSparkPi(t *testing.T) {
 				{Name: "spark-local-dir-1", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
 				{Name: "spark-conf-volume-driver", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 					LocalObjectReference: corev1.LocalObjectReference{Name: "spark-drv-cccccc19a0b1c2d3e-conf-map"},
-					Items:                []corev1.KeyToPath{{Key: "spark.properties", Path: "spark.properties", Mode: ptr(int32(420))}},
+					Items:                []corev1.KeyToPath{{Key: "spark.properties", Path: "spark.properties", Mode: ptr.To(int32(420))}},
 				}}},
 			},
 			RestartPolicy:            corev1.RestartPolicyNever,
@@ -192,7 +194,7 @@ func TestBuildSparkPi(t *testing.T) {
 		},
 		Spec: corev1.ServiceSpec{
 			ClusterIP:      "None",
-			IPFamilyPolicy: ptr(corev1.IPFamilyPolicySingleStack),
+			IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicySingleStack),
 			IPFamilies:     []corev1.IPFamily{corev1.IPv4Protocol},
 			Selector:       labels,
 			Ports: []corev1.ServicePort{
@@ -233,10 +235,10 @@ func TestBuildErrors(t *testing.T) {
 		{name: "no image", modify: func(a *v1beta2.SparkApplication) { a.Spec.Image = nil }},
 		{name: "no main file", modify: func(a *v1beta2.SparkApplication) { a.Spec.MainApplicationFile = "" }},
 		{name: "no main class", modify: func(a *v1beta2.SparkApplication) { a.Spec.MainClass = nil }},
-		{name: "bad memory", modify: func(a *v1beta2.SparkApplication) { a.Spec.Driver.Memory = ptr("lots") }},
-		{name: "bad unit", modify: func(a *v1beta2.SparkApplication) { a.Spec.Driver.Memory = ptr("5x") }},
-		{name: "bad cpu", modify: func(a *v1beta2.SparkApplication) { a.Spec.Driver.CoreLimit = ptr("fast") }},
-		{name: "bad factor", modify: func(a *v1beta2.SparkApplication) { a.Spec.MemoryOverheadFactor = ptr("x") }},
+		{name: "bad memory", modify: func(a *v1beta2.SparkApplication) { a.Spec.Driver.Memory = ptr.To("lots") }},
+		{name: "bad unit", modify: func(a *v1beta2.SparkApplication) { a.Spec.Driver.Memory = ptr.To("5x") }},
+		{name: "bad cpu", modify: func(a *v1beta2.SparkApplication) { a.Spec.Driver.CoreLimit = ptr.To("fast") }},
+		{name: "bad factor", modify: func(a *v1beta2.SparkApplication) { a.Spec.MemoryOverheadFactor = ptr.To("x") }},
 		{name: "bad port", modify: func(a *v1beta2.SparkApplication) { a.Spec.SparkConf = map[string]string{"spark.driver.port": "0"} }},
 		{name: "bad secret ref", modify: func(a *v1beta2.SparkApplication) {
 			a.Spec.Driver.EnvSecretKeyRefs = map[string]v1beta2.NameKey{"X": {Name: "s"}}
@@ -279,7 +281,7 @@ func TestBuildVariants(t *testing.T) {
 		modify: func(a *v1beta2.SparkApplication) {
 			a.Spec.Type = v1beta2.SparkApplicationTypePython
 			a.Spec.MainApplicationFile = "local:///opt/spark/examples/src/main/python/pi.py"
-			a.Spec.Driver.Memory = ptr("2g")
+			a.Spec.Driver.Memory = ptr.To("2g")
 		},
 		wantArgs:  []string{"driver", "--properties-file", "/opt/spark/conf/spark.properties", "--class", "org.apache.spark.deploy.PythonRunner", "local:///opt/spark/examples/src/main/python/pi.py", "1000"},
 		wantMem:   "2867Mi",
@@ -290,11 +292,11 @@ func TestBuildVariants(t *testing.T) {
 		name: "proxy user, explicit overhead, core request and limit, long name",
 		modify: func(a *v1beta2.SparkApplication) {
 			a.Name = "a-very-long-application-name-that-is-longer-than-fifty-chars"
-			a.Spec.ProxyUser = ptr("bob")
-			a.Spec.Driver.MemoryOverhead = ptr("100m")
-			a.Spec.Driver.Memory = ptr("1g")
-			a.Spec.Driver.CoreRequest = ptr("500m")
-			a.Spec.Driver.CoreLimit = ptr("2")
+			a.Spec.ProxyUser = ptr.To("bob")
+			a.Spec.Driver.MemoryOverhead = ptr.To("100m")
+			a.Spec.Driver.Memory = ptr.To("1g")
+			a.Spec.Driver.CoreRequest = ptr.To("500m")
+			a.Spec.Driver.CoreLimit = ptr.To("2")
 		},
 		wantArgs: []string{"driver", "--proxy-user", "bob", "--properties-file", "/opt/spark/conf/spark.properties", "--class", "org.apache.spark.examples.SparkPi", "local:///opt/spark/examples/jars/spark-examples.jar", "1000"},
 		wantMem:  "1124Mi",

@@ -9,7 +9,8 @@ package native
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -89,15 +90,6 @@ func (c conf) prefixed(prefix string) map[string]string {
 	return out
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // submitConf is the Spark configuration that spark-submit holds after parsing the command line
 // the spark-submit submitter gives it: the --conf properties (last wins), then the properties
 // spark-submit derives from its own flags, which win over --conf.
@@ -146,7 +138,7 @@ func propertiesFile(comment string, when time.Time, props map[string]string) str
 	b.WriteString("\n#")
 	b.WriteString(javaDate(when))
 	b.WriteString("\n")
-	for _, k := range sortedKeys(props) {
+	for _, k := range slices.Sorted(maps.Keys(props)) {
 		escapeProperty(&b, k, true)
 		b.WriteByte('=')
 		escapeProperty(&b, props[k], false)
