@@ -27,6 +27,10 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${SPARKOP_CACHE:-$ROOT/.cache}
 BIN=$CACHE/bin
 STATE=${LOCAL_CLUSTER_DIR:-$CACHE/local-cluster}
+# One spelling of the state folder, links resolved: a cluster's processes are recognised by it
+# (running), and a checkout whose .cache links to another's must see that cluster as running,
+# not as stale.
+STATE=$(realpath -m "$STATE")
 TOOLS=$ROOT/hack/tools
 
 NODES=4
