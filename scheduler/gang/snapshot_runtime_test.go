@@ -557,7 +557,9 @@ func TestUnrecordedApplications(t *testing.T) {
 // TestSnapshotQueues: a Queue object reads as the cycle's queue: parent, priority and quota as
 // given, borrowing.policy Never keeping it within its quota, borrowing.limit capping the rest.
 func TestSnapshotQueues(t *testing.T) {
-	cpu := func(s string) corev1.ResourceList { return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(s)} }
+	cpu := func(s string) corev1.ResourceList {
+		return corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(s)}
+	}
 	queues := []schedv1alpha1.Queue{
 		{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}, Spec: schedv1alpha1.QueueSpec{Parent: "org", Priority: 3, Quota: cpu("16"),
 			Borrowing: &schedv1alpha1.Borrowing{Policy: schedv1alpha1.BorrowingAllowed, Limit: cpu("4")}}},
