@@ -15,7 +15,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,7 +27,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-	"github.com/sparkop/spark-operator/sparkconf"
 	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/submission"
 )
@@ -335,192 +333,6 @@ func driverLabels(appName string, c conf, appID string) map[string]string {
 	labels["spark-version"] = SparkVersion
 	labels[v1beta2.SparkAppNameLabel] = appNameLabel(appName)
 	return labels
-}
-
-type driverParams struct {
-	image, mainClass, resourceType string
-	labels                         map[string]string
-	appID, sparkUser, localDirID   string
-	cmName, tmplCMName             string
-	ports                          driverPorts
-}
-
-func driverPod(app *v1beta2.SparkApplication, c conf, p driverParams) (*corev1.Pod, error) {
-	s := &app.Spec
-
-	// The spark-submit submitter gives Spark this template, which Spark's feature steps add to.
-	pod, err := sparkpod.Template(app, sparkpod.RoleDriver)
-	if err != nil {
-		return nil, userError("%v", err)
-	}
-	pod.Name = c[keyDriverPodName]
-	pod.Namespace = app.Namespace
-	pod.GenerateName = ""
-	pod.Labels = merge(pod.Labels, p.labels)
-	pod.Annotations = merge(pod.Annotations, c.prefixed(prefixDriverAnnotation))
-
-	idx := sparkpod.SparkContainerIndex(pod, sparkpod.RoleDriver)
-	ctr := &pod.Spec.Containers[idx]
-	if ctr.Name == "" {
-		ctr.Name = v1beta2.SparkDriverContainerName
-	}
-	ctr.Image = p.image
-	if pp := c[keyPullPolicy]; pp != "" {
-		ctr.ImagePullPolicy = corev1.PullPolicy(pp)
-	}
-
-	// Resources: Spark sets cpu, memory and device resources, keeping whatever else the
-	// template asks for.
-	res, err := sparkpod.ContainerResources(sparkpod.RoleDriver, c)
-	if err != nil {
-		return nil, userError("%v", err)
-	}
-	ctr.Resources.Requests = merge(ctr.Resources.Requests, res.Requests)
-	ctr.Resources.Limits = merge(ctr.Resources.Limits, res.Limits)
-
-	ctr.Ports = append(ctr.Ports,
-		corev1.ContainerPort{Name: "driver-rpc-port", ContainerPort: p.ports.rpc, Protocol: corev1.ProtocolTCP},
-		corev1.ContainerPort{Name: "blockmanager", ContainerPort: p.ports.blockManager, Protocol: corev1.ProtocolTCP},
-		corev1.ContainerPort{Name: "spark-ui", ContainerPort: p.ports.ui, Protocol: corev1.ProtocolTCP},
-	)
-
-	user := p.sparkUser
-	if s.ProxyUser != nil && *s.ProxyUser != "" {
-		user = *s.ProxyUser
-	}
-	env := ctr.Env
-	env = append(env,
-		corev1.EnvVar{Name: "SPARK_USER", Value: user},
-		corev1.EnvVar{Name: "SPARK_APPLICATION_ID", Value: p.appID},
-	)
-	driverEnv := c.prefixed(prefixDriverEnv)
-	for _, k := range slices.Sorted(maps.Keys(driverEnv)) {
-		env = append(env, corev1.EnvVar{Name: k, Value: driverEnv[k]})
-	}
-	env = append(env, corev1.EnvVar{Name: "SPARK_DRIVER_BIND_ADDRESS", ValueFrom: &corev1.EnvVarSource{
-		FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"},
-	}})
-	refs := c.prefixed(prefixDriverSecretKeyRef)
-	for _, k := range slices.Sorted(maps.Keys(refs)) {
-		name, key, ok := strings.Cut(refs[k], ":")
-		if !ok || name == "" || key == "" {
-			return nil, userError("secret key reference %q for %s: want <secret>:<key>", refs[k], k)
-		}
-		env = append(env, corev1.EnvVar{Name: k, ValueFrom: &corev1.EnvVarSource{
-			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key},
-		}})
-	}
-
-	var mounts []corev1.VolumeMount
-	var volumes []corev1.Volume
-	secrets := c.prefixed(prefixDriverSecrets)
-	for _, name := range slices.Sorted(maps.Keys(secrets)) {
-		vol := name + "-volume"
-		volumes = append(volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name}}})
-		mounts = append(mounts, corev1.VolumeMount{Name: vol, MountPath: secrets[name]})
-	}
-	// Spark's MountVolumesFeatureStep, after its secrets: the volumes the properties declare.
-	inConf, err := sparkconf.ConfVolumes(app, sparkconf.Driver)
-	if err != nil {
-		return nil, userError("%v", err)
-	}
-	declared := sparkconf.VolumesByName(app)
-	for _, m := range s.Driver.VolumeMounts {
-		if inConf[m.Name] {
-			mounts = append(mounts, m)
-			volumes = append(volumes, *declared[m.Name].DeepCopy())
-		}
-	}
-
-	if p.resourceType == "python" {
-		if py := c[keyPySparkPython]; py != "" {
-			env = append(env, corev1.EnvVar{Name: "PYSPARK_PYTHON", Value: py})
-		}
-		if py := c.get(keyPySparkDriverPython, c[keyPySparkPython]); py != "" {
-			env = append(env, corev1.EnvVar{Name: "PYSPARK_DRIVER_PYTHON", Value: py})
-		}
-	}
-
-	// Spark's HadoopConfDriverFeatureStep, after DriverCommandFeatureStep's env.
-	if cm := sparkpod.HadoopConfigMap(sparkpod.RoleDriver, c); cm != "" {
-		v, m, e := sparkpod.SparkHadoopConf(cm)
-		volumes, mounts, env = append(volumes, v), append(mounts, m), append(env, e)
-	}
-
-	if p.tmplCMName != "" {
-		volumes = append(volumes, corev1.Volume{Name: templateVolumeName, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: p.tmplCMName},
-			Items:                []corev1.KeyToPath{{Key: templateKey, Path: templateFileName}},
-		}}})
-		mounts = append(mounts, corev1.VolumeMount{Name: templateVolumeName, MountPath: templateMountPath})
-	}
-
-	// Local directories (Spark's LocalDirsFeatureStep): the container's mounts of volumes named
-	// spark-local-dir-*, if the user declared any; else one emptyDir per directory, under a
-	// random name by default.
-	var dirs []string
-	for _, m := range append(slices.Clip(ctr.VolumeMounts), mounts...) {
-		if strings.HasPrefix(m.Name, localDirVolumePrefix) {
-			dirs = append(dirs, m.MountPath)
-		}
-	}
-	if len(dirs) == 0 {
-		dirs = []string{defaultLocalDirBase + p.localDirID}
-		if v := c["spark.local.dir"]; v != "" {
-			dirs = strings.Split(v, ",")
-		}
-		var medium corev1.StorageMedium
-		if c[keyLocalDirsTmpfs] == "true" {
-			medium = corev1.StorageMediumMemory
-		}
-		for i, dir := range dirs {
-			vol := localDirVolumePrefix + strconv.Itoa(i+1)
-			volumes = append(volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: medium}}})
-			mounts = append(mounts, corev1.VolumeMount{Name: vol, MountPath: dir})
-		}
-	}
-	env = append(env, corev1.EnvVar{Name: "SPARK_LOCAL_DIRS", Value: strings.Join(dirs, ",")})
-
-	volumes = append(volumes, corev1.Volume{Name: confVolumeName, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-		LocalObjectReference: corev1.LocalObjectReference{Name: p.cmName},
-		Items:                []corev1.KeyToPath{{Key: propertiesKey, Path: propertiesKey, Mode: ptr.To(int32(0o644))}},
-	}}})
-	mounts = append(mounts, corev1.VolumeMount{Name: confVolumeName, MountPath: confMountPath})
-	env = append(env, corev1.EnvVar{Name: "SPARK_CONF_DIR", Value: confMountPath})
-
-	ctr.Env = env
-	ctr.VolumeMounts = append(ctr.VolumeMounts, mounts...)
-	pod.Spec.Volumes = append(pod.Spec.Volumes, volumes...)
-
-	args := []string{"driver"}
-	if s.ProxyUser != nil && *s.ProxyUser != "" {
-		args = append(args, "--proxy-user", *s.ProxyUser)
-	}
-	args = append(args, "--properties-file", propertiesPath, "--class", p.mainClass, s.MainApplicationFile)
-	ctr.Args = append(args, s.Arguments...)
-
-	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
-	if sa := c[keyDriverServiceAccount]; sa != "" {
-		pod.Spec.ServiceAccountName = sa
-		pod.Spec.DeprecatedServiceAccount = sa
-	}
-	if ps := c[keyPullSecrets]; ps != "" {
-		for _, name := range strings.Split(ps, ",") {
-			pod.Spec.ImagePullSecrets = append(pod.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: strings.TrimSpace(name)})
-		}
-	}
-	pod.Spec.NodeSelector = merge(pod.Spec.NodeSelector, sparkpod.NodeSelector(sparkpod.RoleDriver, c))
-	// Spark sets the scheduler its properties name over the template's; spec.driver.schedulerName
-	// and a batch scheduler's choice reach the properties too (sparkconf), and win.
-	if name, ok := sparkpod.SchedulerName(sparkpod.RoleDriver, c); ok {
-		pod.Spec.SchedulerName = name
-	}
-	// What the webhook would still do to a pod spark-submit created (the user's env after
-	// Spark's, for one), done here so the pod needs no webhook.
-	if err := sparkpod.Customise(pod, app, sparkpod.RoleDriver); err != nil {
-		return nil, userError("%v", err)
-	}
-	return pod, nil
 }
 
 func portConf(c conf, key string, def int32) (int32, error) {
