@@ -15,7 +15,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,11 +25,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	"sigs.k8s.io/yaml"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-	"github.com/sparkop/spark-operator/sparkconf"
 	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/submission"
 )
@@ -152,25 +148,9 @@ func userError(format string, args ...any) error {
 // Build computes the objects spark-submit would create for this attempt of app. Invalid specs
 // give a *submission.Error.
 func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Options, ids IDs) (*Objects, error) {
-	if app == nil {
-		return nil, userError("no SparkApplication given")
+	if err := checkAttempt(app, attempt, opts); err != nil {
+		return nil, err
 	}
-	s := &app.Spec
-	switch {
-	case app.Name == "" || app.Namespace == "":
-		return nil, userError("SparkApplication needs a name and a namespace")
-	case app.UID == "":
-		return nil, userError("SparkApplication %s/%s has no UID: it must be stored before it is submitted", app.Namespace, app.Name)
-	case attempt.DriverPodName == "" || attempt.SubmissionID == "":
-		return nil, userError("submission attempt needs a driver pod name and a submission ID")
-	case s.Mode != "" && s.Mode != v1beta2.DeployModeCluster:
-		return nil, userError("native submission supports only cluster mode, not %q", s.Mode)
-	case s.MainApplicationFile == "":
-		return nil, userError("spec.mainApplicationFile is required")
-	case opts.Master == "":
-		return nil, userError("no Kubernetes master URL configured for submission")
-	}
-
 	c, err := submitConf(app, attempt, opts.Master)
 	if err != nil {
 		return nil, err
@@ -179,14 +159,82 @@ func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Optio
 	if image == "" {
 		return nil, userError("no driver image: set spec.image or spec.driver.image")
 	}
+	resourceType := sparkpod.ResourceType(app.Spec.Type)
+	mainClass, err := chooseMainClass(&app.Spec, c)
+	if err != nil {
+		return nil, err
+	}
+	names := objectNamesFor(app.Name, ids)
 
-	resourceType, mainClass := sparkpod.ResourceType(s.Type), ""
+	// What spark-submit adds to the user's conf before writing spark.properties.
+	addSubmitConf(c, ids, resourceType)
+	ports, err := driverNetwork(c, app, names.service)
+	if err != nil {
+		return nil, err
+	}
+	tmplCM, err := templateConfigMap(app, attempt.Scheduling.Executor, c, names.template)
+	if err != nil {
+		return nil, err
+	}
+
+	labels := driverLabels(app.Name, c, ids.AppID)
+	pod, err := driverPod(app, c, driverParams{
+		image:        image,
+		mainClass:    mainClass,
+		resourceType: resourceType,
+		labels:       labels,
+		appID:        ids.AppID,
+		sparkUser:    opts.SparkUser,
+		localDirID:   ids.LocalDirID,
+		cmName:       names.conf,
+		tmplCMName:   cmNameOf(tmplCM),
+		ports:        ports,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The batch scheduler's settings go on last: they win over the spec's (its scheduler name,
+	// the nodes it reserved).
+	attempt.Scheduling.Driver.Apply(&pod.ObjectMeta, &pod.Spec)
+
+	svc := driverService(app.Namespace, names.service, ids.AppID, c, labels, ports)
+	props := map[string]string(c)
+	cm := propertiesConfigMap(app.Namespace, names.conf, ids.SubmitTime, props)
+	return &Objects{Pod: pod, ConfigMap: cm, PodTemplate: tmplCM, Service: svc, Properties: props, AppID: ids.AppID}, nil
+}
+
+// checkAttempt rejects what spark-submit could not be asked to do: an application that is not
+// stored yet, an attempt without its names, client mode, no primary resource, no master.
+func checkAttempt(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Options) error {
+	if app == nil {
+		return userError("no SparkApplication given")
+	}
+	s := &app.Spec
+	switch {
+	case app.Name == "" || app.Namespace == "":
+		return userError("SparkApplication needs a name and a namespace")
+	case app.UID == "":
+		return userError("SparkApplication %s/%s has no UID: it must be stored before it is submitted", app.Namespace, app.Name)
+	case attempt.DriverPodName == "" || attempt.SubmissionID == "":
+		return userError("submission attempt needs a driver pod name and a submission ID")
+	case s.Mode != "" && s.Mode != v1beta2.DeployModeCluster:
+		return userError("native submission supports only cluster mode, not %q", s.Mode)
+	case s.MainApplicationFile == "":
+		return userError("spec.mainApplicationFile is required")
+	case opts.Master == "":
+		return userError("no Kubernetes master URL configured for submission")
+	}
+	return nil
+}
+
+// chooseMainClass is the class the driver runs: the user's for JVM applications, whose
+// application jar spark-submit adds to spark.jars, or Spark's runner for Python and R.
+func chooseMainClass(s *v1beta2.SparkApplicationSpec, c conf) (string, error) {
 	switch s.Type {
 	case v1beta2.SparkApplicationTypeJava, v1beta2.SparkApplicationTypeScala, "":
 		if s.MainClass == nil || *s.MainClass == "" {
-			return nil, userError("spec.mainClass is required for %s applications", s.Type)
+			return "", userError("spec.mainClass is required for %s applications", s.Type)
 		}
-		mainClass = *s.MainClass
 		if !slices.Contains(strings.Split(c[keyJars], ","), s.MainApplicationFile) {
 			if c[keyJars] == "" {
 				c[keyJars] = s.MainApplicationFile
@@ -194,25 +242,42 @@ func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Optio
 				c[keyJars] += "," + s.MainApplicationFile
 			}
 		}
+		return *s.MainClass, nil
 	case v1beta2.SparkApplicationTypePython:
-		mainClass = pythonRunnerClass
+		return pythonRunnerClass, nil
 	case v1beta2.SparkApplicationTypeR:
-		mainClass = rRunnerClass
+		return rRunnerClass, nil
 	default:
-		return nil, userError("unknown application type %q", s.Type)
+		return "", userError("unknown application type %q", s.Type)
 	}
+}
 
-	prefix := resourceNamePrefix(app.Name, ids.ResourcePrefixID)
-	svcName := prefix + driverSvcSuffix
-	if len(svcName) > maxDNSLabel {
-		svcName = "spark-" + ids.ServiceID + driverSvcSuffix
+// objectNames are the names of the objects created besides the driver pod.
+type objectNames struct {
+	service, conf, template string
+}
+
+func objectNamesFor(appName string, ids IDs) objectNames {
+	prefix := resourceNamePrefix(appName, ids.ResourcePrefixID)
+	n := objectNames{
+		service:  prefix + driverSvcSuffix,
+		conf:     "spark-drv-" + ids.ConfigMapID + "-conf-map",
+		template: prefix + "-driver-podspec-conf-map",
+	}
+	if len(n.service) > maxDNSLabel {
+		n.service = "spark-" + ids.ServiceID + driverSvcSuffix
 	}
 	if ids.ServiceName != "" {
-		svcName = ids.ServiceName
+		n.service = ids.ServiceName
 	}
-	cmName := "spark-drv-" + ids.ConfigMapID + "-conf-map"
+	if ids.TemplateConfigMapName != "" {
+		n.template = ids.TemplateConfigMapName
+	}
+	return n
+}
 
-	// What spark-submit adds to the user's conf before writing spark.properties.
+// addSubmitConf adds the application's identity and the properties spark-submit always sets.
+func addSubmitConf(c conf, ids IDs, resourceType string) {
 	c[keyAppID] = ids.AppID
 	c[keyAppSubmitTime] = strconv.FormatInt(ids.SubmitTime.UnixMilli(), 10)
 	c[keySubmitInDriver] = "true"
@@ -226,317 +291,48 @@ func Build(app *v1beta2.SparkApplication, attempt submission.Attempt, opts Optio
 	if cm := sparkpod.HadoopConfigMap(sparkpod.RoleDriver, c); cm != "" {
 		c[sparkpod.KeyExecutorHadoopConfigMap] = cm // for the executors, as Spark's driver step passes it on
 	}
-	driverPort, err := portConf(c, keyDriverPort, defaultDriverPort)
-	if err != nil {
-		return nil, err
+}
+
+// driverPorts are the ports the driver listens on, which its Service exposes.
+type driverPorts struct {
+	rpc, blockManager, ui int32
+}
+
+// driverNetwork reads the driver's ports and sets the properties the executors reach it by:
+// its host (the Service's name) and its ports.
+func driverNetwork(c conf, app *v1beta2.SparkApplication, svcName string) (driverPorts, error) {
+	var p driverPorts
+	var err error
+	if p.rpc, err = portConf(c, keyDriverPort, defaultDriverPort); err != nil {
+		return p, err
 	}
-	blockPort, err := portConf(c, keyBlockManagerPort, defaultBlockMgrPort)
-	if err != nil {
-		return nil, err
+	if p.blockManager, err = portConf(c, keyBlockManagerPort, defaultBlockMgrPort); err != nil {
+		return p, err
 	}
-	uiPort, err := portConf(c, keyUIPort, defaultUIPort)
-	if err != nil {
-		return nil, err
+	if p.ui, err = portConf(c, keyUIPort, defaultUIPort); err != nil {
+		return p, err
 	}
 	delete(c, keyUIPort) // only read, never written back, unless the user set it
-	if v, ok := s.SparkConf[keyUIPort]; ok {
+	if v, ok := app.Spec.SparkConf[keyUIPort]; ok {
 		c[keyUIPort] = v
 	}
 	c[keyDriverHost] = svcName + "." + app.Namespace + ".svc"
-	c[keyDriverPort] = strconv.Itoa(int(driverPort))
-	c[keyBlockManagerPort] = strconv.Itoa(int(blockPort))
+	c[keyDriverPort] = strconv.Itoa(int(p.rpc))
+	c[keyBlockManagerPort] = strconv.Itoa(int(p.blockManager))
+	return p, nil
+}
 
-	var tmplCM *corev1.ConfigMap
-	if tmpl, err := executorTemplate(app, attempt.Scheduling.Executor); err != nil {
-		return nil, err
-	} else if tmpl != "" {
-		c[keyExecTemplateFile] = templateMountPath + "/" + templateFileName
-		c[keyExecTemplateName] = v1beta2.SparkExecutorContainerName
-		tmplName := prefix + "-driver-podspec-conf-map"
-		if ids.TemplateConfigMapName != "" {
-			tmplName = ids.TemplateConfigMapName
-		}
-		tmplCM = &corev1.ConfigMap{
-			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-			ObjectMeta: metav1.ObjectMeta{Name: tmplName, Namespace: app.Namespace},
-			Immutable:  ptr.To(true),
-			Data:       map[string]string{templateKey: tmpl},
-		}
-	}
-
-	labels := make(map[string]string, 8+len(s.Driver.Labels))
+// driverLabels are the driver pod's labels, which the driver Service selects it by.
+func driverLabels(appName string, c conf, appID string) map[string]string {
+	labels := make(map[string]string, 8)
 	for k, v := range c.prefixed(prefixDriverLabel) {
 		labels[k] = v
 	}
-	labels[v1beta2.SparkAppSelectorLabel] = ids.AppID
+	labels[v1beta2.SparkAppSelectorLabel] = appID
 	labels[v1beta2.SparkRoleLabel] = v1beta2.SparkRoleDriver
 	labels["spark-version"] = SparkVersion
-	labels[v1beta2.SparkAppNameLabel] = appNameLabel(app.Name)
-
-	pod, err := driverPod(app, c, driverParams{
-		image:        image,
-		mainClass:    mainClass,
-		resourceType: resourceType,
-		labels:       labels,
-		appID:        ids.AppID,
-		sparkUser:    opts.SparkUser,
-		localDirID:   ids.LocalDirID,
-		cmName:       cmName,
-		tmplCMName:   cmNameOf(tmplCM),
-		ports:        [3]int32{driverPort, blockPort, uiPort},
-	})
-	if err != nil {
-		return nil, err
-	}
-	// The batch scheduler's settings go on last: they win over the spec's (its scheduler name,
-	// the nodes it reserved).
-	attempt.Scheduling.Driver.Apply(&pod.ObjectMeta, &pod.Spec)
-
-	svcLabels := map[string]string{v1beta2.SparkAppSelectorLabel: ids.AppID}
-	for k, v := range c.prefixed(prefixDriverSvcLabel) {
-		svcLabels[k] = v
-	}
-	selector := make(map[string]string, len(labels))
-	for k, v := range labels {
-		selector[k] = v
-	}
-	svc := &corev1.Service{
-		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        svcName,
-			Namespace:   app.Namespace,
-			Labels:      svcLabels,
-			Annotations: c.prefixed(prefixDriverSvcAnnot),
-		},
-		Spec: corev1.ServiceSpec{
-			ClusterIP:      corev1.ClusterIPNone,
-			IPFamilyPolicy: ptr.To(corev1.IPFamilyPolicy(c.get(keyIPFamilyPolicy, string(corev1.IPFamilyPolicySingleStack)))),
-			Selector:       selector,
-			Ports: []corev1.ServicePort{
-				{Name: "driver-rpc-port", Port: driverPort, TargetPort: intstr.FromInt32(driverPort)},
-				{Name: "blockmanager", Port: blockPort, TargetPort: intstr.FromInt32(blockPort)},
-				{Name: "spark-ui", Port: uiPort, TargetPort: intstr.FromInt32(uiPort)},
-			},
-		},
-	}
-	for _, f := range strings.Split(c.get(keyIPFamilies, string(corev1.IPv4Protocol)), ",") {
-		svc.Spec.IPFamilies = append(svc.Spec.IPFamilies, corev1.IPFamily(strings.TrimSpace(f)))
-	}
-
-	props := map[string]string(c)
-	cm := &corev1.ConfigMap{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Name: cmName, Namespace: app.Namespace},
-		Immutable:  ptr.To(true),
-		Data: map[string]string{
-			propertiesKey: propertiesFile("Java properties built from Kubernetes config map with name: "+cmName, ids.SubmitTime, props),
-			// spark-submit 4.0 stores the namespace next to the properties file as well.
-			keyNamespace: app.Namespace,
-		},
-	}
-	return &Objects{Pod: pod, ConfigMap: cm, PodTemplate: tmplCM, Service: svc, Properties: props, AppID: ids.AppID}, nil
-}
-
-type driverParams struct {
-	image, mainClass, resourceType string
-	labels                         map[string]string
-	appID, sparkUser, localDirID   string
-	cmName, tmplCMName             string
-	ports                          [3]int32
-}
-
-func driverPod(app *v1beta2.SparkApplication, c conf, p driverParams) (*corev1.Pod, error) {
-	s := &app.Spec
-
-	// The spark-submit submitter gives Spark this template, which Spark's feature steps add to.
-	pod, err := sparkpod.Template(app, sparkpod.RoleDriver)
-	if err != nil {
-		return nil, userError("%v", err)
-	}
-	pod.Name = c[keyDriverPodName]
-	pod.Namespace = app.Namespace
-	pod.GenerateName = ""
-	pod.Labels = merge(pod.Labels, p.labels)
-	pod.Annotations = merge(pod.Annotations, c.prefixed(prefixDriverAnnotation))
-
-	idx := sparkpod.SparkContainerIndex(pod, sparkpod.RoleDriver)
-	ctr := &pod.Spec.Containers[idx]
-	if ctr.Name == "" {
-		ctr.Name = v1beta2.SparkDriverContainerName
-	}
-	ctr.Image = p.image
-	if pp := c[keyPullPolicy]; pp != "" {
-		ctr.ImagePullPolicy = corev1.PullPolicy(pp)
-	}
-
-	// Resources: Spark sets cpu, memory and device resources, keeping whatever else the
-	// template asks for.
-	res, err := sparkpod.ContainerResources(sparkpod.RoleDriver, c)
-	if err != nil {
-		return nil, userError("%v", err)
-	}
-	ctr.Resources.Requests = merge(ctr.Resources.Requests, res.Requests)
-	ctr.Resources.Limits = merge(ctr.Resources.Limits, res.Limits)
-
-	ctr.Ports = append(ctr.Ports,
-		corev1.ContainerPort{Name: "driver-rpc-port", ContainerPort: p.ports[0], Protocol: corev1.ProtocolTCP},
-		corev1.ContainerPort{Name: "blockmanager", ContainerPort: p.ports[1], Protocol: corev1.ProtocolTCP},
-		corev1.ContainerPort{Name: "spark-ui", ContainerPort: p.ports[2], Protocol: corev1.ProtocolTCP},
-	)
-
-	user := p.sparkUser
-	if s.ProxyUser != nil && *s.ProxyUser != "" {
-		user = *s.ProxyUser
-	}
-	env := ctr.Env
-	env = append(env,
-		corev1.EnvVar{Name: "SPARK_USER", Value: user},
-		corev1.EnvVar{Name: "SPARK_APPLICATION_ID", Value: p.appID},
-	)
-	driverEnv := c.prefixed(prefixDriverEnv)
-	for _, k := range slices.Sorted(maps.Keys(driverEnv)) {
-		env = append(env, corev1.EnvVar{Name: k, Value: driverEnv[k]})
-	}
-	env = append(env, corev1.EnvVar{Name: "SPARK_DRIVER_BIND_ADDRESS", ValueFrom: &corev1.EnvVarSource{
-		FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"},
-	}})
-	refs := c.prefixed(prefixDriverSecretKeyRef)
-	for _, k := range slices.Sorted(maps.Keys(refs)) {
-		name, key, ok := strings.Cut(refs[k], ":")
-		if !ok || name == "" || key == "" {
-			return nil, userError("secret key reference %q for %s: want <secret>:<key>", refs[k], k)
-		}
-		env = append(env, corev1.EnvVar{Name: k, ValueFrom: &corev1.EnvVarSource{
-			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: key},
-		}})
-	}
-
-	var mounts []corev1.VolumeMount
-	var volumes []corev1.Volume
-	secrets := c.prefixed(prefixDriverSecrets)
-	for _, name := range slices.Sorted(maps.Keys(secrets)) {
-		vol := name + "-volume"
-		volumes = append(volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name}}})
-		mounts = append(mounts, corev1.VolumeMount{Name: vol, MountPath: secrets[name]})
-	}
-	// Spark's MountVolumesFeatureStep, after its secrets: the volumes the properties declare.
-	inConf, err := sparkconf.ConfVolumes(app, sparkconf.Driver)
-	if err != nil {
-		return nil, userError("%v", err)
-	}
-	declared := sparkconf.VolumesByName(app)
-	for _, m := range s.Driver.VolumeMounts {
-		if inConf[m.Name] {
-			mounts = append(mounts, m)
-			volumes = append(volumes, *declared[m.Name].DeepCopy())
-		}
-	}
-
-	if p.resourceType == "python" {
-		if py := c[keyPySparkPython]; py != "" {
-			env = append(env, corev1.EnvVar{Name: "PYSPARK_PYTHON", Value: py})
-		}
-		if py := c.get(keyPySparkDriverPython, c[keyPySparkPython]); py != "" {
-			env = append(env, corev1.EnvVar{Name: "PYSPARK_DRIVER_PYTHON", Value: py})
-		}
-	}
-
-	// Spark's HadoopConfDriverFeatureStep, after DriverCommandFeatureStep's env.
-	if cm := sparkpod.HadoopConfigMap(sparkpod.RoleDriver, c); cm != "" {
-		v, m, e := sparkpod.SparkHadoopConf(cm)
-		volumes, mounts, env = append(volumes, v), append(mounts, m), append(env, e)
-	}
-
-	if p.tmplCMName != "" {
-		volumes = append(volumes, corev1.Volume{Name: templateVolumeName, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-			LocalObjectReference: corev1.LocalObjectReference{Name: p.tmplCMName},
-			Items:                []corev1.KeyToPath{{Key: templateKey, Path: templateFileName}},
-		}}})
-		mounts = append(mounts, corev1.VolumeMount{Name: templateVolumeName, MountPath: templateMountPath})
-	}
-
-	// Local directories (Spark's LocalDirsFeatureStep): the container's mounts of volumes named
-	// spark-local-dir-*, if the user declared any; else one emptyDir per directory, under a
-	// random name by default.
-	var dirs []string
-	for _, m := range append(slices.Clip(ctr.VolumeMounts), mounts...) {
-		if strings.HasPrefix(m.Name, localDirVolumePrefix) {
-			dirs = append(dirs, m.MountPath)
-		}
-	}
-	if len(dirs) == 0 {
-		dirs = []string{defaultLocalDirBase + p.localDirID}
-		if v := c["spark.local.dir"]; v != "" {
-			dirs = strings.Split(v, ",")
-		}
-		var medium corev1.StorageMedium
-		if c[keyLocalDirsTmpfs] == "true" {
-			medium = corev1.StorageMediumMemory
-		}
-		for i, dir := range dirs {
-			vol := localDirVolumePrefix + strconv.Itoa(i+1)
-			volumes = append(volumes, corev1.Volume{Name: vol, VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: medium}}})
-			mounts = append(mounts, corev1.VolumeMount{Name: vol, MountPath: dir})
-		}
-	}
-	env = append(env, corev1.EnvVar{Name: "SPARK_LOCAL_DIRS", Value: strings.Join(dirs, ",")})
-
-	volumes = append(volumes, corev1.Volume{Name: confVolumeName, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-		LocalObjectReference: corev1.LocalObjectReference{Name: p.cmName},
-		Items:                []corev1.KeyToPath{{Key: propertiesKey, Path: propertiesKey, Mode: ptr.To(int32(0o644))}},
-	}}})
-	mounts = append(mounts, corev1.VolumeMount{Name: confVolumeName, MountPath: confMountPath})
-	env = append(env, corev1.EnvVar{Name: "SPARK_CONF_DIR", Value: confMountPath})
-
-	ctr.Env = env
-	ctr.VolumeMounts = append(ctr.VolumeMounts, mounts...)
-	pod.Spec.Volumes = append(pod.Spec.Volumes, volumes...)
-
-	args := []string{"driver"}
-	if s.ProxyUser != nil && *s.ProxyUser != "" {
-		args = append(args, "--proxy-user", *s.ProxyUser)
-	}
-	args = append(args, "--properties-file", propertiesPath, "--class", p.mainClass, s.MainApplicationFile)
-	ctr.Args = append(args, s.Arguments...)
-
-	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
-	if sa := c[keyDriverServiceAccount]; sa != "" {
-		pod.Spec.ServiceAccountName = sa
-		pod.Spec.DeprecatedServiceAccount = sa
-	}
-	if ps := c[keyPullSecrets]; ps != "" {
-		for _, name := range strings.Split(ps, ",") {
-			pod.Spec.ImagePullSecrets = append(pod.Spec.ImagePullSecrets, corev1.LocalObjectReference{Name: strings.TrimSpace(name)})
-		}
-	}
-	pod.Spec.NodeSelector = merge(pod.Spec.NodeSelector, sparkpod.NodeSelector(sparkpod.RoleDriver, c))
-	// Spark sets the scheduler its properties name over the template's; spec.driver.schedulerName
-	// and a batch scheduler's choice reach the properties too (sparkconf), and win.
-	if name, ok := sparkpod.SchedulerName(sparkpod.RoleDriver, c); ok {
-		pod.Spec.SchedulerName = name
-	}
-	// What the webhook would still do to a pod spark-submit created (the user's env after
-	// Spark's, for one), done here so the pod needs no webhook.
-	if err := sparkpod.Customise(pod, app, sparkpod.RoleDriver); err != nil {
-		return nil, userError("%v", err)
-	}
-	return pod, nil
-}
-
-// executorTemplate renders the executor pod template as YAML: what Spark properties cannot
-// express about executors, their owner reference to the application included, and a batch
-// scheduler's settings (sched) over it.
-func executorTemplate(app *v1beta2.SparkApplication, sched sparkpod.Scheduling) (string, error) {
-	pod, err := sparkpod.Template(app, sparkpod.RoleExecutor)
-	if err != nil {
-		return "", userError("%v", err)
-	}
-	sched.Apply(&pod.ObjectMeta, &pod.Spec)
-	out, err := yaml.Marshal(pod)
-	if err != nil {
-		return "", fmt.Errorf("rendering executor pod template: %w", err)
-	}
-	return string(out), nil
+	labels[v1beta2.SparkAppNameLabel] = appNameLabel(appName)
+	return labels
 }
 
 func portConf(c conf, key string, def int32) (int32, error) {
