@@ -22,6 +22,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -44,6 +45,11 @@ type Decision struct {
 	// Reject says the workload can never be admitted as it is (bigger than any node
 	// arrangement or than its queue's quota): it fails with Reason instead of waiting.
 	Reject bool
+	// RetryAfter, on a held decision, asks to be asked again after this long. Zero leaves it
+	// to the controller: a scheduler that wakes the workloads it holds (Waking) is not asked
+	// again until it wakes them; any other is asked again after the controller's retry
+	// interval. Ignored when the workload is admitted or rejected.
+	RetryAfter time.Duration
 }
 
 // Interface is implemented by each batch scheduler integration.
@@ -70,7 +76,8 @@ const AnnotationPreempted = "scheduling.sparkop.dev/preempted"
 const ConditionQueued = "Queued"
 
 // Waker brings held workloads back for another decision. The Registry gives one to schedulers
-// that implement WithManager; it hands each workload to the controller of its kind.
+// that implement WithManager; it hands each workload to the controller of its kind. Whether a
+// held workload waits for it is said by Waking, not by having a Waker.
 type Waker interface {
 	// Wake brings back workloads that may be admitted now. A controller handles them before
 	// other work: a scheduler may keep capacity, idle, for them until they start.
@@ -84,6 +91,34 @@ type Waker interface {
 // loops of their own; they are set up once the operator's manager exists.
 type WithManager interface {
 	SetupWithManager(mgr manager.Manager, wake Waker) error
+}
+
+// Waking is implemented by schedulers that bring back the workloads they hold themselves,
+// through the Waker they are given, as soon as one may be admitted (or its reason changes):
+// a workload such a scheduler holds is not asked about again on a timer, unless a Decision
+// says RetryAfter. A scheduler that does not implement it, or says false, has its held
+// workloads asked again after the controller's retry interval (or the Decision's RetryAfter).
+type Waking interface {
+	WakesHeldWorkloads() bool
+}
+
+// Wakes reports whether s brings back the workloads it holds itself (Waking).
+func Wakes(s Interface) bool {
+	w, ok := s.(Waking)
+	return ok && w.WakesHeldWorkloads()
+}
+
+// RetryAfter is when a held workload is to be asked about again: d.RetryAfter if the
+// scheduler asked for a time, else never (0, false) for a scheduler that wakes what it holds,
+// else the controller's interval.
+func RetryAfter(s Interface, d Decision, interval time.Duration) (time.Duration, bool) {
+	switch {
+	case d.RetryAfter > 0:
+		return d.RetryAfter, true
+	case Wakes(s):
+		return 0, false
+	}
+	return interval, true
 }
 
 // ApplicationValidator is implemented by schedulers that can refuse an application's
