@@ -215,6 +215,7 @@ func (s *step) readyToSubmit(ctx context.Context) error {
 		st.LastSubmissionAttemptTime = metav1.NewTime(s.now)
 		st.LastSubmittedSpecHash = specHash(&s.app.Spec)
 		st.SparkApplicationID = ""
+		st.BatchScheduler = "" // a new run, not admitted yet
 		st.DriverInfo = v1beta2.DriverInfo{}
 		st.ExecutorState = nil
 		st.TerminationTime = metav1.Time{}

@@ -95,6 +95,7 @@ type Stats struct {
 var (
 	_ scheduler.Interface            = (*Scheduler)(nil)
 	_ scheduler.WithManager          = (*Scheduler)(nil)
+	_ scheduler.Waking               = (*Scheduler)(nil)
 	_ scheduler.ApplicationValidator = (*Scheduler)(nil)
 	_ scheduler.PodPlacer            = (*Scheduler)(nil)
 )
@@ -113,6 +114,10 @@ func New(cfg Config) *Scheduler {
 }
 
 func (s *Scheduler) Name() string { return Name }
+
+// WakesHeldWorkloads is true: a cycle that admits a held workload, or changes its reason,
+// wakes it (loop.go), so the controllers never poll the workloads it holds.
+func (s *Scheduler) WakesHeldWorkloads() bool { return true }
 
 // isGang reports whether app is this scheduler's: it names gang, or names none while gang is
 // the operator's default.
