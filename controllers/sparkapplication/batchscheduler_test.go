@@ -29,11 +29,11 @@ func TestReleaseGoesToTheAdmittingScheduler(t *testing.T) {
 		Events   int
 	}
 	tests := []struct {
-		name          string
+		name           string
 		spec, admitted string
-		state         v1beta2.ApplicationStateType
-		entered       bool
-		want          want
+		state          v1beta2.ApplicationStateType
+		entered        bool
+		want           want
 	}{
 		{name: "admitted by first, spec names second now", spec: "second", admitted: "first", state: v1beta2.ApplicationStateInvalidating,
 			entered: true, want: want{Released: map[string][]string{"first": {"run-1"}}}},
