@@ -121,8 +121,23 @@ func RetryAfter(s Interface, d Decision, interval time.Duration) (time.Duration,
 	return interval, true
 }
 
+// LabelKueueQueueName is the label by which Kueue queues a SparkApplication (its LocalQueue).
+const LabelKueueQueueName = "kueue.x-k8s.io/queue-name"
+
+// Queueing is implemented by schedulers that keep the workloads they hold in queues of their
+// own (the gang scheduler's Queues), ordered and limited by quotas they enforce. Such a
+// workload queued by another system too (Kueue, through LabelKueueQueueName, which suspends it
+// until admitted) would wait in two queues, each blind to the other's quota and order: the
+// validating webhook refuses an application that asks for both.
+type Queueing interface {
+	QueuesWorkloads() bool
+}
+
 // ApplicationValidator is implemented by schedulers that can refuse an application's
-// scheduling options up front (an unknown queue, say); the validating webhook calls it.
+// scheduling options up front (an unknown queue, say); the validating webhook calls it. An
+// error of type field.ErrorTypeInternal (the scheduler could not tell, the API server being
+// busy, say) is not the application's fault: the webhook refuses it as a retryable internal
+// error, which clients retry, instead of as invalid.
 type ApplicationValidator interface {
 	ValidateApplication(ctx context.Context, app *v1beta2.SparkApplication) field.ErrorList
 }
