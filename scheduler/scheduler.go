@@ -8,8 +8,10 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 // Package scheduler is the plug-in point for batch schedulers. Before a workload (an
 // application's submission, or a SparkConnect session's server) starts, its batch scheduler
 // decides on its demand (driver or server plus initial executors, from sparkpod): admit it now,
-// with settings for its pods; hold it, saying why; or reject it as never able to run. When the
-// run ends, is deleted, suspended or replaced, the scheduler releases what it held for it.
+// with settings for its pods; hold it, saying why (and when to ask again); or reject it as
+// never able to run. When the run ends, is suspended or replaced, the scheduler that admitted
+// it releases what it held for it; what it holds goes with a deleted object by itself (see
+// Interface.Release).
 //
 // A scheduler implements Interface; what else it can do it declares through the optional
 // capability interfaces below, each discovered by a type assertion, so an integration
@@ -60,9 +62,22 @@ type Interface interface {
 	// time the workload is reconsidered, so it must be idempotent: a run already admitted is
 	// admitted again with the same pod settings.
 	Admit(ctx context.Context, w Workload) (Decision, error)
-	// Release frees whatever the scheduler holds for w. It is called on every way out
-	// (completion, failure, deletion, suspension, rerun, spec change, a session's server
-	// ending), possibly more than once; an error is retried.
+	// Release frees whatever the scheduler holds for w's run. It is called on every way out
+	// of a run that leaves its object in place (completion, failure, suspension, rerun, spec
+	// change, preemption, a session's server ending), possibly more than once; an error is
+	// retried. It goes to the scheduler that admitted the run, as recorded with the run
+	// (status.batchScheduler, a session's status.server.batchScheduler), even if the spec or
+	// the operator's default names another since; a run never admitted goes to the one named
+	// now. If the admitting scheduler is no longer enabled, nothing is released: that is
+	// logged and told in a BatchSchedulerNotEnabled warning event, never an error.
+	//
+	// Release is not called when the SparkApplication or SparkConnect is deleted: the
+	// operator puts no finalizer on them, so that an operator that is down never blocks a
+	// deletion. What a scheduler holds for a workload must therefore go with the object by
+	// itself: kept on the object (the gang scheduler's reservation is an annotation on it, and
+	// its cache's delete event brings a cycle that no longer counts it), in objects it owns
+	// (ObjectsForRun: the garbage collector deletes them), or freed by the scheduler's own
+	// watch of the deletion.
 	Release(ctx context.Context, w Workload) error
 }
 
@@ -76,8 +91,9 @@ const AnnotationPreempted = "scheduling.sparkop.dev/preempted"
 const ConditionQueued = "Queued"
 
 // Waker brings held workloads back for another decision. The Registry gives one to schedulers
-// that implement WithManager; it hands each workload to the controller of its kind. Whether a
-// held workload waits for it is said by Waking, not by having a Waker.
+// that implement WithManager; it hands each workload to the controller of its kind. Having a
+// Waker does not mean a scheduler uses it: whether held workloads wait for it is said by
+// Waking.
 type Waker interface {
 	// Wake brings back workloads that may be admitted now. A controller handles them before
 	// other work: a scheduler may keep capacity, idle, for them until they start.

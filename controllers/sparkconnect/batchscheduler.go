@@ -26,8 +26,10 @@ import (
 // A session goes through the same batch-scheduler plug-in point as an application: its server
 // is created only once the session's batch scheduler admits the session's current submission
 // (status.server.submissionID) on its demand (sparkpod.ConnectDemand), and what the scheduler held is
-// released when that server ends (it is deleted or terminates) and when a new submission
-// replaces it. A deleted SparkConnect takes what a scheduler keeps on it along.
+// released, by the scheduler that admitted the server (status.server.batchScheduler), when that
+// server ends (it is deleted or terminates) and when a new submission replaces it. A held
+// session is asked again as an application is (scheduler.RetryAfter). A deleted SparkConnect
+// takes what a scheduler keeps on it, and the objects it owns, along (no finalizer).
 
 // batchScheduler is the session's batch scheduler: the operator's default (the SparkConnect API
 // names none), else AdmitAll.
