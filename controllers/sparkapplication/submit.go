@@ -87,6 +87,7 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 	// What the scheduler needs of its own before the run's pods exist (a PodGroup, say),
 	// owned by the application. A failure is retried by the pool: no driver starts without them.
 	if err := scheduler.EnsureRunObjects(ctx, r.Client, decision.sched, decision.w, decision.Decision); err != nil {
+		r.event(app, true, "BatchSchedulerObjectsFailed", "Submit", err.Error())
 		return err
 	}
 	var result submission.Result

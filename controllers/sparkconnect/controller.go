@@ -59,6 +59,9 @@ const (
 	ReasonPreempted           = "Preempted"
 	// ReasonBatchSchedulerNotEnabled: the scheduler that admitted a server is not enabled now.
 	ReasonBatchSchedulerNotEnabled = "BatchSchedulerNotEnabled"
+	// ReasonBatchSchedulerObjectsFailed: the objects the batch scheduler wants before the
+	// server (scheduler.ObjectsForRun) could not be made; it is retried.
+	ReasonBatchSchedulerObjectsFailed = "BatchSchedulerObjectsFailed"
 )
 
 // Reconciler runs SparkConnects.
@@ -326,6 +329,7 @@ func (r *Reconciler) startServer(ctx context.Context, conn *v1alpha1.SparkConnec
 	// What the scheduler needs of its own before the server exists (a PodGroup, say), owned
 	// by the session. A failure is retried: no server starts without them.
 	if err := scheduler.EnsureRunObjects(ctx, r.Client, decision.sched, decision.w, decision.Decision); err != nil {
+		r.Recorder.Eventf(conn, nil, corev1.EventTypeWarning, ReasonBatchSchedulerObjectsFailed, "Create", "%s", err.Error())
 		return observation{}, err
 	}
 	if cm != nil {
