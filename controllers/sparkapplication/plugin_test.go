@@ -215,3 +215,30 @@ type alwaysAdmits struct{ *pluginScheduler }
 func (alwaysAdmits) Admit(context.Context, scheduler.Workload) (scheduler.Decision, error) {
 	return scheduler.Decision{Admit: true}, nil
 }
+
+// TestReleaseBySchedulerNoLongerEnabled: an operator restarted without the scheduler that
+// admitted a run releases nothing when the run ends, and says so in a warning event; the
+// application goes on through its states.
+func TestReleaseBySchedulerNoLongerEnabled(t *testing.T) {
+	c := cluster.Client(t)
+	ns := cluster.Namespace(t, c, "plugin")
+	sub := &fakeSubmitter{c: c, calls: map[types.NamespacedName]int{}, gate: &gate{}}
+	e := &env{c: c, ns: ns, sub: sub}
+	opts := Options{DriverPodGracePeriod: 2 * time.Second, QueuedRetryInterval: time.Second}
+	names := func(a *v1beta2.SparkApplication) { a.Spec.BatchScheduler = ptr.To("first") }
+	var key types.NamespacedName
+	t.Run("an operator with first admits the run", func(t *testing.T) {
+		startManagerWith(t, []string{ns}, sub, opts, func(r *Reconciler) {
+			r.Schedulers.Register(alwaysAdmits{newPluginScheduler("first")})
+		})
+		key = e.create(t, newApp(ns, "orphan", names))
+		app := e.waitState(t, key, v1beta2.ApplicationStateRunning, 20*time.Second)
+		if app.Status.BatchScheduler != "first" {
+			t.Fatalf("status.batchScheduler %q, want first", app.Status.BatchScheduler)
+		}
+	}) // its manager stops here
+	startManager(t, []string{ns}, sub, opts) // without first
+	e.update(t, key, func(a *v1beta2.SparkApplication) { a.Spec.Suspend = ptr.To(true) })
+	e.waitState(t, key, v1beta2.ApplicationStateSuspended, 30*time.Second)
+	e.waitEvents(t, "orphan", "BatchSchedulerNotEnabled")
+}
