@@ -8,8 +8,10 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 // Package scheduler is the plug-in point for batch schedulers. Before a workload (an
 // application's submission, or a SparkConnect session's server) starts, its batch scheduler
 // decides on its demand (driver or server plus initial executors, from sparkpod): admit it now,
-// with settings for its pods; hold it, saying why; or reject it as never able to run. When the
-// run ends, is deleted, suspended or replaced, the scheduler releases what it held for it.
+// with settings for its pods; hold it, saying why (and when to ask again); or reject it as
+// never able to run. When the run ends, is suspended or replaced, the scheduler that admitted
+// it releases what it held for it; what it holds goes with a deleted object by itself (see
+// Interface.Release).
 //
 // A scheduler implements Interface; what else it can do it declares through the optional
 // capability interfaces below, each discovered by a type assertion, so an integration
@@ -22,6 +24,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -44,6 +47,11 @@ type Decision struct {
 	// Reject says the workload can never be admitted as it is (bigger than any node
 	// arrangement or than its queue's quota): it fails with Reason instead of waiting.
 	Reject bool
+	// RetryAfter, on a held decision, asks to be asked again after this long. Zero leaves it
+	// to the controller: a scheduler that wakes the workloads it holds (Waking) is not asked
+	// again until it wakes them; any other is asked again after the controller's retry
+	// interval. Ignored when the workload is admitted or rejected.
+	RetryAfter time.Duration
 }
 
 // Interface is implemented by each batch scheduler integration.
@@ -54,9 +62,22 @@ type Interface interface {
 	// time the workload is reconsidered, so it must be idempotent: a run already admitted is
 	// admitted again with the same pod settings.
 	Admit(ctx context.Context, w Workload) (Decision, error)
-	// Release frees whatever the scheduler holds for w. It is called on every way out
-	// (completion, failure, deletion, suspension, rerun, spec change, a session's server
-	// ending), possibly more than once; an error is retried.
+	// Release frees whatever the scheduler holds for w's run. It is called on every way out
+	// of a run that leaves its object in place (completion, failure, suspension, rerun, spec
+	// change, preemption, a session's server ending), possibly more than once; an error is
+	// retried. It goes to the scheduler that admitted the run, as recorded with the run
+	// (status.batchScheduler, a session's status.server.batchScheduler), even if the spec or
+	// the operator's default names another since; a run never admitted goes to the one named
+	// now. If the admitting scheduler is no longer enabled, nothing is released: that is
+	// logged and told in a BatchSchedulerNotEnabled warning event, never an error.
+	//
+	// Release is not called when the SparkApplication or SparkConnect is deleted: the
+	// operator puts no finalizer on them, so that an operator that is down never blocks a
+	// deletion. What a scheduler holds for a workload must therefore go with the object by
+	// itself: kept on the object (the gang scheduler's reservation is an annotation on it, and
+	// its cache's delete event brings a cycle that no longer counts it), in objects it owns
+	// (ObjectsForRun: the garbage collector deletes them), or freed by the scheduler's own
+	// watch of the deletion.
 	Release(ctx context.Context, w Workload) error
 }
 
@@ -70,7 +91,9 @@ const AnnotationPreempted = "scheduling.sparkop.dev/preempted"
 const ConditionQueued = "Queued"
 
 // Waker brings held workloads back for another decision. The Registry gives one to schedulers
-// that implement WithManager; it hands each workload to the controller of its kind.
+// that implement WithManager; it hands each workload to the controller of its kind. Having a
+// Waker does not mean a scheduler uses it: whether held workloads wait for it is said by
+// Waking.
 type Waker interface {
 	// Wake brings back workloads that may be admitted now. A controller handles them before
 	// other work: a scheduler may keep capacity, idle, for them until they start.
@@ -86,8 +109,51 @@ type WithManager interface {
 	SetupWithManager(mgr manager.Manager, wake Waker) error
 }
 
+// Waking is implemented by schedulers that bring back the workloads they hold themselves,
+// through the Waker they are given, as soon as one may be admitted (or its reason changes):
+// a workload such a scheduler holds is not asked about again on a timer, unless a Decision
+// says RetryAfter. A scheduler that does not implement it, or says false, has its held
+// workloads asked again after the controller's retry interval (or the Decision's RetryAfter).
+type Waking interface {
+	WakesHeldWorkloads() bool
+}
+
+// Wakes reports whether s brings back the workloads it holds itself (Waking).
+func Wakes(s Interface) bool {
+	w, ok := s.(Waking)
+	return ok && w.WakesHeldWorkloads()
+}
+
+// RetryAfter is when a held workload is to be asked about again: d.RetryAfter if the
+// scheduler asked for a time, else never (0, false) for a scheduler that wakes what it holds,
+// else the controller's interval.
+func RetryAfter(s Interface, d Decision, interval time.Duration) (time.Duration, bool) {
+	switch {
+	case d.RetryAfter > 0:
+		return d.RetryAfter, true
+	case Wakes(s):
+		return 0, false
+	}
+	return interval, true
+}
+
+// LabelKueueQueueName is the label by which Kueue queues a SparkApplication (its LocalQueue).
+const LabelKueueQueueName = "kueue.x-k8s.io/queue-name"
+
+// Queueing is implemented by schedulers that keep the workloads they hold in queues of their
+// own (the gang scheduler's Queues), ordered and limited by quotas they enforce. Such a
+// workload queued by another system too (Kueue, through LabelKueueQueueName, which suspends it
+// until admitted) would wait in two queues, each blind to the other's quota and order: the
+// validating webhook refuses an application that asks for both.
+type Queueing interface {
+	QueuesWorkloads() bool
+}
+
 // ApplicationValidator is implemented by schedulers that can refuse an application's
-// scheduling options up front (an unknown queue, say); the validating webhook calls it.
+// scheduling options up front (an unknown queue, say); the validating webhook calls it. An
+// error of type field.ErrorTypeInternal (the scheduler could not tell, the API server being
+// busy, say) is not the application's fault: the webhook refuses it as a retryable internal
+// error, which clients retry, instead of as invalid.
 type ApplicationValidator interface {
 	ValidateApplication(ctx context.Context, app *v1beta2.SparkApplication) field.ErrorList
 }

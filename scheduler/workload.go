@@ -86,12 +86,21 @@ func ApplicationWorkload(app *v1beta2.SparkApplication) Workload {
 }
 
 // SessionWorkload is conn's current server as a workload, without its demand
-// (sparkpod.ConnectDemand computes it). The SparkConnect API has no batch scheduler options:
-// a session names no queue and no priority class.
+// (sparkpod.ConnectDemand computes it). Its queue and priority class are those of
+// spec.batchSchedulerOptions; without a priority class there, the server template's gives the
+// priority, as an application's driver's does.
 func SessionWorkload(conn *v1alpha1.SparkConnect) Workload {
-	return Workload{
+	w := Workload{
 		Key:    WorkloadKey{Kind: KindSession, NamespacedName: types.NamespacedName{Namespace: conn.Namespace, Name: conn.Name}},
 		Object: conn,
 		Run:    conn.Status.Server.SubmissionID,
 	}
+	if o := conn.Spec.BatchSchedulerOptions; o != nil {
+		w.Queue = ptr.Deref(o.Queue, "")
+		w.PriorityClassName = ptr.Deref(o.PriorityClassName, "")
+	}
+	if t := conn.Spec.Server.Template; w.PriorityClassName == "" && t != nil {
+		w.PriorityClassName = t.Spec.PriorityClassName
+	}
+	return w
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	ctrl "sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
@@ -46,15 +47,11 @@ func (r *Reconciler) setupSchedulers(mgr ctrl.Manager) error {
 	return r.Schedulers.SetupWithManager(mgr)
 }
 
-// wakes reports whether app's scheduler brings it back itself when it may be admitted, so a
-// held application needs no polling.
+// wakes reports whether app's scheduler brings it back itself when it may be admitted
+// (scheduler.Waking), so a held application needs no polling.
 func (r *Reconciler) wakes(app *v1beta2.SparkApplication) bool {
 	s, err := r.batchScheduler(app)
-	if err != nil {
-		return false
-	}
-	_, ok := s.(scheduler.WithManager)
-	return ok
+	return err == nil && scheduler.Wakes(s)
 }
 
 // holdsNothing lists the states in which a batch scheduler holds nothing for an application:
@@ -71,15 +68,28 @@ func holdsNothing(state v1beta2.ApplicationStateType) bool {
 	return false
 }
 
-// release asks app's batch scheduler to free what it holds, when app is in a state that
-// holds nothing. An error is returned so the reconcile is retried with back-off.
-func (r *Reconciler) release(ctx context.Context, app *v1beta2.SparkApplication) error {
+// release asks the batch scheduler of app's run to free what it holds, when app is in a state
+// that holds nothing. That is the scheduler that admitted the run (status.batchScheduler),
+// whatever the spec names now; for a run never admitted, the one the spec names, which may
+// have held it in its queue. A scheduler that admitted the run but is no longer enabled holds
+// nothing in this operator: that is logged and told in a BatchSchedulerNotEnabled warning
+// event when the run enters the state (entered), not on every reconcile. An error is returned
+// so the reconcile is retried with back-off.
+func (r *Reconciler) release(ctx context.Context, app *v1beta2.SparkApplication, entered bool) error {
 	if !holdsNothing(app.Status.AppState.State) {
 		return nil
 	}
-	sched, err := r.batchScheduler(app)
+	name := app.Status.BatchScheduler
+	if name == "" {
+		name = r.batchSchedulerName(app)
+	}
+	sched, err := r.schedulerNamed(name)
 	if err != nil {
-		// A scheduler that is not enabled holds nothing in this operator.
+		if app.Status.BatchScheduler != "" && entered {
+			msg := fmt.Sprintf("batch scheduler %s admitted this run but is not enabled in this operator now; nothing is released", name)
+			log.FromContext(ctx).Info(msg, "enabled", r.Schedulers.Names())
+			r.event(app, true, "BatchSchedulerNotEnabled", "Release", msg)
+		}
 		return nil
 	}
 	if err := sched.Release(ctx, scheduler.ApplicationWorkload(app)); err != nil {

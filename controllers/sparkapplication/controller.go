@@ -55,7 +55,7 @@ type Options struct {
 	SubmissionWorkers int
 	// QueuedRetryInterval is how soon an application held back by its batch scheduler is
 	// offered to it again, for schedulers that do not wake the applications they hold
-	// (scheduler.WithManager). Default 10s.
+	// (scheduler.Waking) and whose decision names no RetryAfter. Default 10s.
 	QueuedRetryInterval time.Duration
 	// UnschedulableTimeout, when positive, fails a run whose driver pod the scheduler has
 	// been unable to place for that long. Zero (the default) waits for as long as it takes.
@@ -248,7 +248,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	r.afterWrite(ctx, s, written)
 	// Also when nothing was written: a release that failed is retried by the next reconcile.
-	if err := r.release(ctx, written); err != nil {
+	if err := r.release(ctx, written, s.from != written.Status.AppState.State); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: s.requeueAfter}, nil

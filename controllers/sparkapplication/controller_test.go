@@ -206,8 +206,9 @@ func (g *gate) Admit(context.Context, scheduler.Workload) (scheduler.Decision, e
 
 func (g *gate) Release(context.Context, scheduler.Workload) error { return nil }
 
-// wakingGate holds applications back until opened, then wakes them (scheduler.WithManager);
-// it counts how often it is asked and asked to release.
+// wakingGate holds applications back until opened, then wakes them: it gets its Waker from
+// scheduler.WithManager and says it wakes what it holds (scheduler.Waking); it counts how
+// often it is asked and asked to release.
 type wakingGate struct {
 	open             atomic.Bool
 	admits, releases atomic.Int32
@@ -228,6 +229,8 @@ func (g *wakingGate) Release(context.Context, scheduler.Workload) error {
 	g.releases.Add(1)
 	return nil
 }
+
+func (g *wakingGate) WakesHeldWorkloads() bool { return true }
 
 func (g *wakingGate) SetupWithManager(_ manager.Manager, w scheduler.Waker) error {
 	g.waker = w
@@ -685,6 +688,10 @@ func testWakingScheduler(t *testing.T, e *env) {
 	e.waitFor(t, key, 20*time.Second, "Queued condition", func(a *v1beta2.SparkApplication) bool {
 		return meta.IsStatusConditionTrue(a.Status.Conditions, ConditionQueued)
 	})
+	// Recording the submission enqueues the application more than once in a burst (the
+	// reconcile its write brings may not see the Queued condition yet): those asks settle
+	// within the first moments; polling would go on.
+	time.Sleep(time.Second / 2)
 	asked := g.admits.Load()
 	// Longer than QueuedRetryInterval (1s in this test): a polled application would be asked again.
 	time.Sleep(3 * time.Second)

@@ -46,9 +46,14 @@ import (
 //	                held by its batch scheduler (the pool wrote condition Queued=True, reason
 //	                in its message; the state stays as Kubeflow tools know it)
 //	                                                     → (wait: a scheduler that wakes
-//	                                                       re-enqueues it when it may be
-//	                                                       admitted; others after
-//	                                                       QueuedRetryInterval)
+//	                                                       (scheduler.Waking) re-enqueues it
+//	                                                       when it may be admitted; others
+//	                                                       after QueuedRetryInterval; either
+//	                                                       after the decision's RetryAfter)
+//	                admitted                             → (the pool creates the scheduler's
+//	                                                       objects for the run, then the
+//	                                                       driver; status.batchScheduler
+//	                                                       records the admitting scheduler)
 //	                rejected by its batch scheduler      → FAILED (written by the pool)
 //	                (the pool itself starts no driver while the API server shows another driver
 //	                of the application, terminating ones included: anotherDriver in submit.go)
@@ -69,8 +74,9 @@ import (
 //
 // In every state where the run is over, torn down or suspended (SUCCEEDING, FAILING,
 // COMPLETED, FAILED, SUBMISSION_FAILED, INVALIDATING, SUSPENDING, SUSPENDED) the batch
-// scheduler is asked to release what it holds, after the status write, on every reconcile
-// until it succeeds (batchscheduler.go). A deleted application's reservation goes with it.
+// scheduler that admitted the run (status.batchScheduler) is asked to release what it holds,
+// after the status write, on every reconcile until it succeeds (batchscheduler.go). A deleted
+// application's reservation and the objects it owns go with it: no finalizer.
 func (s *step) run(ctx context.Context) error {
 	if s.suspendRequested() || s.specChanged() || s.preempted() {
 		return nil
@@ -215,6 +221,7 @@ func (s *step) readyToSubmit(ctx context.Context) error {
 		st.LastSubmissionAttemptTime = metav1.NewTime(s.now)
 		st.LastSubmittedSpecHash = specHash(&s.app.Spec)
 		st.SparkApplicationID = ""
+		st.BatchScheduler = "" // a new run, not admitted yet
 		st.DriverInfo = v1beta2.DriverInfo{}
 		st.ExecutorState = nil
 		st.TerminationTime = metav1.Time{}

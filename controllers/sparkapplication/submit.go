@@ -72,16 +72,22 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 			r.event(app, true, "SparkApplicationRejected", "Submit", decision.Reason)
 			return nil
 		}
-		if r.wakes(prepared) {
-			// Its scheduler wakes it when it may be admitted: waiting costs nothing.
-			return nil
+		if after, retry := scheduler.RetryAfter(decision.sched, decision.Decision, r.Options.QueuedRetryInterval); retry {
+			return submission.RetryAfter(after, decision.Reason)
 		}
-		return submission.RetryAfter(r.Options.QueuedRetryInterval, decision.Reason)
+		// Its scheduler wakes it when it may be admitted: waiting costs nothing.
+		return nil
 	}
 
 	// Checked right before anything of the run is created, once the scheduler has admitted
 	// it: what it holds for the application stays held while an old driver terminates.
 	if blocked, err := r.anotherDriver(ctx, prepared, id); err != nil || blocked {
+		return err
+	}
+	// What the scheduler needs of its own before the run's pods exist (a PodGroup, say),
+	// owned by the application. A failure is retried by the pool: no driver starts without them.
+	if err := scheduler.EnsureRunObjects(ctx, r.Client, decision.sched, decision.w, decision.Decision); err != nil {
+		r.event(app, true, "BatchSchedulerObjectsFailed", "Submit", err.Error())
 		return err
 	}
 	var result submission.Result
@@ -104,6 +110,8 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 		st := &latest.Status
 		st.SubmissionAttempts++
 		st.LastSubmissionAttemptTime = metav1.NewTime(now)
+		// Whatever the outcome, this scheduler admitted the run: it is the one to release it.
+		st.BatchScheduler = decision.sched.Name()
 		if err != nil {
 			st.AppState = v1beta2.ApplicationState{State: v1beta2.ApplicationStateFailedSubmission, ErrorMessage: submissionMessage(err)}
 		} else {
@@ -185,29 +193,42 @@ func awaitingSubmission(app *v1beta2.SparkApplication) bool {
 	return app.Status.SubmissionID != "" && !app.IsSuspended() && app.DeletionTimestamp.IsZero()
 }
 
+// asked is a batch scheduler's answer for an application's run, with what it was asked.
+type asked struct {
+	scheduler.Decision
+	// sched is the scheduler that decided; nil when the application was rejected without
+	// asking one (a scheduler that is not enabled, a demand that cannot be computed).
+	sched scheduler.Interface
+	w     scheduler.Workload
+}
+
 // decide asks the application's batch scheduler about its demand. A scheduler that is not
 // enabled, or a demand that cannot be computed, rejects the application with the reason: it is
 // never submitted as if it named no scheduler.
-func (r *Reconciler) decide(ctx context.Context, app *v1beta2.SparkApplication) (scheduler.Decision, error) {
+func (r *Reconciler) decide(ctx context.Context, app *v1beta2.SparkApplication) (asked, error) {
 	sched, err := r.batchScheduler(app)
 	if err != nil {
-		return scheduler.Decision{Reject: true, Reason: err.Error()}, nil
+		return asked{Decision: scheduler.Decision{Reject: true, Reason: err.Error()}}, nil
 	}
 	w := scheduler.ApplicationWorkload(app)
 	if w.Demand, err = sparkpod.DemandOf(app); err != nil {
-		return scheduler.Decision{Reject: true, Reason: err.Error()}, nil
+		return asked{Decision: scheduler.Decision{Reject: true, Reason: err.Error()}}, nil
 	}
 	d, err := sched.Admit(ctx, w)
 	if err != nil {
-		return d, fmt.Errorf("batch scheduler %s: %w", sched.Name(), err)
+		return asked{}, fmt.Errorf("batch scheduler %s: %w", sched.Name(), err)
 	}
-	return d, nil
+	return asked{Decision: d, sched: sched, w: w}, nil
 }
 
 // batchScheduler picks the application's batch scheduler: the one it names, else the
 // operator's default, else AdmitAll.
 func (r *Reconciler) batchScheduler(app *v1beta2.SparkApplication) (scheduler.Interface, error) {
-	name := r.batchSchedulerName(app)
+	return r.schedulerNamed(r.batchSchedulerName(app))
+}
+
+// schedulerNamed is the enabled scheduler of that name; "" and "default" are AdmitAll.
+func (r *Reconciler) schedulerNamed(name string) (scheduler.Interface, error) {
 	if name == "" || name == scheduler.DefaultName {
 		return scheduler.AdmitAll{}, nil
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -49,10 +50,11 @@ func TestDecideAsksTheDefaultScheduler(t *testing.T) {
 			h.asked = nil
 			r := &Reconciler{Schedulers: scheduler.NewRegistry(h), DefaultBatchScheduler: tt.defaultScheduler}
 			conn := newConnect(func(c *v1alpha1.SparkConnect) { c.Status.Server.SubmissionID = "sub-1" })
-			got, err := r.decide(context.Background(), conn)
+			a, err := r.decide(context.Background(), conn)
 			if err != nil {
 				t.Fatal(err)
 			}
+			got := a.Decision
 			if tt.wantReason != "" {
 				if !got.Reject || !strings.Contains(got.Reason, tt.wantReason) {
 					t.Errorf("decision %+v, want a rejection saying %q", got, tt.wantReason)
@@ -107,4 +109,58 @@ func newConnect(mods ...func(*v1alpha1.SparkConnect)) *v1alpha1.SparkConnect {
 		m(c)
 	}
 	return c
+}
+
+// releasing is a scheduler that records the runs it is asked to release.
+type releasing struct {
+	holding
+	name     string
+	released []string
+}
+
+func (r *releasing) Name() string { return r.name }
+func (r *releasing) Release(_ context.Context, w scheduler.Workload) error {
+	r.released = append(r.released, w.Run)
+	return nil
+}
+
+// TestReleaseGoesToTheAdmittingScheduler: a session's server is released by the scheduler that
+// admitted it (status.server.batchScheduler), though the operator's default is another now; a
+// server never admitted, by the default; one admitted by a scheduler no longer enabled is told
+// in an event, and is no error.
+func TestReleaseGoesToTheAdmittingScheduler(t *testing.T) {
+	type want struct {
+		Released map[string][]string
+		Events   int
+	}
+	tests := []struct {
+		name, admitted string
+		want           want
+	}{
+		{name: "admitted by first, the default is second now", admitted: "first", want: want{Released: map[string][]string{"first": {"sub-1"}}}},
+		{name: "never admitted: the default", want: want{Released: map[string][]string{"second": {"sub-1"}}}},
+		{name: "admitted by one no longer enabled", admitted: "volcano", want: want{Released: map[string][]string{}, Events: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			first, second := &releasing{name: "first"}, &releasing{name: "second"}
+			recorder := events.NewFakeRecorder(10)
+			r := &Reconciler{Schedulers: scheduler.NewRegistry(first, second), DefaultBatchScheduler: "second", Recorder: recorder}
+			conn := newConnect(func(c *v1alpha1.SparkConnect) {
+				c.Status.Server.SubmissionID, c.Status.Server.BatchScheduler = "sub-1", tt.admitted
+			})
+			if err := r.release(context.Background(), conn); err != nil {
+				t.Fatal(err)
+			}
+			got := want{Released: map[string][]string{}, Events: len(recorder.Events)}
+			for _, s := range []*releasing{first, second} {
+				if len(s.released) > 0 {
+					got.Released[s.name] = s.released
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
 }

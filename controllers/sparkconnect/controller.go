@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -57,6 +58,11 @@ const (
 	ReasonQueued              = v1alpha1.ReasonQueued
 	ReasonRejected            = v1alpha1.ReasonRejected
 	ReasonPreempted           = "Preempted"
+	// ReasonBatchSchedulerNotEnabled: the scheduler that admitted a server is not enabled now.
+	ReasonBatchSchedulerNotEnabled = "BatchSchedulerNotEnabled"
+	// ReasonBatchSchedulerObjectsFailed: the objects the batch scheduler wants before the
+	// server (scheduler.ObjectsForRun) could not be made; it is retried.
+	ReasonBatchSchedulerObjectsFailed = "BatchSchedulerObjectsFailed"
 )
 
 // Reconciler runs SparkConnects.
@@ -73,6 +79,10 @@ type Reconciler struct {
 	// admits sessions (the SparkConnect API names none). Empty admits every session at once.
 	Schedulers            *scheduler.Registry
 	DefaultBatchScheduler string
+	// QueuedRetryInterval is how soon a session held back by its batch scheduler is asked
+	// about again, when the scheduler does not wake the sessions it holds (scheduler.Waking)
+	// and its decision names no RetryAfter. Default 10s.
+	QueuedRetryInterval time.Duration
 
 	wakes wakeSource
 }
@@ -153,7 +163,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		Type: v1alpha1.ConditionServerPodReady, Status: v.status, Reason: v.reason, Message: v.message,
 		ObservedGeneration: conn.Generation,
 	})
-	status.Server = v1alpha1.SparkConnectServerStatus{ServiceName: svcName, SubmissionID: conn.Status.Server.SubmissionID}
+	status.Server = v1alpha1.SparkConnectServerStatus{ServiceName: svcName, SubmissionID: conn.Status.Server.SubmissionID,
+		BatchScheduler: conn.Status.Server.BatchScheduler}
+	if obs.admittedBy != "" {
+		status.Server.BatchScheduler = obs.admittedBy
+	}
 	if obs.server != nil {
 		status.Server.PodName, status.Server.PodIP = obs.server.Name, obs.server.Status.PodIP
 	} else if obs.replaced != nil {
@@ -182,7 +196,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		r.Recorder.Eventf(conn, related, typ, ReasonStateChanged, "Observe", "%s: %s", v.state, v.message)
 	}
-	return ctrl.Result{}, nil
+	// A held session is asked about again when its scheduler says, or after the retry
+	// interval unless its scheduler wakes it.
+	return ctrl.Result{RequeueAfter: obs.retryAfter}, nil
 }
 
 // ensureObjects creates what is missing of the ConfigMap, the server pod and the Service. The
@@ -285,6 +301,7 @@ func (r *Reconciler) startServer(ctx context.Context, conn *v1alpha1.SparkConnec
 		}
 		status := *conn.Status.DeepCopy()
 		status.Server.SubmissionID, status.Server.PodName, status.Server.PodIP = string(uuid.NewUUID()), "", ""
+		status.Server.BatchScheduler = "" // not admitted yet
 		if _, err := r.writeStatus(ctx, conn, status); err != nil {
 			return observation{}, err
 		}
@@ -299,7 +316,11 @@ func (r *Reconciler) startServer(ctx context.Context, conn *v1alpha1.SparkConnec
 	case decision.Reject:
 		return observation{rejected: decision.Reason}, nil
 	case !decision.Admit:
-		return observation{queued: decision.Reason}, nil
+		obs := observation{queued: decision.Reason}
+		if after, retry := scheduler.RetryAfter(decision.sched, decision.Decision, r.queuedRetryInterval()); retry {
+			obs.retryAfter = after
+		}
+		return obs, nil
 	}
 	want, err := sparkpod.ConnectServerPod(conn, decision.Pods)
 	if err != nil {
@@ -308,6 +329,12 @@ func (r *Reconciler) startServer(ctx context.Context, conn *v1alpha1.SparkConnec
 	cm, err := sparkpod.ConnectExecutorTemplateConfigMap(conn, decision.Pods.Executor)
 	if err != nil {
 		return observation{invalid: err.Error()}, nil
+	}
+	// What the scheduler needs of its own before the server exists (a PodGroup, say), owned
+	// by the session. A failure is retried: no server starts without them.
+	if err := scheduler.EnsureRunObjects(ctx, r.Client, decision.sched, decision.w, decision.Decision); err != nil {
+		r.Recorder.Eventf(conn, nil, corev1.EventTypeWarning, ReasonBatchSchedulerObjectsFailed, "Create", "%s", err.Error())
+		return observation{}, err
 	}
 	if cm != nil {
 		if err := r.ensureConfigMap(ctx, conn, cm); err != nil {
@@ -322,7 +349,7 @@ func (r *Reconciler) startServer(ctx context.Context, conn *v1alpha1.SparkConnec
 	}
 	r.Recorder.Eventf(conn, want, corev1.EventTypeNormal, ReasonServerPodCreated, "Create", "Created server pod %s (submission %s)",
 		want.Name, conn.Status.Server.SubmissionID)
-	return observation{server: want, created: true}, nil
+	return observation{server: want, created: true, admittedBy: decision.sched.Name()}, nil
 }
 
 // followSpec brings the executor template ConfigMap up to date with the spec while a server
@@ -332,9 +359,11 @@ func (r *Reconciler) followSpec(ctx context.Context, conn *v1alpha1.SparkConnect
 	decision := scheduler.Decision{Admit: true}
 	if conn.Status.Server.SubmissionID != "" { // else a server started before submissions were recorded
 		var err error
-		if decision, err = r.decide(ctx, conn); err != nil || !decision.Admit {
+		a, err := r.decide(ctx, conn)
+		if err != nil || !a.Admit {
 			return err
 		}
+		decision = a.Decision
 	}
 	cm, err := sparkpod.ConnectExecutorTemplateConfigMap(conn, decision.Pods.Executor)
 	if err != nil || cm == nil {

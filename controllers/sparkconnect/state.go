@@ -25,6 +25,7 @@ package sparkconnect
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,9 +40,14 @@ type observation struct {
 	// queued is why the session's batch scheduler holds its next server back; rejected why it
 	// never admits it as it is. Both empty once admitted.
 	queued, rejected string
+	// retryAfter, for a queued session, is when to ask its batch scheduler again; 0 waits
+	// for the scheduler to wake it.
+	retryAfter time.Duration
 	// server is the server pod (nil when absent); created tells it was created just now.
 	server  *corev1.Pod
 	created bool
+	// admittedBy names the batch scheduler that admitted the server created just now.
+	admittedBy string
 	// replaced is the server pod being deleted (server is nil then).
 	replaced *corev1.Pod
 }

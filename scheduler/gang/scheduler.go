@@ -95,6 +95,8 @@ type Scheduler struct {
 var (
 	_ scheduler.Interface            = (*Scheduler)(nil)
 	_ scheduler.WithManager          = (*Scheduler)(nil)
+	_ scheduler.Waking               = (*Scheduler)(nil)
+	_ scheduler.Queueing             = (*Scheduler)(nil)
 	_ scheduler.ApplicationValidator = (*Scheduler)(nil)
 	_ scheduler.PodPlacer            = (*Scheduler)(nil)
 )
@@ -116,6 +118,14 @@ func New(cfg Config) *Scheduler {
 }
 
 func (s *Scheduler) Name() string { return Name }
+
+// WakesHeldWorkloads is true: a cycle that admits a held workload, or changes its reason,
+// wakes it (loop.go), so the controllers never poll the workloads it holds.
+func (s *Scheduler) WakesHeldWorkloads() bool { return true }
+
+// QueuesWorkloads is true: workloads wait in its Queues (queues.go), so an application that
+// Kueue queues too is refused by the webhook.
+func (s *Scheduler) QueuesWorkloads() bool { return true }
 
 // isGang reports whether app is this scheduler's: it names gang, or names none while gang is
 // the operator's default.
@@ -198,7 +208,9 @@ func (s *Scheduler) Release(ctx context.Context, w scheduler.Workload) error {
 	return nil
 }
 
-// ValidateApplication refuses an application naming a queue that does not exist.
+// ValidateApplication refuses an application naming a queue that does not exist; when the
+// Queue cannot be read (any error but NotFound) it refuses it with an internal error, which
+// the webhook makes retryable.
 func (s *Scheduler) ValidateApplication(ctx context.Context, app *v1beta2.SparkApplication) field.ErrorList {
 	if s.cfg.Reader == nil {
 		return nil
@@ -207,12 +219,19 @@ func (s *Scheduler) ValidateApplication(ctx context.Context, app *v1beta2.SparkA
 	if name == "" {
 		name = schedv1alpha1.DefaultQueueName
 	}
-	err := s.cfg.Reader.Get(ctx, client.ObjectKey{Name: name}, &schedv1alpha1.Queue{})
-	if apierrors.IsNotFound(err) && name != schedv1alpha1.DefaultQueueName {
-		return field.ErrorList{field.NotFound(field.NewPath("spec", "batchSchedulerOptions", "queue"), name)}
+	p := field.NewPath("spec", "batchSchedulerOptions", "queue")
+	switch err := s.cfg.Reader.Get(ctx, client.ObjectKey{Name: name}, &schedv1alpha1.Queue{}); {
+	case err == nil:
+	case apierrors.IsNotFound(err):
+		// The default queue is created by the operator when it starts.
+		if name != schedv1alpha1.DefaultQueueName {
+			return field.ErrorList{field.NotFound(p, name)}
+		}
+	default:
+		// Not the application's fault (the API server busy, say), but the queue may not exist:
+		// refused as an internal error, which the client retries.
+		return field.ErrorList{field.InternalError(p, fmt.Errorf("could not read Queue %s to check it exists: %w", name, err))}
 	}
-	// Any other error (the API server busy) is not the application's fault; the default
-	// queue is created by the operator when it starts.
 	return nil
 }
 

@@ -66,8 +66,9 @@ func applicationObject(app *v1beta2.SparkApplication) object {
 
 // sessionObject reads a gang session. Its run is its current server (status.server.
 // submissionID): awaiting until the controller records the server pod it made for it, holding
-// until the server fails or the session is deleted. A session names no queue and no priority
-// class (the SparkConnect API has no such fields): it goes to the default queue, priority 0.
+// until the server fails or the session is deleted. Its queue and priority class are those of
+// spec.batchSchedulerOptions (scheduler.SessionWorkload): without them, the default queue and
+// the server template's priority class, if any.
 func sessionObject(conn *v1alpha1.SparkConnect, demand SessionDemand) object {
 	w := scheduler.SessionWorkload(conn)
 	holds := w.Run != "" && sessionHolds(conn)

@@ -32,6 +32,11 @@ import (
 // session is a SparkConnect on the pool's nodes: a server of 1 CPU and one executor of 1 CPU.
 // Sessions name no queue: they go to the default one.
 func (f *fixture) session(name string) *v1alpha1.SparkConnect {
+	return f.sessionWith(name, nil)
+}
+
+// sessionWith is session, changed by change (if any) before it is created.
+func (f *fixture) sessionWith(name string, change func(*v1alpha1.SparkConnect)) *v1alpha1.SparkConnect {
 	onPool := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 		NodeSelector: map[string]string{poolKey: f.ns},
 		Tolerations:  []corev1.Toleration{{Key: poolKey, Operator: corev1.TolerationOpEqual, Value: f.ns, Effect: corev1.TaintEffectNoSchedule}},
@@ -49,6 +54,9 @@ func (f *fixture) session(name string) *v1alpha1.SparkConnect {
 			Server:       v1alpha1.ServerSpec{SparkPodSpec: v1alpha1.SparkPodSpec{Template: server}},
 			Executor:     v1alpha1.ExecutorSpec{Instances: ptr.To[int32](1), SparkPodSpec: v1alpha1.SparkPodSpec{Template: onPool.DeepCopy()}},
 		},
+	}
+	if change != nil {
+		change(conn)
 	}
 	if err := f.c.Create(f.ctx, conn); err != nil {
 		f.t.Fatal(err)
@@ -276,5 +284,49 @@ func TestSessionPreempted(t *testing.T) {
 	again := f.getSession("notebook")
 	if res, ok := gang.ReservationOf(again); !ok || res.SubmissionID != again.Status.Server.SubmissionID || res.SubmissionID == first.Status.Server.SubmissionID {
 		t.Errorf("reservation %+v (found %v): want one for the new submission %s", res, ok, again.Status.Server.SubmissionID)
+	}
+}
+
+// TestSessionNamesQueue: a session naming a queue (spec.batchSchedulerOptions.queue) is queued
+// and admitted there, not in the default queue: its reservation and its server's queue label
+// name that queue, and the queue's status counts it. While that queue's quota is taken the
+// session waits, though the nodes and the default queue have room.
+func TestSessionNamesQueue(t *testing.T) {
+	f := newFixture(t)
+	node := f.node("n1", "8", nil)
+	q := f.queue("sessions", schedv1alpha1.QueueSpec{Quota: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}})
+	f.startOperator("--enable-spark-connect=true", "--default-batch-scheduler=gang")
+
+	inQueue := func(c *v1alpha1.SparkConnect) {
+		c.Spec.BatchSchedulerOptions = &v1alpha1.BatchSchedulerOptions{Queue: ptr.To(q)}
+	}
+	f.sessionWith("first", inQueue)
+	f.waitFor("the session to be Ready", func() (bool, error) {
+		return f.getSession("first").Status.State == v1alpha1.SparkConnectStateReady, nil
+	})
+	conn := f.getSession("first")
+	res, ok := gang.ReservationOf(conn)
+	if !ok || res.Queue != q || res.Driver != node {
+		t.Fatalf("reservation %+v (found %v); want one from queue %s on %s", res, ok, q, node)
+	}
+	server := &corev1.Pod{}
+	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: conn.ServerPodName()}, server); err != nil {
+		t.Fatal(err)
+	}
+	if got := server.Labels[gang.LabelQueue]; got != q {
+		t.Errorf("server labelled with queue %q, want %q", got, q)
+	}
+	f.waitFor("the queue to count the session", func() (bool, error) {
+		return f.queueStatus(q).AdmittedApplications == 1, nil
+	})
+
+	// The queue's quota (2 cpu) is taken: a second session of it waits, over quota in it.
+	f.sessionWith("second", inQueue)
+	f.waitFor("the second session to wait over quota in its queue", func() (bool, error) {
+		c := meta.FindStatusCondition(f.getSession("second").Status.Conditions, v1alpha1.ConditionServerPodReady)
+		return c != nil && c.Reason == v1alpha1.ReasonQueued && strings.Contains(c.Message, "quota in queue "+q), nil
+	})
+	if st := f.defaultQueue(); slices.Contains(st.Pending, f.sessionKey("second")) {
+		t.Errorf("the default queue lists the session of queue %s as pending: %v", q, st.Pending)
 	}
 }

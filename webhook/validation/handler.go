@@ -22,6 +22,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/sparkconf"
 )
 
@@ -59,7 +60,9 @@ func (v *SparkApplicationValidator) ValidateCreate(ctx context.Context, app *v1b
 }
 
 func (v *SparkApplicationValidator) ValidateUpdate(ctx context.Context, old, app *v1beta2.SparkApplication) (admission.Warnings, error) {
-	if unchanged(old.Name, &old.Spec, app.Name, &app.Spec) || !app.DeletionTimestamp.IsZero() {
+	// Kueue's queue label counts as spec: adding it may queue the application twice.
+	sameQueue := old.Labels[scheduler.LabelKueueQueueName] == app.Labels[scheduler.LabelKueueQueueName]
+	if sameQueue && unchanged(old.Name, &old.Spec, app.Name, &app.Spec) || !app.DeletionTimestamp.IsZero() {
 		return nil, nil
 	}
 	if err := v.validate(ctx, app); err != nil {
@@ -146,14 +149,30 @@ func unchanged(oldName string, oldSpec any, name string, spec any) bool {
 	return oldName == name && equality.Semantic.DeepEqual(oldSpec, spec)
 }
 
-// refusal is errs as one message naming each field, or nil when there are none.
+// retryAfterSeconds is how soon a client is asked to retry a request refused for an internal
+// error (a Queue that could not be read): the API server passes it on as Retry-After, and
+// client-go retries such a response by itself.
+const retryAfterSeconds = 1
+
+// refusal is errs as one message naming each field, or nil when there are none. When one of
+// them is internal (field.ErrorTypeInternal: the webhook could not tell whether the object is
+// valid), it is a retryable internal error (HTTP 500 with Retry-After) carrying all the
+// messages, not a verdict on the object.
 func refusal(errs field.ErrorList) error {
 	if len(errs) == 0 {
 		return nil
 	}
 	msgs := make([]string, len(errs))
+	internal := false
 	for i, e := range errs {
 		msgs[i] = e.Error()
+		internal = internal || e.Type == field.ErrorTypeInternal
 	}
-	return errors.New(strings.Join(msgs, "; "))
+	msg := strings.Join(msgs, "; ")
+	if internal {
+		err := apierrors.NewInternalError(errors.New(msg + "; try again"))
+		err.ErrStatus.Details.RetryAfterSeconds = retryAfterSeconds
+		return err
+	}
+	return errors.New(msg)
 }

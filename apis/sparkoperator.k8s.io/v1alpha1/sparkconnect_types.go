@@ -88,6 +88,26 @@ type SparkConnectSpec struct {
 	// DynamicAllocation lets the server add and remove executors with the load.
 	// +optional
 	DynamicAllocation *v1beta2.DynamicAllocation `json:"dynamicAllocation,omitempty"`
+
+	// BatchSchedulerOptions are the session's options for the operator's batch scheduler, as
+	// a SparkApplication's spec.batchSchedulerOptions: the queue its servers wait in and the
+	// PriorityClass that orders them there. Not part of the Kubeflow API.
+	// +optional
+	BatchSchedulerOptions *BatchSchedulerOptions `json:"batchSchedulerOptions,omitempty"`
+}
+
+// BatchSchedulerOptions name where a session's servers queue. The fields mean what they mean
+// in a SparkApplication's spec.batchSchedulerOptions.
+type BatchSchedulerOptions struct {
+	// Queue is the batch scheduler's queue the session's servers wait in (for the embedded
+	// gang scheduler, a Queue of scheduling.sparkop.dev); unset, the scheduler's default.
+	// +optional
+	Queue *string `json:"queue,omitempty"`
+
+	// PriorityClassName is the PriorityClass whose value orders the session among the
+	// workloads of its queue; unset, that of the server's pod template, else none.
+	// +optional
+	PriorityClassName *string `json:"priorityClassName,omitempty"`
 }
 
 // ServerSpec is the Spark Connect server pod and the Service in front of it.
@@ -189,6 +209,12 @@ type SparkConnectServerStatus struct {
 	// sparkoperator.k8s.io/submission-id. A batch scheduler's admission is for one submission.
 	// +optional
 	SubmissionID string `json:"submissionID,omitempty"`
+
+	// BatchScheduler is the batch scheduler that admitted the current server, recorded once
+	// its pod is created. What that scheduler holds for the server is released through it,
+	// even if the operator's default batch scheduler has changed since; empty until admitted.
+	// +optional
+	BatchScheduler string `json:"batchScheduler,omitempty"`
 }
 
 // SparkConnectState is the state of a SparkConnect as clients read it.

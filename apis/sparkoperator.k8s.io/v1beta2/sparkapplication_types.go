@@ -286,6 +286,13 @@ type SparkApplicationStatus struct {
 	// +optional
 	LastSubmittedSpecHash string `json:"lastSubmittedSpecHash,omitempty"`
 
+	// BatchScheduler is the batch scheduler that admitted the current run (submissionID),
+	// recorded with the run's submission. What that scheduler holds for the run is released
+	// through it when the run ends, even if spec.batchScheduler names another since; empty
+	// until the run is admitted. Not part of the Kubeflow API; clients may ignore it.
+	// +optional
+	BatchScheduler string `json:"batchScheduler,omitempty"`
+
 	// Conditions summarise the application's progress for tools that read conditions:
 	// Submitted, Running, Completed, Failed, and Queued (held back by its batch scheduler, with
 	// the scheduler's reason as message). Not part of the Kubeflow API; clients may ignore it.

@@ -1,0 +1,201 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package sparkconnect
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
+	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/test/cluster"
+)
+
+// holdOnce is a batch scheduler that holds each server when first asked (with retryAfter, if
+// set) and admits it when asked again later than holdFor after that: only a retry admits it,
+// not the repeated asks of one burst of reconciles. With waking it says it wakes what it holds
+// (and never does); with objects it wants a ConfigMap for each session's runs.
+type holdOnce struct {
+	name       string
+	retryAfter time.Duration
+	waking     bool
+
+	mu    sync.Mutex
+	asked map[string]time.Time // first ask, by run
+}
+
+const holdFor = 300 * time.Millisecond
+
+func (h *holdOnce) Name() string { return h.name }
+
+func (h *holdOnce) Admit(_ context.Context, w scheduler.Workload) (scheduler.Decision, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.asked == nil {
+		h.asked = map[string]time.Time{}
+	}
+	first, ok := h.asked[w.Run]
+	if !ok {
+		first = time.Now()
+		h.asked[w.Run] = first
+	}
+	if time.Since(first) < holdFor {
+		return scheduler.Decision{Reason: "held once", RetryAfter: h.retryAfter}, nil
+	}
+	return scheduler.Decision{Admit: true}, nil
+}
+
+func (h *holdOnce) Release(context.Context, scheduler.Workload) error { return nil }
+
+func (h *holdOnce) WakesHeldWorkloads() bool { return h.waking }
+
+// withObjects is holdOnce wanting a ConfigMap before each session's server.
+type withObjects struct{ *holdOnce }
+
+func (withObjects) RunObjects(_ context.Context, w scheduler.Workload, _ scheduler.Decision) ([]client.Object, error) {
+	return []client.Object{&corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: w.Key.Name + "-group"},
+		Data:       map[string]string{"queue": w.Queue},
+	}}, nil
+}
+
+// startController runs the SparkConnect controller for ns, with s as the operator's default
+// batch scheduler, until the test ends.
+func startController(t *testing.T, ns string, s scheduler.Interface) {
+	t.Helper()
+	mgr, err := ctrl.NewManager(cluster.Config(t), ctrl.Options{
+		Scheme:                 cluster.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		Controller:             config.Controller{SkipNameValidation: ptr.To(true)},
+		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{Schedulers: scheduler.NewRegistry(s), DefaultBatchScheduler: s.Name(), QueuedRetryInterval: time.Second}
+	if err := r.SetupWithManager(mgr); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	})
+}
+
+func session(ns, name string) *v1alpha1.SparkConnect {
+	return &v1alpha1.SparkConnect{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1alpha1.SparkConnectSpec{
+			SparkVersion: "4.0.4",
+			Image:        ptr.To("docker.io/apache/spark:4.0.4"),
+			Executor:     v1alpha1.ExecutorSpec{Instances: ptr.To(int32(1))},
+		},
+	}
+}
+
+// waitServer waits for the session's server pod and returns it.
+func waitServer(t *testing.T, c client.Client, conn *v1alpha1.SparkConnect) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{}
+	cluster.Eventually(t, 20*time.Second, "the server pod of "+conn.Name, func() (bool, error) {
+		err := c.Get(context.Background(), client.ObjectKey{Namespace: conn.Namespace, Name: conn.ServerPodName()}, pod)
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	return pod
+}
+
+// TestHeldSessionsAreAskedAgain: a session its batch scheduler holds is asked again, as an
+// application is: after the controller's retry interval when the scheduler does not wake what
+// it holds, after the decision's RetryAfter when it names one (even for a scheduler that says
+// it wakes them).
+func TestHeldSessionsAreAskedAgain(t *testing.T) {
+	c := cluster.Client(t)
+	tests := []struct {
+		name string
+		s    *holdOnce
+	}{
+		{name: "a scheduler that does not wake", s: &holdOnce{name: "polled"}},
+		{name: "a decision's RetryAfter", s: &holdOnce{name: "waking", waking: true, retryAfter: 500 * time.Millisecond}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ns := cluster.Namespace(t, c, "connect-plugin")
+			startController(t, ns, tt.s)
+			conn := session(ns, "held")
+			if err := c.Create(context.Background(), conn); err != nil {
+				t.Fatal(err)
+			}
+			waitServer(t, c, conn)
+		})
+	}
+}
+
+// TestSessionRunObjects: the objects a session's batch scheduler wants for the run exist before
+// its server pod, owned by the session, and go when it is deleted; the admitting scheduler is
+// recorded in status.server.batchScheduler.
+func TestSessionRunObjects(t *testing.T) {
+	c := cluster.Client(t)
+	ns := cluster.Namespace(t, c, "connect-plugin")
+	startController(t, ns, withObjects{&holdOnce{name: "objects"}})
+	conn := session(ns, "grouped")
+	conn.Spec.BatchSchedulerOptions = &v1alpha1.BatchSchedulerOptions{Queue: ptr.To("q1")}
+	if err := c.Create(context.Background(), conn); err != nil {
+		t.Fatal(err)
+	}
+	pod := waitServer(t, c, conn)
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "grouped-group"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	want := []metav1.OwnerReference{{APIVersion: "sparkoperator.k8s.io/v1alpha1", Kind: "SparkConnect", Name: "grouped", UID: conn.UID}}
+	if diff := cmp.Diff(want, cm.OwnerReferences); diff != "" {
+		t.Errorf("owners (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"queue": "q1"}, cm.Data); diff != "" {
+		t.Errorf("data (-want +got):\n%s", diff)
+	}
+	// The test cluster has one etcd, whose revisions order the writes: the ConfigMap's
+	// creation came before the pod's.
+	cmRV, _ := strconv.ParseInt(cm.ResourceVersion, 10, 64)
+	podRV, _ := strconv.ParseInt(pod.ResourceVersion, 10, 64)
+	if cm.ResourceVersion != "" && cmRV >= podRV {
+		t.Errorf("ConfigMap (revision %d) created after the server pod (revision %d)", cmRV, podRV)
+	}
+	cluster.Eventually(t, 20*time.Second, "status.server.batchScheduler", func() (bool, error) {
+		got := &v1alpha1.SparkConnect{}
+		err := c.Get(context.Background(), client.ObjectKeyFromObject(conn), got)
+		return err == nil && got.Status.Server.BatchScheduler == "objects", err
+	})
+	if err := c.Delete(context.Background(), conn); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Eventually(t, 60*time.Second, "the ConfigMap to go with the session", func() (bool, error) {
+		err := c.Get(context.Background(), client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+}
