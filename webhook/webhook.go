@@ -275,8 +275,10 @@ func (r CacheFirst) List(ctx context.Context, list client.ObjectList, opts ...cl
 
 // Register adds the handlers to server; scheme decodes the requests (it must know Pods and the
 // sparkoperator.k8s.io types, v1beta2 and v1alpha1). reader reads SparkApplications and ResourceQuotas; an application
-// created a moment before its driver must be found (see CacheFirst).
-func Register(server ctrlwebhook.Server, scheme *runtime.Scheme, reader client.Reader, opts Options) {
+// created a moment before its driver must be found (see CacheFirst). Its API reader reads the
+// pod a new application names as its driver, and its cache lists the namespace's
+// applications, so that a driver pod name another application holds is refused.
+func Register(server ctrlwebhook.Server, scheme *runtime.Scheme, reader CacheFirst, opts Options) {
 	o := opts.withDefaults()
 	pods := &podmutator.Defaulter{Reader: reader}
 	if o.BatchSchedulers.Registry != nil {
@@ -288,7 +290,8 @@ func Register(server ctrlwebhook.Server, scheme *runtime.Scheme, reader client.R
 	}{
 		PathMutatePods: {"pod-mutator", admission.WithDefaulter(scheme, pods)},
 		PathValidateSparkApplication: {"sparkapplication-validator", admission.WithValidator(scheme,
-			&validation.SparkApplicationValidator{Reader: reader, EnforceQuota: o.EnableResourceQuota, Schedulers: o.BatchSchedulers})},
+			&validation.SparkApplicationValidator{Reader: reader, EnforceQuota: o.EnableResourceQuota, Schedulers: o.BatchSchedulers,
+				Pods: reader.API, Apps: reader.Cache})},
 		PathValidateScheduledSparkApplication: {"scheduledsparkapplication-validator", admission.WithValidator(scheme,
 			validation.ScheduledSparkApplicationValidator{})},
 		PathValidateSparkConnect: {"sparkconnect-validator", admission.WithValidator(scheme, validation.SparkConnectValidator{})},
