@@ -100,7 +100,7 @@ func setupSelfSigned(ctx context.Context, mgr manager.Manager, o Options) error 
 	}
 	// The configurations are written only once this replica answers TLS (registered), so
 	// that the API server never turns to a server that cannot answer yet.
-	reg := &registration{client: direct, opts: o, secret: key, serves: ds.StartedChecker()}
+	reg := &registration{client: direct, opts: o, secret: key, serves: ds.StartedChecker(), synced: mgr.GetCache().WaitForCacheSync}
 	if err := mgr.Add(everyReplica{reg}); err != nil {
 		return err
 	}
@@ -118,11 +118,16 @@ type registration struct {
 	opts   Options
 	secret types.NamespacedName
 	serves healthz.Checker
+	// synced waits for the manager's cache, from which the validator lists applications.
+	synced func(context.Context) bool
 	done   atomic.Bool
 }
 
 func (r *registration) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("webhook-registration")
+	if !r.synced(ctx) {
+		return nil // stopped before the cache synced
+	}
 	delay := 50 * time.Millisecond
 	for {
 		err := r.serves(nil)

@@ -36,6 +36,7 @@ import (
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/webhook/podmutator"
 	"github.com/sparkop/spark-operator/webhook/validation"
 )
@@ -245,6 +246,11 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 		}
 	} else if err := setupSelfSigned(ctx, mgr, o); err != nil {
 		return err
+	}
+	// The validator lists applications from the cache: its informer starts with the manager,
+	// not lazily at the first request, and the configurations wait for it (registration).
+	if _, err := mgr.GetCache().GetInformer(ctx, &v1beta2.SparkApplication{}); err != nil {
+		return fmt.Errorf("webhook: SparkApplication informer: %w", err)
 	}
 	Register(mgr.GetWebhookServer(), mgr.GetScheme(), CacheFirst{Cache: mgr.GetClient(), API: mgr.GetAPIReader()}, o)
 	return nil
