@@ -13,6 +13,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -30,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -83,17 +85,83 @@ func setupSelfSigned(ctx context.Context, mgr manager.Manager, o Options) error 
 	if err != nil {
 		return err
 	}
-	// The configurations trust the CA before anything is served; a restart keeps the CA
-	// bundle they already have.
-	if err := ApplyConfigurations(ctx, direct, o, secret.Data[caCertKey]); err != nil {
-		return fmt.Errorf("webhook: %w", err)
-	}
+	// The certificate read directly from the API server is served from the first handshake:
+	// the cache that follows the Secret syncs only once the manager runs, and a restarted
+	// replica must not refuse handshakes until then.
 	serving := &servingCertificate{key: key, certDir: o.CertDir}
+	// A Secret whose certificate does not load is the rotator's to repair; the new one is
+	// served when it is written.
+	if err := serving.load(secret); err != nil && !errors.Is(err, errNoKeyPair) {
+		return fmt.Errorf("webhook: certificate Secret %s: %w", key, err)
+	}
 	ds.Options.TLSOpts = append(ds.Options.TLSOpts, func(c *tls.Config) { c.GetCertificate = serving.get })
 	if err := serving.setup(mgr, "webhook-serving-certificate"+suffix); err != nil {
 		return err
 	}
+	// The configurations are written only once this replica answers TLS (registered), so
+	// that the API server never turns to a server that cannot answer yet.
+	reg := &registration{client: direct, opts: o, secret: key, serves: ds.StartedChecker(), synced: mgr.GetCache().WaitForCacheSync}
+	if err := mgr.Add(everyReplica{reg}); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("webhook-registered"+suffix, reg.check); err != nil {
+		return err
+	}
 	return rotator.AddRotator(mgr, cr)
+}
+
+// registration creates the webhook configurations, or brings their webhooks up to date, with
+// the CA the Secret holds, once the webhook server answers TLS; the replica is ready only
+// then. A restart keeps the CA bundle they already have; the rotator keeps it from then on.
+type registration struct {
+	client client.Client
+	opts   Options
+	secret types.NamespacedName
+	serves healthz.Checker
+	// synced waits for the manager's cache, from which the validator lists applications.
+	synced func(context.Context) bool
+	done   atomic.Bool
+}
+
+func (r *registration) Start(ctx context.Context) error {
+	log := ctrl.LoggerFrom(ctx).WithName("webhook-registration")
+	if !r.synced(ctx) {
+		return nil // stopped before the cache synced
+	}
+	delay := 50 * time.Millisecond
+	for {
+		err := r.serves(nil)
+		if err == nil {
+			err = r.register(ctx)
+		}
+		if err == nil {
+			r.done.Store(true)
+			log.Info("webhook configurations registered", "name", r.opts.ConfigName)
+			return nil
+		}
+		log.V(1).Info("webhook configurations not registered yet", "reason", err.Error())
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+func (r *registration) register(ctx context.Context) error {
+	secret := &corev1.Secret{}
+	if err := r.client.Get(ctx, r.secret, secret); err != nil {
+		return fmt.Errorf("reading certificate Secret %s: %w", r.secret, err)
+	}
+	return ApplyConfigurations(ctx, r.client, r.opts, secret.Data[caCertKey])
+}
+
+func (r *registration) check(*http.Request) error {
+	if !r.done.Load() {
+		return errors.New("webhook configurations not registered yet")
+	}
+	return nil
 }
 
 // Where the rotator keeps its CA in the Secret (beside tls.crt and tls.key).
@@ -186,21 +254,31 @@ func (s *servingCertificate) Reconcile(ctx context.Context, _ reconcile.Request)
 	if err := s.reader.Get(ctx, s.key, secret); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
+	if err := s.load(secret); err != nil && !errors.Is(err, errNoKeyPair) {
+		return reconcile.Result{}, err
+	}
+	return reconcile.Result{}, nil
+}
+
+var errNoKeyPair = errors.New("no valid serving certificate and key")
+
+// load serves the certificate secret holds and writes it to certDir.
+func (s *servingCertificate) load(secret *corev1.Secret) error {
 	crt, key := secret.Data[corev1.TLSCertKey], secret.Data[corev1.TLSPrivateKeyKey]
 	pair, err := tls.X509KeyPair(crt, key)
 	if err != nil {
-		return reconcile.Result{}, nil
+		return fmt.Errorf("%w: %v", errNoKeyPair, err)
 	}
 	if err := os.MkdirAll(s.certDir, 0o700); err != nil {
-		return reconcile.Result{}, err
+		return err
 	}
 	for name, data := range map[string][]byte{corev1.TLSCertKey: crt, corev1.TLSPrivateKeyKey: key} {
 		if err := os.WriteFile(filepath.Join(s.certDir, name), data, 0o600); err != nil {
-			return reconcile.Result{}, err
+			return err
 		}
 	}
 	s.cert.Store(&pair)
-	return reconcile.Result{}, nil
+	return nil
 }
 
 // everyReplica runs a runnable on every replica, not only the leader: each serves the webhook.

@@ -881,3 +881,60 @@ func TestExternalCertificates(t *testing.T) {
 	})
 	e.waitServing(t)
 }
+
+// TestDriverPodNameClash: an application naming as its driver pod one that another
+// application's driver has, or that another application names, is refused at admission with
+// the application holding the name; so is an update to such a name.
+func TestDriverPodNameClash(t *testing.T) {
+	e := startWebhook(t, nil)
+	ctx := context.Background()
+	c := e.c
+	first := testApp(e.ns, "first") // its driver pod: first-driver
+	if err := c.Create(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	refused := func(app *v1beta2.SparkApplication, want string) func() (bool, error) {
+		return func() (bool, error) {
+			err := c.Create(ctx, app.DeepCopy(), client.DryRunAll)
+			return err != nil && strings.Contains(err.Error(), want), nil
+		}
+	}
+
+	second := testApp(e.ns, "second")
+	second.Spec.Driver.PodName = ptr("first-driver")
+	want := `spec.driver.podName: Invalid value: "first-driver": driver pod name first-driver is already the driver pod name of SparkApplication first`
+	// The webhook reads the other applications from its cache, which may lag the creation.
+	cluster.Eventually(t, 10*time.Second, "the clash with another application's name refused", refused(second, want))
+	if err := c.Create(ctx, second); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want refusal containing %q", err, want)
+	}
+
+	pod := bareDriver(testApp(e.ns, "someone"))
+	pod.Name = "taken"
+	delete(pod.Labels, v1beta2.LabelLaunchedByOperator) // as if created before the webhook ran
+	if err := c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	third := testApp(e.ns, "third")
+	third.Spec.Driver.PodName = ptr("taken")
+	want = `driver pod name taken is taken: pod ` + e.ns + `/taken is the driver of SparkApplication someone`
+	if err := c.Create(ctx, third); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want refusal containing %q", err, want)
+	}
+	taken := testApp(e.ns, "other")
+	taken.Spec.Driver.PodName = ptr("free-driver")
+	if err := c.Create(ctx, taken); err != nil {
+		t.Fatalf("an application naming a free driver pod was refused: %v", err)
+	}
+
+	// Updates: one keeping its name passes; one taking another's is refused.
+	first.Spec.Arguments = []string{"10"}
+	if err := c.Update(ctx, first); err != nil {
+		t.Fatalf("update keeping the driver pod name refused: %v", err)
+	}
+	taken.Spec.Driver.PodName = ptr("first-driver")
+	want = "driver pod name first-driver is already the driver pod name of SparkApplication first"
+	if err := c.Update(ctx, taken); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("update to a held name: got %v, want refusal containing %q", err, want)
+	}
+}

@@ -36,6 +36,7 @@ import (
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/webhook/podmutator"
 	"github.com/sparkop/spark-operator/webhook/validation"
 )
@@ -246,6 +247,11 @@ func Setup(ctx context.Context, mgr manager.Manager, opts Options) error {
 	} else if err := setupSelfSigned(ctx, mgr, o); err != nil {
 		return err
 	}
+	// The validator lists applications from the cache: its informer starts with the manager,
+	// not lazily at the first request, and the configurations wait for it (registration).
+	if _, err := mgr.GetCache().GetInformer(ctx, &v1beta2.SparkApplication{}); err != nil {
+		return fmt.Errorf("webhook: SparkApplication informer: %w", err)
+	}
 	Register(mgr.GetWebhookServer(), mgr.GetScheme(), CacheFirst{Cache: mgr.GetClient(), API: mgr.GetAPIReader()}, o)
 	return nil
 }
@@ -275,8 +281,10 @@ func (r CacheFirst) List(ctx context.Context, list client.ObjectList, opts ...cl
 
 // Register adds the handlers to server; scheme decodes the requests (it must know Pods and the
 // sparkoperator.k8s.io types, v1beta2 and v1alpha1). reader reads SparkApplications and ResourceQuotas; an application
-// created a moment before its driver must be found (see CacheFirst).
-func Register(server ctrlwebhook.Server, scheme *runtime.Scheme, reader client.Reader, opts Options) {
+// created a moment before its driver must be found (see CacheFirst). Its API reader reads the
+// pod a new application names as its driver, and its cache lists the namespace's
+// applications, so that a driver pod name another application holds is refused.
+func Register(server ctrlwebhook.Server, scheme *runtime.Scheme, reader CacheFirst, opts Options) {
 	o := opts.withDefaults()
 	pods := &podmutator.Defaulter{Reader: reader}
 	if o.BatchSchedulers.Registry != nil {
@@ -288,7 +296,8 @@ func Register(server ctrlwebhook.Server, scheme *runtime.Scheme, reader client.R
 	}{
 		PathMutatePods: {"pod-mutator", admission.WithDefaulter(scheme, pods)},
 		PathValidateSparkApplication: {"sparkapplication-validator", admission.WithValidator(scheme,
-			&validation.SparkApplicationValidator{Reader: reader, EnforceQuota: o.EnableResourceQuota, Schedulers: o.BatchSchedulers})},
+			&validation.SparkApplicationValidator{Reader: reader, EnforceQuota: o.EnableResourceQuota, Schedulers: o.BatchSchedulers,
+				Pods: reader.API, Apps: reader.Cache})},
 		PathValidateScheduledSparkApplication: {"scheduledsparkapplication-validator", admission.WithValidator(scheme,
 			validation.ScheduledSparkApplicationValidator{})},
 		PathValidateSparkConnect: {"sparkconnect-validator", admission.WithValidator(scheme, validation.SparkConnectValidator{})},

@@ -13,12 +13,14 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/internal/drivername"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/submission"
@@ -84,14 +86,25 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 	if blocked, err := r.anotherDriver(ctx, prepared, id); err != nil || blocked {
 		return err
 	}
+	// Another application's driver pod is never adopted; the application that does not hold
+	// the name fails with the one that does, never the holder (see nameHolder).
+	taken, err := r.nameHolder(ctx, prepared)
+	if err != nil {
+		return err
+	}
 	// What the scheduler needs of its own before the run's pods exist (a PodGroup, say),
 	// owned by the application. A failure is retried by the pool: no driver starts without them.
-	if err := scheduler.EnsureRunObjects(ctx, r.Client, decision.sched, decision.w, decision.Decision); err != nil {
-		r.event(app, true, "BatchSchedulerObjectsFailed", "Submit", err.Error())
-		return err
+	if taken == "" {
+		if err := scheduler.EnsureRunObjects(ctx, r.Client, decision.sched, decision.w, decision.Decision); err != nil {
+			r.event(app, true, "BatchSchedulerObjectsFailed", "Submit", err.Error())
+			return err
+		}
 	}
 	var result submission.Result
 	submitter, err := r.submitterFor(app)
+	if err == nil && taken != "" {
+		err = &submission.Error{Message: taken}
+	}
 	if err == nil {
 		err = r.ensureMetricsConfigMap(ctx, prepared)
 	}
@@ -181,6 +194,40 @@ func (r *Reconciler) anotherDriver(ctx context.Context, app *v1beta2.SparkApplic
 		}
 	}
 	return false, nil
+}
+
+// nameHolder explains why app may not create its driver pod under the name the spec gives,
+// or returns "" when it may (package drivername has the rule). A pod of that name that is not
+// app's own belongs to another application, or to nobody the operator knows: creating the
+// driver would find it and fail the attempt with a message about submissions. Without such a
+// pod, an application of the namespace created before app that names the same driver pod
+// holds it: app gives way even when its submission comes first, so that the later of two
+// applications racing for one name is the one that fails, never the earlier one, whose run
+// would otherwise be lost to a name it had first. The pod is read from the API server (a
+// pod of another application may be missing from the cache yet); the applications from the
+// cache, which shows app only after every application created before it (one watch, in
+// order).
+func (r *Reconciler) nameHolder(ctx context.Context, app *v1beta2.SparkApplication) (string, error) {
+	name := app.DriverPodName()
+	pod := &corev1.Pod{}
+	switch err := r.APIReader.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: name}, pod); {
+	case err == nil:
+		// A pod of its own (this attempt's, or an older one the reconciler stops) holds
+		// the name for it.
+		return drivername.PodTaken(pod, app), nil
+	case !apierrors.IsNotFound(err):
+		return "", fmt.Errorf("reading pod %s/%s: %w", app.Namespace, name, err)
+	}
+	apps := &v1beta2.SparkApplicationList{}
+	if err := r.Client.List(ctx, apps, client.InNamespace(app.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return "", fmt.Errorf("listing the SparkApplications of %s: %w", app.Namespace, err)
+	}
+	if other := drivername.Claimant(apps.Items, app, func(other *v1beta2.SparkApplication) bool {
+		return drivername.Precedes(other, app)
+	}); other != nil {
+		return drivername.Claimed(other, app), nil
+	}
+	return "", nil
 }
 
 // awaitingSubmission reports whether app has a recorded submission that no driver answers yet.

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/internal/drivername"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/sparkconf"
 )
@@ -44,10 +45,19 @@ type SparkApplicationValidator struct {
 	// Schedulers refuses applications naming a batch scheduler that is not enabled, and
 	// those their scheduler refuses.
 	Schedulers BatchSchedulers
+	// Pods reads a pod by name, and Apps lists the namespace's SparkApplications, so that an
+	// application naming a driver pod another application's driver has, or another
+	// application names, is refused (see checkDriverPodName). Pods should read the API
+	// server (the pod named may be one no cache of the operator's holds), Apps the cache.
+	// With either nil the driver pod name is not checked.
+	Pods, Apps client.Reader
 }
 
 func (v *SparkApplicationValidator) ValidateCreate(ctx context.Context, app *v1beta2.SparkApplication) (admission.Warnings, error) {
 	if err := v.validate(ctx, app); err != nil {
+		return nil, err
+	}
+	if err := v.checkDriverPodName(ctx, app); err != nil {
 		return nil, err
 	}
 	// Quota is checked for new applications only: a running one already holds its share.
@@ -68,7 +78,48 @@ func (v *SparkApplicationValidator) ValidateUpdate(ctx context.Context, old, app
 	if err := v.validate(ctx, app); err != nil {
 		return nil, err
 	}
+	// Only a new name is checked: an application keeps the name it has (its own driver has
+	// it), and one admitted before this check existed can still be edited and deleted.
+	if old.DriverPodName() != app.DriverPodName() {
+		if err := v.checkDriverPodName(ctx, app); err != nil {
+			return nil, err
+		}
+	}
 	return applicationWarnings("spec", &app.Spec), nil
+}
+
+// checkDriverPodName refuses an application whose driver pod name (spec.driver.podName, else
+// <app>-driver) another application holds: an existing pod that is not the application's own
+// driver, or another application of the namespace naming the same driver pod. The operator
+// never adopts another application's pod, so the two could not both run; without this check
+// the controller fails the later one (package drivername). The other applications are those
+// the cache has seen: one created a moment before may be missed, and the controller settles
+// that race.
+func (v *SparkApplicationValidator) checkDriverPodName(ctx context.Context, app *v1beta2.SparkApplication) error {
+	if v.Pods == nil || v.Apps == nil {
+		return nil
+	}
+	path, name := field.NewPath("metadata", "name"), app.DriverPodName()
+	if app.Spec.Driver.PodName != nil && *app.Spec.Driver.PodName != "" {
+		path = field.NewPath("spec", "driver", "podName")
+	}
+	pod := &corev1.Pod{}
+	switch err := v.Pods.Get(ctx, client.ObjectKey{Namespace: app.Namespace, Name: name}, pod); {
+	case err == nil:
+		if msg := drivername.PodTaken(pod, app); msg != "" {
+			return refusal(field.ErrorList{field.Invalid(path, name, msg)})
+		}
+	case !apierrors.IsNotFound(err):
+		return apierrors.NewInternalError(fmt.Errorf("reading pod %s/%s: %w", app.Namespace, name, err))
+	}
+	var apps v1beta2.SparkApplicationList
+	if err := v.Apps.List(ctx, &apps, client.InNamespace(app.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return apierrors.NewInternalError(fmt.Errorf("listing SparkApplications: %w", err))
+	}
+	if other := drivername.Claimant(apps.Items, app, nil); other != nil {
+		return refusal(field.ErrorList{field.Invalid(path, name, drivername.Claimed(other, app))})
+	}
+	return nil
 }
 
 // applicationWarnings are the admission warnings of an application's spec at path: fields

@@ -1,0 +1,94 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sparkop/spark-operator/test/cluster"
+)
+
+// TestWebhookRestartRefusesNothing replaces the webhook process three times, as a Deployment's
+// rolling update with maxUnavailable 0 does (the new replica started, the old one stopped once
+// the new one is ready), while a loop creates SparkApplications with the webhook registered
+// with failure policy Fail: no creation may fail. Each replica listens on a port of its own and
+// registers the configurations by URL, so the API server turns to the new one exactly when it
+// registers them: a replica must not do so, nor report ready, before it answers TLS with the
+// certificate already in the Secret.
+func TestWebhookRestartRefusesNothing(t *testing.T) {
+	ctx := context.Background()
+	c := cluster.Client(t)
+	ns := cluster.Namespace(t, c, "e2e-webhook-restart")
+	configName := "e2e-webhook-restart-" + ns
+	t.Cleanup(func() {
+		_ = c.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
+		_ = c.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
+	})
+	start := func(i int) *cluster.Operator {
+		return cluster.StartOperator(t, fmt.Sprintf("webhook-%d", i), "--kubeconfig", cluster.Kubeconfig(t), "--namespaces", ns,
+			"--enable-controller=false", "--enable-webhook", "--webhook-failure-policy=Fail",
+			"--webhook-url-host", "localhost", "--webhook-port", strconv.Itoa(cluster.FreePort(t)),
+			"--webhook-secret-namespace", ns, "--webhook-config-name", configName, "--webhook-cert-dir", t.TempDir(),
+			"-logtostderr", "-v=1")
+	}
+	current := start(0)
+	cluster.Eventually(t, 30*time.Second, "the API server to call the webhook", func() (bool, error) {
+		bad := cluster.SparkPi(ns, "probe")
+		bad.Spec.SparkConf = map[string]string{"spark.master": "local"}
+		err := c.Create(ctx, bad, client.DryRunAll)
+		return err != nil && strings.Contains(err.Error(), "spark.master"), nil
+	})
+
+	stop := make(chan struct{})
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		created  int
+		failures []string
+	)
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			app := cluster.SparkPi(ns, fmt.Sprintf("app-%05d", i))
+			app.Spec.Suspend = ptr.To(true)
+			err := c.Create(ctx, app)
+			mu.Lock()
+			if err != nil {
+				failures = append(failures, fmt.Sprintf("%s at %s: %v", app.Name, time.Now().Format("15:04:05.000"), err))
+			} else {
+				created++
+			}
+			mu.Unlock()
+			time.Sleep(10 * time.Millisecond) // the pace of the loop, not a wait for a condition
+		}
+	})
+	for i := 1; i <= 3; i++ {
+		next := start(i)
+		current.Stop()
+		current = next
+		t.Logf("restart %d done at %s", i, time.Now().Format("15:04:05.000"))
+	}
+	time.Sleep(time.Second) // creations after the last restart, again the loop's pace
+	close(stop)
+	wg.Wait()
+	t.Logf("%d applications created, %d refused", created, len(failures))
+	if created == 0 {
+		t.Fatal("no application was created")
+	}
+	for _, f := range failures {
+		t.Errorf("creation failed: %s", f)
+	}
+}
