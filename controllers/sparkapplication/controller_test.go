@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/internal/eventnote"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/submission"
 	"github.com/sparkop/spark-operator/test/cluster"
@@ -162,6 +163,7 @@ func startManagerWith(t *testing.T, namespaces []string, sub *fakeSubmitter, opt
 	if err != nil {
 		t.Fatal(err)
 	}
+	mgr = eventnote.Manager(mgr) // as the operator's (cmd/spark-operator)
 	r := &Reconciler{
 		Client:      mgr.GetClient(),
 		APIReader:   mgr.GetAPIReader(),
