@@ -43,6 +43,9 @@ type SparkApplicationValidator struct {
 	// Schedulers refuses applications naming a batch scheduler that is not enabled, and
 	// those their scheduler refuses.
 	Schedulers BatchSchedulers
+	// KnownSchedulers are Kubernetes schedulers that run in the cluster besides the default
+	// one and those of the batch schedulers: a pod's schedulerName naming another is warned of.
+	KnownSchedulers []string
 }
 
 func (v *SparkApplicationValidator) ValidateCreate(ctx context.Context, app *v1beta2.SparkApplication) (admission.Warnings, error) {
@@ -55,7 +58,7 @@ func (v *SparkApplicationValidator) ValidateCreate(ctx context.Context, app *v1b
 			return nil, err
 		}
 	}
-	return applicationWarnings("spec", &app.Spec), nil
+	return append(applicationWarnings("spec", &app.Spec), v.schedulerNameWarnings(&app.Spec)...), nil
 }
 
 func (v *SparkApplicationValidator) ValidateUpdate(ctx context.Context, old, app *v1beta2.SparkApplication) (admission.Warnings, error) {
@@ -65,7 +68,7 @@ func (v *SparkApplicationValidator) ValidateUpdate(ctx context.Context, old, app
 	if err := v.validate(ctx, app); err != nil {
 		return nil, err
 	}
-	return applicationWarnings("spec", &app.Spec), nil
+	return append(applicationWarnings("spec", &app.Spec), v.schedulerNameWarnings(&app.Spec)...), nil
 }
 
 // applicationWarnings are the admission warnings of an application's spec at path: fields
