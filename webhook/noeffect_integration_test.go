@@ -17,6 +17,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/test/cluster"
+	"github.com/sparkop/spark-operator/webhook"
 )
 
 // warnings collects the admission warnings the API server passes on to a client.
@@ -68,5 +69,31 @@ func TestDuplicateDriverIngressPortRefused(t *testing.T) {
 	err := e.c.Create(context.Background(), app)
 	if err == nil || !strings.Contains(err.Error(), "spec.driverIngressOptions[1].servicePort: Duplicate value") {
 		t.Fatalf("creating an application with one port twice in driverIngressOptions: %v, want a refusal naming the field", err)
+	}
+}
+
+// TestUnknownSchedulerNameWarns: an application whose driver names a scheduler the operator
+// does not know of is accepted with a warning naming it; one naming the default scheduler or
+// one listed in --known-schedulers is not warned of.
+func TestUnknownSchedulerNameWarns(t *testing.T) {
+	e := startWebhook(t, func(o *webhook.Options) { o.KnownSchedulers = []string{"volcano"} })
+	w := &warnings{}
+	cfg := cluster.Config(t)
+	cfg.WarningHandler = w
+	c, err := client.New(cfg, client.Options{Scheme: cluster.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, scheduler := range map[string]string{"nowhere": "no-such-scheduler", "default": "default-scheduler", "known": "volcano"} {
+		app := testApp(e.ns, name)
+		app.Spec.Driver.SchedulerName = ptr(scheduler)
+		if err := c.Create(context.Background(), app); err != nil {
+			t.Fatalf("an application naming scheduler %q was refused: %v", scheduler, err)
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.seen) != 1 || !strings.HasPrefix(w.seen[0], `spec.driver.schedulerName: the operator knows of no scheduler "no-such-scheduler"`) {
+		t.Errorf("warnings %q: want one, about no-such-scheduler", w.seen)
 	}
 }

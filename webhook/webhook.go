@@ -87,6 +87,9 @@ type Options struct {
 	// validating webhook refuses applications naming one that is not enabled, and the pod
 	// webhook lets them place the pods of runs they admitted (scheduler.PodPlacer).
 	BatchSchedulers validation.BatchSchedulers
+	// KnownSchedulers are the Kubernetes schedulers running besides the default one and the
+	// batch schedulers' own: the validating webhook warns of a pod schedulerName naming another.
+	KnownSchedulers []string
 	// NamespaceSelector limits the webhooks to matching namespaces; nil means all.
 	NamespaceSelector *metav1.LabelSelector
 	// CertValidity is the lifetime of the serving certificates made (default one year);
@@ -297,7 +300,7 @@ func Register(server ctrlwebhook.Server, scheme *runtime.Scheme, reader CacheFir
 		PathMutatePods: {"pod-mutator", admission.WithDefaulter(scheme, pods)},
 		PathValidateSparkApplication: {"sparkapplication-validator", admission.WithValidator(scheme,
 			&validation.SparkApplicationValidator{Reader: reader, EnforceQuota: o.EnableResourceQuota, Schedulers: o.BatchSchedulers,
-				Pods: reader.API, Apps: reader.Cache})},
+				Pods: reader.API, Apps: reader.Cache, KnownSchedulers: o.KnownSchedulers})},
 		PathValidateScheduledSparkApplication: {"scheduledsparkapplication-validator", admission.WithValidator(scheme,
 			validation.ScheduledSparkApplicationValidator{})},
 		PathValidateSparkConnect: {"sparkconnect-validator", admission.WithValidator(scheme, validation.SparkConnectValidator{})},

@@ -47,6 +47,7 @@ import (
 	"github.com/sparkop/spark-operator/controllers/sparkapplication"
 	"github.com/sparkop/spark-operator/controllers/sparkconnect"
 	"github.com/sparkop/spark-operator/controllers/uiresources"
+	"github.com/sparkop/spark-operator/internal/eventnote"
 	"github.com/sparkop/spark-operator/internal/nsfilter"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/submission"
@@ -128,9 +129,9 @@ func run(ctx context.Context, o *options) error {
 	if o.webhookEnabled {
 		mgrOpts.WebhookServer = webhook.NewServer(o.webhook)
 	}
-	mgr, err := manager.New(cfg, mgrOpts)
+	mgr, err := newManager(cfg, mgrOpts)
 	if err != nil {
-		return fmt.Errorf("creating the manager: %w", err)
+		return err
 	}
 	schedulers, err := buildSchedulers(o, mgr)
 	if err != nil {
@@ -162,6 +163,17 @@ func run(ctx context.Context, o *options) error {
 		}
 	}
 	return mgr.Start(ctx)
+}
+
+// newManager creates the operator's manager. Every event recorder it hands out (to the
+// controllers, the batch schedulers, the webhooks) cuts messages the API server would refuse
+// as too long (internal/eventnote): without that, such an event is dropped.
+func newManager(cfg *rest.Config, opts manager.Options) (manager.Manager, error) {
+	mgr, err := manager.New(cfg, opts)
+	if err != nil {
+		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	return eventnote.Manager(mgr), nil
 }
 
 // setupControllers adds the SparkApplication and ScheduledSparkApplication controllers and the

@@ -143,6 +143,9 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.IntVar(&timeout, "webhook-timeout-seconds", int(webhook.DefaultTimeout), "How long the API server waits for the webhook, 1 to 30 seconds.")
 	fs.StringVar(&o.webhook.ConfigName, "webhook-config-name", webhook.DefaultConfigName, "Name of the Mutating- and ValidatingWebhookConfiguration the operator keeps.")
 	fs.BoolVar(&o.webhook.EnableResourceQuota, "enable-resource-quota-enforcement", false, "Reject applications whose driver and executors would exceed a ResourceQuota of their namespace.")
+	var knownSchedulers string
+	fs.StringVar(&knownSchedulers, "known-schedulers", "", "Comma-separated Kubernetes schedulers that run in the cluster besides default-scheduler and the batch schedulers' own; "+
+		"the webhook warns of a spec.driver/executor.schedulerName naming another.")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -230,6 +233,16 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	}
 	if o.webhookEnabled && !external && o.webhook.URLHost != "" && o.webhook.SecretNamespace == "" && o.webhook.ServiceNamespace == "" {
 		errs = append(errs, errors.New("--webhook-url-host needs --webhook-secret-namespace for the certificate Secret"))
+	}
+	for _, name := range strings.Split(knownSchedulers, ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--known-schedulers: %q is not a scheduler name: %s", name, strings.Join(msgs, "; ")))
+			continue
+		}
+		o.webhook.KnownSchedulers = append(o.webhook.KnownSchedulers, name)
 	}
 	if o.webhook.NamespaceSelector, err = webhookNamespaceSelector(o); err != nil {
 		errs = append(errs, err)

@@ -45,6 +45,20 @@ func TestParseOptions(t *testing.T) {
 			},
 		},
 		{
+			name: "known schedulers",
+			args: []string{"--known-schedulers", "volcano, yunikorn,,"},
+			check: func(t *testing.T, o *options) {
+				if diff := cmp.Diff([]string{"volcano", "yunikorn"}, o.webhook.KnownSchedulers); diff != "" {
+					t.Error(diff)
+				}
+			},
+		},
+		{
+			name:    "a known scheduler that is no name",
+			args:    []string{"--known-schedulers", "Not A Name"},
+			wantErr: "--known-schedulers",
+		},
+		{
 			name: "spark-submit mode",
 			args: []string{"--submission-mode", "spark-submit"},
 			check: func(t *testing.T, o *options) {

@@ -60,6 +60,10 @@ type Options struct {
 	// UnschedulableTimeout, when positive, fails a run whose driver pod the scheduler has
 	// been unable to place for that long. Zero (the default) waits for as long as it takes.
 	UnschedulableTimeout time.Duration
+	// NotPickedUpAfter is how long a driver pod may wait without any scheduler looking at it
+	// (no PodScheduled condition: it names a scheduler that does not run) before the status
+	// says so. Default 30s.
+	NotPickedUpAfter time.Duration
 }
 
 func (o *Options) setDefaults() {
@@ -74,6 +78,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.QueuedRetryInterval <= 0 {
 		o.QueuedRetryInterval = 10 * time.Second
+	}
+	if o.NotPickedUpAfter <= 0 {
+		o.NotPickedUpAfter = 30 * time.Second
 	}
 }
 
@@ -119,6 +126,10 @@ type Reconciler struct {
 	// Namespaces, when set, limits the controller to namespaces whose labels match.
 	Namespaces *nsfilter.Filter
 	Options    Options
+
+	// nodes is what the cluster's nodes can allocate, read through APIReader for drivers the
+	// scheduler cannot place.
+	nodes nodeCapacity
 }
 
 // SetupWithManager registers the controller and the submission pool with mgr. The pool only

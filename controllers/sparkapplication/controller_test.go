@@ -22,6 +22,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -39,6 +40,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/internal/eventnote"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/submission"
 	"github.com/sparkop/spark-operator/test/cluster"
@@ -94,7 +96,7 @@ func (f *fakeSubmitter) Submit(ctx context.Context, app *v1beta2.SparkApplicatio
 }
 
 func driverPod(app *v1beta2.SparkApplication, name, submissionID, appID string) *corev1.Pod {
-	return &corev1.Pod{
+	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name, Namespace: app.Namespace,
 			Labels: map[string]string{
@@ -108,9 +110,13 @@ func driverPod(app *v1beta2.SparkApplication, name, submissionID, appID string) 
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: v1beta2.GroupVersion.String(), Kind: "SparkApplication",
 				Name: app.Name, UID: app.UID, Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}},
 		},
-		Spec: corev1.PodSpec{NodeSelector: app.Spec.Driver.NodeSelector,
+		Spec: corev1.PodSpec{NodeSelector: app.Spec.Driver.NodeSelector, SchedulerName: ptr.Deref(app.Spec.Driver.SchedulerName, ""),
 			Containers: []corev1.Container{{Name: v1beta2.SparkDriverContainerName, Image: "spark:test"}}},
 	}
+	if cores := app.Spec.Driver.Cores; cores != nil {
+		pod.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: *resource.NewQuantity(int64(*cores), resource.DecimalSI)}
+	}
+	return pod
 }
 
 func executorPod(driver *corev1.Pod, id int, submissionID string, annotations map[string]string) *corev1.Pod {
@@ -162,6 +168,7 @@ func startManagerWith(t *testing.T, namespaces []string, sub *fakeSubmitter, opt
 	if err != nil {
 		t.Fatal(err)
 	}
+	mgr = eventnote.Manager(mgr) // as the operator's (cmd/spark-operator)
 	r := &Reconciler{
 		Client:      mgr.GetClient(),
 		APIReader:   mgr.GetAPIReader(),

@@ -11,8 +11,11 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/sparkpod"
@@ -126,6 +129,70 @@ func unschedulableMessage(pod *corev1.Pod, c *corev1.PodCondition) string {
 	return msg
 }
 
+// notPickedUp says, once a pending driver has waited threshold since it was created without
+// any scheduler looking at it (no PodScheduled condition at all: a scheduler that cannot place
+// a pod says so in that condition), which scheduler it waits for. Before then it returns how
+// much longer to wait; for a placed pod, or one a scheduler has looked at, nothing.
+func notPickedUp(pod *corev1.Pod, now time.Time, threshold time.Duration) (string, time.Duration) {
+	if pod == nil || pod.Spec.NodeName != "" {
+		return "", 0
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return "", 0
+		}
+	}
+	waited := now.Sub(pod.CreationTimestamp.Time)
+	if waited < threshold {
+		return "", threshold - waited
+	}
+	name := pod.Spec.SchedulerName
+	if name == "" {
+		name = corev1.DefaultSchedulerName
+	}
+	return fmt.Sprintf("driver pod %s waits for scheduler %q: no scheduler has picked it up in %s",
+		pod.Name, name, threshold), 0
+}
+
+// beyondEveryNode says which of a pod's requests exceed what the largest node can allocate,
+// each compared with the largest node's (nodes holds each node's allocatable). Such a pod can
+// never be placed, however long it waits. Nothing is said when no node is known.
+func beyondEveryNode(pod *corev1.Pod, nodes []corev1.ResourceList) string {
+	if pod == nil || len(nodes) == 0 {
+		return ""
+	}
+	requests := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	var over []string
+	for _, name := range sortedResourceNames(requests) {
+		want := requests[name]
+		if want.IsZero() {
+			continue
+		}
+		var largest resource.Quantity
+		for _, n := range nodes {
+			if q, ok := n[name]; ok && q.Cmp(largest) > 0 {
+				largest = q
+			}
+		}
+		if want.Cmp(largest) > 0 {
+			over = append(over, fmt.Sprintf("%s %s (largest node: %s)", name, want.String(), largest.String()))
+		}
+	}
+	if len(over) == 0 {
+		return ""
+	}
+	return "the driver pod asks for more than any node has: " + strings.Join(over, ", ")
+}
+
+func sortedResourceNames(l corev1.ResourceList) []corev1.ResourceName {
+	names := make([]corev1.ResourceName, 0, len(l))
+	for n := range l {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return names[i] < names[j] })
+	return names
+}
+
 // sparkAppID is the Spark application ID that Spark puts on its pods.
 func sparkAppID(pod *corev1.Pod) string {
 	if pod == nil {
@@ -226,7 +293,8 @@ func countExecutors(states map[string]v1beta2.ExecutorState) (running, failed in
 // a pod's metadata and status only; a driver's spec (its env, volumes, ports, the Spark
 // properties it points at) is most of its size, and with thousands of applications present the
 // cache would otherwise hold all of it. What remains is enough to tell pods apart and follow
-// them: metadata without managedFields, the node, the container names, and the status.
+// them: metadata without managedFields, the node and the scheduler, the container names, what
+// the pod requests (to tell a driver that no node can ever take), and the status.
 func TrimPodForCache(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -235,12 +303,21 @@ func TrimPodForCache(obj any) (any, error) {
 	trimmed := &corev1.Pod{
 		TypeMeta:   pod.TypeMeta,
 		ObjectMeta: pod.ObjectMeta,
-		Spec:       corev1.PodSpec{NodeName: pod.Spec.NodeName},
-		Status:     pod.Status,
+		Spec: corev1.PodSpec{NodeName: pod.Spec.NodeName, SchedulerName: pod.Spec.SchedulerName,
+			Overhead: pod.Spec.Overhead},
+		Status: pod.Status,
 	}
 	trimmed.ManagedFields = nil
+	if r := pod.Spec.Resources; r != nil && len(r.Requests) > 0 {
+		trimmed.Spec.Resources = &corev1.ResourceRequirements{Requests: r.Requests}
+	}
+	for _, c := range pod.Spec.InitContainers {
+		trimmed.Spec.InitContainers = append(trimmed.Spec.InitContainers, corev1.Container{Name: c.Name,
+			Resources: corev1.ResourceRequirements{Requests: c.Resources.Requests}, RestartPolicy: c.RestartPolicy})
+	}
 	for _, c := range pod.Spec.Containers {
-		trimmed.Spec.Containers = append(trimmed.Spec.Containers, corev1.Container{Name: c.Name})
+		trimmed.Spec.Containers = append(trimmed.Spec.Containers, corev1.Container{Name: c.Name,
+			Resources: corev1.ResourceRequirements{Requests: c.Resources.Requests}})
 	}
 	return trimmed, nil
 }

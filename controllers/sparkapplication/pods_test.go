@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
@@ -238,11 +239,13 @@ func TestRetryDecisions(t *testing.T) {
 }
 
 func TestTrimPodForCache(t *testing.T) {
+	// What the pod asks for stays: it tells a driver no node can take (beyondEveryNode).
+	requests := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "ns", Labels: map[string]string{v1beta2.SparkRoleLabel: "driver"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "operator"}}},
-		Spec: corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: v1beta2.SparkDriverContainerName,
-			Image: "spark", Env: []corev1.EnvVar{{Name: "A", Value: "b"}}}}, Volumes: []corev1.Volume{{Name: "v"}}},
+		Spec: corev1.PodSpec{NodeName: "n1", SchedulerName: "volcano", Containers: []corev1.Container{{Name: v1beta2.SparkDriverContainerName,
+			Image: "spark", Env: []corev1.EnvVar{{Name: "A", Value: "b"}}, Resources: requests}}, Volumes: []corev1.Volume{{Name: "v"}}},
 		Status: corev1.PodStatus{Phase: corev1.PodRunning},
 	}
 	got, err := TrimPodForCache(pod)
@@ -251,8 +254,9 @@ func TestTrimPodForCache(t *testing.T) {
 	}
 	want := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "ns", Labels: map[string]string{v1beta2.SparkRoleLabel: "driver"}},
-		Spec:       corev1.PodSpec{NodeName: "n1", Containers: []corev1.Container{{Name: v1beta2.SparkDriverContainerName}}},
-		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+		Spec: corev1.PodSpec{NodeName: "n1", SchedulerName: "volcano",
+			Containers: []corev1.Container{{Name: v1beta2.SparkDriverContainerName, Resources: requests}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("trimmed pod (-want +got):\n%s", diff)

@@ -59,8 +59,10 @@ import (
 //	                of the application, terminating ones included: anotherDriver in submit.go)
 //	SUBMITTED, RUNNING, UNKNOWN: the driver pod's phase decides
 //	                Pending → SUBMITTED, with the scheduler's reason if it cannot place the
-//	                driver [DriverUnschedulable]; after UnschedulableTimeout → FAILING
-//	                [DriverUnschedulable] (driver deleted); Running → RUNNING [DriverRunning],
+//	                driver, and whether it asks for more than any node has [DriverUnschedulable];
+//	                after UnschedulableTimeout → FAILING [DriverUnschedulable] (driver deleted);
+//	                looked at by no scheduler for NotPickedUpAfter → SUBMITTED, naming the
+//	                scheduler it waits for [DriverNotPickedUp]; Running → RUNNING [DriverRunning],
 //	                Succeeded → SUCCEEDING [DriverCompleted], Failed → FAILING [DriverFailed],
 //	                Unknown → UNKNOWN, missing after DriverPodGracePeriod → FAILING
 //	SUCCEEDING      restart policy Always                → PENDING_RERUN, else COMPLETED
@@ -300,19 +302,35 @@ func (s *step) followDriver(ctx context.Context) error {
 }
 
 // driverPending keeps a pending driver SUBMITTED and says in the status, and once in an
-// event, why the scheduler cannot place it. After Options.UnschedulableTimeout (if set) the
-// run fails with that reason; its driver is deleted, so that it cannot start after all once
-// the application is said to have failed.
+// event, why the scheduler cannot place it, and whether it asks for more than any node has
+// (then it never will be placed). After Options.UnschedulableTimeout (if set) the run fails
+// with that reason; its driver is deleted, so that it cannot start after all once the
+// application is said to have failed. A driver no scheduler has looked at for
+// Options.NotPickedUpAfter (it names a scheduler that does not run) is said to wait for it.
 func (s *step) driverPending(ctx context.Context, driver *corev1.Pod) error {
 	st := &s.app.Status
 	c := unschedulable(driver)
 	if c == nil {
+		msg, wait := notPickedUp(driver, s.now, s.r.Options.NotPickedUpAfter)
+		if wait > 0 {
+			s.requeue(wait)
+		}
+		if msg != "" {
+			if st.AppState.State != v1beta2.ApplicationStateSubmitted || st.AppState.ErrorMessage != msg {
+				s.moveTo(v1beta2.ApplicationStateSubmitted, msg)
+				s.warning("DriverNotPickedUp", "Monitor", msg)
+			}
+			return nil
+		}
 		if s.from == v1beta2.ApplicationStateUnknown || st.AppState.ErrorMessage != "" {
 			s.moveTo(v1beta2.ApplicationStateSubmitted, "")
 		}
 		return nil
 	}
 	msg := unschedulableMessage(driver, c)
+	if over := beyondEveryNode(driver, s.r.nodes.allocatable(ctx, s.r.APIReader, s.now)); over != "" {
+		msg += "; " + over
+	}
 	if timeout := s.r.Options.UnschedulableTimeout; timeout > 0 {
 		wait := c.LastTransitionTime.Add(timeout).Sub(s.now)
 		if wait <= 0 {

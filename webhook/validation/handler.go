@@ -51,6 +51,9 @@ type SparkApplicationValidator struct {
 	// server (the pod named may be one no cache of the operator's holds), Apps the cache.
 	// With either nil the driver pod name is not checked.
 	Pods, Apps client.Reader
+	// KnownSchedulers are Kubernetes schedulers that run in the cluster besides the default
+	// one and those of the batch schedulers: a pod's schedulerName naming another is warned of.
+	KnownSchedulers []string
 }
 
 func (v *SparkApplicationValidator) ValidateCreate(ctx context.Context, app *v1beta2.SparkApplication) (admission.Warnings, error) {
@@ -66,7 +69,7 @@ func (v *SparkApplicationValidator) ValidateCreate(ctx context.Context, app *v1b
 			return nil, err
 		}
 	}
-	return applicationWarnings("spec", &app.Spec), nil
+	return append(applicationWarnings("spec", &app.Spec), v.schedulerNameWarnings(&app.Spec)...), nil
 }
 
 func (v *SparkApplicationValidator) ValidateUpdate(ctx context.Context, old, app *v1beta2.SparkApplication) (admission.Warnings, error) {
@@ -85,7 +88,7 @@ func (v *SparkApplicationValidator) ValidateUpdate(ctx context.Context, old, app
 			return nil, err
 		}
 	}
-	return applicationWarnings("spec", &app.Spec), nil
+	return append(applicationWarnings("spec", &app.Spec), v.schedulerNameWarnings(&app.Spec)...), nil
 }
 
 // checkDriverPodName refuses an application whose driver pod name (spec.driver.podName, else

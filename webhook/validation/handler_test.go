@@ -21,7 +21,14 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
 )
+
+// namedScheduler is a batch scheduler whose pods go to a Kubernetes scheduler of its own.
+type namedScheduler struct{ scheduler.AdmitAll }
+
+func (namedScheduler) Name() string          { return "named" }
+func (namedScheduler) SchedulerName() string { return "my-scheduler" }
 
 func raw(t *testing.T, v any) runtime.RawExtension {
 	t.Helper()
@@ -70,6 +77,23 @@ func TestSparkApplicationValidator(t *testing.T) {
 			"spec.sparkConf[spark.app.name] is set by the operator; this value is ignored",
 			"spec.sparkConf[spark.kubernetes.submission.waitAppCompletion] is set by the operator; this value is ignored",
 		}
+		if !resp.Allowed {
+			t.Fatalf("refused: %v", resp.Result)
+		}
+		if diff := cmp.Diff(want, resp.Warnings); diff != "" {
+			t.Errorf("warnings (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("unknown scheduler names are warned of", func(t *testing.T) {
+		h := admission.WithValidator(scheme(t), &SparkApplicationValidator{KnownSchedulers: []string{"volcano"},
+			Schedulers: BatchSchedulers{Registry: scheduler.NewRegistry(namedScheduler{})}})
+		app := validApp()
+		app.Spec.Driver.SchedulerName = ptr("no-such-scheduler")
+		app.Spec.Executor.SchedulerName = ptr("my-scheduler") // the batch scheduler's
+		resp := h.Handle(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{Operation: admissionv1.Create, Namespace: "ns", Object: raw(t, app)}})
+		want := []string{`spec.driver.schedulerName: the operator knows of no scheduler "no-such-scheduler" ` +
+			`(it knows default-scheduler, my-scheduler, volcano); if none of that name runs, the pod is never scheduled ` +
+			`(an operator that knows it runs lists it in --known-schedulers)`}
 		if !resp.Allowed {
 			t.Fatalf("refused: %v", resp.Result)
 		}
