@@ -188,15 +188,7 @@ func startManagerWith(t *testing.T, namespaces []string, sub *fakeSubmitter, opt
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	cluster.StartManager(t, mgr)
 }
 
 // gate is a batch scheduler that holds every application back until the test opens it.

@@ -84,15 +84,7 @@ func cachedClient(t *testing.T, ns string) ctrl.Manager {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	cluster.StartManager(t, mgr)
 	return mgr
 }
 

@@ -96,15 +96,7 @@ func startController(t *testing.T, ns string, s scheduler.Interface) {
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	cluster.StartManager(t, mgr)
 }
 
 func session(ns, name string) *v1alpha1.SparkConnect {
