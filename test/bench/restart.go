@@ -64,7 +64,7 @@ func runRestart(ctx context.Context, c config) error {
 	op.kill()
 	// The kill and the create are the same moment; the operator restarts at once, as the
 	// kubelet restarts a crashed container.
-	elapsed, err := e.timeToDriver(ctx, "after-kill", func() error {
+	elapsed, err := e.timeToDriver(ctx, "after-kill", nil, func() error {
 		next, err := startOperator(ctx, c, e.ns, "restart-2")
 		if err != nil {
 			return err
@@ -113,9 +113,11 @@ func runFailover(ctx context.Context, c config) error {
 		first.stop()
 		return err
 	}
+	// The signal first, then the application: the stopping leader's controllers must not take
+	// it up on their way out (the create is milliseconds; their stop, microseconds).
 	graceful, err := e.timeToDriver(ctx, "after-sigterm", func() error {
 		return first.cmd.Process.Signal(syscall.SIGTERM)
-	})
+	}, nil)
 	// It has been signalled: wait for it to exit (a second signal would make it exit at once).
 	select {
 	case <-first.done():
@@ -142,7 +144,7 @@ func runFailover(ctx context.Context, c config) error {
 		return err
 	}
 	second.kill()
-	killed, err := e.timeToDriver(ctx, "after-kill", func() error { return nil })
+	killed, err := e.timeToDriver(ctx, "after-kill", nil, nil)
 	if err != nil {
 		return fmt.Errorf("%w (standby log: %s)", err, third.log)
 	}
@@ -273,9 +275,10 @@ func waitLog(ctx context.Context, op *operatorProcess, text string) error {
 	return nil
 }
 
-// timeToDriver creates an application, runs then, and returns how long after the create
-// call the application's driver pod appeared.
-func (e *benchEnv) timeToDriver(ctx context.Context, name string, then func() error) (time.Duration, error) {
+// timeToDriver runs before (if any), creates an application, runs then (if any), and returns
+// how long after the start (before, or else the create call) the application's driver pod
+// appeared.
+func (e *benchEnv) timeToDriver(ctx context.Context, name string, before, then func() error) (time.Duration, error) {
 	app := benchApp(e.ns, 0)
 	app.Name = name
 	w, err := e.cs.CoreV1().Pods(e.ns).Watch(ctx, metav1.ListOptions{
@@ -286,11 +289,18 @@ func (e *benchEnv) timeToDriver(ctx context.Context, name string, then func() er
 	}
 	defer w.Stop()
 	t0 := time.Now()
+	if before != nil {
+		if err := before(); err != nil {
+			return 0, err
+		}
+	}
 	if err := e.cl.Create(ctx, app); err != nil {
 		return 0, err
 	}
-	if err := then(); err != nil {
-		return 0, err
+	if then != nil {
+		if err := then(); err != nil {
+			return 0, err
+		}
 	}
 	timeout := time.After(5 * time.Minute)
 	for {
