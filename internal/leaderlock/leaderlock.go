@@ -70,9 +70,12 @@ type observed struct {
 	synced bool
 	// absent: there is no Lease (deleted, or not created yet).
 	absent bool
-	raw    []byte
-	holder string
-	// at is when the watch saw this record (this renewal) first; duration is the lease duration
+	// version is the Lease's resourceVersion: every renewal changes it (the record's times are
+	// written to the second, so two renewals within a second have the same record).
+	version string
+	raw     []byte
+	holder  string
+	// at is when the watch saw this version (this renewal) first; duration is the lease duration
 	// its holder wrote.
 	at       time.Time
 	duration time.Duration
@@ -157,7 +160,9 @@ func (l *Lock) Start(ctx context.Context) error {
 	l.watching = true
 	l.notifyLocked()
 	l.mu.Unlock()
-	informer := toolscache.NewSharedIndexInformer(lw, &coordinationv1.Lease{}, 0, toolscache.Indexers{})
+	// The client says whether it can stream the initial list (a real API server can; a fake
+	// client in tests cannot).
+	informer := toolscache.NewSharedIndexInformer(toolscache.ToListWatcherWithWatchListSemantics(lw, l.client), &coordinationv1.Lease{}, 0, toolscache.Indexers{})
 	if _, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj any) { l.saw(obj) },
 		UpdateFunc: func(_, obj any) { l.saw(obj) },
@@ -186,7 +191,7 @@ func (l *Lock) Start(ctx context.Context) error {
 }
 
 // saw records a Lease the watch delivered; the time counts from its first sight of each
-// distinct record, as client-go's elector counts from its first read of it.
+// version, as client-go's elector counts from its first read of each record.
 func (l *Lock) saw(obj any) {
 	lease, ok := obj.(*coordinationv1.Lease)
 	if !ok {
@@ -199,10 +204,10 @@ func (l *Lock) saw(obj any) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.seen.synced && !l.seen.absent && bytes.Equal(l.seen.raw, raw) {
+	if l.seen.synced && !l.seen.absent && l.seen.version == lease.ResourceVersion {
 		return
 	}
-	l.seen = observed{synced: true, raw: raw, holder: record.HolderIdentity, at: l.clock.Now(),
+	l.seen = observed{synced: true, version: lease.ResourceVersion, raw: raw, holder: record.HolderIdentity, at: l.clock.Now(),
 		duration: time.Duration(record.LeaseDurationSeconds) * time.Second}
 	l.notifyLocked()
 }
