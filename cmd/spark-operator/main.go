@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"strings"
+	"time"
 
 	"github.com/go-logr/glogr"
 	corev1 "k8s.io/api/core/v1"
@@ -23,7 +25,9 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -48,6 +52,7 @@ import (
 	"github.com/sparkop/spark-operator/controllers/sparkconnect"
 	"github.com/sparkop/spark-operator/controllers/uiresources"
 	"github.com/sparkop/spark-operator/internal/eventnote"
+	"github.com/sparkop/spark-operator/internal/leaderlock"
 	"github.com/sparkop/spark-operator/internal/nsfilter"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/submission"
@@ -129,9 +134,23 @@ func run(ctx context.Context, o *options) error {
 	if o.webhookEnabled {
 		mgrOpts.WebhookServer = webhook.NewServer(o.webhook)
 	}
+	var lock *leaderlock.Lock
+	if o.leaderElect {
+		if lock, err = leaderLock(cfg, o); err != nil {
+			return err
+		}
+		mgrOpts.LeaderElectionResourceLockInterface = lock
+	}
 	mgr, err := newManager(cfg, mgrOpts)
 	if err != nil {
 		return err
+	}
+	if lock != nil {
+		lock.SetEventRecorder(mgr.GetEventRecorderFor(lock.Identity())) //nolint:staticcheck // the elector records with the old API
+		// Its watch runs on every replica, before and beside the election.
+		if err := mgr.Add(lock); err != nil {
+			return err
+		}
 	}
 	schedulers, err := buildSchedulers(o, mgr)
 	if err != nil {
@@ -230,6 +249,35 @@ func setupControllers(mgr manager.Manager, o *options, cfg *rest.Config, scheme 
 	}
 	return nil
 }
+
+// leaderLock is the Lease the replicas elect their leader by (internal/leaderlock: a standby
+// takes over as soon as its watch shows the lease released or run out, not at its next poll).
+// The identity is the host name (the pod's) and a unique suffix.
+func leaderLock(cfg *rest.Config, o *options) (*leaderlock.Lock, error) {
+	ns := o.leaderElectionNS
+	if ns == "" {
+		b, err := os.ReadFile(inClusterNamespaceFile)
+		if err != nil {
+			return nil, fmt.Errorf("no --leader-election-namespace given and not in a cluster: %w", err)
+		}
+		ns = strings.TrimSpace(string(b))
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return nil, err
+	}
+	cfg = rest.AddUserAgent(rest.CopyConfig(cfg), "leader-election")
+	// One slow request must not cost the leader its lease: each gives up well within the
+	// renew deadline.
+	cfg.Timeout = max(o.renewDeadline/2, time.Second)
+	cs, err := coordinationv1client.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return leaderlock.New(cs, ns, o.leaderElectionID, host+"_"+string(uuid.NewUUID()), nil), nil
+}
+
+const inClusterNamespaceFile = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
 func restConfig(kubeconfig string) (*rest.Config, error) {
 	if kubeconfig == "" {

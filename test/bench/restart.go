@@ -8,18 +8,24 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package main
 
 // The restart and failover scenarios. --apps finished SparkApplications are made present, an
-// operator runs over them, and is killed (SIGKILL, as a crash or an OOM kill); an application
-// is created at the moment of the kill, and what is timed is how long until its driver pod
-// exists. restart starts a fresh operator at once (no leader election: a restarted single
-// replica); failover has a standby running with leader election, which must first wait out
-// the killed leader's lease.
+// operator runs over them, and is stopped; an application is created at the moment of the
+// signal, and what is timed is how long until its driver pod exists. restart kills the operator
+// (SIGKILL, as a crash or an OOM kill) and starts a fresh one at once (no leader election: a
+// restarted single replica). failover runs replicas with leader election and times two
+// takeovers by a standby: from a leader stopped with SIGTERM (a rolling update: it releases the
+// lease as it stops), and from a leader killed with SIGKILL (its lease must run out first).
 //
 //	RESULT scenario=restart finished=10000 driver_after_kill_ms=…
-//	RESULT scenario=failover finished=10000 lease_s=15 driver_after_kill_ms=…
+//	RESULT scenario=failover finished=10000 lease_s=15 graceful_ms=… killed_ms=… driver_after_kill_ms=…
+//
+// driver_after_kill_ms is killed_ms, under the name earlier runs printed it.
 
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
+	"syscall"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -58,7 +64,7 @@ func runRestart(ctx context.Context, c config) error {
 	op.kill()
 	// The kill and the create are the same moment; the operator restarts at once, as the
 	// kubelet restarts a crashed container.
-	elapsed, err := e.timeToDriver(ctx, "after-kill", func() error {
+	elapsed, err := e.timeToDriver(ctx, "after-kill", nil, func() error {
 		next, err := startOperator(ctx, c, e.ns, "restart-2")
 		if err != nil {
 			return err
@@ -86,39 +92,76 @@ func runFailover(ctx context.Context, c config) error {
 		return err
 	}
 	elect := []string{"--leader-elect", "--leader-election-namespace", e.ns, "--leader-election-id", "bench-lock"}
-	leader, err := startOperator(ctx, c, e.ns, "failover-leader", elect...)
+	// Three replicas in turn: the first leads and is stopped with SIGTERM (a rolling update),
+	// the second takes over and is killed (a crash), the third takes over from it.
+	first, err := startOperator(ctx, c, e.ns, "failover-1", elect...)
 	if err != nil {
 		return err
 	}
-	// The leader holds the lease before the standby starts, so which one leads is known.
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		lease := &coordinationv1.Lease{}
-		err := e.cl.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "bench-lock"}, lease)
-		return err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "", nil
-	}); err != nil {
-		leader.stop()
-		return fmt.Errorf("no leader elected (log: %s): %w", leader.log, err)
+	// The first holds the lease before the second starts, so which one leads is known.
+	if err := e.waitHolder(ctx, ""); err != nil {
+		first.stop()
+		return fmt.Errorf("no leader elected (log: %s): %w", first.log, err)
 	}
-	standby, err := startOperator(ctx, c, e.ns, "failover-standby", elect...)
+	second, err := startOperator(ctx, c, e.ns, "failover-2", elect...)
 	if err != nil {
-		leader.stop()
+		first.stop()
 		return err
 	}
-	defer standby.stop()
-	if err := waitIdle(ctx, leader); err != nil {
-		leader.stop()
+	defer second.stop()
+	if err := waitIdle(ctx, first); err != nil {
+		first.stop()
 		return err
 	}
-	leader.kill()
-	elapsed, err := e.timeToDriver(ctx, "after-failover", func() error { return nil })
+	// The signal first, then the application: the stopping leader's controllers must not take
+	// it up on their way out (the create is milliseconds; their stop, microseconds).
+	graceful, err := e.timeToDriver(ctx, "after-sigterm", func() error {
+		return first.cmd.Process.Signal(syscall.SIGTERM)
+	}, nil)
+	// It has been signalled: wait for it to exit (a second signal would make it exit at once).
+	select {
+	case <-first.done():
+	case <-time.After(time.Minute):
+		first.kill()
+	}
 	if err != nil {
-		return fmt.Errorf("%w (standby log: %s)", err, standby.log)
+		return fmt.Errorf("%w (logs: %s, %s)", err, first.log, second.log)
+	}
+	fmt.Printf("failover: a new application's driver %.1f s after the leader was sent SIGTERM (lease %s)\n",
+		graceful.Seconds(), leaseDuration)
+
+	third, err := startOperator(ctx, c, e.ns, "failover-3", elect...)
+	if err != nil {
+		return err
+	}
+	defer third.stop()
+	if err := waitIdle(ctx, second); err != nil {
+		return err
+	}
+	// The third must be a standby in its steady state when the leader dies: caches filled and
+	// controllers warmed, which the manager does before it enters the election.
+	if err := waitLog(ctx, third, "Attempting to acquire leader lease"); err != nil {
+		return err
+	}
+	second.kill()
+	killed, err := e.timeToDriver(ctx, "after-kill", nil, nil)
+	if err != nil {
+		return fmt.Errorf("%w (standby log: %s)", err, third.log)
 	}
 	fmt.Printf("failover: a new application's driver %.1f s after the leader was killed (lease %s), %d finished applications present\n",
-		elapsed.Seconds(), leaseDuration, c.apps)
-	fmt.Printf("RESULT scenario=failover finished=%d lease_s=%.0f driver_after_kill_ms=%.0f\n",
-		c.apps, leaseDuration.Seconds(), ms(elapsed))
+		killed.Seconds(), leaseDuration, c.apps)
+	fmt.Printf("RESULT scenario=failover finished=%d lease_s=%.0f graceful_ms=%.0f killed_ms=%.0f driver_after_kill_ms=%.0f\n",
+		c.apps, leaseDuration.Seconds(), ms(graceful), ms(killed), ms(killed))
 	return nil
+}
+
+// waitHolder waits until the bench's Lease has a holder other than not.
+func (e *benchEnv) waitHolder(ctx context.Context, not string) error {
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		lease := &coordinationv1.Lease{}
+		err := e.cl.Get(ctx, client.ObjectKey{Namespace: e.ns, Name: "bench-lock"}, lease)
+		return err == nil && lease.Spec.HolderIdentity != nil && *lease.Spec.HolderIdentity != "" && *lease.Spec.HolderIdentity != not, nil
+	})
 }
 
 // finishedApps makes --apps COMPLETED applications present. One application is run to the end
@@ -136,7 +179,7 @@ func (e *benchEnv) finishedApps(ctx context.Context, c config) error {
 			if app.IsFinished() {
 				finished++
 			}
-			if app.Name == "after-kill" || app.Name == "after-failover" {
+			if app.Name == "after-kill" || app.Name == "after-failover" || app.Name == "after-sigterm" {
 				// Left by the earlier run; it must be gone before it is created again.
 				if err := e.cl.Delete(ctx, &app); err != nil {
 					return err
@@ -220,9 +263,22 @@ func waitIdle(ctx context.Context, op *operatorProcess) error {
 	return nil
 }
 
-// timeToDriver creates an application, runs then, and returns how long after the create
-// call the application's driver pod appeared.
-func (e *benchEnv) timeToDriver(ctx context.Context, name string, then func() error) (time.Duration, error) {
+// waitLog waits until op's log has a line containing text.
+func waitLog(ctx context.Context, op *operatorProcess, text string) error {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 5*time.Minute, true, func(context.Context) (bool, error) {
+		b, err := os.ReadFile(op.log)
+		return err == nil && strings.Contains(string(b), text), nil
+	})
+	if err != nil {
+		return fmt.Errorf("no %q in the operator's log %s: %w", text, op.log, err)
+	}
+	return nil
+}
+
+// timeToDriver runs before (if any), creates an application, runs then (if any), and returns
+// how long after the start (before, or else the create call) the application's driver pod
+// appeared.
+func (e *benchEnv) timeToDriver(ctx context.Context, name string, before, then func() error) (time.Duration, error) {
 	app := benchApp(e.ns, 0)
 	app.Name = name
 	w, err := e.cs.CoreV1().Pods(e.ns).Watch(ctx, metav1.ListOptions{
@@ -233,11 +289,18 @@ func (e *benchEnv) timeToDriver(ctx context.Context, name string, then func() er
 	}
 	defer w.Stop()
 	t0 := time.Now()
+	if before != nil {
+		if err := before(); err != nil {
+			return 0, err
+		}
+	}
 	if err := e.cl.Create(ctx, app); err != nil {
 		return 0, err
 	}
-	if err := then(); err != nil {
-		return 0, err
+	if then != nil {
+		if err := then(); err != nil {
+			return 0, err
+		}
 	}
 	timeout := time.After(5 * time.Minute)
 	for {

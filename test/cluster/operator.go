@@ -106,6 +106,27 @@ func (o *Operator) Stop() {
 	}
 }
 
+// Terminate sends the operator SIGTERM, as Kubernetes does first to a pod it stops (a rolling
+// update), and returns at once; WaitExit waits for the process to end.
+func (o *Operator) Terminate() {
+	_ = o.cmd.Process.Signal(syscall.SIGTERM)
+}
+
+// WaitExit waits up to timeout for the process to end and returns its exit code, or -1 (and
+// false) if it has not ended, or was ended by a signal.
+func (o *Operator) WaitExit(timeout time.Duration) (int, bool) {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-o.exited:
+	case <-t.C:
+		if !o.Exited() {
+			return -1, false
+		}
+	}
+	return o.cmd.ProcessState.ExitCode(), true
+}
+
 // Kill ends the operator at once, as a crashed or OOM-killed process ends: no deferred status
 // writes, no graceful shutdown.
 func (o *Operator) Kill() {

@@ -10,6 +10,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
@@ -106,5 +109,92 @@ func TestFailoverLosesAndDuplicatesNothing(t *testing.T) {
 	requireCreatedOnce(t, ns, apps, created)
 	if len(created) != apps {
 		t.Errorf("%d driver pods created for %d applications", len(created), apps)
+	}
+}
+
+// TestGracefulStopHandsOverWithinTheLease stops a leader as a rolling update does (SIGTERM) and
+// checks that it releases the lease on its way out, so that the standby serves a new
+// application well within the lease (default timing, 15 s): half of it here. A leader that did
+// not release would keep the standby waiting for the lease to run out, 13 s or more after the
+// signal (the lease less at most one renewal interval).
+func TestGracefulStopHandsOverWithinTheLease(t *testing.T) {
+	ctx := context.Background()
+	c := cluster.Client(t)
+	cs := kubernetes.NewForConfigOrDie(cluster.Config(t))
+	ns := cluster.Namespace(t, c, "e2e-handover")
+	const lock = "handover-lock"
+	const lease = 15 * time.Second // the operator's default --leader-election-lease-duration
+	elect := []string{"--leader-elect", "--leader-election-namespace", ns, "--leader-election-id", lock}
+	holder := func() string {
+		l := &coordinationv1.Lease{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: lock}, l); err != nil {
+			return ""
+		}
+		return ptr.Deref(l.Spec.HolderIdentity, "")
+	}
+
+	leader := startOperator(t, ns, elect...)
+	var first string
+	cluster.Eventually(t, 30*time.Second, "the first operator to lead", func() (bool, error) {
+		first = holder()
+		return first != "", nil
+	})
+	standby := startOperator(t, ns, elect...)
+	// The standby is in its steady state once it enters the election: the manager fills its
+	// caches and warms its controllers before that.
+	cluster.Eventually(t, 60*time.Second, "the standby to enter the election", func() (bool, error) {
+		b, err := os.ReadFile(standby.Log)
+		return err == nil && strings.Contains(string(b), "Attempting to acquire leader lease"), err
+	})
+
+	app := cluster.SparkPi(ns, "after-sigterm")
+	w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", app.DriverPodName()).String(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	// The signal first, then the application, so that the stopping leader's controllers do not
+	// take it up on their way out; its exit is timed to check that.
+	t0 := time.Now()
+	leader.Terminate()
+	exitedAt := make(chan time.Time, 1)
+	go func() {
+		leader.WaitExit(time.Minute)
+		exitedAt <- time.Now()
+	}()
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(2 * lease)
+	var elapsed time.Duration
+	for elapsed == 0 {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatal("the watch of the driver pod ended")
+			}
+			if _, isPod := ev.Object.(*corev1.Pod); isPod && ev.Type == watch.Added {
+				elapsed = time.Since(t0)
+			}
+		case <-deadline:
+			t.Fatalf("no driver within %s of the leader's SIGTERM; standby log: %s", 2*lease, standby.Log)
+		}
+	}
+	t.Logf("the standby created the new application's driver %.1f s after the leader's SIGTERM", elapsed.Seconds())
+	if h := holder(); h == first || h == "" {
+		t.Errorf("the lease is held by %q after the handover, the stopped leader was %q", h, first)
+	}
+	if elapsed > lease/2 {
+		t.Errorf("the new application's driver came %.1f s after the leader's SIGTERM, more than half the lease (%s): the stopped leader did not release its lease",
+			elapsed.Seconds(), lease)
+	}
+	if gone := <-exitedAt; gone.Sub(t0) > elapsed {
+		t.Errorf("the driver came %.1f s after the SIGTERM, before the stopped leader exited (%.1f s): it, not the standby, made it",
+			elapsed.Seconds(), gone.Sub(t0).Seconds())
+	}
+	if code, exited := leader.WaitExit(0); !exited || code != 0 {
+		t.Errorf("the leader stopped with SIGTERM: exited %t, exit code %d, want 0 (a clean stop); log: %s", exited, code, leader.Log)
 	}
 }
