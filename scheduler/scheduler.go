@@ -86,6 +86,11 @@ type Interface interface {
 // (a whole application preempted for a higher-priority one). A later submission ignores it.
 const AnnotationPreempted = "scheduling.sparkop.dev/preempted"
 
+// AnnotationAdmittedBy, on the first pod of a run (a session's server pod), names the batch
+// scheduler that admitted the run. The status records it too, but the status write after the
+// pod's creation can fail; the pod is what a later reconcile finds, and records from.
+const AnnotationAdmittedBy = "scheduling.sparkop.dev/admitted-by"
+
 // ConditionQueued is the SparkApplication condition that shows, while a batch scheduler holds
 // the application, why it waits (its message is the Decision's Reason).
 const ConditionQueued = "Queued"

@@ -255,6 +255,12 @@ func (r *Reconciler) ensureObjects(ctx context.Context, conn *v1alpha1.SparkConn
 		}
 	}
 
+	// A server created by an earlier reconcile whose status write failed: its pod names the
+	// scheduler that admitted it.
+	if obs.server != nil && obs.admittedBy == "" && conn.Status.Server.BatchScheduler == "" {
+		obs.admittedBy = obs.server.Annotations[scheduler.AnnotationAdmittedBy]
+	}
+
 	svc := sparkpod.ConnectService(conn)
 	cfg, err := ssa.Service(svc)
 	if err != nil {
@@ -341,6 +347,10 @@ func (r *Reconciler) startServer(ctx context.Context, conn *v1alpha1.SparkConnec
 			return observation{}, err
 		}
 	}
+	if want.Annotations == nil {
+		want.Annotations = map[string]string{}
+	}
+	want.Annotations[scheduler.AnnotationAdmittedBy] = decision.sched.Name()
 	if err := r.Client.Create(ctx, want); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return observation{}, fmt.Errorf("server pod %s exists but is not in the cache yet: %w", want.Name, err)

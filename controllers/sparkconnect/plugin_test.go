@@ -27,6 +27,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/test/cluster"
 )
 
@@ -189,5 +190,36 @@ func TestSessionRunObjects(t *testing.T) {
 	cluster.Eventually(t, 60*time.Second, "the ConfigMap to go with the session", func() (bool, error) {
 		err := c.Get(context.Background(), client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
+	})
+}
+
+// TestAdmittingSchedulerFromTheServerPod: a server pod created by a reconcile whose status write
+// then failed names its admitting scheduler itself; the next reconcile records it in
+// status.server.batchScheduler, so the run is released to that scheduler.
+func TestAdmittingSchedulerFromTheServerPod(t *testing.T) {
+	ctx := context.Background()
+	c := cluster.Client(t)
+	ns := cluster.Namespace(t, c, "connect-plugin")
+	conn := session(ns, "recorded")
+	if err := c.Create(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	conn.Status.Server.SubmissionID = "sub-1"
+	if err := c.Status().Update(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	pod, err := sparkpod.ConnectServerPod(conn, sparkpod.RoleScheduling{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod.Annotations = map[string]string{scheduler.AnnotationAdmittedBy: "earlier"}
+	if err := c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	startController(t, ns, &holdOnce{name: "earlier"})
+	cluster.Eventually(t, 20*time.Second, "status.server.batchScheduler from the server pod", func() (bool, error) {
+		got := &v1alpha1.SparkConnect{}
+		err := c.Get(ctx, client.ObjectKeyFromObject(conn), got)
+		return err == nil && got.Status.Server.BatchScheduler == "earlier", err
 	})
 }
