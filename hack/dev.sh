@@ -6,6 +6,10 @@
 #   hack/dev.sh up      start (or reuse) the cluster and the operator, run the example
 #   hack/dev.sh down    stop the operator and the cluster
 #
+# The cluster serves the Workload API (hack/local-cluster.sh up --workload-api), so the planned
+# batchScheduler: kubernetes will need no extra step there; a dev cluster started before it did
+# is restarted once with it.
+#
 # The operator runs the embedded gang scheduler as the default batch scheduler, so applications
 # queue until their whole gang fits (kubectl get sparkqueues; sparkctl list shows QUEUED).
 #
@@ -39,6 +43,13 @@ stop_operator() {
   while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
   kill -KILL "$pid" 2>/dev/null || true
   rm -f "$DEV/operator.pid"
+}
+
+# workload_api_served: the running dev cluster serves scheduling.k8s.io/v1beta1 workloads.
+workload_api_served() {
+  local resources
+  resources=$("$KUBECTL" --kubeconfig "$LOCAL_CLUSTER_DIR/kubeconfig" get --raw /apis/scheduling.k8s.io/v1beta1 2>/dev/null) &&
+    grep -q '"name":"workloads"' <<<"$resources"
 }
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
@@ -125,7 +136,14 @@ cmd_up() {
   log "building"
   make -C "$ROOT" --no-print-directory build >&2
   local kubeconfig
-  kubeconfig=$("$ROOT/hack/local-cluster.sh" up | tail -n 1)
+  # A dev cluster from before `make dev` asked for the Workload API lacks it, and the script
+  # refuses to switch it on in a running cluster; this cluster is ours alone, so restart it.
+  if "$ROOT/hack/local-cluster.sh" status 2>/dev/null && ! workload_api_served; then
+    log "the dev cluster was started without the Workload API; restarting it with --workload-api"
+    stop_operator
+    "$ROOT/hack/local-cluster.sh" down
+  fi
+  kubeconfig=$("$ROOT/hack/local-cluster.sh" up --workload-api | tail -n 1)
   export KUBECONFIG=$kubeconfig
   # CRDs may have changed since the cluster started.
   "$KUBECTL" apply --server-side --force-conflicts -f "$ROOT/charts/spark-operator/crds/" >/dev/null
@@ -164,5 +182,5 @@ cmd_down() {
 case ${1:-} in
   up) cmd_up ;;
   down) cmd_down ;;
-  *) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -14,7 +14,13 @@
 #                                               SelfSigned and CA issuers, and its cainjector; no
 #                                               webhook) unless it runs; `down` stops it too
 #
-# Flags of `up`: --nodes N (4), --node-cpu C (16), --node-memory M (64Gi), --node-pods P (110).
+# Flags of `up`: --nodes N (4), --node-cpu C (16), --node-memory M (64Gi), --node-pods P (110),
+# --workload-api: serve the Workload API (scheduling.k8s.io/v1beta1 Workload and PodGroup) and
+# run kube-scheduler's gang scheduling plugin, i.e. the GenericWorkload feature gate on the API
+# server, controller manager and scheduler, and the API version enabled. The state folder
+# remembers it: a later `up` without the flag, reusing or restarting that cluster, keeps it;
+# `up --workload-api` on a running cluster started without it fails (restarting would pull the
+# cluster from under its users): `down` it first.
 # Environment: SPARKOP_CACHE (default .cache in the repository) holds the binaries;
 # LOCAL_CLUSTER_DIR (default $SPARKOP_CACHE/local-cluster) holds one cluster's state, so
 # several clusters can run side by side with different state folders.
@@ -37,6 +43,15 @@ NODES=4
 NODE_CPU=16
 NODE_MEMORY=64Gi
 NODE_PODS=110
+# Workload API (--workload-api): 1 to serve it. The feature gate is GenericWorkload
+# (k8s.io/kubernetes pkg/features/kube_features.go, beta and off by default in 1.37): the API
+# server stores workloads and podgroups only with it, the controller manager runs its
+# podgroup-protection controller only with it, and the scheduler's default plugins include
+# GangScheduling only with it (pkg/scheduler/apis/config/v1/default_plugins.go); 1.37 has no
+# gate of its own for the gang plugin.
+WORKLOAD_API=0
+WORKLOAD_GATES=GenericWorkload=true
+WORKLOAD_RUNTIME_CONFIG=scheduling.k8s.io/v1beta1=true
 
 # The order in which components start; `down` stops them in reverse.
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
@@ -249,6 +264,7 @@ cmd_up() {
       --node-cpu) NODE_CPU=$2; shift 2 ;;
       --node-memory) NODE_MEMORY=$2; shift 2 ;;
       --node-pods) NODE_PODS=$2; shift 2 ;;
+      --workload-api) WORKLOAD_API=1; shift ;;
       *) die "unknown flag of up: $1" ;;
     esac
   done
@@ -256,8 +272,13 @@ cmd_up() {
 
   cmd_build
   if [ -d "$STATE" ]; then
+    local had_workload_api=0
+    [ -f "$STATE/workload-api" ] && had_workload_api=1
     if healthy; then
-      log "reusing the running cluster in $STATE"
+      if [ $WORKLOAD_API = 1 ] && [ $had_workload_api = 0 ]; then
+        die "the cluster running in $STATE was started without --workload-api, and its control plane cannot take the feature gate without a restart that would pull it from under its users; stop it first: LOCAL_CLUSTER_DIR=$STATE $0 down"
+      fi
+      log "reusing the running cluster in $STATE$([ $had_workload_api = 1 ] && echo ' (with the Workload API)')"
       # The repository's CRDs may have changed (or grown) since this cluster started.
       apply_project_crds
       echo "$STATE/kubeconfig"
@@ -265,9 +286,19 @@ cmd_up() {
     fi
     log "found a stale or half-started cluster in $STATE; cleaning it up"
     cmd_down
+    # A restart keeps what the cluster was started with.
+    if [ $had_workload_api = 1 ]; then WORKLOAD_API=1; fi
   fi
 
   mkdir -p "$STATE/pids" "$STATE/logs" "$STATE/etcd"
+  # Feature flags of the components; recorded so that the state folder remembers them.
+  local apiserver_flags=() gate_flags=()
+  if [ $WORKLOAD_API = 1 ]; then
+    log "with the Workload API ($WORKLOAD_GATES, $WORKLOAD_RUNTIME_CONFIG)"
+    gate_flags=(--feature-gates "$WORKLOAD_GATES")
+    apiserver_flags=("${gate_flags[@]}" --runtime-config "$WORKLOAD_RUNTIME_CONFIG")
+    echo "$WORKLOAD_GATES $WORKLOAD_RUNTIME_CONFIG" > "$STATE/workload-api"
+  fi
   local ports
   read -r ETCD_PORT ETCD_PEER_PORT API_PORT KCM_PORT SCHED_PORT KWOK_PORT ports <<<"$(free_ports 6)"
   gen_certs
@@ -290,7 +321,8 @@ cmd_up() {
     --service-cluster-ip-range 10.96.0.0/16 --allow-privileged \
     --kubelet-client-certificate "$pki/admin.crt" --kubelet-client-key "$pki/admin.key" \
     --kubelet-preferred-address-types InternalIP \
-    --max-requests-inflight 1000 --max-mutating-requests-inflight 500 --profiling=false
+    --max-requests-inflight 1000 --max-mutating-requests-inflight 500 --profiling=false \
+    ${apiserver_flags[@]+"${apiserver_flags[@]}"}
   wait_for 90 kube-apiserver kctl get --raw /readyz
 
   log "installing CRDs"
@@ -306,7 +338,8 @@ cmd_up() {
     --bind-address 127.0.0.1 --secure-port "$KCM_PORT" --leader-elect=false \
     --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" \
     --cluster-signing-cert-file "$pki/ca.crt" --cluster-signing-key-file "$pki/ca.key" \
-    --use-service-account-credentials --kube-api-qps 200 --kube-api-burst 400 --profiling=false
+    --use-service-account-credentials --kube-api-qps 200 --kube-api-burst 400 --profiling=false \
+    ${gate_flags[@]+"${gate_flags[@]}"}
 
   cat > "$STATE/scheduler.yaml" <<EOF
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -319,7 +352,8 @@ leaderElection:
   leaderElect: false
 EOF
   start kube-scheduler --config "$STATE/scheduler.yaml" --authentication-kubeconfig "$kc" \
-    --authorization-kubeconfig "$kc" --bind-address 127.0.0.1 --secure-port "$SCHED_PORT"
+    --authorization-kubeconfig "$kc" --bind-address 127.0.0.1 --secure-port "$SCHED_PORT" \
+    ${gate_flags[@]+"${gate_flags[@]}"}
 
   start kwok --kubeconfig "$kc" --config "$ROOT/hack/kwok/stages.yaml" \
     --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
@@ -334,7 +368,10 @@ EOF
   # The controller manager creates each namespace's default service account; pods need it.
   wait_for 60 "the default service account" kctl get serviceaccount default -n default
   for c in "${COMPONENTS[@]}"; do running "$c" || die "$c exited during start-up (log: $STATE/logs/$c.log)"; done
-  log "cluster is up: $NODES nodes; export KUBECONFIG=$kc"
+  if [ $WORKLOAD_API = 1 ]; then
+    wait_for 30 "the Workload API" kctl get --raw /apis/scheduling.k8s.io/v1beta1/workloads
+  fi
+  log "cluster is up: $NODES nodes$([ $WORKLOAD_API = 1 ] && echo ', Workload API'); export KUBECONFIG=$kc"
   echo "$kc"
 }
 
@@ -400,5 +437,5 @@ case ${1:-} in
   status) with_lock healthy ;;
   kubeconfig) healthy && echo "$STATE/kubeconfig" ;;
   cert-manager) with_lock cmd_cert_manager ;;
-  *) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

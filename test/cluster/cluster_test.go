@@ -153,6 +153,26 @@ func TestLocalClusterLifecycle(t *testing.T) {
 		})
 	})
 
+	t.Run("without --workload-api there is no Workload API", func(t *testing.T) {
+		if got := workloadResources(t, clientset); len(got) != 0 {
+			t.Errorf("scheduling.k8s.io/v1beta1 serves %v, want nothing", got)
+		}
+		if args := cmdline(t, state, "kube-scheduler"); slices.Contains(args, workloadGate) {
+			t.Errorf("kube-scheduler runs with %s: %v", workloadGate, args)
+		}
+	})
+
+	t.Run("up --workload-api refuses to change the running cluster", func(t *testing.T) {
+		before := readPids(t, state)
+		_, err := cluster.Up(ctx, state, "--workload-api")
+		if err == nil || !strings.Contains(err.Error(), "started without --workload-api") {
+			t.Errorf("up --workload-api on a cluster without it: err = %v, want it refused", err)
+		}
+		if after := readPids(t, state); !slices.Equal(before, after) {
+			t.Errorf("up --workload-api restarted components: pids %v -> %v", before, after)
+		}
+	})
+
 	t.Run("up again reuses the running cluster", func(t *testing.T) {
 		before := readPids(t, state)
 		again, err := cluster.Up(ctx, state)
