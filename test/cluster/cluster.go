@@ -23,6 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -235,4 +236,23 @@ func StartManager(t testing.TB, mgr manager.Manager) {
 			t.Errorf("manager: %v", err)
 		}
 	})
+}
+
+// Clients connects to the cluster of kubeconfig: a controller-runtime client with the
+// project's scheme, and a clientset for what it does not cover (discovery, raw paths).
+func Clients(t testing.TB, kubeconfig string) (client.Client, kubernetes.Interface) {
+	t.Helper()
+	cfg, err := RESTConfig(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, cs
 }

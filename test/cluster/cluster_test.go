@@ -37,15 +37,7 @@ func TestLocalClusterLifecycle(t *testing.T) {
 			_ = cluster.Down(context.Background(), state)
 		}
 	})
-	cfg, err := cluster.RESTConfig(kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: cluster.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clientset := kubernetes.NewForConfigOrDie(cfg)
+	c, clientset := cluster.Clients(t, kubeconfig)
 
 	t.Run("nodes are ready with the requested size", func(t *testing.T) {
 		var nodes corev1.NodeList

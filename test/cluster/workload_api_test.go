@@ -21,7 +21,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/test/cluster"
 )
@@ -42,15 +41,7 @@ func TestLocalClusterWorkloadAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cluster.Down(context.Background(), state) })
-	cfg, err := cluster.RESTConfig(kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: cluster.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	clientset := kubernetes.NewForConfigOrDie(cfg)
+	c, clientset := cluster.Clients(t, kubeconfig)
 
 	t.Run("the API server serves workloads and podgroups", func(t *testing.T) {
 		if got := workloadResources(t, clientset); !slices.Equal(got, []string{"podgroups", "workloads"}) {
