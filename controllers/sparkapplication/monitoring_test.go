@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -98,27 +97,6 @@ func TestMetricsConfigMapCreatedBeforeTheDriver(t *testing.T) {
 	})
 }
 
-// configMapWrites counts the ConfigMap writes of a client.
-type configMapWrites struct {
-	client.Client
-	n int
-}
-
-func (c *configMapWrites) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-	c.n++
-	return c.Client.Apply(ctx, obj, opts...)
-}
-
-func (c *configMapWrites) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	c.n++
-	return c.Client.Create(ctx, obj, opts...)
-}
-
-func (c *configMapWrites) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	c.n++
-	return c.Client.Update(ctx, obj, opts...)
-}
-
 // TestMetricsConfigMapApplied: the metrics ConfigMap is written with server-side apply. It
 // carries the operator's labels and the application as its controller; written again for an
 // unchanged spec, it costs no write and keeps its resourceVersion; a changed configuration is
@@ -128,7 +106,7 @@ func TestMetricsConfigMapApplied(t *testing.T) {
 	ctx := context.Background()
 	c := cluster.Client(t)
 	ns := cluster.Namespace(t, c, "sparkapp-metrics-apply")
-	writes := &configMapWrites{Client: c}
+	writes := cluster.CountWrites(c)
 	r := &Reconciler{Client: writes, APIReader: c, Scheme: cluster.Scheme}
 
 	app := newApp(ns, "monitored", func(a *v1beta2.SparkApplication) {
@@ -160,13 +138,13 @@ func TestMetricsConfigMapApplied(t *testing.T) {
 	}
 	get()
 	version := cm.ResourceVersion
-	writes.n = 0
+	writes.Reset()
 	if err := r.ensureMetricsConfigMap(ctx, app); err != nil {
 		t.Fatal(err)
 	}
 	get()
-	if writes.n != 0 || cm.ResourceVersion != version {
-		t.Errorf("unchanged configuration: %d writes, resourceVersion %s -> %s; want none", writes.n, version, cm.ResourceVersion)
+	if writes.Writes() != 0 || cm.ResourceVersion != version {
+		t.Errorf("unchanged configuration: %d writes, resourceVersion %s -> %s; want none", writes.Writes(), version, cm.ResourceVersion)
 	}
 
 	app.Spec.Monitoring.MetricsProperties = ptr.To("*.sink.console.class=ConsoleSink")

@@ -10,7 +10,6 @@ package sparkconnect
 import (
 	"context"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -33,38 +31,6 @@ import (
 	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/test/cluster"
 )
-
-// writeCounter counts the requests of a client that write objects (status writes go through
-// Status() and are not counted).
-type writeCounter struct {
-	client.Client
-	writes atomic.Int32
-}
-
-func (c *writeCounter) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	c.writes.Add(1)
-	return c.Client.Create(ctx, obj, opts...)
-}
-
-func (c *writeCounter) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	c.writes.Add(1)
-	return c.Client.Update(ctx, obj, opts...)
-}
-
-func (c *writeCounter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	c.writes.Add(1)
-	return c.Client.Patch(ctx, obj, patch, opts...)
-}
-
-func (c *writeCounter) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-	c.writes.Add(1)
-	return c.Client.Apply(ctx, obj, opts...)
-}
-
-func (c *writeCounter) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	c.writes.Add(1)
-	return c.Client.Delete(ctx, obj, opts...)
-}
 
 // cachedClient starts a manager's cache for ns, set up as the operator's (only what it launched,
 // without managed fields), and returns the manager.
@@ -98,7 +64,7 @@ func TestServiceAndConfigMapApplied(t *testing.T) {
 	c := cluster.Client(t)
 	ns := cluster.Namespace(t, c, "connect-apply")
 	mgr := cachedClient(t, ns)
-	counter := &writeCounter{Client: mgr.GetClient()}
+	counter := cluster.CountWrites(mgr.GetClient())
 	r := &Reconciler{Client: counter, APIReader: mgr.GetAPIReader(), Clock: clock.RealClock{}, Recorder: mgr.GetEventRecorder(ControllerName)}
 
 	conn := &v1alpha1.SparkConnect{
@@ -171,9 +137,9 @@ func TestServiceAndConfigMapApplied(t *testing.T) {
 
 	// Once the cache has the objects as written, a reconcile costs no write.
 	cluster.Eventually(t, 20*time.Second, "a reconcile without writes", func() (bool, error) {
-		counter.writes.Store(0)
+		counter.Reset()
 		reconcile()
-		return counter.writes.Load() == 0, nil
+		return counter.Writes() == 0, nil
 	})
 	get(svc)
 	get(cm)
@@ -183,7 +149,7 @@ func TestServiceAndConfigMapApplied(t *testing.T) {
 	}
 	get(svc)
 	get(cm)
-	if n := counter.writes.Load(); n != 0 || svc.ResourceVersion != svcVersion || cm.ResourceVersion != cmVersion {
+	if n := counter.Writes(); n != 0 || svc.ResourceVersion != svcVersion || cm.ResourceVersion != cmVersion {
 		t.Errorf("steady reconciles: %d writes, Service resourceVersion %s -> %s, ConfigMap %s -> %s",
 			n, svcVersion, svc.ResourceVersion, cmVersion, cm.ResourceVersion)
 	}

@@ -20,7 +20,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -82,7 +81,7 @@ func TestEnsureAgainstCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A second Ensure for the same spec finds everything as wanted and writes nothing.
-	counting := &countingClient{Client: c}
+	counting := cluster.CountWrites(c)
 	second, err := uiresources.Ensure(ctx, counting, app, opts)
 	if err != nil {
 		t.Fatalf("second Ensure: %v", err)
@@ -90,8 +89,8 @@ func TestEnsureAgainstCluster(t *testing.T) {
 	if d := cmp.Diff(first, second); d != "" {
 		t.Errorf("Ensure is not idempotent (-first +second):\n%s", d)
 	}
-	if counting.applies != 0 {
-		t.Errorf("second Ensure applied %d objects, want none", counting.applies)
+	if counting.Writes() != 0 {
+		t.Errorf("second Ensure applied %d objects, want none", counting.Writes())
 	}
 	again := &corev1.Service{}
 	if err := c.Get(ctx, client.ObjectKeyFromObject(svc), again); err != nil {
@@ -227,17 +226,6 @@ func TestEnsureAgainstCluster(t *testing.T) {
 	if err := uiresources.Delete(ctx, c, app); err != nil {
 		t.Errorf("Delete of what is gone: %v", err)
 	}
-}
-
-// countingClient counts server-side applies.
-type countingClient struct {
-	client.Client
-	applies int
-}
-
-func (c *countingClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-	c.applies++
-	return c.Client.Apply(ctx, obj, opts...)
 }
 
 // withoutApplied drops the operator's bookkeeping annotation, to compare what users see.

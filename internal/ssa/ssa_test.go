@@ -16,7 +16,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,24 +24,8 @@ import (
 	"github.com/sparkop/spark-operator/test/cluster"
 )
 
-// countingClient counts the requests that write.
-type countingClient struct {
-	client.Client
-	writes int
-}
-
-func (c *countingClient) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-	c.writes++
-	return c.Client.Apply(ctx, obj, opts...)
-}
-
-func (c *countingClient) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	c.writes++
-	return c.Client.Delete(ctx, obj, opts...)
-}
-
 // blindClient is a cache that holds nothing.
-type blindClient struct{ *countingClient }
+type blindClient struct{ *cluster.WriteCounter }
 
 func (b *blindClient) Get(_ context.Context, key client.ObjectKey, _ client.Object, _ ...client.GetOption) error {
 	return apierrors.NewNotFound(corev1.Resource("configmaps"), key.Name)
@@ -67,7 +50,7 @@ func TestApply(t *testing.T) {
 			Data: map[string]string{"k": data},
 		}
 	}
-	cc := &countingClient{Client: c}
+	cc := cluster.CountWrites(c)
 	apply := func(cm *corev1.ConfigMap, o ssa.Owner) (bool, error) {
 		t.Helper()
 		return ssa.Apply(ctx, cc, nil, ssa.ConfigMap(cm), &corev1.ConfigMap{}, o)
@@ -89,9 +72,9 @@ func TestApply(t *testing.T) {
 		t.Errorf("created %+v", first.ObjectMeta)
 	}
 
-	cc.writes = 0
-	if wrote, err := apply(want("1"), ownedBy(owner)); err != nil || wrote || cc.writes != 0 {
-		t.Errorf("unchanged apply: wrote %v (%d requests), %v; want no write", wrote, cc.writes, err)
+	cc.Reset()
+	if wrote, err := apply(want("1"), ownedBy(owner)); err != nil || wrote || cc.Writes() != 0 {
+		t.Errorf("unchanged apply: wrote %v (%d requests), %v; want no write", wrote, cc.Writes(), err)
 	}
 	if rv := get().ResourceVersion; rv != first.ResourceVersion {
 		t.Errorf("unchanged apply changed resourceVersion %s -> %s", first.ResourceVersion, rv)
@@ -117,11 +100,11 @@ func TestApply(t *testing.T) {
 	if err := c.Create(ctx, stranger); err != nil {
 		t.Fatal(err)
 	}
-	cc.writes = 0
+	cc.Reset()
 	_, err := apply(want("3"), ownedBy(stranger))
 	var notOwned *ssa.NotOwnedError
-	if !errors.As(err, &notOwned) || notOwned.Kind != "ConfigMap" || notOwned.Name != "derived" || cc.writes != 0 {
-		t.Errorf("apply over a foreign object: %v after %d writes; want a NotOwnedError and none", err, cc.writes)
+	if !errors.As(err, &notOwned) || notOwned.Kind != "ConfigMap" || notOwned.Name != "derived" || cc.Writes() != 0 {
+		t.Errorf("apply over a foreign object: %v after %d writes; want a NotOwnedError and none", err, cc.Writes())
 	}
 	if got := get(); got.Data["k"] != "2" {
 		t.Errorf("a foreign object was changed: %v", got.Data)
@@ -129,11 +112,11 @@ func TestApply(t *testing.T) {
 
 	// An object the cache does not hold (it holds only what has the operator's label) is
 	// looked up in the API server before anything is applied.
-	blind := &blindClient{countingClient: cc}
-	cc.writes = 0
+	blind := &blindClient{WriteCounter: cc}
+	cc.Reset()
 	_, err = ssa.Apply(ctx, blind, c, ssa.ConfigMap(want("3")), &corev1.ConfigMap{}, ownedBy(stranger))
-	if !errors.As(err, &notOwned) || cc.writes != 0 {
-		t.Errorf("apply over a foreign object missing from the cache: %v after %d writes; want a NotOwnedError and none", err, cc.writes)
+	if !errors.As(err, &notOwned) || cc.Writes() != 0 {
+		t.Errorf("apply over a foreign object missing from the cache: %v after %d writes; want a NotOwnedError and none", err, cc.Writes())
 	}
 
 	// A stale object (an earlier owner's) is deleted and made anew.
