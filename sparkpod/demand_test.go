@@ -10,6 +10,8 @@ package sparkpod_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -284,5 +286,26 @@ func TestDemandFindsTheLegacyExecutorContainer(t *testing.T) {
 	}
 	if got, want := d.Executor.Limits[corev1.ResourceMemory], resource.MustParse("1508Mi"); got.Cmp(want) != 0 {
 		t.Errorf("executor memory limit = %s, want %s", got.String(), want.String())
+	}
+}
+
+// BenchmarkDemandOf is the cost of one demand: the submission path, the quota webhook and (once
+// per spec generation) the gang scheduler pay it. docs/benchmarks.md has the figures.
+func BenchmarkDemandOf(b *testing.B) {
+	data, err := os.ReadFile(filepath.Join("..", "examples", "spark-pi.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	app := &v1beta2.SparkApplication{}
+	if err := yaml.Unmarshal(data, app); err != nil {
+		b.Fatal(err)
+	}
+	app.Namespace = "ns"
+	v1beta2.SetSparkApplicationDefaults(app)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := sparkpod.DemandOf(app); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
