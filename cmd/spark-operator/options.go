@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/sparkop/spark-operator/scheduler/external"
 	"github.com/sparkop/spark-operator/submission"
 	"github.com/sparkop/spark-operator/webhook"
 )
@@ -73,12 +74,15 @@ type options struct {
 	gangReservationTimeout time.Duration
 	gangPreemptionWait     time.Duration
 	gangStartBacklog       int
-	driverPodGracePeriod   time.Duration
-	maxTrackedExecutors    int
-	uiServiceEnabled       bool
-	ingressURLFormat       string
-	ingressClassName       string
-	driverPDB              bool
+	// spec.batchScheduler: external, served through the gang scheduler's queues.
+	external             external.Config
+	externalInterval     time.Duration
+	driverPodGracePeriod time.Duration
+	maxTrackedExecutors  int
+	uiServiceEnabled     bool
+	ingressURLFormat     string
+	ingressClassName     string
+	driverPDB            bool
 
 	controllerEnabled   bool
 	sparkConnectEnabled bool
@@ -118,6 +122,11 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.IntVar(&o.gangStartBacklog, "gang-start-backlog", 256, "Start admitted applications' drivers only while fewer executors than this, of drivers started just before, wait to be released to their nodes; 0 starts them all at once.")
 	fs.DurationVar(&o.gangReservationTimeout, "gang-reservation-timeout", 5*time.Minute, "How long node capacity planned for an admitted application's pod is kept while the pod is not bound.")
 	fs.DurationVar(&o.gangPreemptionWait, "gang-preemption-wait", 2*time.Minute, "How long an admitted application's driver waits for the pods of the applications it preempted to end on its planned node before it is planned again.")
+	fs.StringVar(&o.external.URL, "external-scheduler-url", "", "URL of an external scheduler that admits applications naming spec.batchScheduler: external (docs/gang-scheduling.md); "+
+		"empty disables it. Needs --enable-gang-scheduler: its applications wait in the gang scheduler's queues.")
+	fs.DurationVar(&o.external.Timeout, "external-scheduler-timeout", 5*time.Second, "How long a request to the external scheduler may take, its answer included; then its applications stay queued.")
+	fs.StringVar(&o.external.CAFile, "external-scheduler-ca-file", "", "PEM bundle of the CAs that sign the external scheduler's certificate (https), instead of the system's.")
+	fs.DurationVar(&o.externalInterval, "external-scheduler-interval", 5*time.Second, "How often the external scheduler is asked again while its applications wait and nothing else changes.")
 	fs.DurationVar(&o.driverPodGracePeriod, "driver-pod-grace-period", 10*time.Second, "How long a submitted application's driver pod may be missing before the application fails.")
 	fs.DurationVar(&o.unschedulableTimeout, "driver-unschedulable-timeout", 0, "Fail a run whose driver pod the scheduler cannot place for this long (with its reason); 0 waits indefinitely.")
 	fs.IntVar(&o.maxTrackedExecutors, "max-tracked-executors", 1000, "Most executors listed in an application's status, so it never outgrows etcd's object size limit.")

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/external"
 	"github.com/sparkop/spark-operator/scheduler/gang"
 	"github.com/sparkop/spark-operator/webhook/validation"
 )
@@ -23,8 +24,22 @@ import (
 // controller (admission) and the validating webhook (unknown schedulers and queues refused).
 func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, error) {
 	schedulers := scheduler.NewRegistry(scheduler.AdmitAll{})
+	var ext *gang.ExternalConfig
+	if o.external.URL != "" {
+		if !o.gangEnabled {
+			return nil, fmt.Errorf("--external-scheduler-url: the external scheduler's applications wait in the gang scheduler's queues; enable it too with --enable-gang-scheduler")
+		}
+		if o.defaultBatchSched == gang.ExternalName {
+			return nil, fmt.Errorf("--default-batch-scheduler: %s cannot be the default yet; applications name it in spec.batchScheduler", gang.ExternalName)
+		}
+		c, err := external.NewClient(o.external)
+		if err != nil {
+			return nil, fmt.Errorf("--external-scheduler-url: %w", err)
+		}
+		ext = &gang.ExternalConfig{Decider: c, Interval: o.externalInterval}
+	}
 	if o.gangEnabled {
-		schedulers.Register(gang.New(gang.Config{
+		g := gang.New(gang.Config{
 			Options:            gang.Options{Backfill: o.gangBackfill, Preemption: o.gangPreemption},
 			ReservationTimeout: o.gangReservationTimeout,
 			PreemptionWait:     o.gangPreemptionWait,
@@ -32,7 +47,12 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 			Default:            o.defaultBatchSched == gang.Name,
 			Reader:             mgr.GetAPIReader(),
 			SessionDemand:      sessionDemand(o),
-		}))
+			External:           ext,
+		})
+		schedulers.Register(g)
+		if e := g.External(); e != nil {
+			schedulers.Register(e)
+		}
 	}
 	if o.defaultBatchSched != "" {
 		if _, err := schedulers.Get(o.defaultBatchSched); err != nil {

@@ -70,12 +70,22 @@ func (l *loop) Start(ctx context.Context) error {
 	go l.ungateLoop(ctx)
 	tick := time.NewTicker(backstop)
 	defer tick.Stop()
+	var askAgain <-chan time.Time // while the external scheduler's workloads wait
+	if e := l.s.cfg.External; e != nil {
+		t := time.NewTicker(e.Interval)
+		defer t.Stop()
+		askAgain = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-l.s.kick:
 		case <-tick.C:
+		case <-askAgain:
+			if !l.s.ext.waiting.Load() {
+				continue
+			}
 		}
 		if err := l.cycle(ctx); err != nil {
 			logger.Error(err, "gang scheduling cycle failed; retrying")
@@ -107,14 +117,13 @@ func (l *loop) cycle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	start := time.Now()
-	out := Schedule(snap, s.cfg.Options)
-	busy := time.Since(start)
-
 	objects := map[Key]*object{}
 	for i := range w.Workloads {
 		objects[w.Workloads[i].Key] = &w.Workloads[i]
 	}
+	start := time.Now()
+	out, asking := s.schedule(ctx, snap, objects)
+	busy := time.Since(start) - asking
 	var wake []Key
 	var errs []error
 	// Which admitted workloads may start their driver now (startgate.go): decided, and published to

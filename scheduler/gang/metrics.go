@@ -46,8 +46,24 @@ var (
 		Name: "spark_operator_gang_executors_placed_at_creation_total",
 		Help: "Executors given their planned node by the pod-mutating webhook as they were created, instead of being gated for the gang scheduler to release.",
 	})
+	// The external scheduler (spec.batchScheduler: external) is asked once per cycle in which
+	// its applications wait.
+	externalRequestSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "spark_operator_gang_external_request_seconds",
+		Help:    "Round trip of a request to the external scheduler, its answer included.",
+		Buckets: []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10},
+	})
+	externalAnswersTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "spark_operator_gang_external_requests_total",
+		Help: "Requests to the external scheduler, by result: answered, or failed (unreachable, timed out, an answer that does not read).",
+	}, []string{"result"})
+	externalRefusedTotal = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "spark_operator_gang_external_refused_total",
+		Help: "Admissions in the external scheduler's answers refused by the fit and quota checks.",
+	})
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(cyclesTotal, decisionsTotal, scheduleSeconds, admittedTotal, ungateWaitSeconds, ungateCallSeconds, placedAtCreationTotal)
+	ctrlmetrics.Registry.MustRegister(cyclesTotal, decisionsTotal, scheduleSeconds, admittedTotal, ungateWaitSeconds, ungateCallSeconds, placedAtCreationTotal,
+		externalRequestSeconds, externalAnswersTotal, externalRefusedTotal)
 }

@@ -216,7 +216,18 @@ func (w *workload) queuePriority() int32 {
 }
 
 func (c *cycle) run(opts Options) {
+	c.decide(opts, nil)
+	c.grow()
+	c.summarise()
+}
+
+// decide admits, holds or rejects the waiting workloads, in order, but those outside says
+// another decides (nil: none).
+func (c *cycle) decide(opts Options, outside func(Key) bool) {
 	for _, w := range c.waiting {
+		if outside != nil && outside(w.key()) {
+			continue
+		}
 		if w.w.Unrecorded {
 			c.holdPlace(w)
 			continue
@@ -272,7 +283,10 @@ func (c *cycle) run(opts Options) {
 		q.head = w
 		c.wait(w, q, reason)
 	}
-	c.grow()
+}
+
+// summarise puts the queues' usage, state and order in the outcome.
+func (c *cycle) summarise() {
 	for _, name := range c.queueNames {
 		q := c.queues[name]
 		c.out.Usage[name] = c.res.list(q.own)

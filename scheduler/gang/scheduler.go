@@ -57,6 +57,8 @@ type Config struct {
 	// operator whose default batch scheduler is gang (sessions name none). Nil when the
 	// SparkConnect controller is off.
 	SessionDemand SessionDemand
+	// External, when set, serves spec.batchScheduler: external too (External()).
+	External *ExternalConfig
 }
 
 // Scheduler is the embedded gang scheduler: scheduler.Interface with its own cycle loop. It
@@ -90,6 +92,7 @@ type Scheduler struct {
 	replanned map[Key]replanned
 	reasons   reasonRefresh // keeps held workloads' shown reasons current
 	demands   demandMemo    // applications' demands by spec generation
+	ext       externalCycles
 }
 
 var (
@@ -113,6 +116,9 @@ func New(cfg Config) *Scheduler {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
+	if e := cfg.External; e != nil && e.Interval <= 0 {
+		e.Interval = 5 * time.Second
+	}
 	return &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), ungateKick: make(chan struct{}, 1), ungating: newUngating(),
 		reported: map[Key]Reason{}, judged: map[Key]judgement{}, replanned: map[Key]replanned{}}
 }
@@ -127,11 +133,11 @@ func (s *Scheduler) WakesHeldWorkloads() bool { return true }
 // Kueue queues too is refused by the webhook.
 func (s *Scheduler) QueuesWorkloads() bool { return true }
 
-// isGang reports whether app is this scheduler's: it names gang, or names none while gang is
-// the operator's default.
+// isGang reports whether app is this scheduler's: it names gang (or external, when that is
+// served), or names none while gang is the operator's default.
 func (s *Scheduler) isGang(app *v1beta2.SparkApplication) bool {
 	if b := app.Spec.BatchScheduler; b != nil && *b != "" {
-		return *b == Name
+		return *b == Name || (*b == ExternalName && s.cfg.External != nil)
 	}
 	return s.cfg.Default
 }

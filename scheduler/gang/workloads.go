@@ -40,6 +40,8 @@ type object struct {
 	holds bool
 	// demand computes Workload.Demand; an error keeps the workload out of the cycle.
 	demand func() (sparkpod.Demand, error)
+	// external: its admission is the external scheduler's (spec.batchScheduler: external).
+	external bool
 	// shown is the reason for waiting its status shows, when showing (see shownReasons).
 	shown   string
 	showing bool
@@ -54,6 +56,7 @@ func applicationObject(app *v1beta2.SparkApplication) object {
 		showing:    showing,
 		shown:      conditionMessage(c, showing),
 		awaiting:   awaitingAdmission(app),
+		external:   isExternal(app),
 		unrecorded: awaitingRecord(app),
 		holds:      applicationHolds(app),
 		demand: func() (sparkpod.Demand, error) {

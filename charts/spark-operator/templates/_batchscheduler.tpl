@@ -13,4 +13,12 @@ applications naming a scheduler that is not enabled, and unknown gang queues). *
 - --gang-reservation-timeout={{ $b.gang.reservationTimeout }}
 - --gang-start-backlog={{ $b.gang.startBacklog }}
 {{- end }}
+{{- with $b.external.url }}
+{{- if not $b.gang.enable }}
+{{- fail "controller.batchScheduler.external.url needs controller.batchScheduler.gang.enable: the external scheduler's applications wait in the gang scheduler's queues" }}
+{{- end }}
+- --external-scheduler-url={{ . }}
+- --external-scheduler-timeout={{ $b.external.timeout }}
+- --external-scheduler-interval={{ $b.external.interval }}
+{{- end }}
 {{- end }}

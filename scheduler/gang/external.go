@@ -1,0 +1,168 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/external"
+)
+
+// ExternalName is the value of spec.batchScheduler that has an external scheduler decide, through
+// the gang scheduler's queues and reservations (schedule_external.go).
+const ExternalName = "external"
+
+// ExternalDecider answers the external scheduler's requests: external.Client.
+type ExternalDecider interface {
+	Decide(ctx context.Context, req *external.Request) (*external.Response, error)
+}
+
+// ExternalConfig enables spec.batchScheduler: external.
+type ExternalConfig struct {
+	Decider ExternalDecider
+	// Interval is how often a cycle asks again while its workloads wait, the cluster
+	// unchanged: the external scheduler may decide by the clock (an aging rule, a time window).
+	// Default 5 seconds.
+	Interval time.Duration
+}
+
+// External is the scheduler.Interface of spec.batchScheduler: external, served by s (its cycle
+// loop, queues and reservations): register it beside s, which sets up the loop. Nil when s was
+// made without an ExternalConfig.
+func (s *Scheduler) External() scheduler.Interface {
+	if s.cfg.External == nil {
+		return nil
+	}
+	return externalScheduler{s}
+}
+
+// externalScheduler is s under the name external. It does not set anything up (s does) and
+// places no pods (s's PlacePod places those of both).
+type externalScheduler struct{ s *Scheduler }
+
+var (
+	_ scheduler.Interface            = externalScheduler{}
+	_ scheduler.Waking               = externalScheduler{}
+	_ scheduler.Queueing             = externalScheduler{}
+	_ scheduler.ApplicationValidator = externalScheduler{}
+)
+
+func (e externalScheduler) Name() string { return ExternalName }
+
+func (e externalScheduler) Admit(ctx context.Context, w scheduler.Workload) (scheduler.Decision, error) {
+	return e.s.Admit(ctx, w)
+}
+
+func (e externalScheduler) Release(ctx context.Context, w scheduler.Workload) error {
+	return e.s.Release(ctx, w)
+}
+
+func (e externalScheduler) WakesHeldWorkloads() bool { return true }
+func (e externalScheduler) QueuesWorkloads() bool    { return true }
+
+func (e externalScheduler) ValidateApplication(ctx context.Context, app *v1beta2.SparkApplication) field.ErrorList {
+	return e.s.ValidateApplication(ctx, app)
+}
+
+// isExternal reports whether app's admission is the external scheduler's.
+func isExternal(app *v1beta2.SparkApplication) bool {
+	b := app.Spec.BatchScheduler
+	return b != nil && *b == ExternalName
+}
+
+// externalCycles is the loop's side of the external scheduler: the request count, whether its
+// workloads wait (so the loop asks again on its interval), and the refusals already told.
+type externalCycles struct {
+	cycle   atomic.Uint64
+	waiting atomic.Bool
+	mu      sync.Mutex
+	told    map[Key]string // the refusal last told in an event, per workload
+}
+
+// schedule decides the cycle: by the core alone, or, when workloads of the external scheduler
+// wait, by the core and then the external scheduler (ScheduleExternal). It returns how long the
+// external scheduler took to answer too.
+func (s *Scheduler) schedule(ctx context.Context, snap Snapshot, objects map[Key]*object) (Outcome, time.Duration) {
+	outside := func(k Key) bool { o := objects[k]; return o != nil && o.external }
+	some := false
+	if s.cfg.External != nil {
+		for k := range objects {
+			if outside(k) {
+				some = true
+				break
+			}
+		}
+	}
+	if !some {
+		s.ext.waiting.Store(false)
+		return Schedule(snap, s.cfg.Options), 0
+	}
+	var took time.Duration
+	out, report := ScheduleExternal(snap, s.cfg.Options, outside, func(req *external.Request) (*external.Response, error) {
+		req.Cycle, req.Time = s.ext.cycle.Add(1), s.cfg.Clock.Now().UTC()
+		start := time.Now()
+		defer func() { took = time.Since(start) }()
+		return s.cfg.External.Decider.Decide(ctx, req)
+	})
+	if report.Asked {
+		externalRequestSeconds.Observe(took.Seconds())
+	}
+	s.tellExternal(ctx, objects, report)
+	waiting := false
+	for k := range out.Waiting {
+		waiting = waiting || outside(k)
+	}
+	s.ext.waiting.Store(waiting)
+	return out, took
+}
+
+// tellExternal logs what the external scheduler's answer came to, and tells each application
+// whose admission was refused in a warning event, once per distinct refusal.
+func (s *Scheduler) tellExternal(ctx context.Context, objects map[Key]*object, r ExternalReport) {
+	logger := log.FromContext(ctx)
+	if r.Err != nil {
+		externalAnswersTotal.WithLabelValues("failed").Inc()
+		logger.Error(r.Err, "the external scheduler gave no usable answer; its applications stay queued")
+		return
+	}
+	if !r.Asked {
+		return
+	}
+	externalAnswersTotal.WithLabelValues("answered").Inc()
+	externalRefusedTotal.Add(float64(len(r.Refused)))
+	s.ext.mu.Lock()
+	defer s.ext.mu.Unlock()
+	if s.ext.told == nil {
+		s.ext.told = map[Key]string{}
+	}
+	for k, why := range r.Refused {
+		logger.Info("refused the external scheduler's admission", "workload", k.String(), "why", why)
+		o := objects[k]
+		if o == nil || s.recorder == nil || s.ext.told[k] == why {
+			continue
+		}
+		s.ext.told[k] = why
+		s.recorder.Eventf(o.Object, nil, corev1.EventTypeWarning, "ExternalAdmissionRefused", "Admit",
+			fmt.Sprintf("the external scheduler's admission was refused: %s", why))
+	}
+	for k := range s.ext.told {
+		if objects[k] == nil {
+			delete(s.ext.told, k)
+		}
+	}
+}
