@@ -34,6 +34,7 @@ var layer = map[string]int{
 	"sparkctl":    6,
 	"cmd":         7,
 	"test":        8,
+	"examples":    8, // example programs (an external scheduler) built on the public packages
 	"hack":        9, // generators that read test helpers
 }
 
