@@ -230,6 +230,9 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	if !o.controllerEnabled && !o.webhookEnabled {
 		errs = append(errs, errors.New("--enable-controller=false needs --enable-webhook: there would be nothing to run"))
 	}
+	if err := checkExternalScheduler(o); err != nil {
+		errs = append(errs, err)
+	}
 	if o.webhook.CertProvider, err = webhook.ParseCertProvider(certProvider); err != nil {
 		errs = append(errs, fmt.Errorf("--webhook-cert-provider: %w", err))
 	}

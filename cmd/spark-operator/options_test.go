@@ -118,6 +118,18 @@ func TestParseOptions(t *testing.T) {
 		{name: "bad failure policy", args: []string{"--webhook-failure-policy", "Maybe"}, wantErr: `--webhook-failure-policy must be "Fail" or "Ignore"`},
 		{name: "webhook timeout out of range", args: []string{"--webhook-timeout-seconds", "31"}, wantErr: "--webhook-timeout-seconds must be between 1 and 30, got 31"},
 		{name: "nothing to run", args: []string{"--enable-controller=false"}, wantErr: "--enable-controller=false needs --enable-webhook"},
+		{name: "external scheduler without gang", args: []string{"--external-scheduler-url", "http://s/"}, wantErr: "--external-scheduler-url needs --enable-gang-scheduler"},
+		{name: "external scheduler URL with no scheme", args: []string{"--enable-gang-scheduler", "--external-scheduler-url", "s:8090"}, wantErr: "not an http or https URL"},
+		{name: "external as the default", args: []string{"--enable-gang-scheduler", "--external-scheduler-url", "http://s/", "--default-batch-scheduler", "external"}, wantErr: "cannot be the default yet"},
+		{
+			name: "external scheduler",
+			args: []string{"--enable-gang-scheduler", "--external-scheduler-url", "https://s:8443/", "--external-scheduler-timeout", "2s"},
+			check: func(t *testing.T, o *options) {
+				if o.external.URL != "https://s:8443/" || o.external.Timeout != 2*time.Second || o.externalInterval != 5*time.Second {
+					t.Errorf("external scheduler options = %+v, interval %s", o.external, o.externalInterval)
+				}
+			},
+		},
 		{name: "unknown certificate provider", args: []string{"--webhook-cert-provider", "vault"}, wantErr: `--webhook-cert-provider: certificate provider must be "self" or "external", got "vault"`},
 		{name: "external certificates need their folder", args: []string{"--enable-webhook", "--webhook-cert-provider", "external"}, wantErr: "needs --webhook-cert-dir"},
 		{

@@ -26,12 +26,6 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 	schedulers := scheduler.NewRegistry(scheduler.AdmitAll{})
 	var ext *gang.ExternalConfig
 	if o.external.URL != "" {
-		if !o.gangEnabled {
-			return nil, fmt.Errorf("--external-scheduler-url: the external scheduler's applications wait in the gang scheduler's queues; enable it too with --enable-gang-scheduler")
-		}
-		if o.defaultBatchSched == gang.ExternalName {
-			return nil, fmt.Errorf("--default-batch-scheduler: %s cannot be the default yet; applications name it in spec.batchScheduler", gang.ExternalName)
-		}
 		c, err := external.NewClient(o.external)
 		if err != nil {
 			return nil, fmt.Errorf("--external-scheduler-url: %w", err)
@@ -73,4 +67,21 @@ func sessionDemand(o *options) gang.SessionDemand {
 // webhookSchedulers is what the validating webhook is told of the batch schedulers.
 func webhookSchedulers(o *options, r *scheduler.Registry) validation.BatchSchedulers {
 	return validation.BatchSchedulers{Registry: r, Default: o.defaultBatchSched}
+}
+
+// checkExternalScheduler refuses external-scheduler flags that cannot work.
+func checkExternalScheduler(o *options) error {
+	if o.external.URL == "" {
+		return nil
+	}
+	if !o.gangEnabled {
+		return fmt.Errorf("--external-scheduler-url needs --enable-gang-scheduler: the external scheduler's applications wait in the gang scheduler's queues")
+	}
+	if o.defaultBatchSched == gang.ExternalName {
+		return fmt.Errorf("--default-batch-scheduler: %s cannot be the default yet; applications name it in spec.batchScheduler", gang.ExternalName)
+	}
+	if _, err := external.NewClient(o.external); err != nil {
+		return fmt.Errorf("--external-scheduler-url: %w", err)
+	}
+	return nil
 }

@@ -205,6 +205,20 @@ func TestRender(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "an external scheduler",
+			set:  []string{"controller.batchScheduler.gang.enable=true", "controller.batchScheduler.external.url=https://sched.example:8443/", "controller.batchScheduler.external.timeout=2s"},
+			check: func(t *testing.T, objs []unstructured.Unstructured) {
+				for _, name := range []string{controller, hook} {
+					args := containerArgs(t, find(objs, "Deployment", ns, name))
+					for _, want := range []string{"--enable-gang-scheduler", "--external-scheduler-url=https://sched.example:8443/", "--external-scheduler-timeout=2s", "--external-scheduler-interval=5s"} {
+						if !slices.Contains(args, want) {
+							t.Errorf("%s args %v lack %s", name, args, want)
+						}
+					}
+				}
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -229,6 +243,8 @@ func TestRenderRefusesBadValues(t *testing.T) {
 		{[]string{"spark.jobNamespaces={Team_A}"}, "/spark/jobNamespaces/0"},
 		{[]string{"controller.driverPodGracePeriod=soon"}, "/controller/driverPodGracePeriod"},
 		{[]string{"controller.uiIngress.enable=true"}, "controller.uiIngress.urlFormat is required"},
+		{[]string{"controller.batchScheduler.external.url=my-scheduler:8090"}, "/controller/batchScheduler/external/url"},
+		{[]string{"controller.batchScheduler.external.url=http://my-scheduler:8090/"}, "needs controller.batchScheduler.gang.enable"},
 	}
 	for _, tt := range tests {
 		_, err := render(t, "ops", tt.set...)
