@@ -29,7 +29,7 @@ var gangSizes = []int32{2, 4, 8, 12}
 // the gang scheduler (--gang, the default) or without it, with this process playing Spark
 // (spark.go). It prints
 //
-//	RESULT mode=gang apps=… decisions_per_s=… partial_starts=… utilisation=… makespan_s=…
+//	RESULT mode=gang apps=… decisions_per_s=… partial_starts=… utilisation=… makespan_s=… state_lag_p50_ms=… state_lag_p99_ms=… api_writes_per_app=… api_reads_per_app=…
 //	gang: mode=gang allocated=… apps_ever_partial=… unschedulable_peak=… stuck=… unfinished=… ramp_s=… ramp_max_s=… (created …, ungated …, bound …)
 //	gang: mode=gang unschedulable executors=… bound_after_s=… bound_after_max_s=…   (when there were any, with their messages)
 //
@@ -76,6 +76,10 @@ func runGang(ctx context.Context, c config) error {
 		return err
 	}
 
+	cost, err := startAPICost(ctx, e)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	if failed := inParallel(c.apps, 32, 0, func(i int) error {
 		return e.cl.Create(ctx, gangApp(e.ns, i, c.gang))
@@ -115,6 +119,11 @@ func runGang(ctx context.Context, c config) error {
 		}
 	}
 	makespan := last.Sub(start)
+	use, err := cost.per(ctx, c.apps)
+	if err != nil {
+		return err
+	}
+	lagP50, lagP99, lags := spark.lag.percentiles()
 	decisionsPerS := 0.0
 	if c.gang {
 		decisions, busy, err := op.gangDecisions()
@@ -136,8 +145,10 @@ func runGang(ctx context.Context, c config) error {
 	if u := j.unschedulableSummary(); u != "" {
 		fmt.Printf("gang: mode=%s %s\n", mode, u)
 	}
-	fmt.Printf("RESULT mode=%s apps=%d decisions_per_s=%.0f partial_starts=%d utilisation=%.3f makespan_s=%.1f\n",
-		mode, c.apps, decisionsPerS, j.partialPeak, j.workingShareSeconds/max(j.seconds, 1e-9), makespan.Seconds())
+	fmt.Printf("gang: mode=%s %s\n", mode, use.top)
+	fmt.Printf("gang: mode=%s state_lag over %d driver starts and ends\n", mode, lags)
+	fmt.Printf("RESULT mode=%s apps=%d decisions_per_s=%.0f partial_starts=%d utilisation=%.3f makespan_s=%.1f state_lag_p50_ms=%.0f state_lag_p99_ms=%.0f api_writes_per_app=%.1f api_reads_per_app=%.1f\n",
+		mode, c.apps, decisionsPerS, j.partialPeak, j.workingShareSeconds/max(j.seconds, 1e-9), makespan.Seconds(), ms(lagP50), ms(lagP99), use.writes, use.reads)
 	return nil
 }
 

@@ -12,7 +12,7 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 // SparkApplications at an offered rate (or as fast as it can), and times each from its create
 // call to its driver pod appearing in a watch:
 //
-//	RESULT mode=native apps=1000 apps_per_min=… p50_ms=… p99_ms=… rss_mib=…
+//	RESULT mode=native apps=1000 apps_per_min=… p50_ms=… p99_ms=… rss_mib=… settled_rss_mib=… api_writes_per_app=… api_reads_per_app=…
 //
 // restart and failover (restart.go) time how soon a new application gets its driver after the
 // operator is killed, with N finished applications present.
@@ -119,6 +119,8 @@ type benchEnv struct {
 	cs      kubernetes.Interface
 	ns      string
 	cleanup func()
+	// own counts the benchmark's own requests (apicount.go).
+	own *ownRequests
 }
 
 func newBenchEnv(ctx context.Context, c config, prefix string) (*benchEnv, error) {
@@ -133,11 +135,13 @@ func newBenchEnv(ctx context.Context, c config, prefix string) (*benchEnv, error
 		return nil, err
 	}
 	restCfg.QPS, restCfg.Burst = 2000, 4000
+	own := &ownRequests{n: map[requestKey]float64{}}
+	restCfg.Wrap(own.wrap)
 	cl, err := client.New(restCfg, client.Options{Scheme: cluster.Scheme})
 	if err != nil {
 		return nil, err
 	}
-	e := &benchEnv{cfg: restCfg, cl: cl, cs: kubernetes.NewForConfigOrDie(restCfg), cleanup: func() {}}
+	e := &benchEnv{cfg: restCfg, cl: cl, cs: kubernetes.NewForConfigOrDie(restCfg), cleanup: func() {}, own: own}
 	if c.namespace != "" {
 		e.ns = c.namespace
 		return e, nil
@@ -223,6 +227,10 @@ func run(ctx context.Context, c config) error {
 		return fmt.Errorf("pod watch did not sync")
 	}
 
+	cost, err := startAPICost(ctx, e)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
 	var interval time.Duration
 	if c.perMinute > 0 {
@@ -259,6 +267,10 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 
+	use, err := cost.per(ctx, c.apps)
+	if err != nil {
+		return err
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	var latencies []time.Duration
@@ -279,8 +291,9 @@ func run(ctx context.Context, c config) error {
 	}
 	fmt.Printf("%-13s %6s %9s %12s %9s %9s %9s %12s\n", "mode", "apps", "offered", "apps/min", "p50 ms", "p99 ms", "peak MiB", "settled MiB")
 	fmt.Printf("%-13s %6d %9s %12.0f %9.1f %9.1f %9.1f %12.1f\n", c.mode, c.apps, offered, perMin, ms(p50), ms(p99), rss, settled)
-	fmt.Printf("RESULT mode=%s apps=%d offered=%s apps_per_min=%.0f p50_ms=%.1f p99_ms=%.1f rss_mib=%.1f settled_rss_mib=%.1f\n",
-		c.mode, c.apps, offered, perMin, ms(p50), ms(p99), rss, settled)
+	fmt.Println(use.top)
+	fmt.Printf("RESULT mode=%s apps=%d offered=%s apps_per_min=%.0f p50_ms=%.1f p99_ms=%.1f rss_mib=%.1f settled_rss_mib=%.1f api_writes_per_app=%.1f api_reads_per_app=%.1f\n",
+		c.mode, c.apps, offered, perMin, ms(p50), ms(p99), rss, settled, use.writes, use.reads)
 	if c.webhook {
 		wp50, wp99, n, err := op.webhookLatency()
 		if err != nil {

@@ -36,6 +36,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -476,6 +477,8 @@ type standIn struct {
 	sem   chan struct{}
 	// results carries finished actions back to the loop.
 	results chan result
+	// lag times the application's status behind its driver pod.
+	lag *stateLag
 }
 
 type result struct {
@@ -491,16 +494,30 @@ func newStandIn(ctx context.Context, cfg *rest.Config, cl client.Client, ns stri
 	if err != nil {
 		return nil, err
 	}
+	lag := newStateLag()
 	for _, obj := range []client.Object{&corev1.Pod{}, &v1beta2.SparkApplication{}, &corev1.Node{}, &corev1.ConfigMap{}} {
-		if _, err := c.GetInformer(ctx, obj); err != nil {
+		inf, err := c.GetInformer(ctx, obj)
+		if err != nil {
 			return nil, fmt.Errorf("watching %T: %w", obj, err)
+		}
+		var h toolscache.ResourceEventHandler
+		switch obj.(type) {
+		case *corev1.Pod:
+			h = lag.podHandler()
+		case *v1beta2.SparkApplication:
+			h = lag.appHandler()
+		}
+		if h != nil {
+			if _, err := inf.AddEventHandler(h); err != nil {
+				return nil, err
+			}
 		}
 	}
 	go func() { _ = c.Start(ctx) }()
 	if !c.WaitForCacheSync(ctx) {
 		return nil, fmt.Errorf("the stand-in's cache did not sync")
 	}
-	return &standIn{cl: cl, cache: c, ns: ns, sem: make(chan struct{}, apiCalls), results: make(chan result, 1024)}, nil
+	return &standIn{cl: cl, cache: c, ns: ns, sem: make(chan struct{}, apiCalls), results: make(chan result, 1024), lag: lag}, nil
 }
 
 // read returns what the cache holds now, without copying it: step only reads.
