@@ -64,6 +64,11 @@ type Options struct {
 	// (no PodScheduled condition: it names a scheduler that does not run) before the status
 	// says so. Default 30s.
 	NotPickedUpAfter time.Duration
+	// ExecutorStateBatch is how long a change of executor states alone (the application's
+	// state unchanged, nothing to tell in an event) may wait to be written, so that the
+	// executors of a starting or ending run, whose pods change within moments of each other,
+	// cost one status write instead of one each. Default 2s; negative writes each at once.
+	ExecutorStateBatch time.Duration
 }
 
 func (o *Options) setDefaults() {
@@ -81,6 +86,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.NotPickedUpAfter <= 0 {
 		o.NotPickedUpAfter = 30 * time.Second
+	}
+	if o.ExecutorStateBatch == 0 {
+		o.ExecutorStateBatch = 2 * time.Second
 	}
 }
 
@@ -130,6 +138,8 @@ type Reconciler struct {
 	// nodes is what the cluster's nodes can allocate, read through APIReader for drivers the
 	// scheduler cannot place.
 	nodes nodeCapacity
+	// executorWrites holds back writes of executor states alone (Options.ExecutorStateBatch).
+	executorWrites executorBatch
 }
 
 // SetupWithManager registers the controller and the submission pool with mgr. The pool only
@@ -231,6 +241,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	syncConditions(&s.app.Status, s.now)
+	if wait := r.holdExecutorWrite(app, s); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
 
 	written := app
 	// Nothing to write means nothing to read from the API server either: a step that
