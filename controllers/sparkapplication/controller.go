@@ -226,23 +226,35 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Owner references remove the pods and UI resources.
 		return ctrl.Result{}, nil
 	}
+	res, next, err := r.reconcileApp(ctx, req, app)
+	if err == nil && next != nil {
+		// The run just ended (SUCCEEDING, FAILING): its next state follows at once, without a
+		// trip through the queue, which under load is most of the time a user waits to see it.
+		res, _, err = r.reconcileApp(ctx, req, next)
+	}
+	return res, err
+}
+
+// reconcileApp takes one step of app, as read. next is the application as written when the
+// step ended its run, for the step that follows at once.
+func (r *Reconciler) reconcileApp(ctx context.Context, req ctrl.Request, app *v1beta2.SparkApplication) (res ctrl.Result, next *v1beta2.SparkApplication, err error) {
 	s, err := r.observe(ctx, app)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, nil, err
 	}
 	if err := s.run(ctx); err != nil {
 		if errors.Is(err, errStale) {
 			// The cache lags the API server; the watch brings the newer object.
-			return ctrl.Result{RequeueAfter: time.Second}, nil
+			return ctrl.Result{RequeueAfter: time.Second}, nil, nil
 		}
-		return ctrl.Result{}, err
+		return ctrl.Result{}, nil, err
 	}
 	if s.deleted {
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, nil, nil
 	}
 	syncConditions(&s.app.Status, s.now)
 	if wait := r.holdExecutorWrite(app, s); wait > 0 {
-		return ctrl.Result{RequeueAfter: wait}, nil
+		return ctrl.Result{RequeueAfter: wait}, nil, nil
 	}
 
 	written := app
@@ -263,19 +275,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		switch {
 		case errors.Is(err, errStale):
 			// The watch brings the newer status; this is only a backstop.
-			return ctrl.Result{RequeueAfter: time.Second}, nil
+			return ctrl.Result{RequeueAfter: time.Second}, nil, nil
 		case errors.Is(err, errSkip), apierrors.IsNotFound(err):
-			return ctrl.Result{}, nil
+			return ctrl.Result{}, nil, nil
 		case err != nil:
-			return ctrl.Result{}, err
+			return ctrl.Result{}, nil, err
 		}
 	}
 	r.afterWrite(ctx, s, written)
 	// Also when nothing was written: a release that failed is retried by the next reconcile.
 	if err := r.release(ctx, written, s.from != written.Status.AppState.State); err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, nil, err
 	}
-	return ctrl.Result{RequeueAfter: s.requeueAfter}, nil
+	if to := written.Status.AppState.State; to != s.from && (to == v1beta2.ApplicationStateSucceeding || to == v1beta2.ApplicationStateFailing) {
+		next = written
+	}
+	return ctrl.Result{RequeueAfter: s.requeueAfter}, next, nil
 }
 
 // afterWrite performs the effects of a step that must not happen unless its status was

@@ -1,0 +1,72 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package sparkapplication
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+)
+
+// TestEndedRunMovesOnInOneReconcile: a driver that ended takes its application through
+// SUCCEEDING or FAILING to what follows at once, in one reconcile (two status writes, no trip
+// through the queue in between); a retry that must wait still waits.
+func TestEndedRunMovesOnInOneReconcile(t *testing.T) {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{v1beta2.AddToScheme, corev1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name    string
+		phase   corev1.PodPhase
+		restart v1beta2.RestartPolicy
+		want    v1beta2.ApplicationStateType
+	}{
+		{"completed", corev1.PodSucceeded, v1beta2.RestartPolicy{Type: v1beta2.RestartPolicyNever}, v1beta2.ApplicationStateCompleted},
+		{"failed, no retry", corev1.PodFailed, v1beta2.RestartPolicy{Type: v1beta2.RestartPolicyNever}, v1beta2.ApplicationStateFailed},
+		{"failed, a retry a minute later", corev1.PodFailed, v1beta2.RestartPolicy{Type: v1beta2.RestartPolicyOnFailure,
+			OnFailureRetries: ptr.To[int32](1), OnFailureRetryInterval: ptr.To[int64](60)}, v1beta2.ApplicationStateFailing},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			app := &v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", UID: "uid"},
+				Spec: v1beta2.SparkApplicationSpec{RestartPolicy: tt.restart}}
+			app.Status = v1beta2.SparkApplicationStatus{SubmissionID: "s1", ExecutionAttempts: 1,
+				AppState:   v1beta2.ApplicationState{State: v1beta2.ApplicationStateRunning},
+				DriverInfo: v1beta2.DriverInfo{PodName: "a-driver"}, LastSubmittedSpecHash: specHash(&app.Spec)}
+			driver := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a-driver", Labels: map[string]string{
+				v1beta2.LabelAppName: "a", v1beta2.SparkRoleLabel: v1beta2.SparkRoleDriver, v1beta2.LabelSubmissionID: "s1"}},
+				Status: corev1.PodStatus{Phase: tt.phase}}
+			cl := fake.NewClientBuilder().WithScheme(scheme).WithObjects(app, driver).WithStatusSubresource(app).Build()
+			r := &Reconciler{Client: cl, APIReader: cl, Clock: clocktesting.NewFakeClock(time.Now())}
+			if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(app)}); err != nil {
+				t.Fatalf("Reconcile: %v", err)
+			}
+			got := &v1beta2.SparkApplication{}
+			if err := cl.Get(context.Background(), client.ObjectKeyFromObject(app), got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Status.AppState.State != tt.want {
+				t.Errorf("after one reconcile: %s, want %s", got.Status.AppState.State, tt.want)
+			}
+		})
+	}
+}
