@@ -30,18 +30,24 @@ import (
 //     kind, read back from a status this process did not write): first in line.
 //   - Only its numbers changed (a position, an amount): after those, in rotation.
 //
+//     An application woken for its numbers is not woken for them again within
+//     numbersRefreshEvery: a position in a long queue changes with every admission ahead of it,
+//     and a minute-old "behind 812 applications" tells a user as much as a current one, for a
+//     status write (and a reconcile, and a watch event for every client) less each time.
+//
 // Either way at most maxReasonWakes applications are woken per reasonRefreshPause, however
 // many cycles run in it (a cycle follows every pod event), those out of date the longest first
 // (then in queue order), so none is starved by others changing again and again; while some are
 // left, another cycle follows reasonRefreshPause later. So every waiting
-// application shows a current, true reason within about (waiting / maxReasonWakes) ×
-// reasonRefreshPause (10 seconds for 1,000), meaning changes sooner, with at most
-// maxReasonWakes wake-ups a second. The writes themselves run in the submission pool, whose
-// workers bound how many happen at once, and a status that already shows the reason is not
-// written again.
+// application shows a true reason within about (waiting / maxReasonWakes) ×
+// reasonRefreshPause (10 seconds for 1,000) of its meaning changing, and its numbers within
+// numbersRefreshEvery, with at most maxReasonWakes wake-ups a second. The writes themselves run
+// in the submission pool, whose workers bound how many happen at once, and a status that already
+// shows the reason is not written again.
 const (
-	maxReasonWakes     = 100
-	reasonRefreshPause = time.Second
+	maxReasonWakes      = 100
+	reasonRefreshPause  = time.Second
+	numbersRefreshEvery = 30 * time.Second
 )
 
 // reasonRefresh is what the cycle loop keeps between cycles to refresh shown reasons fairly.
@@ -56,6 +62,9 @@ type reasonRefresh struct {
 	// handed out since.
 	windowStart time.Time
 	woken       int
+	// woke is when each held application was last woken; its numbers alone wait
+	// numbersRefreshEvery from then.
+	woke map[Key]time.Time
 }
 
 // pick returns the held applications to wake in a cycle at now so that their shown reason
@@ -68,6 +77,9 @@ func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]Reason) (
 	}
 	if r.staleSince == nil {
 		r.staleSince = map[Key]uint64{}
+	}
+	if r.woke == nil {
+		r.woke = map[Key]time.Time{}
 	}
 	type candidate struct {
 		key     Key
@@ -94,6 +106,9 @@ func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]Reason) (
 			}
 			still[key] = since
 			meaning := !known || was.Kind == (ReasonKind{}) || was.Kind != why.Kind
+			if at, ok := r.woke[key]; !meaning && ok && now.Sub(at) < numbersRefreshEvery && !now.Before(at) {
+				continue // its numbers wait (it stays out of date, and first in line, meanwhile)
+			}
 			stale = append(stale, candidate{key, meaning, since, len(stale)})
 		}
 	}
@@ -108,8 +123,14 @@ func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]Reason) (
 		}
 		return a.order < b.order
 	})
+	for key, at := range r.woke {
+		if _, waiting := out.Waiting[key]; !waiting || now.Sub(at) >= numbersRefreshEvery {
+			delete(r.woke, key)
+		}
+	}
 	for _, c := range stale[:min(len(stale), maxReasonWakes-r.woken)] {
 		wake = append(wake, c.key)
+		r.woke[c.key] = now
 		// Woken, it goes to the back of the line: should the pool not have refreshed it by
 		// the next cycle, those not woken yet come first (it counts as found stale then).
 		r.staleSince[c.key] = r.cycle + 1

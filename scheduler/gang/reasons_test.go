@@ -54,15 +54,16 @@ func TestReasonRefresh(t *testing.T) {
 		name:  "every shown reason current, as read back from the status: nothing to wake",
 		shown: map[Key]Reason{key("a"): fromStatus(noFit), key("b"): fromStatus(behind(1)), key("c"): fromStatus(behind(2))},
 	}, {
-		name:      "meaning changes come before numbers that changed",
-		shown:     map[Key]Reason{key("a"): noFit, key("b"): behind(2), key("c"): overQuota},
-		want:      []Key{key("c"), key("b")},
-		wantAfter: []Key{key("c"), key("b")},
+		name:  "meaning changes come before numbers that changed; numbers alone wait before they are woken again",
+		shown: map[Key]Reason{key("a"): noFit, key("b"): behind(2), key("c"): overQuota},
+		want:  []Key{key("c"), key("b")},
+		// c again, its meaning still not shown; b's numbers wait numbersRefreshEvery.
+		wantAfter: []Key{key("c")},
 	}, {
 		name:      "a shown reason of unknown kind (read back from the status) counts as a meaning change",
 		shown:     map[Key]Reason{key("a"): noFit, key("b"): behind(2), key("c"): fromStatus(behind(1))},
 		want:      []Key{key("c"), key("b")},
-		wantAfter: []Key{key("c"), key("b")},
+		wantAfter: []Key{key("c")},
 	}, {
 		name:      "nothing known to be shown (a new operator, no condition): all, queue order",
 		want:      []Key{key("a"), key("b"), key("c")},
@@ -83,7 +84,7 @@ func TestReasonRefresh(t *testing.T) {
 		})
 	}
 
-	t.Run("a long queue is refreshed in rotation, a bounded number per cycle", func(t *testing.T) {
+	t.Run("a long queue is refreshed in rotation, a bounded number per cycle, each at most once per numbersRefreshEvery", func(t *testing.T) {
 		const n = 2*maxReasonWakes + maxReasonWakes/2
 		long := Outcome{Order: map[string][]Key{}, Waiting: map[Key]Reason{}}
 		shown := map[Key]Reason{}
@@ -96,20 +97,22 @@ func TestReasonRefresh(t *testing.T) {
 		var r reasonRefresh
 		seen := map[Key]int{}
 		now := time.Now()
+		wantWoken := []int{maxReasonWakes, maxReasonWakes, n - 2*maxReasonWakes}
 		for cycle := range 3 {
 			if cycle > 0 {
 				// Cycles follow each other within the pause: none wakes more.
-				if got, left := r.pick(now.Add(reasonRefreshPause/2), long, shown); len(got) != 0 || left != n {
-					t.Fatalf("a cycle within the pause woke %d (%d left), want none (%d left)", len(got), left, n)
+				if got, _ := r.pick(now.Add(reasonRefreshPause/2), long, shown); len(got) != 0 {
+					t.Fatalf("a cycle within the pause woke %d, want none", len(got))
 				}
 				now = now.Add(reasonRefreshPause)
 			}
 			got, left := r.pick(now, long, shown)
-			if len(got) != maxReasonWakes {
-				t.Fatalf("cycle %d woke %d, want %d", cycle, len(got), maxReasonWakes)
+			if len(got) != wantWoken[cycle] {
+				t.Fatalf("cycle %d woke %d, want %d", cycle, len(got), wantWoken[cycle])
 			}
-			if want := n - maxReasonWakes; left != want {
-				t.Errorf("cycle %d: %d left, want %d", cycle, left, want)
+			// Left: those not woken yet; the woken ones wait numbersRefreshEvery.
+			if want := n - (cycle+1)*maxReasonWakes; left != max(want, 0) {
+				t.Errorf("cycle %d: %d left, want %d", cycle, left, max(want, 0))
 			}
 			for _, k := range got {
 				seen[k]++
@@ -121,11 +124,19 @@ func TestReasonRefresh(t *testing.T) {
 		if len(seen) != n {
 			t.Errorf("%d of %d woken within 3 cycles", len(seen), n)
 		}
-		// Woken once the pool refreshed them, they are no longer out of date.
+		// Not refreshed by the pool (a lost wake-up), their numbers are woken again once
+		// numbersRefreshEvery has passed, and not before.
+		if got, _ := r.pick(now.Add(reasonRefreshPause), long, shown); len(got) != 0 {
+			t.Errorf("woken again before numbersRefreshEvery: %d", len(got))
+		}
+		if got, _ := r.pick(now.Add(numbersRefreshEvery), long, shown); len(got) == 0 {
+			t.Error("not woken again after numbersRefreshEvery")
+		}
+		// Refreshed, they are no longer out of date.
 		for k := range seen {
 			shown[k] = long.Waiting[k]
 		}
-		if got, left := r.pick(now.Add(reasonRefreshPause), long, shown); len(got) != 0 || left != 0 {
+		if got, left := r.pick(now.Add(2*numbersRefreshEvery), long, shown); len(got) != 0 || left != 0 {
 			t.Errorf("woken after all were refreshed: %v (%d left)", got, left)
 		}
 	})
