@@ -8,31 +8,53 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package main
 
 import (
+	"errors"
 	"fmt"
 
-	"github.com/sparkop/spark-operator/sparkpod"
-
+	"k8s.io/client-go/discovery"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/gang"
+	"github.com/sparkop/spark-operator/scheduler/workloadapi"
+	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/webhook/validation"
 )
 
 // buildSchedulers enables the batch schedulers the flags ask for. The same registry serves the
 // controller (admission) and the validating webhook (unknown schedulers and queues refused).
+// gang and its variants (kubernetes) share one gang core: one loop decides on the cluster's
+// capacity, whichever of them an application names.
 func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, error) {
 	schedulers := scheduler.NewRegistry(scheduler.AdmitAll{})
-	if o.gangEnabled {
-		schedulers.Register(gang.New(gang.Config{
+	if o.defaultBatchSched == workloadapi.Name {
+		return nil, fmt.Errorf("--default-batch-scheduler: %s is chosen per application (spec.batchScheduler: %s), not as the default", workloadapi.Name, workloadapi.Name)
+	}
+	kubernetes, err := kubernetesAvailable(o, mgr)
+	if err != nil {
+		return nil, err
+	}
+	if o.gangEnabled || kubernetes {
+		core := gang.New(gang.Config{
 			Options:            gang.Options{Backfill: o.gangBackfill, Preemption: o.gangPreemption},
 			ReservationTimeout: o.gangReservationTimeout,
 			PreemptionWait:     o.gangPreemptionWait,
 			StartBacklog:       o.gangStartBacklog,
 			Default:            o.defaultBatchSched == gang.Name,
+			VariantsOnly:       !o.gangEnabled,
 			Reader:             mgr.GetAPIReader(),
 			SessionDemand:      sessionDemand(o),
-		}))
+		})
+		if o.gangEnabled {
+			schedulers.Register(core)
+		}
+		if kubernetes {
+			schedulers.Register(core.Serve(workloadapi.Placement{}))
+		}
+	}
+	if o.kubernetesEnabled && !kubernetes {
+		schedulers.Register(scheduler.Unavailable{SchedulerName: workloadapi.Name, Why: workloadapi.Unserved})
 	}
 	if o.defaultBatchSched != "" {
 		if _, err := schedulers.Get(o.defaultBatchSched); err != nil {
@@ -40,6 +62,29 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 		}
 	}
 	return schedulers, nil
+}
+
+// kubernetesAvailable reports whether the kubernetes batch scheduler is enabled and the
+// cluster serves the Workload API it needs. A cluster without it is no reason to stop the
+// operator: the scheduler is refused, and said so, and applications naming it fail saying why.
+// An API server that cannot answer discovery is.
+func kubernetesAvailable(o *options, mgr manager.Manager) (bool, error) {
+	if !o.kubernetesEnabled {
+		return false, nil
+	}
+	d, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return false, fmt.Errorf("--enable-kubernetes-scheduler: %w", err)
+	}
+	switch err := workloadapi.Check(d); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, workloadapi.ErrUnserved):
+		ctrllog.Log.WithName("setup").Error(err, "the kubernetes batch scheduler is not enabled; applications naming it fail with this message")
+		return false, nil
+	default:
+		return false, fmt.Errorf("--enable-kubernetes-scheduler: %w", err)
+	}
 }
 
 // sessionDemand makes SparkConnect sessions gang workloads when their controller runs.
