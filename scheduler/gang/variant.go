@@ -117,14 +117,26 @@ func (v *variant) ValidateApplication(ctx context.Context, app *v1beta2.SparkApp
 	return v.core.ValidateApplication(ctx, app)
 }
 
-// PlacePod confines an executor of an application naming the variant, being created, to its
-// planned node, as the core gives a gated executor its node (PlacePod), without a gate: the
-// executor is left to kube-scheduler, on that node only. An executor the plan has no slot for
-// keeps the template's placement.
+// PlacePod places a pod being created of an application naming the variant: first as its
+// Placement places pods, if it does (scheduler.PodPlacer: filling in what the submitter set,
+// say); then, for an executor, by confining it to its planned node, as the core gives a gated
+// executor its node (PlacePod), without a gate: the executor is left to kube-scheduler, on
+// that node only. An executor the plan has no slot for keeps the template's placement.
 func (v *variant) PlacePod(pod *corev1.Pod, owner client.Object) bool {
 	app, ok := owner.(*v1beta2.SparkApplication)
-	if !ok || app.Spec.BatchScheduler == nil || *app.Spec.BatchScheduler != v.Name() ||
-		hasGate(pod) || pod.Annotations[AnnotationNode] != "" {
+	if !ok || app.Spec.BatchScheduler == nil || *app.Spec.BatchScheduler != v.Name() {
+		return false
+	}
+	placed := false
+	if p, ok := v.placement.(scheduler.PodPlacer); ok {
+		placed = p.PlacePod(pod, owner)
+	}
+	return v.placeOnSlot(pod, owner) || placed
+}
+
+// placeOnSlot confines an ungated executor to its planned slot's node.
+func (v *variant) placeOnSlot(pod *corev1.Pod, owner client.Object) bool {
+	if hasGate(pod) || pod.Annotations[AnnotationNode] != "" {
 		return false
 	}
 	node, ok := plannedSlotOf(pod, owner, snapshotOptions{ReservationTimeout: v.core.cfg.ReservationTimeout, Now: v.core.cfg.Clock.Now()})

@@ -57,6 +57,7 @@ type Placement struct{}
 var (
 	_ gang.Placement          = Placement{}
 	_ scheduler.ObjectsForRun = Placement{}
+	_ scheduler.PodPlacer     = Placement{}
 )
 
 func (Placement) Name() string { return Name }
@@ -75,6 +76,38 @@ func (Placement) Pods(w scheduler.Workload, r gang.Reservation) (sparkpod.RoleSc
 	pods.Executor.NodeNames = r.Planned()
 	pods.Executor.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To(names.Executors)}
 	return pods, nil
+}
+
+// PlacePod puts a pod of an admitted run that lacks a scheduling group in the run's group of
+// its role, as the submitters do: the webhook fills in what a pod was created without (by a
+// Spark that drops the template's spec.schedulingGroup, say). The gang core's variant offers
+// it only the pods of applications naming kubernetes. A pod of another run than the
+// reservation's, or of no known role, is left alone.
+func (Placement) PlacePod(pod *corev1.Pod, owner client.Object) bool {
+	if pod.Spec.SchedulingGroup != nil {
+		return false
+	}
+	r, ok := gang.ReservationOf(owner)
+	run := pod.Labels[v1beta2.LabelSubmissionID]
+	if !ok || run == "" || r.SubmissionID != run {
+		return false
+	}
+	names, err := NamesOf(scheduler.Workload{Key: scheduler.ApplicationKey(client.ObjectKeyFromObject(owner)), Run: run})
+	if err != nil {
+		return false
+	}
+	switch pod.Labels[v1beta2.SparkRoleLabel] {
+	case v1beta2.SparkRoleDriver:
+		pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To(names.Driver)}
+	case v1beta2.SparkRoleExecutor:
+		if len(r.Executors) == 0 {
+			return false // no executors' group for this run
+		}
+		pod.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To(names.Executors)}
+	default:
+		return false
+	}
+	return true
 }
 
 // RunObjects are the run's Workload and PodGroups (the controllers create them, owned by the

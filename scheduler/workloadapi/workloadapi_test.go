@@ -246,3 +246,50 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestPlacePod: the webhook puts a pod of the admitted run that lacks a group in its role's.
+func TestPlacePod(t *testing.T) {
+	r := gang.Reservation{SubmissionID: run, Queue: "q", Driver: "n1", Executors: map[string]int32{"n2": 2}}
+	owner := &v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pi",
+		Annotations: map[string]string{gang.AnnotationAdmission: encode(t, r)}}}
+	driverOnly := owner.DeepCopy()
+	driverOnly.Annotations[gang.AnnotationAdmission] = encode(t, gang.Reservation{SubmissionID: run, Driver: "n1"})
+	pod := func(role, submission string, group *string) *corev1.Pod {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Labels: map[string]string{
+			v1beta2.SparkRoleLabel: role, v1beta2.LabelSubmissionID: submission}}}
+		if group != nil {
+			p.Spec.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: group}
+		}
+		return p
+	}
+	tests := []struct {
+		name  string
+		pod   *corev1.Pod
+		owner client.Object
+		want  *string // the group the pod is in after
+	}{
+		{"a driver without a group", pod("driver", run, nil), owner, ptr.To("pi-0123abcd-driver")},
+		{"an executor without a group", pod("executor", run, nil), owner, ptr.To("pi-0123abcd-executors")},
+		{"a pod in a group already", pod("executor", run, ptr.To("mine")), owner, ptr.To("mine")},
+		{"another run's pod", pod("executor", "other", nil), owner, nil},
+		{"a run with no executors' group", pod("executor", run, nil), driverOnly, nil},
+		{"no reservation", pod("driver", run, nil), &v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pi"}}, nil},
+		{"no role", pod("", run, nil), owner, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := tt.pod.DeepCopy()
+			changed := Placement{}.PlacePod(p, tt.owner)
+			var got *string
+			if p.Spec.SchedulingGroup != nil {
+				got = p.Spec.SchedulingGroup.PodGroupName
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("group (-want +got):\n%s", diff)
+			}
+			if want := tt.pod.Spec.SchedulingGroup == nil && tt.want != nil; changed != want {
+				t.Errorf("changed = %v, want %v", changed, want)
+			}
+		})
+	}
+}
