@@ -74,13 +74,13 @@ type options struct {
 	gangPreemptionWait     time.Duration
 	gangStartBacklog       int
 	// The Workload API variant of the gang scheduler (spec.batchScheduler: kubernetes).
-	kubernetesEnabled    bool
-	driverPodGracePeriod time.Duration
-	maxTrackedExecutors  int
-	uiServiceEnabled     bool
-	ingressURLFormat     string
-	ingressClassName     string
-	driverPDB            bool
+	kubernetesEnabled      bool
+	driverPodGracePeriod   time.Duration
+	maxTrackedExecutors    int
+	uiServiceEnabled       bool
+	ingressURLFormat       string
+	ingressClassName       string
+	driverPDB              bool
 
 	controllerEnabled   bool
 	sparkConnectEnabled bool
