@@ -73,8 +73,7 @@ type options struct {
 	gangReservationTimeout time.Duration
 	gangPreemptionWait     time.Duration
 	gangStartBacklog       int
-	// The Workload API variant of the gang scheduler (spec.batchScheduler: kubernetes).
-	kubernetesEnabled      bool
+	kubernetesEnabled      bool // spec.batchScheduler: kubernetes, the gang scheduler's Workload API variant
 	driverPodGracePeriod   time.Duration
 	maxTrackedExecutors    int
 	uiServiceEnabled       bool
