@@ -28,13 +28,14 @@ import (
 // capacity, whichever of them an application names.
 func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, error) {
 	schedulers := scheduler.NewRegistry(scheduler.AdmitAll{})
-	if o.defaultBatchSched == workloadapi.Name {
-		return nil, fmt.Errorf("--default-batch-scheduler: %s is chosen per application (spec.batchScheduler: %s), not as the default", workloadapi.Name, workloadapi.Name)
+	if d := o.defaultBatchSched; d == workloadapi.Name || d == workloadapi.NaiveName {
+		return nil, fmt.Errorf("--default-batch-scheduler: %s is chosen per application (spec.batchScheduler: %s), not as the default", d, d)
 	}
-	kubernetes, err := kubernetesAvailable(o, mgr)
+	served, err := workloadAPIServed(o, mgr)
 	if err != nil {
 		return nil, err
 	}
+	kubernetes := o.kubernetesEnabled && served
 	if o.gangEnabled || kubernetes {
 		core := gang.New(gang.Config{
 			Options:            gang.Options{Backfill: o.gangBackfill, Preemption: o.gangPreemption},
@@ -53,8 +54,14 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 			schedulers.Register(core.Serve(workloadapi.Placement{}))
 		}
 	}
-	if o.kubernetesEnabled && !kubernetes {
+	if o.kubernetesEnabled && !served {
 		schedulers.Register(scheduler.Unavailable{SchedulerName: workloadapi.Name, Why: workloadapi.Unserved})
+	}
+	switch {
+	case o.kubernetesNaive && served:
+		schedulers.Register(workloadapi.Naive{})
+	case o.kubernetesNaive:
+		schedulers.Register(scheduler.Unavailable{SchedulerName: workloadapi.NaiveName, Why: workloadapi.Unserved})
 	}
 	if o.defaultBatchSched != "" {
 		if _, err := schedulers.Get(o.defaultBatchSched); err != nil {
@@ -64,26 +71,26 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 	return schedulers, nil
 }
 
-// kubernetesAvailable reports whether the kubernetes batch scheduler is enabled and the
-// cluster serves the Workload API it needs. A cluster without it is no reason to stop the
-// operator: the scheduler is refused, and said so, and applications naming it fail saying why.
-// An API server that cannot answer discovery is.
-func kubernetesAvailable(o *options, mgr manager.Manager) (bool, error) {
-	if !o.kubernetesEnabled {
+// workloadAPIServed reports whether a scheduler of the Workload API is enabled (kubernetes,
+// kubernetes-naive) and the cluster serves that API. A cluster without it is no reason to stop
+// the operator: the scheduler is refused, and said so, and applications naming it fail saying
+// why. An API server that cannot answer discovery is.
+func workloadAPIServed(o *options, mgr manager.Manager) (bool, error) {
+	if !o.kubernetesEnabled && !o.kubernetesNaive {
 		return false, nil
 	}
 	d, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
 	if err != nil {
-		return false, fmt.Errorf("--enable-kubernetes-scheduler: %w", err)
+		return false, fmt.Errorf("the Workload API batch schedulers: %w", err)
 	}
 	switch err := workloadapi.Check(d); {
 	case err == nil:
 		return true, nil
 	case errors.Is(err, workloadapi.ErrUnserved):
-		ctrllog.Log.WithName("setup").Error(err, "the kubernetes batch scheduler is not enabled; applications naming it fail with this message")
+		ctrllog.Log.WithName("setup").Error(err, "the Workload API batch schedulers are not enabled; applications naming them fail with this message")
 		return false, nil
 	default:
-		return false, fmt.Errorf("--enable-kubernetes-scheduler: %w", err)
+		return false, fmt.Errorf("the Workload API batch schedulers: %w", err)
 	}
 }
 

@@ -293,3 +293,28 @@ func TestPlacePod(t *testing.T) {
 		})
 	}
 }
+
+// TestNaive: the naive mapping admits at once, with the same groups and objects as kubernetes.
+func TestNaive(t *testing.T) {
+	w := workload("pi", "")
+	w.Demand = sparkpod.Demand{Driver: sparkpod.PodDemand{Count: 1}, Executor: sparkpod.PodDemand{Count: 4}}
+	d, err := Naive{}.Admit(context.Background(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := scheduler.Decision{Admit: true, Pods: sparkpod.RoleScheduling{
+		Driver:   sparkpod.Scheduling{SchedulingGroup: &corev1.PodSchedulingGroup{PodGroupName: ptr.To("pi-0123abcd-driver")}},
+		Executor: sparkpod.Scheduling{SchedulingGroup: &corev1.PodSchedulingGroup{PodGroupName: ptr.To("pi-0123abcd-executors")}},
+	}}
+	if diff := cmp.Diff(want, d); diff != "" {
+		t.Errorf("decision (-want +got):\n%s", diff)
+	}
+	objs, err := Naive{}.RunObjects(context.Background(), w, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, _ := Objects(w, 4)
+	if diff := cmp.Diff(same, objs); diff != "" {
+		t.Errorf("objects (-kubernetes +naive):\n%s", diff)
+	}
+}

@@ -84,19 +84,20 @@ func newEnv(t *testing.T, kubeconfig string) *env {
 	return e
 }
 
-// startOperator runs the operator with the kubernetes batch scheduler and its webhooks
-// (registered by URL), which place each executor on its planned node as it is created.
-func (e *env) startOperator() {
+// startOperator runs the operator with the kubernetes batch scheduler (and more flags) and its
+// webhooks (registered by URL), which place each executor on its planned node as it is created.
+func (e *env) startOperator(extra ...string) {
 	configName := "kubernetes-" + e.ns
 	e.t.Cleanup(func() {
 		_ = e.c.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
 		_ = e.c.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
 	})
-	e.op = cluster.StartOperator(e.t, "operator", "--kubeconfig", e.kubeconfig, "--namespaces", e.ns,
+	args := []string{"--kubeconfig", e.kubeconfig, "--namespaces", e.ns,
 		"--enable-kubernetes-scheduler", "--submission-workers", "8", "--enable-spark-connect=false",
 		"--enable-webhook", "--webhook-url-host", "localhost", "--webhook-port", strconv.Itoa(cluster.FreePort(e.t)),
 		"--webhook-secret-namespace", e.ns, "--webhook-config-name", configName, "--webhook-cert-dir", e.t.TempDir(),
-		"-logtostderr", "-v=1")
+		"-logtostderr", "-v=1"}
+	e.op = cluster.StartOperator(e.t, "operator", append(args, extra...)...)
 }
 
 // queue creates a Queue named after the namespace, so that its status is the test's.
@@ -177,6 +178,9 @@ func (e *env) startExecutors(driver *corev1.Pod, from, to int) (bool, error) {
 // ends) and records what it sees.
 type run struct {
 	*env
+	// admitted: the applications go through our admission (kubernetes), so never more run or
+	// are admitted than fit; not with the naive mapping.
+	admitted bool
 	started, stopped map[string]bool // drivers whose executors were created / ended
 	// bound are the executors seen on a node, by application.
 	bound map[string]map[string]bool
@@ -263,6 +267,9 @@ func (r *run) step() (bool, error) {
 		r.started[driver.Name] = started
 	}
 	r.maxRunning = max(r.maxRunning, running)
+	if !r.admitted {
+		return finished == apps, nil
+	}
 	if running > fitAtOnce {
 		return false, fmt.Errorf("%d applications running; only %d fit", running, fitAtOnce)
 	}
@@ -346,16 +353,7 @@ func TestKubernetesScheduler(t *testing.T) {
 	}
 
 	t.Run("20 applications on a cluster that fits 4", func(t *testing.T) {
-		r := &run{env: e, started: map[string]bool{}, stopped: map[string]bool{}, bound: map[string]map[string]bool{},
-			partial: map[string]string{}, runs: map[string]string{}}
-		for i := range apps {
-			if err := e.c.Create(e.ctx, newApp(e.ns, fmt.Sprintf("app-%02d", i))); err != nil {
-				t.Fatal(err)
-			}
-		}
-		cluster.Eventually(t, 8*time.Minute, "all applications to finish", func() (bool, error) {
-			return r.step()
-		})
+		r := e.load(workloadapi.Name)
 		var list v1beta2.SparkApplicationList
 		if err := e.c.List(e.ctx, &list, client.InNamespace(e.ns)); err != nil {
 			t.Fatal(err)
@@ -381,6 +379,25 @@ func TestKubernetesScheduler(t *testing.T) {
 		t.Logf("kubernetes: %d applications, at most %d running, queue status at most %d admitted, %d partial starts",
 			apps, r.maxRunning, r.maxAdmit, len(r.partial))
 	})
+}
+
+// load creates the 20 applications at once, naming scheduler, and plays Spark for them until
+// they all end.
+func (e *env) load(scheduler string) *run {
+	e.t.Helper()
+	r := &run{env: e, admitted: scheduler == workloadapi.Name, started: map[string]bool{}, stopped: map[string]bool{},
+		bound: map[string]map[string]bool{}, partial: map[string]string{}, runs: map[string]string{}}
+	for i := range apps {
+		app := newApp(e.ns, fmt.Sprintf("app-%02d", i))
+		app.Spec.BatchScheduler = ptr.To(scheduler)
+		if err := e.c.Create(e.ctx, app); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	cluster.Eventually(e.t, 8*time.Minute, "all applications to finish", func() (bool, error) {
+		return r.step()
+	})
+	return r
 }
 
 func (e *env) waitDriverRunning(name string) *corev1.Pod {
@@ -498,6 +515,27 @@ func (e *env) checkObjects(app *v1beta2.SparkApplication, submission string) wor
 		e.t.Errorf("PodGroup %s refers to %+v", pg.Name, ref)
 	}
 	return names
+}
+
+// TestKubernetesNaive runs the same load through the naive mapping (kubernetes-naive: the
+// same Workload and PodGroups, no admission): drivers take the room their executors need, and
+// applications start in part. It requires at least one partial start, so that the scenario is
+// known to show what the admission prevents.
+func TestKubernetesNaive(t *testing.T) {
+	e := newEnv(t, workloadCluster(t))
+	e.startOperator("--enable-kubernetes-naive-scheduler")
+	r := e.load(workloadapi.NaiveName)
+	stuck := 0
+	for _, why := range r.partial {
+		if strings.Contains(why, " 0 of ") {
+			stuck++
+		}
+	}
+	t.Logf("kubernetes-naive: %d applications, at most %d drivers running at once, %d partial starts, %d drivers ended with no executor placed",
+		apps, r.maxRunning, len(r.partial), stuck)
+	if len(r.partial) == 0 {
+		t.Errorf("no partial start with the naive mapping: the scenario does not show what it should (at most %d running)", r.maxRunning)
+	}
 }
 
 // TestKubernetesSchedulerWithoutAPI: on a cluster without the Workload API (the shared test
