@@ -180,7 +180,7 @@ type run struct {
 	*env
 	// admitted: the applications go through our admission (kubernetes), so never more run or
 	// are admitted than fit; not with the naive mapping.
-	admitted bool
+	admitted         bool
 	started, stopped map[string]bool // drivers whose executors were created / ended
 	// bound are the executors seen on a node, by application.
 	bound map[string]map[string]bool
