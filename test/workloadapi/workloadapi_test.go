@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -53,17 +54,42 @@ const (
 	executorRunSeconds = "300"
 )
 
-// workloadCluster starts a local cluster of the test's own with the Workload API (4 nodes of
-// 16 CPU) and returns its kubeconfig; it is stopped when the test ends.
+// workloadAPI is the package's cluster with the Workload API (4 nodes of 16 CPU), started on
+// first use and stopped by TestMain; its kubeconfig, and the state folder to stop it.
+var workloadAPI struct {
+	once              sync.Once
+	state, kubeconfig string
+	err               error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if workloadAPI.state != "" {
+		_ = cluster.Down(context.Background(), workloadAPI.state)
+		_ = os.RemoveAll(filepath.Dir(workloadAPI.state))
+	}
+	os.Exit(code)
+}
+
+// workloadCluster returns the kubeconfig of the package's cluster with the Workload API,
+// starting it the first time. The tests that use it run one after the other, each in its own
+// namespace.
 func workloadCluster(t *testing.T) string {
 	t.Helper()
-	state := filepath.Join(t.TempDir(), "cluster")
-	kubeconfig, err := cluster.Up(context.Background(), state, "--workload-api", "--nodes", "4", "--node-cpu", "16")
-	if err != nil {
-		t.Fatal(err)
+	workloadAPI.once.Do(func() {
+		dir, err := os.MkdirTemp("", "workloadapi-")
+		if err != nil {
+			workloadAPI.err = err
+			return
+		}
+		workloadAPI.state = filepath.Join(dir, "cluster")
+		workloadAPI.kubeconfig, workloadAPI.err = cluster.Up(context.Background(), workloadAPI.state,
+			"--workload-api", "--nodes", "4", "--node-cpu", "16")
+	})
+	if workloadAPI.err != nil {
+		t.Fatalf("local cluster with the Workload API: %v", workloadAPI.err)
 	}
-	t.Cleanup(func() { _ = cluster.Down(context.Background(), state) })
-	return kubeconfig
+	return workloadAPI.kubeconfig
 }
 
 // env is one test's operator, namespace and clients on a cluster.
@@ -315,6 +341,7 @@ func TestKubernetesScheduler(t *testing.T) {
 			t.Fatal(err)
 		}
 		driver := e.waitDriverRunning(app.Name)
+		e.checkTemplate(driver)
 		// All but one executor: the gang plugin binds none of them.
 		cluster.Eventually(t, 30*time.Second, "executors 1 to 6", func() (bool, error) {
 			return e.startExecutors(driver, 1, executorCount-1)
@@ -418,6 +445,30 @@ func (e *env) waitDriverRunning(name string) *corev1.Pod {
 		return err == nil && driver.Status.Phase == corev1.PodRunning, err
 	})
 	return driver
+}
+
+// checkTemplate checks that the executor pod template the submitter gave driver, which Spark
+// builds every executor on, carries the run's executors' group and no gate.
+func (e *env) checkTemplate(driver *corev1.Pod) {
+	e.t.Helper()
+	var template *corev1.Pod
+	cluster.Eventually(e.t, 30*time.Second, "the executor pod template", func() (bool, error) {
+		var err error
+		template, err = executors.TemplateOf(e.ctx, e.c, driver)
+		return template != nil, client.IgnoreNotFound(err)
+	})
+	app := driver.Labels[v1beta2.LabelAppName]
+	names, err := workloadapi.NamesOf(scheduler.Workload{Key: scheduler.ApplicationKey(client.ObjectKey{Namespace: e.ns, Name: app}),
+		Run: driver.Labels[v1beta2.LabelSubmissionID]})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if g := template.Spec.SchedulingGroup; g == nil || ptr.Deref(g.PodGroupName, "") != names.Executors {
+		e.t.Errorf("the executor template's scheduling group is %v, want PodGroup %s", g, names.Executors)
+	}
+	if len(template.Spec.SchedulingGates) > 0 {
+		e.t.Errorf("the executor template is gated: %v", template.Spec.SchedulingGates)
+	}
 }
 
 func (e *env) executors(app string) []corev1.Pod {
