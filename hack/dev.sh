@@ -6,12 +6,14 @@
 #   hack/dev.sh up      start (or reuse) the cluster and the operator, run the example
 #   hack/dev.sh down    stop the operator and the cluster
 #
-# The cluster serves the Workload API (hack/local-cluster.sh up --workload-api), so the planned
-# batchScheduler: kubernetes will need no extra step there; a dev cluster started before it did
+# The cluster serves the Workload API (hack/local-cluster.sh up --workload-api), so
+# batchScheduler: kubernetes needs no extra step there; a dev cluster started before it did
 # is restarted once with it.
 #
 # The operator runs the embedded gang scheduler as the default batch scheduler, so applications
-# queue until their whole gang fits (kubectl get sparkqueues; sparkctl list shows QUEUED).
+# queue until their whole gang fits (kubectl get sparkqueues; sparkctl list shows QUEUED), and
+# its Workload API variant (--enable-kubernetes-scheduler), for applications naming
+# batchScheduler: kubernetes.
 #
 # The simulated nodes run no Spark: the example's driver pod "runs" for DEV_RUN_SECONDS
 # (default 8) through kwok's kwok.sparkop.dev/run-seconds annotation.
@@ -68,7 +70,7 @@ start_operator() {
   log "starting the operator (log: $DEV/operator.log, metrics: http://127.0.0.1:$metrics/metrics)"
   setsid "$OPERATOR" --kubeconfig "$kubeconfig" --metrics-bind-address "127.0.0.1:$metrics" \
     --health-probe-bind-address "127.0.0.1:$health" -logtostderr -v=1 \
-    --enable-gang-scheduler --default-batch-scheduler=gang \
+    --enable-gang-scheduler --default-batch-scheduler=gang --enable-kubernetes-scheduler \
     --enable-webhook --webhook-url-host localhost --webhook-port "$webhook" \
     --webhook-secret-namespace default --webhook-cert-dir "$DEV/webhook-certs" \
     --enable-driver-pdb --enable-resource-quota-enforcement \

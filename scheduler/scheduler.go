@@ -303,3 +303,19 @@ func (AdmitAll) Admit(context.Context, Workload) (Decision, error) {
 }
 
 func (AdmitAll) Release(context.Context, Workload) error { return nil }
+
+// Unavailable stands for a batch scheduler the operator was asked to enable and cannot run on
+// this cluster (an API it needs is not served): workloads naming it fail with Why, instead of
+// waiting for a scheduler that never comes or being refused as unknown.
+type Unavailable struct {
+	SchedulerName, Why string
+}
+
+func (u Unavailable) Name() string { return u.SchedulerName }
+
+// Admit rejects every workload, saying why the scheduler is unavailable.
+func (u Unavailable) Admit(context.Context, Workload) (Decision, error) {
+	return Decision{Reject: true, Reason: u.Why}, nil
+}
+
+func (Unavailable) Release(context.Context, Workload) error { return nil }

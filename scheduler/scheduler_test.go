@@ -319,3 +319,24 @@ func TestEnsureRunObjects(t *testing.T) {
 		})
 	}
 }
+
+// TestUnavailable: a scheduler the cluster cannot run rejects every workload with its reason,
+// under its own name, so that applications naming it fail saying why.
+func TestUnavailable(t *testing.T) {
+	u := Unavailable{SchedulerName: "kubernetes", Why: "needs the Workload API"}
+	r := NewRegistry(AdmitAll{}, u)
+	got, err := r.Get("kubernetes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := got.Admit(context.Background(), Workload{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Decision{Reject: true, Reason: "needs the Workload API"}, d); diff != "" {
+		t.Errorf("decision (-want +got):\n%s", diff)
+	}
+	if err := got.Release(context.Background(), Workload{}); err != nil {
+		t.Errorf("Release: %v", err)
+	}
+}

@@ -74,6 +74,8 @@ type options struct {
 	gangReservationTimeout time.Duration
 	gangPreemptionWait     time.Duration
 	gangStartBacklog       int
+	kubernetesEnabled      bool // spec.batchScheduler: kubernetes, the gang scheduler's Workload API variant
+	kubernetesNaive        bool // spec.batchScheduler: kubernetes-naive, for benchmarks
 	// spec.batchScheduler: external, served through the gang scheduler's queues.
 	external             external.Config
 	externalInterval     time.Duration
@@ -117,6 +119,11 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.StringVar(&o.defaultBatchSched, "default-batch-scheduler", "", "Batch scheduler for applications that name none, and for SparkConnect sessions; empty lets every application and session through.")
 	fs.BoolVar(&o.gangEnabled, "enable-gang-scheduler", false, `Enable the embedded gang scheduler (spec.batchScheduler: gang; with --default-batch-scheduler=gang for applications naming none). `+
 		`Needs the Queue CRD and cluster-wide read access to pods and nodes.`)
+	fs.BoolVar(&o.kubernetesEnabled, "enable-kubernetes-scheduler", false, `Enable spec.batchScheduler: kubernetes: the gang scheduler's admission (its queues, quotas and --gang-* settings), `+
+		`with executors placed all or nothing by kube-scheduler through the Workload API (scheduling.k8s.io/v1beta1, Kubernetes 1.37 with the GenericWorkload feature gate). `+
+		`On a cluster without that API, applications naming it fail saying so.`)
+	fs.BoolVar(&o.kubernetesNaive, "enable-kubernetes-naive-scheduler", false, `For benchmarks: enable spec.batchScheduler: kubernetes-naive, the Workload API without admission `+
+		`(a driver group and an executor gang group per run, every run started at once), which half-starts applications on a full cluster.`)
 	fs.BoolVar(&o.gangBackfill, "gang-backfill", false, "Let a smaller application of a queue be admitted before the head of its queue when it cannot delay it.")
 	fs.BoolVar(&o.gangPreemption, "gang-preemption", false, "Let a waiting application evict whole lower-priority applications of its queue (or ones borrowing beyond their quota).")
 	fs.IntVar(&o.gangStartBacklog, "gang-start-backlog", 256, "Start admitted applications' drivers only while fewer executors than this, of drivers started just before, wait to be released to their nodes; 0 starts them all at once.")

@@ -8,20 +8,25 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package main
 
 import (
+	"errors"
 	"fmt"
 
-	"github.com/sparkop/spark-operator/sparkpod"
-
+	"k8s.io/client-go/discovery"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/external"
 	"github.com/sparkop/spark-operator/scheduler/gang"
+	"github.com/sparkop/spark-operator/scheduler/workloadapi"
+	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/webhook/validation"
 )
 
 // buildSchedulers enables the batch schedulers the flags ask for. The same registry serves the
 // controller (admission) and the validating webhook (unknown schedulers and queues refused).
+// gang and its variants (kubernetes) share one gang core: one loop decides on the cluster's
+// capacity, whichever of them an application names.
 func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, error) {
 	schedulers := scheduler.NewRegistry(scheduler.AdmitAll{})
 	var ext *gang.ExternalConfig
@@ -32,21 +37,44 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 		}
 		ext = &gang.ExternalConfig{Decider: c, Interval: o.externalInterval}
 	}
-	if o.gangEnabled {
-		g := gang.New(gang.Config{
+	if d := o.defaultBatchSched; d == workloadapi.Name || d == workloadapi.NaiveName {
+		return nil, fmt.Errorf("--default-batch-scheduler: %s is chosen per application (spec.batchScheduler: %s), not as the default", d, d)
+	}
+	served, err := workloadAPIServed(o, mgr)
+	if err != nil {
+		return nil, err
+	}
+	kubernetes := o.kubernetesEnabled && served
+	if o.gangEnabled || kubernetes {
+		core := gang.New(gang.Config{
 			Options:            gang.Options{Backfill: o.gangBackfill, Preemption: o.gangPreemption},
 			ReservationTimeout: o.gangReservationTimeout,
 			PreemptionWait:     o.gangPreemptionWait,
 			StartBacklog:       o.gangStartBacklog,
 			Default:            o.defaultBatchSched == gang.Name,
+			VariantsOnly:       !o.gangEnabled,
 			Reader:             mgr.GetAPIReader(),
 			SessionDemand:      sessionDemand(o),
 			External:           ext,
 		})
-		schedulers.Register(g)
-		if e := g.External(); e != nil {
+		if o.gangEnabled {
+			schedulers.Register(core)
+		}
+		if e := core.External(); e != nil {
 			schedulers.Register(e)
 		}
+		if kubernetes {
+			schedulers.Register(core.Serve(workloadapi.Placement{}))
+		}
+	}
+	if o.kubernetesEnabled && !served {
+		schedulers.Register(scheduler.Unavailable{SchedulerName: workloadapi.Name, Why: workloadapi.Unserved})
+	}
+	switch {
+	case o.kubernetesNaive && served:
+		schedulers.Register(workloadapi.Naive{})
+	case o.kubernetesNaive:
+		schedulers.Register(scheduler.Unavailable{SchedulerName: workloadapi.NaiveName, Why: workloadapi.Unserved})
 	}
 	if o.defaultBatchSched != "" {
 		if _, err := schedulers.Get(o.defaultBatchSched); err != nil {
@@ -54,6 +82,29 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 		}
 	}
 	return schedulers, nil
+}
+
+// workloadAPIServed reports whether a scheduler of the Workload API is enabled (kubernetes,
+// kubernetes-naive) and the cluster serves that API. A cluster without it is no reason to stop
+// the operator: the scheduler is refused, and said so, and applications naming it fail saying
+// why. An API server that cannot answer discovery is.
+func workloadAPIServed(o *options, mgr manager.Manager) (bool, error) {
+	if !o.kubernetesEnabled && !o.kubernetesNaive {
+		return false, nil
+	}
+	d, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return false, fmt.Errorf("the Workload API batch schedulers: %w", err)
+	}
+	switch err := workloadapi.Check(d); {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, workloadapi.ErrUnserved):
+		ctrllog.Log.WithName("setup").Error(err, "the Workload API batch schedulers are not enabled; applications naming them fail with this message")
+		return false, nil
+	default:
+		return false, fmt.Errorf("the Workload API batch schedulers: %w", err)
+	}
 }
 
 // sessionDemand makes SparkConnect sessions gang workloads when their controller runs.

@@ -46,6 +46,9 @@ type executorPods struct {
 	// unnumbered: some pod has no readable executor id, so planned slots are counted per node
 	// (see planSlots) rather than given by id.
 	unnumbered bool
+	// waiting are the ids of executors neither gated nor on a node yet, nor ended: a variant's
+	// executors that kube-scheduler places itself (Placement), on their way to a planned node.
+	waiting map[int]bool
 }
 
 // executorIDs are executor ids by submission.
@@ -163,7 +166,14 @@ func executorsOf(pods []corev1.Pod, seen executorIDs) map[boundMember]*executorP
 			ep.given[n]++
 		}
 		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-			ep.live[placedOn(p)]++
+			on := placedOn(p)
+			ep.live[on]++
+			if on == "" && numbered && p.DeletionTimestamp.IsZero() {
+				if ep.waiting == nil {
+					ep.waiting = map[int]bool{}
+				}
+				ep.waiting[id] = true
+			}
 		}
 	}
 	for _, ep := range out {
@@ -238,8 +248,9 @@ func planSlots(res Reservation, ep *executorPods, o snapshotOptions) []string {
 }
 
 // slotsToGive lists the planned nodes of res's slots not given yet, once per slot: those of
-// executor ids still gated or never seen (not created yet, or created and not in the cache
-// yet); false when ep's executors are unnumbered (the caller then counts the pods given each
+// executor ids still gated, not gated but on no node yet (a variant's executors, which
+// kube-scheduler places: see Placement), or never seen (not created yet, or created and not in
+// the cache yet); false when ep's executors are unnumbered (the caller then counts the pods given each
 // node). A slot whose executor was seen released stays taken when the pod ends or is deleted,
 // so it is never kept twice. Judging "not created yet" by the highest id seen instead left
 // the slots of executors created side by side, whose pods reach the cache out of order,
@@ -257,7 +268,7 @@ func slotsToGive(res Reservation, ep *executorPods) ([]string, bool) {
 	}
 	var nodes []string
 	for i, n := range plannedSlots(res) {
-		if id := i + 1; gated[id] || !ep.present[id] && !ep.seen[id] {
+		if id := i + 1; gated[id] || ep.waiting[id] || !ep.present[id] && !ep.seen[id] {
 			nodes = append(nodes, n)
 		}
 	}
@@ -400,21 +411,32 @@ func (s *Scheduler) PlacePod(pod *corev1.Pod, owner client.Object) bool {
 }
 
 func placeAtCreation(pod *corev1.Pod, owner client.Object, o snapshotOptions) bool {
-	if !hasGate(pod) || !owner.GetDeletionTimestamp().IsZero() || !ownerHolds(owner) {
+	if !hasGate(pod) {
 		return false
+	}
+	node, ok := plannedSlotOf(pod, owner, o)
+	return ok && ungated(pod, node)
+}
+
+// plannedSlotOf is the planned node of the executor pod being created: the plan's i-th slot
+// for the executor of id i of the run owner's reservation is for, while that reservation keeps
+// node capacity; false for anything else (see PlacePod).
+func plannedSlotOf(pod *corev1.Pod, owner client.Object, o snapshotOptions) (string, bool) {
+	if !owner.GetDeletionTimestamp().IsZero() || !ownerHolds(owner) {
+		return "", false
 	}
 	m, ok := memberOf(pod)
 	if !ok || m.role != v1beta2.SparkRoleExecutor {
-		return false
+		return "", false
 	}
 	res, ok := ReservationOf(owner)
 	if !ok || res.SubmissionID != m.submission || owner.GetAnnotations()[scheduler.AnnotationPreempted] == m.submission || !res.keepsNodes(o) {
-		return false
+		return "", false
 	}
 	id, numbered := sparkpod.ExecutorID(pod.Name, pod.Labels)
 	slots := plannedSlots(res)
 	if !numbered || id < 1 || id > len(slots) {
-		return false
+		return "", false
 	}
-	return ungated(pod, slots[id-1])
+	return slots[id-1], true
 }

@@ -197,6 +197,18 @@ func TestPlanSlots(t *testing.T) {
 		want: []string{""},
 		kept: []string{"n1", "n2", "n2"},
 	}, {
+		// A variant's executors are not gated: kube-scheduler places them. On no node yet,
+		// they keep their slots; bound, or ended, they count through their pods.
+		name: "ungated executors on no node yet keep their slots",
+		pods: []corev1.Pod{numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 1),
+			numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 3),
+			numbered(pod("a", "s1", "executor", "n2", "2", corev1.PodRunning), 2)},
+		kept: []string{"n1", "n2"},
+	}, {
+		name: "an ungated executor on no node that ended keeps no slot",
+		pods: []corev1.Pod{numbered(pod("a", "s1", "executor", "", "2", corev1.PodFailed), 1)},
+		kept: []string{"n2", "n2"},
+	}, {
 		name:  "without ids, slots are counted per node: a deleted pod's slot opens again",
 		pods:  []corev1.Pod{unnumbered("e2", "n2"), unnumbered("e4", ""), unnumbered("e5", "")},
 		want:  []string{"n1", "n2"},

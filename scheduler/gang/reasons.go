@@ -28,6 +28,7 @@ import (
 //   - Its meaning changed (its Kind: now over quota instead of behind others, no node fits
 //     instead of over quota, another queue; or nothing shown yet, or a shown reason of unknown
 //     kind, read back from a status this process did not write): first in line.
+//
 //   - Only its numbers changed (a position, an amount): after those, in rotation.
 //
 //     An application woken for its numbers is not woken for them again within

@@ -42,6 +42,9 @@ type Config struct {
 	ReservationTimeout time.Duration
 	// Default says the operator makes gang the scheduler of applications that name none.
 	Default bool
+	// VariantsOnly makes the scheduler decide only for the variants it serves (Serve), not for
+	// applications naming gang: the operator enables a variant without gang itself.
+	VariantsOnly bool
 	// Reader reads Queues for ValidateApplication (the webhook); the API reader is enough.
 	Reader client.Reader
 	Clock  clock.Clock
@@ -93,6 +96,12 @@ type Scheduler struct {
 	reasons   reasonRefresh // keeps held workloads' shown reasons current
 	demands   demandMemo    // applications' demands by spec generation
 	ext       externalCycles
+
+	// served are the spec.batchScheduler names it decides for: gang's, its variants' and
+	// external's.
+	served map[string]bool
+	setUp  sync.Once
+	setErr error
 }
 
 var (
@@ -116,11 +125,18 @@ func New(cfg Config) *Scheduler {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	if e := cfg.External; e != nil && e.Interval <= 0 {
-		e.Interval = 5 * time.Second
+	s := &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), ungateKick: make(chan struct{}, 1), ungating: newUngating(),
+		reported: map[Key]Reason{}, judged: map[Key]judgement{}, replanned: map[Key]replanned{}, served: map[string]bool{}}
+	if !cfg.VariantsOnly {
+		s.served[Name] = true
 	}
-	return &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), ungateKick: make(chan struct{}, 1), ungating: newUngating(),
-		reported: map[Key]Reason{}, judged: map[Key]judgement{}, replanned: map[Key]replanned{}}
+	if e := cfg.External; e != nil {
+		if e.Interval <= 0 {
+			e.Interval = 5 * time.Second
+		}
+		s.served[ExternalName] = true
+	}
+	return s
 }
 
 func (s *Scheduler) Name() string { return Name }
@@ -133,11 +149,11 @@ func (s *Scheduler) WakesHeldWorkloads() bool { return true }
 // Kueue queues too is refused by the webhook.
 func (s *Scheduler) QueuesWorkloads() bool { return true }
 
-// isGang reports whether app is this scheduler's: it names gang (or external, when that is
-// served), or names none while gang is the operator's default.
+// isGang reports whether app is this scheduler's: it names gang, a variant it serves or
+// external (when that is served), or names none while gang is the operator's default.
 func (s *Scheduler) isGang(app *v1beta2.SparkApplication) bool {
 	if b := app.Spec.BatchScheduler; b != nil && *b != "" {
-		return *b == Name || (*b == ExternalName && s.cfg.External != nil)
+		return s.served[*b]
 	}
 	return s.cfg.Default
 }
@@ -241,8 +257,15 @@ func (s *Scheduler) ValidateApplication(ctx context.Context, app *v1beta2.SparkA
 	return nil
 }
 
-// SetupWithManager adds the cluster cache and the cycle loop to mgr.
+// SetupWithManager adds the cluster cache and the cycle loop to mgr, once: the core and each
+// variant it serves (Serve) are registered under their own names, and the registry sets each
+// up.
 func (s *Scheduler) SetupWithManager(mgr manager.Manager, wake scheduler.Waker) error {
+	s.setUp.Do(func() { s.setErr = s.setupWithManager(mgr, wake) })
+	return s.setErr
+}
+
+func (s *Scheduler) setupWithManager(mgr manager.Manager, wake scheduler.Waker) error {
 	c, err := newClusterCache(mgr)
 	if err != nil {
 		return fmt.Errorf("creating the gang scheduler's cache: %w", err)

@@ -194,6 +194,29 @@ func TestRender(t *testing.T) {
 			},
 		},
 		{
+			// The kubernetes scheduler runs on the gang scheduler's core: its flags and RBAC come
+			// with it, gang itself stays off, and it may create Workloads and PodGroups.
+			name: "the kubernetes batch scheduler alone",
+			set:  []string{"controller.batchScheduler.kubernetes.enable=true"},
+			check: func(t *testing.T, objs []unstructured.Unstructured) {
+				for _, d := range []string{controller, hook} {
+					args := containerArgs(t, find(objs, "Deployment", ns, d))
+					if !slices.Contains(args, "--enable-kubernetes-scheduler") || !slices.Contains(args, "--gang-reservation-timeout=5m") {
+						t.Errorf("%s args %v lack the kubernetes scheduler and the gang core's settings", d, args)
+					}
+					if slices.Contains(args, "--enable-gang-scheduler") {
+						t.Errorf("%s args %v enable gang, which was not asked for", d, args)
+					}
+				}
+				role := find(objs, "ClusterRole", "", controller+"-gang")
+				for _, r := range []string{"pods", "queues", "workloads", "podgroups"} {
+					if !ruleNamesResource(role, r) {
+						t.Errorf("the gang ClusterRole has no rule on %s", r)
+					}
+				}
+			},
+		},
+		{
 			name: "UI ingress and a default batch scheduler",
 			set:  []string{"controller.uiIngress.enable=true", "literal:controller.uiIngress.urlFormat={{$appName}}.spark.example.com", "controller.batchScheduler.default=volcano", "controller.replicas=2", "controller.leaderElection.enable=false"},
 			check: func(t *testing.T, objs []unstructured.Unstructured) {

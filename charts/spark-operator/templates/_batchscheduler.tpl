@@ -5,8 +5,13 @@ applications naming a scheduler that is not enabled, and unknown gang queues). *
 {{- with $b.default }}
 - --default-batch-scheduler={{ . }}
 {{- end }}
+{{- if $b.kubernetes.enable }}
+- --enable-kubernetes-scheduler
+{{- end }}
+{{- if or $b.gang.enable $b.kubernetes.enable }}
 {{- if $b.gang.enable }}
 - --enable-gang-scheduler
+{{- end }}
 - --gang-backfill={{ $b.gang.backfill }}
 - --gang-preemption={{ $b.gang.preemption }}
 - --gang-preemption-wait={{ $b.gang.preemptionWait }}

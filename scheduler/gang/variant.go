@@ -1,0 +1,162 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/sparkpod"
+)
+
+// Variants: one decision core, more than one spec.batchScheduler name.
+//
+// Admission (queues, quotas, fit, reservations, preemption, the start gate) is the same
+// whatever places an admitted run's pods, and it must be one: two loops deciding on the same
+// capacity would each promise it. So the Scheduler serves, beside gang, variants that differ
+// only in how an admitted run is placed: each is a Placement, served under its own name
+// (Serve). The cycle treats their applications as its own; a variant's Admit is gang's, with
+// the pod settings (and the run's objects) of its Placement.
+
+// Placement is how a variant of the gang scheduler places a run the core admitted.
+type Placement interface {
+	// Name is the value of spec.batchScheduler that selects the variant.
+	Name() string
+	// Pods are the pod settings of w's run admitted with r. Reservation.Pods are gang's:
+	// the driver on its planned node, the executors gated until the core gives each its
+	// planned node. A variant whose executors are not gated leaves their placement to
+	// kube-scheduler, within what the admission planned: its executors count against the
+	// reservation's slots until they are on a node, and the webhook confines each executor to
+	// its planned node as it is created (PlacePod).
+	Pods(w scheduler.Workload, r Reservation) (sparkpod.RoleScheduling, error)
+}
+
+// Serve makes the scheduler decide for the applications naming p too, and returns the
+// scheduler.Interface to register under p's name. Call it before the scheduler is set up.
+// It implements scheduler.ObjectsForRun when p does, so that a variant's objects are created
+// before the run's pods.
+func (s *Scheduler) Serve(p Placement) scheduler.Interface {
+	s.served[p.Name()] = true
+	v := &variant{core: s, placement: p}
+	if o, ok := p.(scheduler.ObjectsForRun); ok {
+		return &variantWithObjects{variant: v, objects: o}
+	}
+	return v
+}
+
+// Planned lists the nodes r plans executors on, sorted.
+func (r Reservation) Planned() []string {
+	return slices.Sorted(maps.Keys(r.Executors))
+}
+
+// variant is the core serving one Placement's name.
+type variant struct {
+	core      *Scheduler
+	placement Placement
+}
+
+var (
+	_ scheduler.Interface            = (*variant)(nil)
+	_ scheduler.WithManager          = (*variant)(nil)
+	_ scheduler.Waking               = (*variant)(nil)
+	_ scheduler.Queueing             = (*variant)(nil)
+	_ scheduler.ApplicationValidator = (*variant)(nil)
+	_ scheduler.PodPlacer            = (*variant)(nil)
+	_ scheduler.ObjectsForRun        = (*variantWithObjects)(nil)
+)
+
+func (v *variant) Name() string { return v.placement.Name() }
+
+// Admit is the core's decision, with the variant's pod settings on an admission.
+func (v *variant) Admit(ctx context.Context, w scheduler.Workload) (scheduler.Decision, error) {
+	d, err := v.core.Admit(ctx, w)
+	if err != nil || !d.Admit {
+		return d, err
+	}
+	r, ok := ReservationOf(w.Object)
+	if !ok {
+		return scheduler.Decision{}, fmt.Errorf("%s: admitted without a reservation", w.Key)
+	}
+	pods, err := v.placement.Pods(w, r)
+	if err != nil {
+		return scheduler.Decision{}, fmt.Errorf("batch scheduler %s: pod settings of %s: %w", v.Name(), w.Key, err)
+	}
+	d.Pods = pods
+	return d, nil
+}
+
+func (v *variant) Release(ctx context.Context, w scheduler.Workload) error {
+	return v.core.Release(ctx, w)
+}
+
+// SetupWithManager sets the core up, once, whichever of its names the registry asks first.
+func (v *variant) SetupWithManager(mgr manager.Manager, wake scheduler.Waker) error {
+	return v.core.SetupWithManager(mgr, wake)
+}
+
+func (v *variant) WakesHeldWorkloads() bool { return true }
+
+func (v *variant) QueuesWorkloads() bool { return true }
+
+func (v *variant) ValidateApplication(ctx context.Context, app *v1beta2.SparkApplication) field.ErrorList {
+	return v.core.ValidateApplication(ctx, app)
+}
+
+// PlacePod places a pod being created of an application naming the variant: first as its
+// Placement places pods, if it does (scheduler.PodPlacer: filling in what the submitter set,
+// say); then, for an executor, by confining it to its planned node, as the core gives a gated
+// executor its node (PlacePod), without a gate: the executor is left to kube-scheduler, on
+// that node only. An executor the plan has no slot for keeps the template's placement.
+func (v *variant) PlacePod(pod *corev1.Pod, owner client.Object) bool {
+	app, ok := owner.(*v1beta2.SparkApplication)
+	if !ok || app.Spec.BatchScheduler == nil || *app.Spec.BatchScheduler != v.Name() {
+		return false
+	}
+	placed := false
+	if p, ok := v.placement.(scheduler.PodPlacer); ok {
+		placed = p.PlacePod(pod, owner)
+	}
+	return v.placeOnSlot(pod, owner) || placed
+}
+
+// placeOnSlot confines an ungated executor to its planned slot's node.
+func (v *variant) placeOnSlot(pod *corev1.Pod, owner client.Object) bool {
+	if hasGate(pod) || pod.Annotations[AnnotationNode] != "" {
+		return false
+	}
+	node, ok := plannedSlotOf(pod, owner, snapshotOptions{ReservationTimeout: v.core.cfg.ReservationTimeout, Now: v.core.cfg.Clock.Now()})
+	if !ok {
+		return false
+	}
+	sparkpod.RequireNodes(&pod.Spec, node)
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[AnnotationNode] = node
+	placedAtCreationTotal.Inc()
+	return true
+}
+
+type variantWithObjects struct {
+	*variant
+	objects scheduler.ObjectsForRun
+}
+
+func (v *variantWithObjects) RunObjects(ctx context.Context, w scheduler.Workload, d scheduler.Decision) ([]client.Object, error) {
+	return v.objects.RunObjects(ctx, w, d)
+}

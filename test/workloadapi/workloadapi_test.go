@@ -1,0 +1,674 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+// Package workloadapi runs spec.batchScheduler: kubernetes end to end: the gang scheduler's
+// admission, with executors placed by the real kube-scheduler's GangScheduling plugin through
+// the Workload API of Kubernetes 1.37. Its own local cluster serves that API (local-cluster.sh
+// up --workload-api; the shared test cluster does not, which the last test relies on): 4 kwok
+// nodes of 16 CPU, on which 4 applications of a 1-CPU driver and 7 executors of 2 CPU fit at
+// once, never 5. Executors are made by test/executors once a driver runs, from the executor
+// pod template the driver was given, as Spark would.
+package workloadapi
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang"
+	"github.com/sparkop/spark-operator/scheduler/workloadapi"
+	"github.com/sparkop/spark-operator/test/cluster"
+	"github.com/sparkop/spark-operator/test/executors"
+)
+
+const (
+	apps          = 20
+	executorCount = 7
+	// 4 applications of 15 CPU fit on 4 nodes of 16 CPU, 5 never do (75 > 64).
+	fitAtOnce = 4
+	// An application takes its capacity while its driver runs: the test ends its executors
+	// when the driver ends, as Spark's driver does.
+	driverRunSeconds   = "10"
+	executorRunSeconds = "300"
+)
+
+// workloadAPI is the package's cluster with the Workload API (4 nodes of 16 CPU), started on
+// first use and stopped by TestMain; its kubeconfig, and the state folder to stop it.
+var workloadAPI struct {
+	once              sync.Once
+	state, kubeconfig string
+	err               error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if workloadAPI.state != "" {
+		_ = cluster.Down(context.Background(), workloadAPI.state)
+		_ = os.RemoveAll(filepath.Dir(workloadAPI.state))
+	}
+	os.Exit(code)
+}
+
+// workloadCluster returns the kubeconfig of the package's cluster with the Workload API,
+// starting it the first time. The tests that use it run one after the other, each in its own
+// namespace.
+func workloadCluster(t *testing.T) string {
+	t.Helper()
+	workloadAPI.once.Do(func() {
+		dir, err := os.MkdirTemp("", "workloadapi-")
+		if err != nil {
+			workloadAPI.err = err
+			return
+		}
+		workloadAPI.state = filepath.Join(dir, "cluster")
+		workloadAPI.kubeconfig, workloadAPI.err = cluster.Up(context.Background(), workloadAPI.state,
+			"--workload-api", "--nodes", "4", "--node-cpu", "16")
+	})
+	if workloadAPI.err != nil {
+		t.Fatalf("local cluster with the Workload API: %v", workloadAPI.err)
+	}
+	return workloadAPI.kubeconfig
+}
+
+// env is one test's operator, namespace and clients on a cluster.
+type env struct {
+	t          *testing.T
+	ctx        context.Context
+	c          client.Client
+	ns         string
+	kubeconfig string
+	op         *cluster.Operator
+}
+
+func newEnv(t *testing.T, kubeconfig string) *env {
+	c, _ := cluster.Clients(t, kubeconfig)
+	e := &env{t: t, ctx: context.Background(), c: c, kubeconfig: kubeconfig}
+	e.ns = cluster.Namespace(t, c, "kubernetes")
+	t.Cleanup(e.describeOnFailure)
+	return e
+}
+
+// startOperator runs the operator with the kubernetes batch scheduler (and more flags) and its
+// webhooks (registered by URL), which place each executor on its planned node as it is created.
+func (e *env) startOperator(extra ...string) {
+	configName := "kubernetes-" + e.ns
+	e.t.Cleanup(func() {
+		_ = e.c.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
+		_ = e.c.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
+	})
+	args := []string{"--kubeconfig", e.kubeconfig, "--namespaces", e.ns,
+		"--enable-kubernetes-scheduler", "--submission-workers", "8", "--enable-spark-connect=false",
+		"--enable-webhook", "--webhook-url-host", "localhost", "--webhook-port", strconv.Itoa(cluster.FreePort(e.t)),
+		"--webhook-secret-namespace", e.ns, "--webhook-config-name", configName, "--webhook-cert-dir", e.t.TempDir(),
+		"-logtostderr", "-v=1"}
+	e.op = cluster.StartOperator(e.t, "operator", append(args, extra...)...)
+}
+
+// queue creates a Queue named after the namespace, so that its status is the test's.
+func (e *env) queue() string {
+	q := &schedv1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}
+	if err := e.c.Create(e.ctx, q); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { _ = e.c.Delete(context.Background(), q) })
+	return q.Name
+}
+
+func newApp(ns, name string) *v1beta2.SparkApplication {
+	app := cluster.SparkPi(ns, name)
+	app.Spec.BatchScheduler = ptr.To(workloadapi.Name)
+	app.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To(ns)}
+	app.Spec.Driver.CoreRequest = nil
+	app.Spec.Driver.Annotations = map[string]string{executors.AnnotationRunSeconds: driverRunSeconds}
+	app.Spec.Executor.Cores = ptr.To[int32](2)
+	app.Spec.Executor.Memory = ptr.To("1024m")
+	app.Spec.Executor.Instances = ptr.To[int32](executorCount)
+	return app
+}
+
+func (e *env) describeOnFailure() {
+	if !e.t.Failed() {
+		return
+	}
+	var list v1beta2.SparkApplicationList
+	if err := e.c.List(context.Background(), &list, client.InNamespace(e.ns)); err == nil {
+		for _, app := range list.Items {
+			e.t.Logf("%s: %s %q, submission %s, admission %s", app.Name, app.Status.AppState.State, app.Status.AppState.ErrorMessage,
+				app.Status.SubmissionID, app.Annotations[gang.AnnotationAdmission])
+		}
+	}
+	var pods corev1.PodList
+	if err := e.c.List(context.Background(), &pods, client.InNamespace(e.ns)); err == nil {
+		for _, p := range pods.Items {
+			var why string
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodScheduled && c.Status != corev1.ConditionTrue {
+					why = c.Reason + ": " + c.Message
+				}
+			}
+			e.t.Logf("pod %s: %s on %q %s", p.Name, p.Status.Phase, p.Spec.NodeName, why)
+		}
+	}
+}
+
+// startExecutors creates the driver's executors ids from..to as Spark would: from the executor
+// pod template the submitter gave the driver. It reports false, to be asked again, while the
+// template's ConfigMap does not exist yet (the submitter creates it just after the driver).
+func (e *env) startExecutors(driver *corev1.Pod, from, to int) (bool, error) {
+	template, err := executors.TemplateOf(e.ctx, e.c, driver)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if template == nil {
+		return false, fmt.Errorf("driver %s has no executor pod template", driver.Name)
+	}
+	for id := from; id <= to; id++ {
+		pod, err := executors.Build(driver, id, executors.Options{Cores: 2, MemoryMiB: 1024, Template: template,
+			Annotations: map[string]string{executors.AnnotationRunSeconds: executorRunSeconds}})
+		if err != nil {
+			return false, err
+		}
+		if err := e.c.Create(e.ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// run plays Spark for every application (executors for each running driver, ended when it
+// ends) and records what it sees.
+type run struct {
+	*env
+	// admitted: the applications go through our admission (kubernetes), so never more run or
+	// are admitted than fit; not with the naive mapping.
+	admitted         bool
+	started, stopped map[string]bool // drivers whose executors were created / ended
+	// bound are the executors seen on a node, by application.
+	bound map[string]map[string]bool
+	// partial are the applications that started in part: their driver ran while an executor
+	// was Unschedulable, or their run ended with one of the initial executors never placed.
+	partial    map[string]string
+	maxRunning int
+	maxAdmit   int32
+	runs       map[string]string // application → its run (submission ID)
+}
+
+func (r *run) step() (bool, error) {
+	var list v1beta2.SparkApplicationList
+	if err := r.c.List(r.ctx, &list, client.InNamespace(r.ns)); err != nil {
+		return false, err
+	}
+	var pods corev1.PodList
+	if err := r.c.List(r.ctx, &pods, client.InNamespace(r.ns)); err != nil {
+		return false, err
+	}
+	byName := map[string]*corev1.Pod{}
+	unschedulable := map[string]string{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		byName[p.Name] = p
+		app := p.Labels[v1beta2.LabelAppName]
+		if p.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleExecutor {
+			continue
+		}
+		if p.Spec.NodeName != "" {
+			if r.bound[app] == nil {
+				r.bound[app] = map[string]bool{}
+			}
+			r.bound[app][p.Name] = true
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+				unschedulable[app] = c.Message
+			}
+		}
+	}
+	running, finished := 0, 0
+	for i := range list.Items {
+		app := &list.Items[i]
+		if st := app.Status.AppState.State; st == v1beta2.ApplicationStateCompleted || st == v1beta2.ApplicationStateFailed {
+			finished++
+		}
+		if app.Status.SubmissionID != "" {
+			r.runs[app.Name] = app.Status.SubmissionID
+		}
+		driver := byName[app.DriverPodName()]
+		if driver == nil {
+			continue
+		}
+		if ended := driver.Status.Phase == corev1.PodSucceeded || driver.Status.Phase == corev1.PodFailed; ended && !r.stopped[driver.Name] {
+			if n := len(r.bound[app.Name]); n < executorCount && r.partial[app.Name] == "" {
+				r.partial[app.Name] = fmt.Sprintf("its driver ended with %d of %d executors ever placed", n, executorCount)
+			}
+			if err := r.c.DeleteAllOf(r.ctx, &corev1.Pod{}, client.InNamespace(r.ns), client.MatchingLabels{
+				v1beta2.LabelAppName: app.Name, v1beta2.SparkRoleLabel: v1beta2.SparkRoleExecutor,
+			}); err != nil {
+				return false, err
+			}
+			r.stopped[driver.Name] = true
+		}
+		if driver.Status.Phase != corev1.PodRunning {
+			continue
+		}
+		running++
+		// The gang plugin holds a group's executors, unschedulable, until all of them can be
+		// placed: while some are still being created, that is waiting, not a partial start.
+		// Once the whole group exists, an executor still Unschedulable has no room.
+		if why, ok := unschedulable[app.Name]; ok && r.started[driver.Name] && r.partial[app.Name] == "" && r.groupComplete(&pods, app.Name) {
+			r.partial[app.Name] = "its driver ran with an executor unschedulable: " + why
+		}
+		if r.started[driver.Name] {
+			continue
+		}
+		started, err := r.startExecutors(driver, 1, executorCount)
+		if err != nil {
+			return false, err
+		}
+		r.started[driver.Name] = started
+	}
+	r.maxRunning = max(r.maxRunning, running)
+	if !r.admitted {
+		return finished == apps, nil
+	}
+	if running > fitAtOnce {
+		return false, fmt.Errorf("%d applications running; only %d fit", running, fitAtOnce)
+	}
+	q := &schedv1alpha1.Queue{}
+	if err := r.c.Get(r.ctx, client.ObjectKey{Name: r.ns}, q); err != nil {
+		return false, err
+	}
+	r.maxAdmit = max(r.maxAdmit, q.Status.AdmittedApplications)
+	if q.Status.AdmittedApplications > fitAtOnce {
+		return false, fmt.Errorf("queue status says %d applications admitted; only %d fit", q.Status.AdmittedApplications, fitAtOnce)
+	}
+	return finished == apps, nil
+}
+
+// groupComplete reports whether every initial executor of app exists (and has for a moment:
+// the gang plugin needs a cycle to see the last one).
+func (r *run) groupComplete(pods *corev1.PodList, app string) bool {
+	n := 0
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Labels[v1beta2.LabelAppName] == app && p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleExecutor &&
+			time.Since(p.CreationTimestamp.Time) > 10*time.Second {
+			n++
+		}
+	}
+	return n >= executorCount
+}
+
+// TestKubernetesScheduler: 20 applications naming kubernetes on a cluster that fits 4, created
+// at once, all complete, with no partial start: never more running or admitted than fit, no
+// driver running while its executors cannot be placed, no run ending with an executor never
+// placed. Each run's Workload and PodGroups exist, owned by the application, the executors'
+// group a gang of the initial executors; the driver and the executors carry their group, and
+// kube-scheduler's gang plugin placed the executors (it marks the group scheduled).
+func TestKubernetesScheduler(t *testing.T) {
+	e := newEnv(t, workloadCluster(t))
+	e.queue()
+	e.startOperator()
+
+	t.Run("the executors wait for their whole group", func(t *testing.T) {
+		app := newApp(e.ns, "held")
+		if err := e.c.Create(e.ctx, app); err != nil {
+			t.Fatal(err)
+		}
+		driver := e.waitDriverRunning(app.Name)
+		e.checkTemplate(driver)
+		// All but one executor: the gang plugin binds none of them.
+		cluster.Eventually(t, 30*time.Second, "executors 1 to 6", func() (bool, error) {
+			return e.startExecutors(driver, 1, executorCount-1)
+		})
+		time.Sleep(5 * time.Second) // proving that nothing happens: an incomplete group stays unbound
+		for _, p := range e.executors(app.Name) {
+			if p.Spec.NodeName != "" {
+				t.Fatalf("executor %s was bound to %s with %d of %d executors of its group created", p.Name, p.Spec.NodeName, executorCount-1, executorCount)
+			}
+		}
+		if _, err := e.startExecutors(driver, executorCount, executorCount); err != nil {
+			t.Fatal(err)
+		}
+		cluster.Eventually(t, 60*time.Second, "the whole group bound", func() (bool, error) {
+			pods := e.executors(app.Name)
+			for _, p := range pods {
+				if p.Spec.NodeName == "" {
+					return false, nil
+				}
+			}
+			return len(pods) == executorCount, nil
+		})
+		e.checkRun(app.Name, true)
+		// Done with it: its capacity goes back before the load starts.
+		if err := e.c.Delete(e.ctx, app); err != nil {
+			t.Fatal(err)
+		}
+		cluster.Eventually(t, 60*time.Second, "its pods gone", func() (bool, error) {
+			var pods corev1.PodList
+			err := e.c.List(e.ctx, &pods, client.InNamespace(e.ns), client.MatchingLabels{v1beta2.LabelAppName: app.Name})
+			return err == nil && len(pods.Items) == 0, err
+		})
+	})
+	if t.Failed() {
+		return
+	}
+
+	t.Run("20 applications on a cluster that fits 4", func(t *testing.T) {
+		r := e.load(workloadapi.Name)
+		var list v1beta2.SparkApplicationList
+		if err := e.c.List(e.ctx, &list, client.InNamespace(e.ns)); err != nil {
+			t.Fatal(err)
+		}
+		for _, app := range list.Items {
+			if app.Status.AppState.State != v1beta2.ApplicationStateCompleted {
+				t.Errorf("%s: %s %s", app.Name, app.Status.AppState.State, app.Status.AppState.ErrorMessage)
+			}
+			if app.Status.ExecutionAttempts != 1 {
+				t.Errorf("%s ran %d times", app.Name, app.Status.ExecutionAttempts)
+			}
+			if n := len(r.bound[app.Name]); n != executorCount {
+				t.Errorf("%s: %d executors placed, want %d", app.Name, n, executorCount)
+			}
+			e.checkObjects(&app, r.runs[app.Name])
+		}
+		for name, why := range r.partial {
+			t.Errorf("%s started in part: %s", name, why)
+		}
+		if r.maxRunning == 0 || r.maxAdmit == 0 {
+			t.Errorf("nothing seen running (%d) or admitted (%d)", r.maxRunning, r.maxAdmit)
+		}
+		t.Logf("kubernetes: %d applications, at most %d running, queue status at most %d admitted, %d partial starts",
+			apps, r.maxRunning, r.maxAdmit, len(r.partial))
+	})
+}
+
+// load creates the 20 applications at once, naming scheduler, and plays Spark for them until
+// they all end.
+func (e *env) load(scheduler string) *run {
+	e.t.Helper()
+	r := &run{env: e, admitted: scheduler == workloadapi.Name, started: map[string]bool{}, stopped: map[string]bool{},
+		bound: map[string]map[string]bool{}, partial: map[string]string{}, runs: map[string]string{}}
+	for i := range apps {
+		app := newApp(e.ns, fmt.Sprintf("app-%02d", i))
+		app.Spec.BatchScheduler = ptr.To(scheduler)
+		if err := e.c.Create(e.ctx, app); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	cluster.Eventually(e.t, 8*time.Minute, "all applications to finish", func() (bool, error) {
+		return r.step()
+	})
+	return r
+}
+
+func (e *env) waitDriverRunning(name string) *corev1.Pod {
+	e.t.Helper()
+	driver := &corev1.Pod{}
+	cluster.Eventually(e.t, 90*time.Second, name+"'s driver running", func() (bool, error) {
+		app := &v1beta2.SparkApplication{}
+		if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, app); err != nil {
+			return false, err
+		}
+		if app.Status.SubmissionID == "" {
+			return false, nil
+		}
+		err := e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: app.DriverPodName()}, driver)
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil && driver.Status.Phase == corev1.PodRunning, err
+	})
+	return driver
+}
+
+// checkTemplate checks that the executor pod template the submitter gave driver, which Spark
+// builds every executor on, carries the run's executors' group and no gate.
+func (e *env) checkTemplate(driver *corev1.Pod) {
+	e.t.Helper()
+	var template *corev1.Pod
+	cluster.Eventually(e.t, 30*time.Second, "the executor pod template", func() (bool, error) {
+		var err error
+		template, err = executors.TemplateOf(e.ctx, e.c, driver)
+		return template != nil, client.IgnoreNotFound(err)
+	})
+	app := driver.Labels[v1beta2.LabelAppName]
+	names, err := workloadapi.NamesOf(scheduler.Workload{Key: scheduler.ApplicationKey(client.ObjectKey{Namespace: e.ns, Name: app}),
+		Run: driver.Labels[v1beta2.LabelSubmissionID]})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if g := template.Spec.SchedulingGroup; g == nil || ptr.Deref(g.PodGroupName, "") != names.Executors {
+		e.t.Errorf("the executor template's scheduling group is %v, want PodGroup %s", g, names.Executors)
+	}
+	if len(template.Spec.SchedulingGates) > 0 {
+		e.t.Errorf("the executor template is gated: %v", template.Spec.SchedulingGates)
+	}
+}
+
+func (e *env) executors(app string) []corev1.Pod {
+	e.t.Helper()
+	var pods corev1.PodList
+	if err := e.c.List(e.ctx, &pods, client.InNamespace(e.ns), client.MatchingLabels{
+		v1beta2.LabelAppName: app, v1beta2.SparkRoleLabel: v1beta2.SparkRoleExecutor}); err != nil {
+		e.t.Fatal(err)
+	}
+	return pods.Items
+}
+
+// checkRun checks a running application's pods: each in its run's group, the executors on
+// their planned nodes (each confined to its own by the webhook, if byWebhook), and its objects.
+func (e *env) checkRun(name string, byWebhook bool) {
+	e.t.Helper()
+	app := &v1beta2.SparkApplication{}
+	if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, app); err != nil {
+		e.t.Fatal(err)
+	}
+	res, ok := gang.ReservationOf(app)
+	if !ok {
+		e.t.Fatalf("%s runs with no reservation", name)
+	}
+	names := e.checkObjects(app, app.Status.SubmissionID)
+	driver := &corev1.Pod{}
+	if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: app.DriverPodName()}, driver); err != nil {
+		e.t.Fatal(err)
+	}
+	if g := driver.Spec.SchedulingGroup; g == nil || ptr.Deref(g.PodGroupName, "") != names.Driver {
+		e.t.Errorf("driver's scheduling group %v, want PodGroup %s", g, names.Driver)
+	}
+	if driver.Spec.NodeName != res.Driver {
+		e.t.Errorf("driver on %q, planned on %s", driver.Spec.NodeName, res.Driver)
+	}
+	onNode := map[string]int32{}
+	for _, p := range e.executors(name) {
+		if g := p.Spec.SchedulingGroup; g == nil || ptr.Deref(g.PodGroupName, "") != names.Executors {
+			e.t.Errorf("executor %s's scheduling group %v, want PodGroup %s", p.Name, g, names.Executors)
+		}
+		if len(p.Spec.SchedulingGates) > 0 {
+			e.t.Errorf("executor %s is gated: %v", p.Name, p.Spec.SchedulingGates)
+		}
+		if want := p.Annotations[gang.AnnotationNode]; byWebhook && (want == "" || p.Spec.NodeName != want) {
+			e.t.Errorf("executor %s on %q, placed by the webhook on %q", p.Name, p.Spec.NodeName, want)
+		}
+		onNode[p.Spec.NodeName]++
+	}
+	for node, n := range onNode {
+		// Without the webhook the executors may go to any planned node, as many as fit.
+		if byWebhook && n != res.Executors[node] || res.Executors[node] == 0 {
+			e.t.Errorf("executors per node %v, planned %v", onNode, res.Executors)
+			break
+		}
+	}
+	// kube-scheduler's gang plugin marks a group it placed.
+	cluster.Eventually(e.t, 30*time.Second, "PodGroup "+names.Executors+" marked scheduled", func() (bool, error) {
+		pg := &schedulingv1beta1.PodGroup{}
+		if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: names.Executors}, pg); err != nil {
+			return false, err
+		}
+		return meta.IsStatusConditionTrue(pg.Status.Conditions, schedulingv1beta1.PodGroupInitiallyScheduled), nil
+	})
+}
+
+// checkObjects checks app's run's Workload and PodGroups: owned by app, the executors' group
+// a gang of the initial executors.
+func (e *env) checkObjects(app *v1beta2.SparkApplication, submission string) workloadapi.Names {
+	e.t.Helper()
+	w := scheduler.ApplicationWorkload(app)
+	w.Run = submission
+	names, err := workloadapi.NamesOf(w)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	owned := func(obj client.Object) {
+		if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: obj.GetName()}, obj); err != nil {
+			e.t.Errorf("%s's %T %s: %v", app.Name, obj, obj.GetName(), err)
+			return
+		}
+		refs := obj.GetOwnerReferences()
+		if len(refs) != 1 || refs[0].UID != app.UID || refs[0].Kind != "SparkApplication" {
+			e.t.Errorf("%T %s owned by %v, want %s", obj, obj.GetName(), refs, app.Name)
+		}
+	}
+	wl := &schedulingv1beta1.Workload{ObjectMeta: metav1.ObjectMeta{Name: names.Workload}}
+	owned(wl)
+	driver := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: names.Driver}}
+	owned(driver)
+	pg := &schedulingv1beta1.PodGroup{ObjectMeta: metav1.ObjectMeta{Name: names.Executors}}
+	owned(pg)
+	if g := pg.Spec.SchedulingPolicy.Gang; g == nil || g.MinCount != executorCount {
+		e.t.Errorf("PodGroup %s's policy %+v, want a gang of %d", pg.Name, pg.Spec.SchedulingPolicy, executorCount)
+	}
+	if ref := pg.Spec.WorkloadRef; ref == nil || ref.WorkloadName != names.Workload || ref.TemplateName != workloadapi.TemplateExecutors {
+		e.t.Errorf("PodGroup %s refers to %+v", pg.Name, ref)
+	}
+	return names
+}
+
+// TestKubernetesSchedulerSparkSubmit: through spark-submit (a real Spark builds the driver pod
+// from the template the operator writes) and with no webhook to fill anything in, the driver
+// and the executors built on the executor template Spark mounts are in the run's groups, and
+// kube-scheduler's gang plugin places the executors on the planned nodes.
+func TestKubernetesSchedulerSparkSubmit(t *testing.T) {
+	e := newEnv(t, workloadCluster(t))
+	e.queue()
+	e.startOperator("--enable-webhook=false", "--submission-mode", "spark-submit", "--spark-home", sparkHome(t))
+	app := newApp(e.ns, "submitted")
+	if err := e.c.Create(e.ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	driver := e.waitDriverRunning(app.Name)
+	e.checkTemplate(driver)
+	cluster.Eventually(t, 30*time.Second, "the executors created", func() (bool, error) {
+		return e.startExecutors(driver, 1, executorCount)
+	})
+	cluster.Eventually(t, 60*time.Second, "the whole group bound", func() (bool, error) {
+		pods := e.executors(app.Name)
+		for _, p := range pods {
+			if p.Spec.NodeName == "" {
+				return false, nil
+			}
+		}
+		return len(pods) == executorCount, nil
+	})
+	e.checkRun(app.Name, false)
+}
+
+// sparkHome installs Spark for spark-submit, once (hack/install-spark.sh), and returns its home.
+func sparkHome(t *testing.T) string {
+	t.Helper()
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(filepath.Join(root, "hack", "install-spark.sh")).Output()
+	if err != nil {
+		t.Fatalf("hack/install-spark.sh: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return lines[len(lines)-1]
+}
+
+// TestKubernetesNaive runs the same load through the naive mapping (kubernetes-naive: the
+// same Workload and PodGroups, no admission): drivers take the room their executors need, and
+// applications start in part. It requires at least one partial start, so that the scenario is
+// known to show what the admission prevents.
+func TestKubernetesNaive(t *testing.T) {
+	e := newEnv(t, workloadCluster(t))
+	e.startOperator("--enable-kubernetes-naive-scheduler")
+	r := e.load(workloadapi.NaiveName)
+	stuck := 0
+	for _, why := range r.partial {
+		if strings.Contains(why, " 0 of ") {
+			stuck++
+		}
+	}
+	t.Logf("kubernetes-naive: %d applications, at most %d drivers running at once, %d partial starts, %d drivers ended with no executor placed",
+		apps, r.maxRunning, len(r.partial), stuck)
+	if len(r.partial) == 0 {
+		t.Errorf("no partial start with the naive mapping: the scenario does not show what it should (at most %d running)", r.maxRunning)
+	}
+}
+
+// TestKubernetesSchedulerWithoutAPI: on a cluster without the Workload API (the shared test
+// cluster), the operator asked for the kubernetes scheduler starts and says why it refused it,
+// naming the feature gate; an application naming kubernetes fails with that message.
+func TestKubernetesSchedulerWithoutAPI(t *testing.T) {
+	kubeconfig := cluster.Kubeconfig(t)
+	e := newEnv(t, kubeconfig)
+	var probe schedulingv1beta1.WorkloadList
+	if err := e.c.List(e.ctx, &probe, client.InNamespace(e.ns)); err == nil {
+		t.Fatal("the shared test cluster serves the Workload API: this test needs one without it (hack/local-cluster.sh up without --workload-api)")
+	}
+	e.op = cluster.StartOperator(t, "operator", "--kubeconfig", kubeconfig, "--namespaces", e.ns,
+		"--enable-kubernetes-scheduler", "--enable-spark-connect=false", "-logtostderr", "-v=1")
+	log, err := os.ReadFile(e.op.Log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(log), "GenericWorkload") {
+		t.Errorf("the operator's log does not say which feature gate the kubernetes scheduler needs:\n%s", log)
+	}
+	app := newApp(e.ns, "refused")
+	app.Spec.BatchSchedulerOptions = nil
+	if err := e.c.Create(e.ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Eventually(t, 60*time.Second, "the application to fail", func() (bool, error) {
+		if err := e.c.Get(e.ctx, client.ObjectKeyFromObject(app), app); err != nil {
+			return false, err
+		}
+		return app.Status.AppState.State == v1beta2.ApplicationStateFailed, nil
+	})
+	if msg := app.Status.AppState.ErrorMessage; msg != workloadapi.Unserved {
+		t.Errorf("failed with %q, want %q", msg, workloadapi.Unserved)
+	}
+	if e.op.Exited() {
+		t.Error("the operator exited")
+	}
+}
