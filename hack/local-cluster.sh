@@ -13,6 +13,9 @@
 #                                               start cert-manager-lite (its controllers for the
 #                                               SelfSigned and CA issuers, and its cainjector; no
 #                                               webhook) unless it runs; `down` stops it too
+#   hack/local-cluster.sh volcano               on a running cluster: Volcano's CRDs, scheduler and
+#                                               controller manager, built from ../shared/third_party
+#                                               (hack/batch-schedulers.sh); `down` stops them too
 #
 # Flags of `up`: --nodes N (4), --node-cpu C (16), --node-memory M (64Gi), --node-pods P (110),
 # --workload-api: serve the Workload API (scheduling.k8s.io/v1beta1 Workload and PodGroup) and
@@ -55,6 +58,9 @@ WORKLOAD_RUNTIME_CONFIG=scheduling.k8s.io/v1beta1=true
 
 # The order in which components start; `down` stops them in reverse.
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+
+# shellcheck source=hack/batch-schedulers.sh
+source "$ROOT/hack/batch-schedulers.sh"
 
 log() { printf '[local-cluster] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -389,6 +395,7 @@ stop() {
 cmd_down() {
   local i
   stop cert-manager-lite # started by `cert-manager`, if at all; it talks to the API server
+  stop_batch_schedulers  # started by `volcano` or `yunikorn`, if at all
   for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do stop "${COMPONENTS[$i]}"; done
   rm -rf "$STATE"
   log "cluster in $STATE is down"
@@ -437,5 +444,6 @@ case ${1:-} in
   status) with_lock healthy ;;
   kubeconfig) healthy && echo "$STATE/kubeconfig" ;;
   cert-manager) with_lock cmd_cert_manager ;;
-  *) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  volcano) with_lock cmd_volcano ;;
+  *) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

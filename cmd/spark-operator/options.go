@@ -80,6 +80,10 @@ type options struct {
 	ingressClassName       string
 	driverPDB              bool
 
+	// The integrations with batch schedulers running in the cluster (Volcano, YuniKorn):
+	// Kubeflow's --enable-batch-scheduler.
+	batchSchedulerEnabled bool
+
 	controllerEnabled   bool
 	sparkConnectEnabled bool
 	webhookEnabled      bool
@@ -113,6 +117,8 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.StringVar(&o.defaultBatchSched, "default-batch-scheduler", "", "Batch scheduler for applications that name none, and for SparkConnect sessions; empty lets every application and session through.")
 	fs.BoolVar(&o.gangEnabled, "enable-gang-scheduler", false, `Enable the embedded gang scheduler (spec.batchScheduler: gang; with --default-batch-scheduler=gang for applications naming none). `+
 		`Needs the Queue CRD and cluster-wide read access to pods and nodes.`)
+	fs.BoolVar(&o.batchSchedulerEnabled, "enable-batch-scheduler", false, `Enable the integrations with batch schedulers running in the cluster: `+
+		`volcano (needs Volcano's CRDs and RBAC for its PodGroups) and yunikorn (spec.batchScheduler: volcano or yunikorn).`)
 	fs.BoolVar(&o.gangBackfill, "gang-backfill", false, "Let a smaller application of a queue be admitted before the head of its queue when it cannot delay it.")
 	fs.BoolVar(&o.gangPreemption, "gang-preemption", false, "Let a waiting application evict whole lower-priority applications of its queue (or ones borrowing beyond their quota).")
 	fs.IntVar(&o.gangStartBacklog, "gang-start-backlog", 256, "Start admitted applications' drivers only while fewer executors than this, of drivers started just before, wait to be released to their nodes; 0 starts them all at once.")

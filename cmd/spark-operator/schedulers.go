@@ -16,6 +16,7 @@ import (
 
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/gang"
+	"github.com/sparkop/spark-operator/scheduler/volcano"
 	"github.com/sparkop/spark-operator/webhook/validation"
 )
 
@@ -33,6 +34,11 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 			Reader:             mgr.GetAPIReader(),
 			SessionDemand:      sessionDemand(o),
 		}))
+	}
+	if o.batchSchedulerEnabled {
+		// Each refuses, with a message saying so, the workloads that name it in a cluster
+		// without its scheduler's CRDs; enabling it never stops the operator.
+		schedulers.Register(volcano.New(mgr.GetClient()))
 	}
 	if o.defaultBatchSched != "" {
 		if _, err := schedulers.Get(o.defaultBatchSched); err != nil {
