@@ -65,13 +65,31 @@ build_third_party() {
   echo "$want" > "$BIN/.$name.stamp"
 }
 
-# Builds share $CACHE/src and $BIN with other checkouts and test packages: one at a time.
+# Builds share $CACHE/src and $BIN with other checkouts and test packages: one build of each
+# scheduler at a time. with_build_lock NAME COMMAND...
 with_build_lock() {
+  local name=$1; shift
   mkdir -p "$CACHE/src"
   (
     flock 8
     "$@"
-  ) 8>"$CACHE/src/.build.lock"
+  ) 8>"$CACHE/src/.$name.build.lock"
+}
+
+# cmd_build_batch_schedulers: builds (once) each scheduler whose source is in $THIRD_PARTY, and
+# skips, saying so, one whose source is not. `make test` runs it in the background as the tests
+# start, so that the builds overlap the tests before test/batchschedulers, which waits for them.
+cmd_build_batch_schedulers() {
+  if [ -f "$THIRD_PARTY/$VOLCANO_TARBALL" ]; then
+    with_build_lock volcano build_volcano
+  else
+    log "skipping Volcano: $THIRD_PARTY/$VOLCANO_TARBALL is missing"
+  fi
+  local t
+  for t in "${YUNIKORN_TARBALLS[@]}"; do
+    [ -f "$THIRD_PARTY/$t" ] || { log "skipping YuniKorn: $THIRD_PARTY/$t is missing"; return 0; }
+  done
+  with_build_lock yunikorn build_yunikorn
 }
 
 tarball_stamp() { (cd "$THIRD_PARTY" && sha256sum "$@") | sha256sum | cut -c1-16; }
@@ -135,7 +153,7 @@ cmd_volcano() {
     echo "$STATE/kubeconfig"
     return 0
   fi
-  with_build_lock build_volcano
+  with_build_lock volcano build_volcano
   log "installing Volcano's CRDs"
   kctl apply --server-side --force-conflicts -f "$VOLCANO_SRC/config/crd/volcano/bases/" >/dev/null
   kctl wait --for condition=Established crd --all --timeout 60s >/dev/null
@@ -151,6 +169,90 @@ cmd_volcano() {
   running vc-scheduler || die "vc-scheduler exited during start-up (log: $STATE/logs/vc-scheduler.log)"
   running vc-controller-manager || die "vc-controller-manager exited during start-up (log: $STATE/logs/vc-controller-manager.log)"
   log "Volcano is running (logs: $STATE/logs/vc-scheduler.log, vc-controller-manager.log)"
+  echo "$STATE/kubeconfig"
+}
+
+# ---------------------------------------------------------------------------------------------
+# YuniKorn
+
+# YuniKorn's configuration: queues under root whose applications are sorted first in, first
+# out, so that the oldest application gets all its placeholders before the next gets any (the
+# "fair" default spreads them over applications, which can then each hold part of a gang and
+# wait for each other until their placeholders time out); and queues named by applications are
+# created under root (the provided placement rule).
+yunikorn_configs() {
+  cat <<EOF
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: yunikorn-configs
+  namespace: $YUNIKORN_NAMESPACE
+data:
+  service.schedulingInterval: 100ms
+  queues.yaml: |
+    partitions:
+      - name: default
+        placementrules:
+          - name: provided
+            create: true
+        queues:
+          - name: root
+            submitacl: "*"
+            properties:
+              application.sort.policy: fifo
+            queues:
+              - name: default
+                properties:
+                  application.sort.policy: fifo
+EOF
+}
+
+yunikorn_healthy() { curl -skf "https://127.0.0.1:$(cat "$STATE/yunikorn-port")/healthz"; }
+
+# cmd_yunikorn: on a running cluster, writes YuniKorn's configuration (the yunikorn-configs
+# ConfigMap in the yunikorn namespace) and starts YuniKorn in its scheduler-plugin mode: a
+# kube-scheduler (of the Kubernetes release k8shim v1.8.0 is built with) whose one profile,
+# yunikorn, runs the YuniKorn plugin, beside the cluster's own kube-scheduler. Its REST API
+# listens on :9080, a port YuniKorn does not let one change: a second cluster's YuniKorn logs
+# that the port is taken and schedules all the same.
+cmd_yunikorn() {
+  healthy || die "no healthy cluster in $STATE; run \`$0 up\` first"
+  if running yunikorn-scheduler; then
+    log "YuniKorn is already running in $STATE"
+    echo "$STATE/kubeconfig"
+    return 0
+  fi
+  with_build_lock yunikorn build_yunikorn
+  kctl create namespace "$YUNIKORN_NAMESPACE" >/dev/null 2>&1 || true
+  yunikorn_configs | kctl apply --server-side --force-conflicts -f - >/dev/null
+  local kc=$STATE/kubeconfig port
+  port=$(free_ports 1)
+  echo "$port" > "$STATE/yunikorn-port"
+  cat > "$STATE/yunikorn-scheduler.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: $kc
+  qps: 500
+  burst: 1000
+leaderElection:
+  leaderElect: false
+profiles:
+  - schedulerName: yunikorn
+    plugins:
+      multiPoint:
+        enabled:
+          - name: YuniKornPlugin
+        disabled:
+          - name: DefaultPreemption
+          - name: SchedulingGates
+EOF
+  # The plugin reads its kubeconfig and the namespace of its ConfigMap from the environment.
+  KUBECONFIG=$kc NAMESPACE=$YUNIKORN_NAMESPACE start yunikorn-scheduler --config "$STATE/yunikorn-scheduler.yaml" \
+    --authentication-kubeconfig "$kc" --authorization-kubeconfig "$kc" --bind-address 127.0.0.1 --secure-port "$port"
+  wait_for 120 "YuniKorn's scheduler to be healthy" yunikorn_healthy
+  running yunikorn-scheduler || die "yunikorn-scheduler exited during start-up (log: $STATE/logs/yunikorn-scheduler.log)"
+  log "YuniKorn is running (log: $STATE/logs/yunikorn-scheduler.log)"
   echo "$STATE/kubeconfig"
 }
 

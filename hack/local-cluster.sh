@@ -16,6 +16,10 @@
 #   hack/local-cluster.sh volcano               on a running cluster: Volcano's CRDs, scheduler and
 #                                               controller manager, built from ../shared/third_party
 #                                               (hack/batch-schedulers.sh); `down` stops them too
+#   hack/local-cluster.sh yunikorn              on a running cluster: YuniKorn (k8shim v1.8.0) in its
+#                                               scheduler-plugin mode, beside kube-scheduler, built
+#                                               the same way; `down` stops it too
+#   hack/local-cluster.sh build-batch-schedulers  build (once) those two, whose source is there
 #
 # Flags of `up`: --nodes N (4), --node-cpu C (16), --node-memory M (64Gi), --node-pods P (110),
 # --workload-api: serve the Workload API (scheduling.k8s.io/v1beta1 Workload and PodGroup) and
@@ -445,5 +449,7 @@ case ${1:-} in
   kubeconfig) healthy && echo "$STATE/kubeconfig" ;;
   cert-manager) with_lock cmd_cert_manager ;;
   volcano) with_lock cmd_volcano ;;
-  *) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  yunikorn) with_lock cmd_yunikorn ;;
+  build-batch-schedulers) cmd_build_batch_schedulers ;;
+  *) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -17,6 +17,7 @@ import (
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/gang"
 	"github.com/sparkop/spark-operator/scheduler/volcano"
+	"github.com/sparkop/spark-operator/scheduler/yunikorn"
 	"github.com/sparkop/spark-operator/webhook/validation"
 )
 
@@ -36,9 +37,14 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 		}))
 	}
 	if o.batchSchedulerEnabled {
-		// Each refuses, with a message saying so, the workloads that name it in a cluster
-		// without its scheduler's CRDs; enabling it never stops the operator.
+		// Volcano refuses, with a message saying so, the workloads that name it in a cluster
+		// without its CRDs; enabling it never stops the operator. YuniKorn has no CRDs.
 		schedulers.Register(volcano.New(mgr.GetClient()))
+		yk, err := yunikorn.New(o.yunikorn)
+		if err != nil {
+			return nil, fmt.Errorf("yunikorn: %w", err)
+		}
+		schedulers.Register(yk)
 	}
 	if o.defaultBatchSched != "" {
 		if _, err := schedulers.Get(o.defaultBatchSched); err != nil {

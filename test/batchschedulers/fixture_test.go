@@ -97,7 +97,8 @@ type fixture struct {
 	c   client.Client
 	ns  string
 	ctx context.Context
-	// executorSeconds is how long each executor runs (kwok) before it Succeeds.
+	// executorSeconds is how long each executor runs (kwok) before it Succeeds, unless its
+	// driver ends first.
 	executorSeconds int
 
 	mu sync.Mutex
@@ -110,11 +111,13 @@ type fixture struct {
 	slowest string
 	// peakDrivers is the most drivers seen bound and not ended at once.
 	peakDrivers int
+	// seen holds every Spark pod as last seen (executors are deleted when their driver ends).
+	seen map[string]corev1.Pod
 }
 
 func newFixture(t *testing.T, c client.Client, ns string) *fixture {
-	return &fixture{t: t, c: c, ns: ns, ctx: context.Background(), executorSeconds: 2,
-		played: map[types.UID]bool{}, pending: map[string]time.Time{}}
+	return &fixture{t: t, c: c, ns: ns, ctx: context.Background(), executorSeconds: 60,
+		played: map[types.UID]bool{}, pending: map[string]time.Time{}, seen: map[string]corev1.Pod{}}
 }
 
 // app is a SparkPi of a 1-CPU driver that runs for driverSeconds and executors of 1 CPU.
@@ -148,15 +151,32 @@ func ended(p *corev1.Pod) bool {
 	return p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
-// play does what Spark would, once: each running driver not yet played gets its initial
-// executors, which run executorSeconds; and it records how long executors of running drivers
-// wait for a node, and how many drivers run at once.
+// play does what Spark would: each running driver not yet played gets its initial executors,
+// which run executorSeconds, and the executors of a driver that has ended exit (are deleted,
+// as Spark's driver deletes them); and it records how long executors of running drivers wait
+// for a node, and how many drivers run at once. An application's executors never outlive its
+// driver, so the drivers running at once are the applications running at once.
 func (f *fixture) play() error {
 	pods, err := f.pods()
 	if err != nil {
 		return err
 	}
 	f.observe(pods)
+	live := map[string]bool{} // submission IDs of drivers not ended
+	for i := range pods {
+		if p := &pods[i]; p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleDriver && !ended(p) {
+			live[p.Labels[v1beta2.LabelSubmissionID]] = true
+		}
+	}
+	for i := range pods {
+		p := &pods[i]
+		if p.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleExecutor || live[p.Labels[v1beta2.LabelSubmissionID]] || p.DeletionTimestamp != nil {
+			continue
+		}
+		if err := f.c.Delete(f.ctx, p); client.IgnoreNotFound(err) != nil {
+			return err
+		}
+	}
 	for i := range pods {
 		driver := &pods[i]
 		if driver.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleDriver || driver.Status.Phase != corev1.PodRunning || f.played[driver.UID] {
@@ -207,6 +227,11 @@ func (f *fixture) observe(pods []corev1.Pod) {
 		}
 	}
 	f.peakDrivers = max(f.peakDrivers, drivers)
+	for _, p := range pods {
+		if p.Labels[v1beta2.SparkRoleLabel] != "" {
+			f.seen[p.Name] = p
+		}
+	}
 	for i := range pods {
 		p := &pods[i]
 		if p.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleExecutor {
@@ -285,6 +310,23 @@ func (f *fixture) describeOnFailure() {
 		}
 		f.t.Logf("pod %s: %s on %q %s", p.Name, p.Status.Phase, p.Spec.NodeName, strings.Join(why, "; "))
 	}
+}
+
+// sparkPods are the Spark pods of the namespace, as last seen by play (ended executors are
+// deleted) or listed now.
+func (f *fixture) sparkPods() ([]corev1.Pod, error) {
+	pods, err := f.pods()
+	if err != nil {
+		return nil, err
+	}
+	f.observe(pods)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]corev1.Pod, 0, len(f.seen))
+	for _, p := range f.seen {
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // names are the applications prefix-0 … prefix-(n-1).

@@ -117,7 +117,7 @@ func TestVolcano(t *testing.T) {
 	})
 
 	t.Run("PodGroups and pods", func(t *testing.T) {
-		pods, err := f.pods()
+		pods, err := f.sparkPods()
 		if err != nil {
 			t.Fatal(err)
 		}
