@@ -33,7 +33,8 @@
 # several clusters can run side by side with different state folders.
 #
 # Everything is built from source through the Go module proxy: the versions are pinned by the
-# go.mod files under hack/tools/. Nothing else is downloaded.
+# go.mod files under hack/tools/ (Volcano's and YuniKorn's own source comes from the tarballs in
+# ../shared/third_party, their dependencies from the proxy). Nothing else is downloaded.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -451,5 +452,5 @@ case ${1:-} in
   volcano) with_lock cmd_volcano ;;
   yunikorn) with_lock cmd_yunikorn ;;
   build-batch-schedulers) cmd_build_batch_schedulers ;;
-  *) sed -n '2,36p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac
