@@ -118,7 +118,7 @@ build_yunikorn() {
 
 # Volcano's scheduler configuration. enqueue lets a PodGroup in only when its minResources fit
 # beside the groups already in; overcommit-factor 1.0 makes that "fit in the cluster" (Volcano's
-# default, 1.2, lets groups in for 20% more than the cluster holds, so some start in part);
+# default, 1.2, lets groups in for 20% more than the cluster holds, so some can start in part);
 # gang keeps a group's pods from binding before minMember of them can; proportion shares the
 # cluster between queues.
 volcano_scheduler_conf() {

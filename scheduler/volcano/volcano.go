@@ -18,7 +18,7 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 // when its whole minResources fit in what the cluster has idle beside the groups already in,
 // and its overcommit plugin keeps a running group's not-yet-bound part reserved, so executors
 // created after the driver find their room. With Volcano's default overcommit factor of 1.2,
-// groups are let in for 20% more than the cluster holds, and some start in part: the factor
+// groups are let in for 20% more than the cluster holds, and some can start in part: the factor
 // must be 1.0 for the gang to hold (docs/gang-scheduling.md says how to configure it).
 package volcano
 
