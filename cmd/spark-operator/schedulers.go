@@ -39,7 +39,7 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 	if o.batchSchedulerEnabled {
 		// Volcano refuses, with a message saying so, the workloads that name it in a cluster
 		// without its CRDs; enabling it never stops the operator. YuniKorn has no CRDs.
-		schedulers.Register(volcano.New(mgr.GetClient()))
+		schedulers.Register(volcano.New(mgr.GetClient(), mgr.GetAPIReader()))
 		yk, err := yunikorn.New(o.yunikorn)
 		if err != nil {
 			return nil, fmt.Errorf("yunikorn: %w", err)

@@ -26,8 +26,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -50,8 +52,14 @@ const (
 	podGroupMinMember = 1
 )
 
-// PodGroupKind is Volcano's PodGroup.
-var PodGroupKind = schema.GroupVersionKind{Group: "scheduling.volcano.sh", Version: "v1beta1", Kind: "PodGroup"}
+// PodGroupKind is Volcano's PodGroup; QueueKind its (cluster-scoped) Queue.
+var (
+	PodGroupKind = schema.GroupVersionKind{Group: "scheduling.volcano.sh", Version: "v1beta1", Kind: "PodGroup"}
+	QueueKind    = schema.GroupVersionKind{Group: "scheduling.volcano.sh", Version: "v1beta1", Kind: "Queue"}
+)
+
+// queueRetry is how soon a run held for a missing queue is asked about again.
+const queueRetry = 30 * time.Second
 
 // crd is what CheckCRDInstalled looks for, and what its message names.
 var crd = scheduler.MissingCRDError{Scheduler: Name, Kind: PodGroupKind, CRD: "podgroups.scheduling.volcano.sh", Install: "Volcano"}
@@ -62,6 +70,10 @@ type Scheduler struct {
 	// it deletes a finished run's PodGroup, and its RESTMapper tells whether Volcano's CRDs
 	// are installed.
 	Client client.Client
+	// Reader reads Volcano Queues uncached, to tell whether the one a workload names exists
+	// (nil: not checked). Queues are cluster-wide: an operator not allowed to read them does
+	// not check, and leaves it to Volcano.
+	Reader client.Reader
 }
 
 var (
@@ -70,8 +82,8 @@ var (
 	_ scheduler.ApplicationValidator = (*Scheduler)(nil)
 )
 
-// New returns the Volcano integration using c.
-func New(c client.Client) *Scheduler { return &Scheduler{Client: c} }
+// New returns the Volcano integration using c, and r to read Volcano Queues.
+func New(c client.Client, r client.Reader) *Scheduler { return &Scheduler{Client: c, Reader: r} }
 
 func (*Scheduler) Name() string { return Name }
 
@@ -81,13 +93,20 @@ func (*Scheduler) SchedulerName() string { return SchedulerName }
 // Admit lets every run through at once: Volcano itself holds its pods until the whole group
 // fits. The pods name the run's PodGroup and the volcano scheduler from their creation, so
 // that no pod is ever scheduled outside its group. A cluster without Volcano's CRDs rejects
-// the run, saying so.
-func (s *Scheduler) Admit(_ context.Context, w scheduler.Workload) (scheduler.Decision, error) {
+// the run, saying so; a run naming a Volcano queue that does not exist is held, saying so,
+// until it does (Volcano would keep its PodGroup pending without a word).
+func (s *Scheduler) Admit(ctx context.Context, w scheduler.Workload) (scheduler.Decision, error) {
 	if err := scheduler.CheckCRDInstalled(s.mapper(), crd); err != nil {
 		if scheduler.IsMissingCRD(err) {
 			return scheduler.Decision{Reject: true, Reason: err.Error()}, nil
 		}
 		return scheduler.Decision{}, err
+	}
+	switch exists, err := s.queueExists(ctx, w.Queue); {
+	case err != nil:
+		return scheduler.Decision{}, err
+	case !exists:
+		return scheduler.Decision{Reason: fmt.Sprintf("Volcano queue %q does not exist", w.Queue), RetryAfter: queueRetry}, nil
 	}
 	if w.Run == "" {
 		return scheduler.Decision{}, fmt.Errorf("workload %s has no run to name its PodGroup after", w.Key)
@@ -144,17 +163,46 @@ func (s *Scheduler) Release(ctx context.Context, w scheduler.Workload) error {
 	return fmt.Errorf("deleting PodGroup %s/%s: %w", w.Key.Namespace, pg.GetName(), err)
 }
 
-// ValidateApplication refuses an application naming Volcano in a cluster without its CRDs.
-func (s *Scheduler) ValidateApplication(_ context.Context, _ *v1beta2.SparkApplication) field.ErrorList {
+// ValidateApplication refuses an application naming Volcano in a cluster without its CRDs,
+// or naming a Volcano queue that does not exist.
+func (s *Scheduler) ValidateApplication(ctx context.Context, app *v1beta2.SparkApplication) field.ErrorList {
 	p := field.NewPath("spec", "batchScheduler")
 	err := scheduler.CheckCRDInstalled(s.mapper(), crd)
 	switch {
-	case err == nil:
-		return nil
 	case scheduler.IsMissingCRD(err):
 		return field.ErrorList{field.Forbidden(p, err.Error())}
+	case err != nil:
+		return field.ErrorList{field.InternalError(p, err)}
 	}
-	return field.ErrorList{field.InternalError(p, err)}
+	queue := scheduler.ApplicationWorkload(app).Queue
+	qp := field.NewPath("spec", "batchSchedulerOptions", "queue")
+	switch exists, err := s.queueExists(ctx, queue); {
+	case err != nil:
+		// Not the application's fault (the API server busy, say): refused as an internal
+		// error, which the client retries.
+		return field.ErrorList{field.InternalError(qp, err)}
+	case !exists:
+		return field.ErrorList{field.NotFound(qp, queue)}
+	}
+	return nil
+}
+
+// queueExists reports whether the Volcano queue name exists. No queue named, no Reader, or
+// an operator not allowed to read Queues: true, Volcano decides.
+func (s *Scheduler) queueExists(ctx context.Context, name string) (bool, error) {
+	if name == "" || s.Reader == nil {
+		return true, nil
+	}
+	q := &unstructured.Unstructured{}
+	q.SetGroupVersionKind(QueueKind)
+	switch err := s.Reader.Get(ctx, client.ObjectKey{Name: name}, q); {
+	case err == nil, apierrors.IsForbidden(err):
+		return true, nil
+	case apierrors.IsNotFound(err):
+		return false, nil
+	default:
+		return false, fmt.Errorf("reading Volcano queue %s: %w", name, err)
+	}
 }
 
 func (s *Scheduler) mapper() meta.RESTMapper {

@@ -38,8 +38,19 @@ func newClient(installed bool, objs ...client.Object) client.Client {
 	mapper.Add(v1beta2.GroupVersion.WithKind("SparkApplication"), meta.RESTScopeNamespace)
 	if installed {
 		mapper.Add(PodGroupKind, meta.RESTScopeNamespace)
+		mapper.Add(QueueKind, meta.RESTScopeRoot)
 	}
 	return fake.NewClientBuilder().WithScheme(scheme).WithRESTMapper(mapper).WithObjects(objs...).Build()
+}
+
+func newScheduler(c client.Client) *Scheduler { return New(c, c) }
+
+// queue is the Volcano Queue name.
+func queue(name string) client.Object {
+	q := &unstructured.Unstructured{}
+	q.SetGroupVersionKind(QueueKind)
+	q.SetName(name)
+	return q
 }
 
 func pi(mutate func(*v1beta2.SparkApplication)) *v1beta2.SparkApplication {
@@ -77,6 +88,7 @@ func TestAdmit(t *testing.T) {
 		name      string
 		installed bool
 		run       string
+		queue     string
 		want      scheduler.Decision
 		wantErr   string
 	}{
@@ -86,11 +98,20 @@ func TestAdmit(t *testing.T) {
 			want: scheduler.Decision{Reject: true, Reason: "batch scheduler volcano needs the podgroups.scheduling.volcano.sh CRD " +
 				"(scheduling.volcano.sh/v1beta1 PodGroup), which is not installed in this cluster: install Volcano, or name another batch scheduler"}},
 		{name: "a workload without a run is an error", installed: true, wantErr: "no run"},
+		{name: "a queue that exists", installed: true, run: "run-1", queue: "q",
+			want: scheduler.Decision{Admit: true, Pods: sparkpod.RoleScheduling{Driver: pods, Executor: pods}}},
+		{name: "a queue that does not exist holds the run, saying so", installed: true, run: "run-1", queue: "nope",
+			want: scheduler.Decision{Reason: `Volcano queue "nope" does not exist`, RetryAfter: queueRetry}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			app := pi(func(a *v1beta2.SparkApplication) { a.Status.SubmissionID = tt.run })
-			got, err := New(newClient(tt.installed)).Admit(context.Background(), workload(t, app))
+			app := pi(func(a *v1beta2.SparkApplication) {
+				a.Status.SubmissionID = tt.run
+				if tt.queue != "" {
+					a.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To(tt.queue)}
+				}
+			})
+			got, err := newScheduler(newClient(tt.installed, queue("q"))).Admit(context.Background(), workload(t, app))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one saying %q", err, tt.wantErr)
@@ -138,7 +159,7 @@ func TestRunObjects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := workload(t, tt.app)
-			objs, err := New(newClient(true)).RunObjects(context.Background(), w, scheduler.Decision{Admit: true})
+			objs, err := newScheduler(newClient(true, queue("q"))).RunObjects(context.Background(), w, scheduler.Decision{Admit: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +181,7 @@ func TestRunObjects(t *testing.T) {
 func TestPodGroupLifecycle(t *testing.T) {
 	app := pi(nil)
 	c := newClient(true, app)
-	s := New(c)
+	s := newScheduler(c)
 	w := workload(t, app)
 	d, err := s.Admit(context.Background(), w)
 	if err != nil {
@@ -187,19 +208,29 @@ func TestPodGroupLifecycle(t *testing.T) {
 	if err := c.Get(context.Background(), key, pg); err == nil {
 		t.Errorf("the PodGroup of a released run still exists")
 	}
-	if err := New(newClient(false)).Release(context.Background(), w); err != nil {
+	if err := newScheduler(newClient(false)).Release(context.Background(), w); err != nil {
 		t.Errorf("release without Volcano's CRDs: %v", err)
 	}
 }
 
 func TestValidateApplication(t *testing.T) {
-	if errs := New(newClient(true)).ValidateApplication(context.Background(), pi(nil)); len(errs) != 0 {
+	if errs := newScheduler(newClient(true, queue("q"))).ValidateApplication(context.Background(), pi(nil)); len(errs) != 0 {
 		t.Errorf("with the CRDs: %v", errs)
 	}
-	errs := New(newClient(false)).ValidateApplication(context.Background(), pi(nil))
+	errs := newScheduler(newClient(false)).ValidateApplication(context.Background(), pi(nil))
 	if len(errs) != 1 || errs[0].Type != field.ErrorTypeForbidden || errs[0].Field != "spec.batchScheduler" ||
 		!strings.Contains(errs[0].Detail, "podgroups.scheduling.volcano.sh") {
 		t.Errorf("without the CRDs: %v, want spec.batchScheduler forbidden naming the CRD", errs)
+	}
+	inQueue := func(q string) *v1beta2.SparkApplication {
+		return pi(func(a *v1beta2.SparkApplication) { a.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To(q)} })
+	}
+	if errs := newScheduler(newClient(true, queue("q"))).ValidateApplication(context.Background(), inQueue("q")); len(errs) != 0 {
+		t.Errorf("a queue that exists: %v", errs)
+	}
+	errs = newScheduler(newClient(true, queue("q"))).ValidateApplication(context.Background(), inQueue("nope"))
+	if len(errs) != 1 || errs[0].Type != field.ErrorTypeNotFound || errs[0].Field != "spec.batchSchedulerOptions.queue" {
+		t.Errorf("a queue that does not exist: %v, want spec.batchSchedulerOptions.queue not found", errs)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -30,7 +31,7 @@ import (
 )
 
 // TestVolcano runs 20 applications, created at once, through Volcano's scheduler on a cluster
-// that fits 4 of them (2 nodes of 4 CPUs; a 1-CPU driver and a 1-CPU executor each): all
+// that fits 4 of them (and one held first for its queue, which does not exist yet) (2 nodes of 4 CPUs; a 1-CPU driver and a 1-CPU executor each): all
 // complete, never more than 4 drivers run at once, and no executor of a running driver waits
 // for room (no partial start). Each run has its PodGroup, owned by its application, with the
 // whole gang as minResources and the options' queue and priority class, created before its
@@ -64,6 +65,27 @@ func TestVolcano(t *testing.T) {
 
 	cluster.StartOperator(t, "operator", "--kubeconfig", kubeconfig, "--namespaces", ns, "--enable-batch-scheduler",
 		"--enable-spark-connect=false", "-logtostderr", "-v=1")
+
+	// An application of a Volcano queue that does not exist yet waits, saying so, with no pod;
+	// created, the queue lets it run with the others.
+	early := f.app("early", volcano.Name, 1, 4)
+	early.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To("later")}
+	if err := c.Create(ctx, early); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Eventually(t, 60*time.Second, "early to wait for its queue", func() (bool, error) {
+		cond := meta.FindStatusCondition(f.get("early").Status.Conditions, scheduler.ConditionQueued)
+		return cond != nil && cond.Status == metav1.ConditionTrue && cond.Message == `Volcano queue "later" does not exist`, nil
+	})
+	if pods, err := f.pods(); err != nil || len(pods) != 0 {
+		t.Fatalf("%d pods (%v) for an application held for its queue", len(pods), err)
+	}
+	later := queue.DeepCopy()
+	later.SetName("later")
+	later.SetResourceVersion("")
+	if err := c.Create(ctx, later); err != nil {
+		t.Fatal(err)
+	}
 
 	apps := names("pi", 20)
 	var wg sync.WaitGroup
@@ -100,7 +122,7 @@ func TestVolcano(t *testing.T) {
 		}
 		return nil
 	}
-	f.runToCompletion(4*time.Minute, apps, recordGroups)
+	f.runToCompletion(4*time.Minute, append([]string{"early"}, apps...), recordGroups)
 
 	t.Run("no partial starts", func(t *testing.T) {
 		if f.peakDrivers > 4 {
