@@ -223,7 +223,9 @@ func TestValidateApplication(t *testing.T) {
 		t.Errorf("without the CRDs: %v, want spec.batchScheduler forbidden naming the CRD", errs)
 	}
 	inQueue := func(q string) *v1beta2.SparkApplication {
-		return pi(func(a *v1beta2.SparkApplication) { a.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To(q)} })
+		return pi(func(a *v1beta2.SparkApplication) {
+			a.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To(q)}
+		})
 	}
 	if errs := newScheduler(newClient(true, queue("q"))).ValidateApplication(context.Background(), inQueue("q")); len(errs) != 0 {
 		t.Errorf("a queue that exists: %v", errs)
