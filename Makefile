@@ -53,6 +53,9 @@ lint:
 ## test: generated files current, lint, then unit and integration tests against the local control plane
 .PHONY: test
 test: verify-generated lint cluster-up spark
+	@# Volcano and YuniKorn (from ../shared/third_party) build in the background while the tests
+	@# before test/batchschedulers run; that package waits for them (a lock per build).
+	@mkdir -p .cache && (hack/local-cluster.sh build-batch-schedulers > .cache/batch-schedulers-build.log 2>&1 &)
 	go test $(GO_TEST_FLAGS) ./...
 
 ## dev: the main job: local cluster + operator + examples/spark-pi.yaml run to completion

@@ -13,6 +13,13 @@
 #                                               start cert-manager-lite (its controllers for the
 #                                               SelfSigned and CA issuers, and its cainjector; no
 #                                               webhook) unless it runs; `down` stops it too
+#   hack/local-cluster.sh volcano               on a running cluster: Volcano's CRDs, scheduler and
+#                                               controller manager, built from ../shared/third_party
+#                                               (hack/batch-schedulers.sh); `down` stops them too
+#   hack/local-cluster.sh yunikorn              on a running cluster: YuniKorn (k8shim v1.8.0) in its
+#                                               scheduler-plugin mode, beside kube-scheduler, built
+#                                               the same way; `down` stops it too
+#   hack/local-cluster.sh build-batch-schedulers  build (once) those two, whose source is there
 #
 # Flags of `up`: --nodes N (4), --node-cpu C (16), --node-memory M (64Gi), --node-pods P (110),
 # --workload-api: serve the Workload API (scheduling.k8s.io/v1beta1 Workload and PodGroup) and
@@ -26,7 +33,8 @@
 # several clusters can run side by side with different state folders.
 #
 # Everything is built from source through the Go module proxy: the versions are pinned by the
-# go.mod files under hack/tools/. Nothing else is downloaded.
+# go.mod files under hack/tools/ (Volcano's and YuniKorn's own source comes from the tarballs in
+# ../shared/third_party, their dependencies from the proxy). Nothing else is downloaded.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -55,6 +63,9 @@ WORKLOAD_RUNTIME_CONFIG=scheduling.k8s.io/v1beta1=true
 
 # The order in which components start; `down` stops them in reverse.
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+
+# shellcheck source=hack/batch-schedulers.sh
+source "$ROOT/hack/batch-schedulers.sh"
 
 log() { printf '[local-cluster] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -389,6 +400,7 @@ stop() {
 cmd_down() {
   local i
   stop cert-manager-lite # started by `cert-manager`, if at all; it talks to the API server
+  stop_batch_schedulers  # started by `volcano` or `yunikorn`, if at all
   for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do stop "${COMPONENTS[$i]}"; done
   rm -rf "$STATE"
   log "cluster in $STATE is down"
@@ -437,5 +449,8 @@ case ${1:-} in
   status) with_lock healthy ;;
   kubeconfig) healthy && echo "$STATE/kubeconfig" ;;
   cert-manager) with_lock cmd_cert_manager ;;
-  *) sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  volcano) with_lock cmd_volcano ;;
+  yunikorn) with_lock cmd_yunikorn ;;
+  build-batch-schedulers) cmd_build_batch_schedulers ;;
+  *) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

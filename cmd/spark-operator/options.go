@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/sparkop/spark-operator/scheduler/external"
+	"github.com/sparkop/spark-operator/scheduler/yunikorn"
 	"github.com/sparkop/spark-operator/submission"
 	"github.com/sparkop/spark-operator/webhook"
 )
@@ -86,6 +87,11 @@ type options struct {
 	ingressClassName     string
 	driverPDB            bool
 
+	// The integrations with batch schedulers running in the cluster (Volcano, YuniKorn):
+	// Kubeflow's --enable-batch-scheduler.
+	batchSchedulerEnabled bool
+	yunikorn              yunikorn.Options
+
 	controllerEnabled   bool
 	sparkConnectEnabled bool
 	webhookEnabled      bool
@@ -124,6 +130,11 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 		`On a cluster without that API, applications naming it fail saying so.`)
 	fs.BoolVar(&o.kubernetesNaive, "enable-kubernetes-naive-scheduler", false, `For benchmarks: enable spec.batchScheduler: kubernetes-naive, the Workload API without admission `+
 		`(a driver group and an executor gang group per run, every run started at once), which half-starts applications on a full cluster.`)
+	fs.BoolVar(&o.batchSchedulerEnabled, "enable-batch-scheduler", false, `Enable the integrations with batch schedulers running in the cluster: `+
+		`volcano (needs Volcano's CRDs and RBAC for its PodGroups) and yunikorn (spec.batchScheduler: volcano or yunikorn).`)
+	fs.StringVar(&o.yunikorn.Style, "yunikorn-gang-scheduling-style", "", `YuniKorn's gangSchedulingStyle for every application it schedules: "Hard" fails one whose placeholders `+
+		`cannot all be placed within the placeholder timeout, "Soft" then schedules it without its gang; empty: YuniKorn's default (Soft).`)
+	fs.DurationVar(&o.yunikorn.PlaceholderTimeout, "yunikorn-placeholder-timeout", 0, "YuniKorn's placeholderTimeoutInSeconds for every application it schedules: how long its placeholders wait for the real pods; 0: YuniKorn's default (15m).")
 	fs.BoolVar(&o.gangBackfill, "gang-backfill", false, "Let a smaller application of a queue be admitted before the head of its queue when it cannot delay it.")
 	fs.BoolVar(&o.gangPreemption, "gang-preemption", false, "Let a waiting application evict whole lower-priority applications of its queue (or ones borrowing beyond their quota).")
 	fs.IntVar(&o.gangStartBacklog, "gang-start-backlog", 256, "Start admitted applications' drivers only while fewer executors than this, of drivers started just before, wait to be released to their nodes; 0 starts them all at once.")
@@ -211,6 +222,9 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	if o.retryPeriod <= 0 || o.renewDeadline <= o.retryPeriod || o.leaseDuration <= o.renewDeadline {
 		errs = append(errs, fmt.Errorf("leader election needs 0 < --leader-election-retry-period (%s) < --leader-election-renew-deadline (%s) < --leader-election-lease-duration (%s)",
 			o.retryPeriod, o.renewDeadline, o.leaseDuration))
+	}
+	if err := o.yunikorn.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("--yunikorn-gang-scheduling-style, --yunikorn-placeholder-timeout: %w", err))
 	}
 	if o.gangStartBacklog < 0 {
 		errs = append(errs, fmt.Errorf("--gang-start-backlog must not be negative, got %d", o.gangStartBacklog))

@@ -54,6 +54,17 @@ func TestParseOptions(t *testing.T) {
 			},
 		},
 		{
+			name: "batch scheduler integrations and YuniKorn's gang settings",
+			args: []string{"--enable-batch-scheduler", "--yunikorn-gang-scheduling-style", "Hard", "--yunikorn-placeholder-timeout", "2m"},
+			check: func(t *testing.T, o *options) {
+				if !o.batchSchedulerEnabled || o.yunikorn.Style != "Hard" || o.yunikorn.PlaceholderTimeout != 2*time.Minute {
+					t.Errorf("batch scheduler options: %t %+v", o.batchSchedulerEnabled, o.yunikorn)
+				}
+			},
+		},
+		{name: "unknown YuniKorn gang style", args: []string{"--yunikorn-gang-scheduling-style", "Strict"}, wantErr: `gang scheduling style "Strict": want Hard or Soft`},
+		{name: "YuniKorn placeholder timeout not in seconds", args: []string{"--yunikorn-placeholder-timeout", "1500ms"}, wantErr: "whole number of seconds"},
+		{
 			name:    "a known scheduler that is no name",
 			args:    []string{"--known-schedulers", "Not A Name"},
 			wantErr: "--known-schedulers",

@@ -18,7 +18,9 @@ import (
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/external"
 	"github.com/sparkop/spark-operator/scheduler/gang"
+	"github.com/sparkop/spark-operator/scheduler/volcano"
 	"github.com/sparkop/spark-operator/scheduler/workloadapi"
+	"github.com/sparkop/spark-operator/scheduler/yunikorn"
 	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/webhook/validation"
 )
@@ -75,6 +77,16 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 		schedulers.Register(workloadapi.Naive{})
 	case o.kubernetesNaive:
 		schedulers.Register(scheduler.Unavailable{SchedulerName: workloadapi.NaiveName, Why: workloadapi.Unserved})
+	}
+	if o.batchSchedulerEnabled {
+		// Volcano refuses, with a message saying so, the workloads that name it in a cluster
+		// without its CRDs; enabling it never stops the operator. YuniKorn has no CRDs.
+		schedulers.Register(volcano.New(mgr.GetClient(), mgr.GetAPIReader()))
+		yk, err := yunikorn.New(o.yunikorn)
+		if err != nil {
+			return nil, fmt.Errorf("yunikorn: %w", err)
+		}
+		schedulers.Register(yk)
 	}
 	if o.defaultBatchSched != "" {
 		if _, err := schedulers.Get(o.defaultBatchSched); err != nil {

@@ -39,8 +39,8 @@ var NoEffect = []IgnoredField{
 	{
 		Path: ".spec.batchSchedulerOptions.resources",
 		Reason: "read by the Kubeflow operator's Volcano and YuniKorn integrations as the minimum " +
-			"resources of the pod group; the gang scheduler computes what an application needs from " +
-			"its driver and executors instead",
+			"resources of the pod group; this operator's gang scheduler, Volcano and YuniKorn integrations " +
+			"compute what an application needs from its driver and executors instead",
 	},
 }
 

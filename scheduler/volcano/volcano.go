@@ -1,0 +1,227 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+// Package volcano is the Volcano integration (spec.batchScheduler: volcano): each run gets a
+// Volcano PodGroup (scheduling.volcano.sh/v1beta1), named after the run and owned by its
+// SparkApplication or SparkConnect, and its pods are created naming it and the volcano
+// scheduler, so Volcano schedules them as one group from the first pod on.
+//
+// How the group holds. A Spark driver creates its executors only once it runs, so a group
+// whose minMember counted the executors could never start: Volcano's gang plugin would wait
+// for pods that do not exist yet. The group's minMember is therefore 1 (the driver), and the
+// gang is its minResources: the driver and the initial executors with every overhead (the
+// demand sparkpod.DemandOf computes). Volcano's enqueue action lets a group in (Inqueue) only
+// when its whole minResources fit in what the cluster has idle beside the groups already in,
+// and its overcommit plugin keeps a running group's not-yet-bound part reserved, so executors
+// created after the driver find their room. With Volcano's default overcommit factor of 1.2,
+// groups are let in for 20% more than the cluster holds, and some can start in part: the factor
+// must be 1.0 for the gang to hold (docs/gang-scheduling.md says how to configure it).
+package volcano
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/sparkpod"
+)
+
+const (
+	// Name is the value of spec.batchScheduler that selects Volcano.
+	Name = "volcano"
+	// SchedulerName is the Kubernetes scheduler name Volcano's scheduler serves.
+	SchedulerName = "volcano"
+	// AnnotationGroupName on a pod names its PodGroup (Volcano's KubeGroupNameAnnotationKey).
+	AnnotationGroupName = "scheduling.k8s.io/group-name"
+	// podGroupMinMember: the driver alone, see the package comment.
+	podGroupMinMember = 1
+)
+
+// PodGroupKind is Volcano's PodGroup; QueueKind its (cluster-scoped) Queue.
+var (
+	PodGroupKind = schema.GroupVersionKind{Group: "scheduling.volcano.sh", Version: "v1beta1", Kind: "PodGroup"}
+	QueueKind    = schema.GroupVersionKind{Group: "scheduling.volcano.sh", Version: "v1beta1", Kind: "Queue"}
+)
+
+// queueRetry is how soon a run held for a missing queue is asked about again.
+const queueRetry = 30 * time.Second
+
+// crd is what CheckCRDInstalled looks for, and what its message names.
+var crd = scheduler.MissingCRDError{Scheduler: Name, Kind: PodGroupKind, CRD: "podgroups.scheduling.volcano.sh", Install: "Volcano"}
+
+// Scheduler is the Volcano integration.
+type Scheduler struct {
+	// Client creates nothing itself (the controllers create the PodGroup, EnsureRunObjects);
+	// it deletes a finished run's PodGroup, and its RESTMapper tells whether Volcano's CRDs
+	// are installed.
+	Client client.Client
+	// Reader reads Volcano Queues uncached, to tell whether the one a workload names exists
+	// (nil: not checked). Queues are cluster-wide: an operator not allowed to read them does
+	// not check, and leaves it to Volcano.
+	Reader client.Reader
+}
+
+var (
+	_ scheduler.Interface            = (*Scheduler)(nil)
+	_ scheduler.ObjectsForRun        = (*Scheduler)(nil)
+	_ scheduler.ApplicationValidator = (*Scheduler)(nil)
+)
+
+// New returns the Volcano integration using c, and r to read Volcano Queues.
+func New(c client.Client, r client.Reader) *Scheduler { return &Scheduler{Client: c, Reader: r} }
+
+func (*Scheduler) Name() string { return Name }
+
+// SchedulerName is the scheduler its pods name, which the validating webhook knows of.
+func (*Scheduler) SchedulerName() string { return SchedulerName }
+
+// Admit lets every run through at once: Volcano itself holds its pods until the whole group
+// fits. The pods name the run's PodGroup and the volcano scheduler from their creation, so
+// that no pod is ever scheduled outside its group. A cluster without Volcano's CRDs rejects
+// the run, saying so; a run naming a Volcano queue that does not exist is held, saying so,
+// until it does (Volcano would keep its PodGroup pending without a word).
+func (s *Scheduler) Admit(ctx context.Context, w scheduler.Workload) (scheduler.Decision, error) {
+	if err := scheduler.CheckCRDInstalled(s.mapper(), crd); err != nil {
+		if scheduler.IsMissingCRD(err) {
+			return scheduler.Decision{Reject: true, Reason: err.Error()}, nil
+		}
+		return scheduler.Decision{}, err
+	}
+	switch exists, err := s.queueExists(ctx, w.Queue); {
+	case err != nil:
+		return scheduler.Decision{}, err
+	case !exists:
+		return scheduler.Decision{Reason: fmt.Sprintf("Volcano queue %q does not exist", w.Queue), RetryAfter: queueRetry}, nil
+	}
+	if w.Run == "" {
+		return scheduler.Decision{}, fmt.Errorf("workload %s has no run to name its PodGroup after", w.Key)
+	}
+	pods := sparkpod.Scheduling{
+		SchedulerName: SchedulerName,
+		Annotations:   map[string]string{AnnotationGroupName: PodGroupName(w)},
+	}
+	return scheduler.Decision{Admit: true, Pods: sparkpod.RoleScheduling{Driver: pods, Executor: pods}}, nil
+}
+
+// RunObjects is the run's PodGroup: minMember 1 and the whole gang as minResources (see the
+// package comment), in the workload's queue and with its priority class.
+func (s *Scheduler) RunObjects(_ context.Context, w scheduler.Workload, _ scheduler.Decision) ([]client.Object, error) {
+	minResources := map[string]any{}
+	for name, q := range w.Demand.Total() {
+		// A pod count is not a resource Volcano reserves; minMember counts pods.
+		if name == corev1.ResourcePods || q.IsZero() {
+			continue
+		}
+		minResources[string(name)] = q.String()
+	}
+	spec := map[string]any{
+		"minMember":    int64(podGroupMinMember),
+		"minResources": minResources,
+	}
+	if w.Queue != "" {
+		spec["queue"] = w.Queue
+	}
+	if w.PriorityClassName != "" {
+		spec["priorityClassName"] = w.PriorityClassName
+	}
+	pg := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	pg.SetGroupVersionKind(PodGroupKind)
+	pg.SetName(PodGroupName(w))
+	pg.SetNamespace(w.Key.Namespace)
+	return []client.Object{pg}, nil
+}
+
+// Release deletes the run's PodGroup: Volcano no longer reserves anything for a run that has
+// ended. A deleted application's PodGroups go with it (owner references).
+func (s *Scheduler) Release(ctx context.Context, w scheduler.Workload) error {
+	if w.Run == "" {
+		return nil
+	}
+	pg := &unstructured.Unstructured{}
+	pg.SetGroupVersionKind(PodGroupKind)
+	pg.SetName(PodGroupName(w))
+	pg.SetNamespace(w.Key.Namespace)
+	err := s.Client.Delete(ctx, pg)
+	if client.IgnoreNotFound(err) == nil || meta.IsNoMatchError(err) {
+		return nil
+	}
+	return fmt.Errorf("deleting PodGroup %s/%s: %w", w.Key.Namespace, pg.GetName(), err)
+}
+
+// ValidateApplication refuses an application naming Volcano in a cluster without its CRDs,
+// or naming a Volcano queue that does not exist.
+func (s *Scheduler) ValidateApplication(ctx context.Context, app *v1beta2.SparkApplication) field.ErrorList {
+	p := field.NewPath("spec", "batchScheduler")
+	err := scheduler.CheckCRDInstalled(s.mapper(), crd)
+	switch {
+	case scheduler.IsMissingCRD(err):
+		return field.ErrorList{field.Forbidden(p, err.Error())}
+	case err != nil:
+		return field.ErrorList{field.InternalError(p, err)}
+	}
+	queue := scheduler.ApplicationWorkload(app).Queue
+	qp := field.NewPath("spec", "batchSchedulerOptions", "queue")
+	switch exists, err := s.queueExists(ctx, queue); {
+	case err != nil:
+		// Not the application's fault (the API server busy, say): refused as an internal
+		// error, which the client retries.
+		return field.ErrorList{field.InternalError(qp, err)}
+	case !exists:
+		return field.ErrorList{field.NotFound(qp, queue)}
+	}
+	return nil
+}
+
+// queueExists reports whether the Volcano queue name exists. No queue named, no Reader, or
+// an operator not allowed to read Queues: true, Volcano decides.
+func (s *Scheduler) queueExists(ctx context.Context, name string) (bool, error) {
+	if name == "" || s.Reader == nil {
+		return true, nil
+	}
+	q := &unstructured.Unstructured{}
+	q.SetGroupVersionKind(QueueKind)
+	switch err := s.Reader.Get(ctx, client.ObjectKey{Name: name}, q); {
+	case err == nil, apierrors.IsForbidden(err):
+		return true, nil
+	case apierrors.IsNotFound(err):
+		return false, nil
+	default:
+		return false, fmt.Errorf("reading Volcano queue %s: %w", name, err)
+	}
+}
+
+func (s *Scheduler) mapper() meta.RESTMapper {
+	if s.Client == nil {
+		return nil
+	}
+	return s.Client.RESTMapper()
+}
+
+// maxNameLength is the longest object name (a DNS subdomain).
+const maxNameLength = 253
+
+// PodGroupName is the name of the PodGroup of w's run: the workload's name and the run, so
+// that a rerun never finds the group of the run before it.
+func PodGroupName(w scheduler.Workload) string {
+	suffix := "-pg-" + w.Run
+	name := w.Key.Name
+	if len(name)+len(suffix) > maxNameLength {
+		name = strings.TrimRight(name[:maxNameLength-len(suffix)], "-.")
+	}
+	return name + suffix
+}

@@ -1,0 +1,242 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package batchschedulers
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/volcano"
+	"github.com/sparkop/spark-operator/test/cluster"
+)
+
+// TestVolcano runs 20 applications, created at once, through Volcano's scheduler on a cluster
+// that fits 4 of them (and one held first for its queue, which does not exist yet) (2 nodes of 4 CPUs; a 1-CPU driver and a 1-CPU executor each): all
+// complete, never more than 4 drivers run at once, and no executor of a running driver waits
+// for room (no partial start). Each run has its PodGroup, owned by its application, with the
+// whole gang as minResources and the options' queue and priority class, created before its
+// pods, which name it and the volcano scheduler.
+func TestVolcano(t *testing.T) {
+	requireThirdParty(t, "volcano-v1.15.1.tar.gz")
+	kubeconfig, _ := ownCluster(t, "volcano", 2, 4)
+	c, _ := cluster.Clients(t, kubeconfig)
+	ctx := context.Background()
+	ns := cluster.Namespace(t, c, "volcano")
+	f := newFixture(t, c, ns)
+	t.Cleanup(f.describeOnFailure)
+
+	queue := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"weight": int64(1), "reclaimable": true}}}
+	queue.SetGroupVersionKind(volcano.PodGroupKind.GroupVersion().WithKind("Queue"))
+	queue.SetName("spark")
+	if err := c.Create(ctx, queue); err != nil {
+		t.Fatal(err)
+	}
+	priority := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "spark-batch"}, Value: 1000}
+	if err := c.Create(ctx, priority); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Eventually(t, 60*time.Second, "Volcano queue spark to be open", func() (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(queue), queue); err != nil {
+			return false, err
+		}
+		state, _, _ := unstructured.NestedString(queue.Object, "status", "state")
+		return state == "Open", nil
+	})
+
+	cluster.StartOperator(t, "operator", "--kubeconfig", kubeconfig, "--namespaces", ns, "--enable-batch-scheduler",
+		"--enable-spark-connect=false", "-logtostderr", "-v=1")
+
+	// An application of a Volcano queue that does not exist yet waits, saying so, with no pod;
+	// created, the queue lets it run with the others.
+	early := f.app("early", volcano.Name, 1, 4)
+	early.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To("later")}
+	if err := c.Create(ctx, early); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Eventually(t, 60*time.Second, "early to wait for its queue", func() (bool, error) {
+		cond := meta.FindStatusCondition(f.get("early").Status.Conditions, scheduler.ConditionQueued)
+		return cond != nil && cond.Status == metav1.ConditionTrue && cond.Message == `Volcano queue "later" does not exist`, nil
+	})
+	if pods, err := f.pods(); err != nil || len(pods) != 0 {
+		t.Fatalf("%d pods (%v) for an application held for its queue", len(pods), err)
+	}
+	later := queue.DeepCopy()
+	later.SetName("later")
+	later.SetResourceVersion("")
+	if err := c.Create(ctx, later); err != nil {
+		t.Fatal(err)
+	}
+
+	apps := names("pi", 20)
+	var wg sync.WaitGroup
+	errs := make(chan error, len(apps))
+	for _, name := range apps {
+		app := f.app(name, volcano.Name, 1, 4)
+		app.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To("spark"), PriorityClassName: ptr.To("spark-batch")}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- c.Create(ctx, app)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Every run's PodGroup as it was while the run lasted: Release deletes it when the run ends.
+	groups := map[string]*unstructured.Unstructured{}
+	recordGroups := func() error {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(volcano.PodGroupKind.GroupVersion().WithKind("PodGroupList"))
+		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for i := range list.Items {
+			if _, ok := groups[list.Items[i].GetName()]; !ok {
+				groups[list.Items[i].GetName()] = &list.Items[i]
+			}
+		}
+		return nil
+	}
+	f.runToCompletion(4*time.Minute, append([]string{"early"}, apps...), recordGroups)
+
+	t.Run("no partial starts", func(t *testing.T) {
+		if f.peakDrivers > 4 {
+			t.Errorf("%d drivers ran at once on a cluster that fits 4 applications", f.peakDrivers)
+		}
+		if f.peakDrivers < 2 {
+			t.Errorf("at most %d driver ran at once: the applications did not share the cluster", f.peakDrivers)
+		}
+		// Volcano binds a pod within a scheduling period (500ms) when its room is reserved.
+		if f.waited > 10*time.Second {
+			t.Errorf("executor %s of a running driver waited %s for a node: its application started in part", f.slowest, f.waited.Round(time.Millisecond))
+		}
+		t.Logf("peak drivers %d; longest executor wait %s", f.peakDrivers, f.waited.Round(time.Millisecond))
+	})
+
+	t.Run("PodGroups and pods", func(t *testing.T) {
+		pods, err := f.sparkPods()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range apps {
+			app := f.get(name)
+			pgName := volcano.PodGroupName(scheduler.Workload{Key: scheduler.ApplicationKey(client.ObjectKeyFromObject(app)), Run: app.Status.SubmissionID})
+			pg, ok := groups[pgName]
+			if !ok {
+				t.Errorf("%s: no PodGroup %s was seen", name, pgName)
+				continue
+			}
+			owners := pg.GetOwnerReferences()
+			if len(owners) != 1 || owners[0].UID != app.UID || owners[0].Kind != "SparkApplication" {
+				t.Errorf("PodGroup %s owners = %+v, want the SparkApplication %s", pgName, owners, app.UID)
+			}
+			spec, _, _ := unstructured.NestedMap(pg.Object, "spec")
+			want := map[string]any{
+				"minMember": int64(1),
+				// A 1-CPU, 512m driver and executor: 512Mi + 384Mi overhead each.
+				"minResources":      map[string]any{"cpu": "2", "memory": "1792Mi"},
+				"queue":             "spark",
+				"priorityClassName": "spark-batch",
+			}
+			if diff := cmp.Diff(want, spec); diff != "" {
+				t.Errorf("PodGroup %s spec (-want +got):\n%s", pgName, diff)
+			}
+			roles := map[string]int{}
+			for _, p := range pods {
+				if p.Labels[v1beta2.LabelAppName] != name || p.Labels[v1beta2.LabelSubmissionID] != app.Status.SubmissionID {
+					continue
+				}
+				role := p.Labels[v1beta2.SparkRoleLabel]
+				roles[role]++
+				if p.Spec.SchedulerName != volcano.SchedulerName {
+					t.Errorf("%s pod %s: schedulerName %q, want %q", role, p.Name, p.Spec.SchedulerName, volcano.SchedulerName)
+				}
+				if got := p.Annotations[volcano.AnnotationGroupName]; got != pgName {
+					t.Errorf("%s pod %s: annotation %s = %q, want %q", role, p.Name, volcano.AnnotationGroupName, got, pgName)
+				}
+				if p.CreationTimestamp.Before(ptr.To(pg.GetCreationTimestamp())) {
+					t.Errorf("%s pod %s was created before its PodGroup", role, p.Name)
+				}
+			}
+			if diff := cmp.Diff(map[string]int{v1beta2.SparkRoleDriver: 1, v1beta2.SparkRoleExecutor: 1}, roles); diff != "" {
+				t.Errorf("%s: pods by role (-want +got):\n%s", name, diff)
+			}
+		}
+	})
+
+	t.Run("a finished run's PodGroup is deleted", func(t *testing.T) {
+		cluster.Eventually(t, 30*time.Second, "the PodGroups of the finished runs to be deleted", func() (bool, error) {
+			list := &unstructured.UnstructuredList{}
+			list.SetGroupVersionKind(volcano.PodGroupKind.GroupVersion().WithKind("PodGroupList"))
+			if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+				return false, err
+			}
+			return len(list.Items) == 0, nil
+		})
+	})
+}
+
+// TestVolcanoRefusedWithoutCRDs: in a cluster without Volcano (the shared one), an application
+// naming it fails at once with a message saying which CRD is missing, and no pod is created.
+func TestVolcanoRefusedWithoutCRDs(t *testing.T) {
+	c := cluster.Client(t)
+	ctx := context.Background()
+	crd := &unstructured.Unstructured{}
+	crd.SetAPIVersion("apiextensions.k8s.io/v1")
+	crd.SetKind("CustomResourceDefinition")
+	if err := c.Get(ctx, client.ObjectKey{Name: "podgroups.scheduling.volcano.sh"}, crd); !apierrors.IsNotFound(err) {
+		t.Skipf("the shared cluster has Volcano's PodGroup CRD (%v): this test needs a cluster without it", err)
+	}
+	ns := cluster.Namespace(t, c, "novolcano")
+	cluster.StartOperator(t, "operator", "--kubeconfig", cluster.Kubeconfig(t), "--namespaces", ns, "--enable-batch-scheduler",
+		"--enable-spark-connect=false")
+	app := cluster.SparkPi(ns, "pi")
+	app.Spec.BatchScheduler = ptr.To(volcano.Name)
+	if err := c.Create(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Eventually(t, 60*time.Second, "pi to fail", func() (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
+			return false, err
+		}
+		return app.Status.AppState.State == v1beta2.ApplicationStateFailed, nil
+	})
+	msg := app.Status.AppState.ErrorMessage
+	for _, part := range []string{"batch scheduler volcano", "podgroups.scheduling.volcano.sh", "not installed", "install Volcano"} {
+		if !strings.Contains(msg, part) {
+			t.Errorf("error message %q does not say %q", msg, part)
+		}
+	}
+	var pods corev1.PodList
+	if err := c.List(ctx, &pods, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(pods.Items) != 0 {
+		t.Errorf("%d pods were created for a refused application", len(pods.Items))
+	}
+}
