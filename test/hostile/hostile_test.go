@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"strconv"
@@ -29,12 +30,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/examples/external-scheduler/sjf"
 	"github.com/sparkop/spark-operator/test/cluster"
 )
 
@@ -165,6 +168,25 @@ var mutations = []mutation{
 	{"podName", spec(func(r *rand.Rand, s *v1beta2.SparkApplicationSpec) {
 		s.Driver.PodName = ptr.To(pick(r, "UPPER", "", strings.Repeat("p", 300), "ok-name"))
 	})},
+	// Every batch scheduler the operator has, enabled (see TestHostileInput), and ones it
+	// has not: each either refuses the application naming what is wrong, or takes it to a
+	// state with a reason (queued, failed, waiting for a scheduler that does not run here).
+	{"batchScheduler", spec(func(r *rand.Rand, s *v1beta2.SparkApplicationSpec) {
+		s.BatchScheduler = ptr.To(pick(r, "gang", "volcano", "yunikorn", "kube-scheduler", "kubernetes", "external", "no-such", ""))
+		opts := &v1beta2.BatchSchedulerConfiguration{}
+		switch r.IntN(4) {
+		case 0:
+			opts.Queue = ptr.To(pick(r, append([]string{"default", "root.default", "no-such-queue"}, strs...)...))
+		case 1:
+			opts.PriorityClassName = ptr.To(pick(r, append([]string{"no-such-class", "system-cluster-critical"}, strs...)...))
+		case 2:
+			opts.Resources = corev1.ResourceList{corev1.ResourceCPU: apiresource.MustParse(pick(r, "0", "1", "100m", "1000000")),
+				corev1.ResourceMemory: apiresource.MustParse(pick(r, "0", "1Gi", "1Ei"))}
+		default:
+			opts = nil
+		}
+		s.BatchSchedulerOptions = opts
+	})},
 	{"name", func(r *rand.Rand, a *v1beta2.SparkApplication) {
 		a.Name = pick(r, strings.Repeat("n", 64), "UPPER-"+a.Name, a.Name+".dotted", "9"+a.Name, a.Name+strings.Repeat("x", 40))
 	}},
@@ -270,10 +292,15 @@ func TestHostileInput(t *testing.T) {
 	c := cluster.Client(t)
 	ctx := context.Background()
 	ns := cluster.Namespace(t, c, "hostile")
+	external := httptest.NewServer(sjf.Handler())
+	t.Cleanup(external.Close)
 	op := cluster.StartOperator(t, "operator", "--kubeconfig", cluster.Kubeconfig(t), "--namespaces", ns,
 		"--enable-webhook", "--webhook-url-host", "localhost", "--webhook-port", strconv.Itoa(cluster.FreePort(t)),
 		"--webhook-secret-namespace", ns, "--webhook-config-name", "hostile-"+ns, "--webhook-cert-dir", t.TempDir(),
-		"--submission-workers", "8", "--driver-pod-grace-period", "5s")
+		"--submission-workers", "8", "--driver-pod-grace-period", "5s",
+		// Every batch scheduler, so that the applications naming one test what it does with them.
+		"--enable-gang-scheduler", "--enable-batch-scheduler", "--enable-kubernetes-scheduler",
+		"--external-scheduler-url="+external.URL)
 
 	r := rand.New(rand.NewPCG(*seed, uint64(*count)))
 	t.Logf("seed %d, %d objects", *seed, *count)
