@@ -79,8 +79,18 @@ bench: build
 	bin/bench --kubeconfig $$kc --mode native --apps 10000; \
 	bin/bench --kubeconfig $$kc --scenario restart --apps 10000; \
 	bin/bench --kubeconfig $$kc --scenario failover --apps 10000
-	@kc=$$(LOCAL_CLUSTER_DIR=$(CURDIR)/.cache/bench-gang-cluster hack/local-cluster.sh up --nodes 100 | tail -n 1); \
+	@kc=$$(LOCAL_CLUSTER_DIR=$(CURDIR)/.cache/bench-gang-cluster hack/local-cluster.sh up --nodes 100 --workload-api | tail -n 1); \
 	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook; \
+	bin/bench --kubeconfig $$kc --scenario gang --gang=false --apps 1000 --webhook
+
+## bench-gang: the 1,000 mixed applications on 100 kwok nodes through each gang scheduler side by side (the embedded gang, its Workload API variant, the naive Workload mapping, the example external scheduler) and without one; see docs/benchmarks.md
+.PHONY: bench-gang
+bench-gang: build
+	@mkdir -p bin && go build -o bin/bench ./test/bench
+	@kc=$$(LOCAL_CLUSTER_DIR=$(CURDIR)/.cache/bench-gang-cluster hack/local-cluster.sh up --nodes 100 --workload-api | tail -n 1); \
+	for s in gang kubernetes kubernetes-naive external; do \
+		bin/bench --kubeconfig $$kc --scenario gang --scheduler $$s --apps 1000 --webhook; \
+	done; \
 	bin/bench --kubeconfig $$kc --scenario gang --gang=false --apps 1000 --webhook
 
 ## cluster-up: build (once) the control plane, helm and cert-manager, and start the control plane

@@ -32,6 +32,22 @@ import (
 // still awaited, so a reconcile that adopted the driver meanwhile, or a suspension, wins.
 func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error {
 	r.setDefaults()
+	// A held application comes back each time its scheduler's reason for holding it changes,
+	// and is held again far more often than it is admitted. Such a hold is decided on the
+	// cache, which costs no request: its write (of the reason) is refused by the API server if
+	// the cache was stale, and then made on the object read afresh. Anything that acts (an
+	// admission, a rejection) is decided again on the API server's object below.
+	if cached := (&v1beta2.SparkApplication{}); r.Client.Get(ctx, key, cached) == nil && awaitingSubmission(cached) {
+		prepared := cached.DeepCopy()
+		v1beta2.SetSparkApplicationDefaults(prepared)
+		decision, err := r.decide(ctx, prepared)
+		if err != nil {
+			return err
+		}
+		if !decision.Admit && !decision.Reject {
+			return r.hold(ctx, key, cached, decision)
+		}
+	}
 	app := &v1beta2.SparkApplication{}
 	if err := r.APIReader.Get(ctx, key, app); err != nil {
 		return client.IgnoreNotFound(err)
@@ -41,10 +57,7 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 	}
 	id := app.Status.SubmissionID
 	sameAttempt := func(latest *v1beta2.SparkApplication) error {
-		if latest.UID != app.UID || !awaitingSubmission(latest) || latest.Status.SubmissionID != id {
-			return errSkip
-		}
-		return nil
+		return sameSubmission(latest, app.UID, id)
 	}
 
 	// The scheduler and the submitter get a private, defaulted copy, never written back.
@@ -54,30 +67,22 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 	if err != nil {
 		return err
 	}
-	if !decision.Admit {
+	if !decision.Admit && !decision.Reject {
+		return r.hold(ctx, key, app, decision)
+	}
+	if decision.Reject {
 		_, err := r.updateStatus(ctx, key, app, func(latest *v1beta2.SparkApplication) error {
 			if err := sameAttempt(latest); err != nil {
 				return err
 			}
-			if decision.Reject {
-				latest.Status.AppState = v1beta2.ApplicationState{State: v1beta2.ApplicationStateFailed, ErrorMessage: decision.Reason}
-				syncConditions(&latest.Status, r.Clock.Now())
-				return nil
-			}
-			setQueued(&latest.Status, decision.Reason, r.Clock.Now())
+			latest.Status.AppState = v1beta2.ApplicationState{State: v1beta2.ApplicationStateFailed, ErrorMessage: decision.Reason}
+			syncConditions(&latest.Status, r.Clock.Now())
 			return nil
 		})
 		if err != nil && !errors.Is(err, errSkip) {
 			return err
 		}
-		if decision.Reject {
-			r.event(app, true, "SparkApplicationRejected", "Submit", decision.Reason)
-			return nil
-		}
-		if after, retry := scheduler.RetryAfter(decision.sched, decision.Decision, r.Options.QueuedRetryInterval); retry {
-			return submission.RetryAfter(after, decision.Reason)
-		}
-		// Its scheduler wakes it when it may be admitted: waiting costs nothing.
+		r.event(app, true, "SparkApplicationRejected", "Submit", decision.Reason)
 		return nil
 	}
 
@@ -160,6 +165,36 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 		latency = now.Sub(app.Status.LastSubmissionAttemptTime.Time)
 	}
 	r.metrics(func(m MetricsRecorder) { m.Submitted(written, latency) })
+	return nil
+}
+
+// hold writes why app's batch scheduler holds its recorded submission (its Queued condition;
+// nothing when it already says so), as long as that submission is still awaited, and asks to
+// be offered again when the scheduler wants it asked.
+func (r *Reconciler) hold(ctx context.Context, key types.NamespacedName, app *v1beta2.SparkApplication, decision asked) error {
+	uid, id := app.UID, app.Status.SubmissionID
+	_, err := r.updateStatus(ctx, key, app, func(latest *v1beta2.SparkApplication) error {
+		if err := sameSubmission(latest, uid, id); err != nil {
+			return err
+		}
+		setQueued(&latest.Status, decision.Reason, r.Clock.Now())
+		return nil
+	})
+	if err != nil && !errors.Is(err, errSkip) {
+		return err
+	}
+	if after, retry := scheduler.RetryAfter(decision.sched, decision.Decision, r.Options.QueuedRetryInterval); retry {
+		return submission.RetryAfter(after, decision.Reason)
+	}
+	// Its scheduler wakes it when it may be admitted: waiting costs nothing.
+	return nil
+}
+
+// sameSubmission is errSkip unless latest is the application uid still awaiting submission id.
+func sameSubmission(latest *v1beta2.SparkApplication, uid types.UID, id string) error {
+	if latest.UID != uid || !awaitingSubmission(latest) || latest.Status.SubmissionID != id {
+		return errSkip
+	}
 	return nil
 }
 

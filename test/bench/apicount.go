@@ -176,7 +176,7 @@ func startAPICost(ctx context.Context, e *benchEnv) (*apiCost, error) {
 // apiUse is what the run cost per application.
 type apiUse struct {
 	writes, reads float64
-	top           string // the largest writes, per application
+	top           string // the largest writes and reads, per application
 }
 
 // per reads the counts now and divides what the run cost by apps.
@@ -201,7 +201,7 @@ func (a *apiCost) per(ctx context.Context, apps int) (apiUse, error) {
 		k requestKey
 		n float64
 	}
-	var writes []item
+	var writes, reads []item
 	for k, n := range delta {
 		switch {
 		case k.write():
@@ -209,15 +209,19 @@ func (a *apiCost) per(ctx context.Context, apps int) (apiUse, error) {
 			writes = append(writes, item{k, n})
 		case k.read():
 			use.reads += n
+			reads = append(reads, item{k, n})
 		}
 	}
 	use.writes /= float64(apps)
 	use.reads /= float64(apps)
-	sort.Slice(writes, func(i, j int) bool { return writes[i].n > writes[j].n })
-	var top []string
-	for _, w := range writes[:min(len(writes), 8)] {
-		top = append(top, fmt.Sprintf("%s_%s=%.1f", w.k.verb, w.k.resource, w.n/float64(apps)))
+	largest := func(items []item, n int) string {
+		sort.Slice(items, func(i, j int) bool { return items[i].n > items[j].n })
+		var top []string
+		for _, w := range items[:min(len(items), n)] {
+			top = append(top, fmt.Sprintf("%s_%s=%.1f", w.k.verb, w.k.resource, w.n/float64(apps)))
+		}
+		return strings.Join(top, " ")
 	}
-	use.top = "api_writes_per_app " + strings.Join(top, " ")
+	use.top = "api_writes_per_app " + largest(writes, 8) + "; api_reads_per_app " + largest(reads, 6)
 	return use, nil
 }

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"net/http/httptest"
 	"slices"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/examples/external-scheduler/sjf"
 )
 
 // gangSizes are the executor counts of the mixed load, in turn (2 CPU each, 1-CPU drivers).
@@ -29,7 +31,7 @@ var gangSizes = []int32{2, 4, 8, 12}
 // the gang scheduler (--gang, the default) or without it, with this process playing Spark
 // (spark.go). It prints
 //
-//	RESULT mode=gang apps=… decisions_per_s=… partial_starts=… utilisation=… makespan_s=… state_lag_p50_ms=… state_lag_p99_ms=… api_writes_per_app=… api_reads_per_app=…
+//	RESULT mode=gang scheduler=gang|kubernetes|kubernetes-naive|external apps=… decisions_per_s=… partial_starts=… unschedulable_executors=… utilisation=… makespan_s=… state_lag_p50_ms=… state_lag_p99_ms=… api_writes_per_app=… api_reads_per_app=… [external_rtt_ms=…]
 //	gang: mode=gang allocated=… apps_ever_partial=… unschedulable_peak=… stuck=… unfinished=… ramp_s=… ramp_max_s=… (created …, ungated …, bound …)
 //	gang: mode=gang unschedulable executors=… bound_after_s=… bound_after_max_s=…   (when there were any, with their messages)
 //
@@ -55,13 +57,29 @@ func runGang(ctx context.Context, c config) error {
 	}
 	defer e.cleanup()
 	var args []string
+	sched := ""
 	if c.gang {
+		sched = c.scheduler
 		q := &schedv1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}
 		if err := e.cl.Create(ctx, q); err != nil {
 			return err
 		}
 		defer func() { _ = e.cl.Delete(context.Background(), q) }()
-		args = append(args, "--enable-gang-scheduler", "--default-batch-scheduler=gang")
+		switch sched {
+		case "gang":
+			args = append(args, "--enable-gang-scheduler", "--default-batch-scheduler=gang")
+		case "kubernetes":
+			args = append(args, "--enable-kubernetes-scheduler")
+		case "kubernetes-naive":
+			args = append(args, "--enable-kubernetes-naive-scheduler")
+		case "external":
+			// The example scheduler, in this process: what a user would copy and run.
+			srv := httptest.NewServer(sjf.Handler())
+			defer srv.Close()
+			args = append(args, "--enable-gang-scheduler", "--external-scheduler-url="+srv.URL, "--external-scheduler-interval=1s")
+		default:
+			return fmt.Errorf("--scheduler %q: want gang, kubernetes, kubernetes-naive or external", sched)
+		}
 	}
 	op, err := startOperator(ctx, c, e.ns, "gang-"+mode, append(args, "--submission-workers", "32", "--enable-spark-connect=false",
 		"--kube-api-qps", "1000", "--kube-api-burst", "2000")...)
@@ -82,7 +100,7 @@ func runGang(ctx context.Context, c config) error {
 	}
 	start := time.Now()
 	if failed := inParallel(c.apps, 32, 0, func(i int) error {
-		return e.cl.Create(ctx, gangApp(e.ns, i, c.gang))
+		return e.cl.Create(ctx, gangApp(e.ns, i, sched))
 	}); failed > 0 {
 		return fmt.Errorf("%d of %d applications could not be created", failed, c.apps)
 	}
@@ -125,7 +143,7 @@ func runGang(ctx context.Context, c config) error {
 	}
 	lagP50, lagP99, lags := spark.lag.percentiles()
 	decisionsPerS := 0.0
-	if c.gang {
+	if c.gang && sched != "kubernetes-naive" { // the naive mapping has no admission to count
 		decisions, busy, err := op.gangDecisions()
 		if err != nil {
 			return err
@@ -147,8 +165,20 @@ func runGang(ctx context.Context, c config) error {
 	}
 	fmt.Printf("gang: mode=%s %s\n", mode, use.top)
 	fmt.Printf("gang: mode=%s state_lag over %d driver starts and ends\n", mode, lags)
-	fmt.Printf("RESULT mode=%s apps=%d decisions_per_s=%.0f partial_starts=%d utilisation=%.3f makespan_s=%.1f state_lag_p50_ms=%.0f state_lag_p99_ms=%.0f api_writes_per_app=%.1f api_reads_per_app=%.1f\n",
-		mode, c.apps, decisionsPerS, j.partialPeak, j.workingShareSeconds/max(j.seconds, 1e-9), makespan.Seconds(), ms(lagP50), ms(lagP99), use.writes, use.reads)
+	extra := ""
+	if sched == "external" {
+		rtt, err := op.externalRoundTrip()
+		if err != nil {
+			return err
+		}
+		extra = fmt.Sprintf(" external_rtt_ms=%.1f", ms(rtt))
+	}
+	schedField := ""
+	if sched != "" {
+		schedField = " scheduler=" + sched
+	}
+	fmt.Printf("RESULT mode=%s%s apps=%d decisions_per_s=%.0f partial_starts=%d unschedulable_executors=%d utilisation=%.3f makespan_s=%.1f state_lag_p50_ms=%.0f state_lag_p99_ms=%.0f api_writes_per_app=%.1f api_reads_per_app=%.1f%s\n",
+		mode, schedField, c.apps, decisionsPerS, j.partialPeak, j.unschedulableExecutors(), j.workingShareSeconds/max(j.seconds, 1e-9), makespan.Seconds(), ms(lagP50), ms(lagP99), use.writes, use.reads, extra)
 	return nil
 }
 
@@ -161,7 +191,7 @@ const (
 
 // gangApp is application i of the mixed load: a 1-CPU driver and 2, 4, 8 or 12 executors of
 // 2 CPU, in turn, with 20, 30 or 40 seconds of work for each executor, in turn.
-func gangApp(ns string, i int, gang bool) *v1beta2.SparkApplication {
+func gangApp(ns string, i int, sched string) *v1beta2.SparkApplication {
 	app := benchApp(ns, i)
 	n := gangSizes[i%len(gangSizes)]
 	app.Annotations = map[string]string{annotationWork: fmt.Sprint(int(n) * (20 + 10*(i%3)))}
@@ -169,8 +199,11 @@ func gangApp(ns string, i int, gang bool) *v1beta2.SparkApplication {
 	app.Spec.Executor.Cores = ptr.To[int32](2)
 	app.Spec.Executor.Memory = ptr.To("1024m")
 	app.Spec.Executor.Instances = ptr.To(n)
-	if gang {
+	if sched != "" {
 		app.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To(ns)}
+	}
+	if sched != "" && sched != "gang" { // gang is the operator's default there
+		app.Spec.BatchScheduler = ptr.To(sched)
 	}
 	return app
 }
@@ -193,6 +226,24 @@ func (o *operatorProcess) gangDecisions() (decisions, seconds float64, err error
 	}
 	seconds, err = value("spark_operator_gang_schedule_seconds_total")
 	return decisions, seconds, err
+}
+
+// externalRoundTrip is the mean round trip of the operator's requests to the external scheduler
+// (one per cycle in which its applications wait).
+func (o *operatorProcess) externalRoundTrip() (time.Duration, error) {
+	families, err := o.metrics()
+	if err != nil {
+		return 0, err
+	}
+	f, ok := families["spark_operator_gang_external_request_seconds"]
+	if !ok || len(f.GetMetric()) == 0 {
+		return 0, fmt.Errorf("the operator exposes no spark_operator_gang_external_request_seconds")
+	}
+	h := f.GetMetric()[0].GetHistogram()
+	if h.GetSampleCount() == 0 {
+		return 0, nil
+	}
+	return time.Duration(h.GetSampleSum() / float64(h.GetSampleCount()) * float64(time.Second)), nil
 }
 
 // workQueues summarises the operator's work queues (see queueSummary).

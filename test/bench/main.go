@@ -74,6 +74,8 @@ type config struct {
 	webhook    bool
 	scenario   string
 	gang       bool
+	// scheduler is the batch scheduler of the gang scenario's applications (gangSchedulers).
+	scheduler string
 }
 
 func main() {
@@ -93,6 +95,8 @@ func main() {
 		`(time to a new application's driver after the operator is killed, with --apps finished applications present), `+
 		`"gang" (--apps mixed-size applications at once, with or without (--gang=false) the gang scheduler)`)
 	flag.BoolVar(&c.gang, "gang", true, `gang: run the operator with the gang scheduler as the default (false: the same load without it)`)
+	flag.StringVar(&c.scheduler, "scheduler", "gang", `gang: the applications' batch scheduler: "gang" (the embedded one), "kubernetes" (its Workload API variant; `+
+		`a cluster up with --workload-api), "kubernetes-naive" (Workload and PodGroups with no admission), "external" (the example external scheduler, run in this process)`)
 	flag.Parse()
 	scenarios := map[string]func(context.Context, config) error{
 		"submit":   run,

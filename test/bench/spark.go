@@ -410,6 +410,10 @@ func (j *jobs) ramp() (created, ungated, bound, running, longest time.Duration) 
 	return created / d, ungated / d, bound / d, running / d, longest
 }
 
+// unschedulableExecutors counts the executors that waited for room (the kube-scheduler found none)
+// after their driver started: executors exist only then.
+func (j *jobs) unschedulableExecutors() int { return len(j.unschedulable) }
+
 // unschedulable returns the pod's condition saying the kube-scheduler found no room for it, or
 // nil.
 func unschedulable(p *corev1.Pod) *corev1.PodCondition {
