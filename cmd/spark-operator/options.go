@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,12 +74,17 @@ type options struct {
 	gangReservationTimeout time.Duration
 	gangPreemptionWait     time.Duration
 	gangStartBacklog       int
-	driverPodGracePeriod   time.Duration
-	maxTrackedExecutors    int
-	uiServiceEnabled       bool
-	ingressURLFormat       string
-	ingressClassName       string
-	driverPDB              bool
+	// The Kubeflow-compatible batch schedulers (--enable-batch-scheduler): coscheduling under
+	// each of kubeSchedulerNames.
+	batchSchedulerEnabled       bool
+	kubeSchedulerNames          []string
+	coschedulingScheduleTimeout time.Duration
+	driverPodGracePeriod        time.Duration
+	maxTrackedExecutors         int
+	uiServiceEnabled            bool
+	ingressURLFormat            string
+	ingressClassName            string
+	driverPDB                   bool
 
 	controllerEnabled   bool
 	sparkConnectEnabled bool
@@ -113,6 +119,13 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.StringVar(&o.defaultBatchSched, "default-batch-scheduler", "", "Batch scheduler for applications that name none, and for SparkConnect sessions; empty lets every application and session through.")
 	fs.BoolVar(&o.gangEnabled, "enable-gang-scheduler", false, `Enable the embedded gang scheduler (spec.batchScheduler: gang; with --default-batch-scheduler=gang for applications naming none). `+
 		`Needs the Queue CRD and cluster-wide read access to pods and nodes.`)
+	var kubeSchedulerNames string
+	fs.BoolVar(&o.batchSchedulerEnabled, "enable-batch-scheduler", false, "Enable the batch schedulers the Kubeflow operator enables with the same flag: "+
+		"coscheduling (scheduler-plugins) under each of --kube-scheduler-names. Each needs its CRDs in the cluster; an application naming one whose CRDs are missing is refused.")
+	fs.StringVar(&kubeSchedulerNames, "kube-scheduler-names", "", "Comma-separated names of kube-scheduler profiles running scheduler-plugins' Coscheduling plugin "+
+		"(e.g. kube-scheduler): each is a spec.batchScheduler value whose pods are scheduled by it, in a PodGroup per run; with --enable-batch-scheduler.")
+	fs.DurationVar(&o.coschedulingScheduleTimeout, "coscheduling-schedule-timeout", time.Minute, "The PodGroups' scheduleTimeoutSeconds for --kube-scheduler-names, "+
+		"and how long a started gang may take to place its executors before the next one starts.")
 	fs.BoolVar(&o.gangBackfill, "gang-backfill", false, "Let a smaller application of a queue be admitted before the head of its queue when it cannot delay it.")
 	fs.BoolVar(&o.gangPreemption, "gang-preemption", false, "Let a waiting application evict whole lower-priority applications of its queue (or ones borrowing beyond their quota).")
 	fs.IntVar(&o.gangStartBacklog, "gang-start-backlog", 256, "Start admitted applications' drivers only while fewer executors than this, of drivers started just before, wait to be released to their nodes; 0 starts them all at once.")
@@ -205,6 +218,15 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	if o.gangPreemptionWait <= 0 {
 		errs = append(errs, fmt.Errorf("--gang-preemption-wait must be positive, got %s", o.gangPreemptionWait))
 	}
+	if o.kubeSchedulerNames, err = parseKubeSchedulerNames(kubeSchedulerNames); err != nil {
+		errs = append(errs, err)
+	}
+	if len(o.kubeSchedulerNames) > 0 && !o.batchSchedulerEnabled {
+		errs = append(errs, errors.New("--kube-scheduler-names needs --enable-batch-scheduler"))
+	}
+	if o.coschedulingScheduleTimeout < time.Second {
+		errs = append(errs, fmt.Errorf("--coscheduling-schedule-timeout must be at least 1s, got %s", o.coschedulingScheduleTimeout))
+	}
 	if o.apiQPS <= 0 || o.apiBurst < 1 {
 		errs = append(errs, fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive"))
 	}
@@ -275,4 +297,31 @@ func webhookNamespaceSelector(o *options) (*metav1.LabelSelector, error) {
 		return nil, nil
 	}
 	return sel, nil
+}
+
+// reservedSchedulerNames are batch scheduler names a kube-scheduler profile cannot take: the
+// operator's own schedulers would be replaced by it.
+var reservedSchedulerNames = []string{"default", "gang"}
+
+// parseKubeSchedulerNames reads --kube-scheduler-names: kube-scheduler profile names, each a
+// valid pod schedulerName, none repeated or reserved.
+func parseKubeSchedulerNames(list string) ([]string, error) {
+	var names []string
+	var errs []error
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		switch {
+		case name == "":
+			continue
+		case len(validation.IsDNS1123Subdomain(name)) > 0:
+			errs = append(errs, fmt.Errorf("--kube-scheduler-names: %q is not a scheduler name: %s", name, strings.Join(validation.IsDNS1123Subdomain(name), "; ")))
+		case slices.Contains(reservedSchedulerNames, name):
+			errs = append(errs, fmt.Errorf("--kube-scheduler-names: %q is the name of one of the operator's own batch schedulers", name))
+		case slices.Contains(names, name):
+			errs = append(errs, fmt.Errorf("--kube-scheduler-names: %q is named twice", name))
+		default:
+			names = append(names, name)
+		}
+	}
+	return names, errors.Join(errs...)
 }

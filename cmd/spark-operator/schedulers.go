@@ -10,12 +10,12 @@ package main
 import (
 	"fmt"
 
-	"github.com/sparkop/spark-operator/sparkpod"
-
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/coscheduling"
 	"github.com/sparkop/spark-operator/scheduler/gang"
+	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/webhook/validation"
 )
 
@@ -33,6 +33,16 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 			Reader:             mgr.GetAPIReader(),
 			SessionDemand:      sessionDemand(o),
 		}))
+	}
+	if o.batchSchedulerEnabled {
+		for _, name := range o.kubeSchedulerNames {
+			schedulers.Register(coscheduling.New(coscheduling.Config{
+				Name:            name,
+				ScheduleTimeout: o.coschedulingScheduleTimeout,
+				Mapper:          mgr.GetRESTMapper(),
+				Reader:          mgr.GetAPIReader(),
+			}))
+		}
 	}
 	if o.defaultBatchSched != "" {
 		if _, err := schedulers.Get(o.defaultBatchSched); err != nil {
