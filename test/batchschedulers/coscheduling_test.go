@@ -9,13 +9,16 @@ package batchschedulers
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/utils/ptr"
@@ -31,8 +34,8 @@ import (
 // (`hack/local-cluster.sh coscheduling`) on a cluster that fits 4: all complete, none in part,
 // each run in a PodGroup of its own (owned by the application, minMember 1, minResources the
 // whole gang) that its pods name, placed by that scheduler. Before the scheduler's CRDs are
-// installed, an application naming it is refused, saying so; `down` stops what `coscheduling`
-// started.
+// installed, an application naming it is refused, saying so (by the controller, and by the
+// validating webhook); `down` stops what `coscheduling` started.
 func TestCoscheduling(t *testing.T) {
 	ctx := context.Background()
 	state, kubeconfig := ownCluster(t)
@@ -60,6 +63,32 @@ func TestCoscheduling(t *testing.T) {
 		if err := c.Delete(ctx, app); err != nil {
 			t.Fatal(err)
 		}
+
+		// The validating webhook refuses it at once, saying the same.
+		const configName = "coscheduling-webhook"
+		t.Cleanup(func() {
+			_ = c.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
+			_ = c.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
+		})
+		hook := cluster.StartOperator(t, "webhook", "--kubeconfig", kubeconfig, "--namespaces", ns, "--enable-controller=false",
+			"--enable-webhook", "--webhook-failure-policy=Ignore", "--webhook-url-host", "localhost",
+			"--webhook-port", strconv.Itoa(cluster.FreePort(t)), "--webhook-secret-namespace", ns, "--webhook-config-name", configName,
+			"--webhook-cert-dir", t.TempDir(), "--enable-batch-scheduler", "--kube-scheduler-names", coscheduling.DefaultName)
+		var refused error
+		cluster.Eventually(t, 30*time.Second, "the webhook to refuse the application", func() (bool, error) {
+			app := newApp(ns, "no-crd-webhook", 0)
+			app.Spec.BatchScheduler = ptr.To(coscheduling.DefaultName)
+			refused = c.Create(ctx, app)
+			if refused == nil {
+				// Created before the API server called the webhook: again.
+				return false, c.Delete(ctx, app)
+			}
+			return true, nil
+		})
+		if !strings.Contains(refused.Error(), `spec.batchScheduler: Invalid value: "kube-scheduler": `+want) {
+			t.Errorf("refused with %v, want spec.batchScheduler invalid: %s", refused, want)
+		}
+		hook.Stop()
 	})
 
 	if _, err := cluster.Script(ctx, state, "coscheduling"); err != nil {
@@ -95,7 +124,8 @@ func TestCoscheduling(t *testing.T) {
 		if app.Status.BatchScheduler != coscheduling.DefaultName {
 			t.Errorf("%s was admitted by %q", app.Name, app.Status.BatchScheduler)
 		}
-		checkPodGroup(t, c, &app)
+		// 3 pods of 2 CPU; 512m of memory and Spark's 384Mi overhead each.
+		checkPodGroup(t, c, &app, map[string]any{"cpu": "6", "memory": "2688Mi"})
 	}
 	// Every pod, executors included, named its run's group and the scheduler from its creation.
 	runs := map[string]string{}
@@ -116,6 +146,22 @@ func TestCoscheduling(t *testing.T) {
 		t.Errorf("%d executors seen, want %d", executors, apps*executorCount)
 	}
 
+	t.Run("examples/spark-pi-kube-scheduler.yaml runs", func(t *testing.T) {
+		app := example(t, c, ns, "spark-pi-kube-scheduler.yaml")
+		if err := c.Create(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+		cluster.Eventually(t, 2*time.Minute, "the example to complete", func() (bool, error) {
+			if _, _, err := r.step(ctx); err != nil {
+				return false, err
+			}
+			err := c.Get(ctx, client.ObjectKeyFromObject(app), app)
+			return app.Status.AppState.State == v1beta2.ApplicationStateCompleted, err
+		})
+		// A driver and 3 executors of 1 CPU and 512m (896Mi with the overhead).
+		checkPodGroup(t, c, app, map[string]any{"cpu": "4", "memory": "3584Mi"})
+	})
+
 	t.Run("down stops the Coscheduling scheduler and controller", func(t *testing.T) {
 		downStops(t, state, "kube-scheduler-plugins", "scheduler-plugins-controller")
 	})
@@ -124,7 +170,7 @@ func TestCoscheduling(t *testing.T) {
 // checkPodGroup checks app's PodGroup (named after its run, owned by it, minMember 1,
 // minResources the whole gang, finished), and that its pods name it and were placed by the
 // Coscheduling scheduler.
-func checkPodGroup(t *testing.T, c client.Client, app *v1beta2.SparkApplication) {
+func checkPodGroup(t *testing.T, c client.Client, app *v1beta2.SparkApplication, minResources map[string]any) {
 	t.Helper()
 	ctx := context.Background()
 	name := coscheduling.PodGroupName(app.Name, app.Status.SubmissionID)
@@ -139,9 +185,7 @@ func checkPodGroup(t *testing.T, c client.Client, app *v1beta2.SparkApplication)
 		t.Errorf("%s: PodGroup owned by %v", app.Name, owners)
 	}
 	spec, _, _ := unstructured.NestedMap(pg.Object, "spec")
-	// 3 pods of 2 CPU; 512m of memory and Spark's 384Mi overhead each.
-	want := map[string]any{"minMember": int64(1), "scheduleTimeoutSeconds": int64(120),
-		"minResources": map[string]any{"cpu": "6", "memory": "2688Mi"}}
+	want := map[string]any{"minMember": int64(1), "scheduleTimeoutSeconds": int64(120), "minResources": minResources}
 	if diff := cmp.Diff(want, spec); diff != "" {
 		t.Errorf("%s: PodGroup spec (-want +got):\n%s", app.Name, diff)
 	}

@@ -163,6 +163,24 @@ func TestKueue(t *testing.T) {
 		t.Errorf("%d drivers seen, want %d", drivers, apps)
 	}
 
+	t.Run("examples/spark-pi-kueue.yaml runs", func(t *testing.T) {
+		app := example(t, c, ns, "spark-pi-kueue.yaml")
+		if err := c.Create(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+		if !ptr.Deref(app.Spec.Suspend, false) {
+			t.Error("the example was created unsuspended")
+		}
+		cluster.Eventually(t, 2*time.Minute, "the example to complete", func() (bool, error) {
+			if _, _, err := r.step(ctx); err != nil {
+				return false, err
+			}
+			err := c.Get(ctx, client.ObjectKeyFromObject(app), app)
+			return app.Status.AppState.State == v1beta2.ApplicationStateCompleted, err
+		})
+		checkWorkload(t, c, app)
+	})
+
 	t.Run("down stops Kueue", func(t *testing.T) {
 		downStops(t, state, "kueue")
 	})

@@ -25,10 +25,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
 	"github.com/sparkop/spark-operator/test/cluster"
 	"github.com/sparkop/spark-operator/test/executors"
 )
@@ -65,6 +68,32 @@ func ownCluster(t *testing.T) (state, kubeconfig string) {
 		t.Fatal(err)
 	}
 	return state, kubeconfig
+}
+
+// example reads examples/NAME into namespace ns, its driver run for kwok's few seconds, and
+// creates the service account it names.
+func example(t *testing.T, c client.Client, ns, name string) *v1beta2.SparkApplication {
+	t.Helper()
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "examples", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := &v1beta2.SparkApplication{}
+	if err := yaml.UnmarshalStrict(data, app); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	app.Namespace = ns
+	app.Spec.Driver.Annotations = map[string]string{executors.AnnotationRunSeconds: driverRunSeconds}
+	if sa := ptr.Deref(app.Spec.Driver.ServiceAccount, ""); sa != "" {
+		if err := c.Create(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sa}}); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	return app
 }
 
 // downStops checks that `hack/local-cluster.sh down` stops the processes of the cluster in
@@ -187,7 +216,7 @@ func (r *sparkRun) step(ctx context.Context) ([]v1beta2.SparkApplication, int, e
 		if r.started[driver.Name] {
 			continue
 		}
-		started, err := r.startExecutors(ctx, driver)
+		started, err := r.startExecutors(ctx, app, driver)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -205,9 +234,10 @@ func (r *sparkRun) markPartial(app string) {
 }
 
 // startExecutors creates the driver's executors from the executor pod template its submitter
-// gave it (its batch scheduler's labels and scheduler name included), as Spark would. It
-// reports false, to be asked again, while the template's ConfigMap does not exist yet.
-func (r *sparkRun) startExecutors(ctx context.Context, driver *corev1.Pod) (bool, error) {
+// gave it (its batch scheduler's labels and scheduler name included), as many and as big as
+// app's spec says, as Spark would. It reports false, to be asked again, while the template's
+// ConfigMap does not exist yet.
+func (r *sparkRun) startExecutors(ctx context.Context, app *v1beta2.SparkApplication, driver *corev1.Pod) (bool, error) {
 	template, err := executors.TemplateOf(ctx, r.c, driver)
 	if apierrors.IsNotFound(err) {
 		return false, nil
@@ -215,8 +245,12 @@ func (r *sparkRun) startExecutors(ctx context.Context, driver *corev1.Pod) (bool
 	if err != nil {
 		return false, err
 	}
-	for id := 1; id <= executorCount; id++ {
-		pod, err := executors.Build(driver, id, executors.Options{Cores: podCPU, MemoryMiB: 512, Template: template,
+	memory, err := sparkpod.ParseMiB(ptr.Deref(app.Spec.Executor.Memory, "1g"))
+	if err != nil {
+		return false, err
+	}
+	for id := 1; id <= int(ptr.Deref(app.Spec.Executor.Instances, 1)); id++ {
+		pod, err := executors.Build(driver, id, executors.Options{Cores: int(ptr.Deref(app.Spec.Executor.Cores, 1)), MemoryMiB: int(memory), Template: template,
 			Annotations: map[string]string{executors.AnnotationRunSeconds: executorRunSeconds}})
 		if err != nil {
 			return false, err
