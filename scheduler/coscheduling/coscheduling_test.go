@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -247,5 +248,44 @@ func TestMissingCRD(t *testing.T) {
 	}
 	if errs := New(Config{Mapper: mapper(true)}).ValidateApplication(context.Background(), &v1beta2.SparkApplication{}); len(errs) > 0 {
 		t.Errorf("refused with the CRD installed: %v", errs)
+	}
+}
+
+// TestMinResourcesFromTheDemand: the PodGroup of an application with dynamic allocation and
+// PySpark asks for the gang sparkpod.DemandOf computes (the one demand function: initial
+// executors, memory overhead, pyspark memory), not for the spec's numbers (Kubeflow #2244).
+func TestMinResourcesFromTheDemand(t *testing.T) {
+	app := &v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "py"}}
+	app.Spec.Type = v1beta2.SparkApplicationTypePython
+	app.Spec.MainApplicationFile = "local:///opt/spark/examples/src/main/python/pi.py"
+	app.Spec.Driver.Cores, app.Spec.Driver.Memory = ptr.To[int32](1), ptr.To("512m")
+	app.Spec.Executor.Cores, app.Spec.Executor.Memory = ptr.To[int32](2), ptr.To("1g")
+	app.Spec.Executor.Instances = ptr.To[int32](1)
+	app.Spec.DynamicAllocation = &v1beta2.DynamicAllocation{Enabled: true, InitialExecutors: ptr.To[int32](3), MinExecutors: ptr.To[int32](2)}
+	app.Spec.SparkConf = map[string]string{"spark.executor.pyspark.memory": "512m"}
+	d, err := sparkpod.DemandOf(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := scheduler.ApplicationWorkload(app)
+	w.Demand = d
+	objs, err := New(Config{}).RunObjects(context.Background(), w, scheduler.Decision{Admit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ := unstructured.NestedStringMap(objs[0].(*unstructured.Unstructured).Object, "spec", "minResources")
+	total := d.Total()
+	if got["cpu"] != "7" { // 1 + 3 initial executors of 2
+		t.Errorf("minResources cpu = %s, want 7: the driver and the 3 initial executors", got["cpu"])
+	}
+	if mem := total[corev1.ResourceMemory]; got["memory"] != mem.String() {
+		t.Errorf("minResources memory = %s, want the demand's %s", got["memory"], mem.String())
+	}
+	// The spec alone says 512Mi + 3·1Gi; overheads and pyspark memory come on top.
+	if mem, naive := resource.MustParse(got["memory"]), resource.MustParse("3584Mi"); mem.Cmp(naive) <= 0 {
+		t.Errorf("minResources memory %s counts no overhead (the spec alone says %s)", got["memory"], naive.String())
+	}
+	if ann := objs[0].GetAnnotations()[AnnotationGangSize]; ann != "4" {
+		t.Errorf("gang size %s, want 4", ann)
 	}
 }
