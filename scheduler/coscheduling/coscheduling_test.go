@@ -289,3 +289,57 @@ func TestMinResourcesFromTheDemand(t *testing.T) {
 		t.Errorf("gang size %s, want 4", ann)
 	}
 }
+
+// podGroupsAndPods lists groups as the PodGroups of the cluster, and pods from the fake client.
+type podGroupsAndPods struct {
+	client.Reader
+	groups []unstructured.Unstructured
+}
+
+func (r podGroupsAndPods) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if l, ok := list.(*unstructured.UnstructuredList); ok {
+		l.Items = r.groups
+		return nil
+	}
+	return r.Reader.List(ctx, list, opts...)
+}
+
+// TestAdmitAfterRestart: a gang an earlier operator process admitted, still being placed, keeps
+// a restarted one from admitting the next until it is placed: it is found from its PodGroup.
+func TestAdmitAfterRestart(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	a := workload("a", "ra", t0, 2)
+	objs, err := New(Config{}).RunObjects(ctx, a, scheduler.Decision{Admit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg := objs[0].(*unstructured.Unstructured)
+	pg.SetNamespace("ns")
+	pg.SetOwnerReferences([]metav1.OwnerReference{{APIVersion: "sparkoperator.k8s.io/v1beta2", Kind: "SparkApplication", Name: "a", UID: "uid-a"}})
+	pgA := pg.GetName()
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod("a-driver", pgA, true, corev1.PodRunning),
+		pod("a-exec-1", pgA, false, corev1.PodPending), pod("a-exec-2", pgA, false, corev1.PodPending)).Build()
+	s := New(Config{Mapper: mapper(true), Reader: podGroupsAndPods{Reader: c, groups: []unstructured.Unstructured{*pg}}, Clock: clocktesting.NewFakeClock(t0)})
+
+	b := workload("b", "rb", t0, 2)
+	if d, err := s.Admit(ctx, b); err != nil || d.Admit || !strings.Contains(d.Reason, "the gang of ns/a") {
+		t.Fatalf("b: %+v, %v; want it held for the gang of ns/a", d, err)
+	}
+	if d, err := s.Admit(ctx, a); err != nil || !d.Admit {
+		t.Errorf("a, its run admitted before the restart: %+v, %v; want it admitted again", d, err)
+	}
+	for _, name := range []string{"a-exec-1", "a-exec-2"} {
+		if err := c.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Create(ctx, pod(name, pgA, true, corev1.PodRunning)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d, err := s.Admit(ctx, b); err != nil || !d.Admit {
+		t.Errorf("b once a's gang is placed: %+v, %v; want it admitted", d, err)
+	}
+}
