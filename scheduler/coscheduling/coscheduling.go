@@ -110,6 +110,9 @@ type Scheduler struct {
 	// waiting are the workloads held, with when they were created and last asked about, so
 	// the oldest goes first.
 	waiting map[scheduler.WorkloadKey]waiter
+	// busy names the gang last found being placed, at busyAt (see busyWith).
+	busy   string
+	busyAt time.Time
 }
 
 // gang is an admitted run being placed.
@@ -187,7 +190,7 @@ func (s *Scheduler) Admit(ctx context.Context, w scheduler.Workload) (scheduler.
 		return s.admitted(w), nil
 	}
 	delete(s.placing, w.Key) // an earlier run of w, never released
-	if other, err := s.unplaced(ctx, now); err != nil {
+	if other, err := s.busyWith(ctx, now); err != nil {
 		return scheduler.Decision{}, err
 	} else if other != "" {
 		s.wait(w, now)
@@ -199,6 +202,7 @@ func (s *Scheduler) Admit(ctx context.Context, w scheduler.Workload) (scheduler.
 		return scheduler.Decision{Reason: fmt.Sprintf("waiting for %s, which was created earlier, to start first", older), RetryAfter: retry}, nil
 	}
 	delete(s.waiting, w.Key)
+	s.busy, s.busyAt = w.Key.String(), now
 	s.placing[w.Key] = &gang{namespace: w.Key.Namespace, podGroup: PodGroupName(w.Key.Name, w.Run), run: w.Run,
 		size: int(w.Demand.Driver.Count + w.Demand.Executor.Count), since: now}
 	return s.admitted(w), nil
@@ -247,6 +251,24 @@ func (s *Scheduler) olderWaiting(w scheduler.Workload, now time.Time) string {
 		}
 	}
 	return oldest
+}
+
+// recheck is how long busyWith trusts that a gang is still being placed before it lists its pods
+// again: the held workloads ask every second each, and would otherwise each list them.
+const recheck = 250 * time.Millisecond
+
+// busyWith names a gang being placed, if any: the one last seen being placed, if seen lately,
+// else what unplaced finds.
+func (s *Scheduler) busyWith(ctx context.Context, now time.Time) (string, error) {
+	if s.busy != "" && now.Sub(s.busyAt) < recheck {
+		return s.busy, nil
+	}
+	other, err := s.unplaced(ctx, now)
+	if err != nil {
+		return "", err
+	}
+	s.busy, s.busyAt = other, now
+	return other, nil
 }
 
 // unplaced forgets the gangs that are placed, have ended or have had their time, and names one
@@ -330,6 +352,7 @@ func (s *Scheduler) Release(_ context.Context, w scheduler.Workload) error {
 	defer s.mu.Unlock()
 	if g, ok := s.placing[w.Key]; ok && (g.run == w.Run || w.Run == "") {
 		delete(s.placing, w.Key)
+		s.busy = "" // the next Admit looks again
 	}
 	delete(s.waiting, w.Key)
 	return nil

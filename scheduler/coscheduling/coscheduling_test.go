@@ -170,7 +170,8 @@ func TestAdmitOneGangAtATime(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		clock.Step(st.after)
+		// Past the time a gang found being placed is trusted without a look at its pods.
+		clock.Step(st.after + recheck)
 		if st.name == "then b, once old is released" {
 			if err := s.Release(ctx, old); err != nil {
 				t.Fatal(err)
@@ -209,12 +210,14 @@ func TestAdmitAfterTimeout(t *testing.T) {
 				t.Fatalf("a: %+v, %v", d, err)
 			}
 			b := workload("b", "rb", t0, 4)
+			clock.Step(recheck)
 			if tt.wait > 0 {
 				if d, err := s.Admit(ctx, b); err != nil || d.Admit {
 					t.Fatalf("b admitted while a's driver was just bound: %+v, %v", d, err)
 				}
 				clock.Step(tt.wait)
 			}
+			clock.Step(recheck)
 			if d, err := s.Admit(ctx, b); err != nil || !d.Admit {
 				t.Errorf("b: %+v, %v; want it admitted", d, err)
 			}
@@ -322,7 +325,8 @@ func TestAdmitAfterRestart(t *testing.T) {
 	_ = clientgoscheme.AddToScheme(scheme)
 	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(pod("a-driver", pgA, true, corev1.PodRunning),
 		pod("a-exec-1", pgA, false, corev1.PodPending), pod("a-exec-2", pgA, false, corev1.PodPending)).Build()
-	s := New(Config{Mapper: mapper(true), Reader: podGroupsAndPods{Reader: c, groups: []unstructured.Unstructured{*pg}}, Clock: clocktesting.NewFakeClock(t0)})
+	clock := clocktesting.NewFakeClock(t0)
+	s := New(Config{Mapper: mapper(true), Reader: podGroupsAndPods{Reader: c, groups: []unstructured.Unstructured{*pg}}, Clock: clock})
 
 	b := workload("b", "rb", t0, 2)
 	if d, err := s.Admit(ctx, b); err != nil || d.Admit || !strings.Contains(d.Reason, "the gang of ns/a") {
@@ -339,6 +343,7 @@ func TestAdmitAfterRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	clock.Step(recheck)
 	if d, err := s.Admit(ctx, b); err != nil || !d.Admit {
 		t.Errorf("b once a's gang is placed: %+v, %v; want it admitted", d, err)
 	}
