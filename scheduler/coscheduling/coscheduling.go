@@ -194,8 +194,8 @@ func (s *Scheduler) Admit(ctx context.Context, w scheduler.Workload) (scheduler.
 		return scheduler.Decision{}, err
 	} else if other != "" {
 		s.wait(w, now)
-		return scheduler.Decision{Reason: fmt.Sprintf("waiting for %s to place the gang of %s: it starts one gang at a time, "+
-			"so that its capacity check sees what the gangs before take", s.cfg.Name, other), RetryAfter: retry}, nil
+		return scheduler.Decision{Reason: fmt.Sprintf("waiting for %s to place the gang of %s: the gangs of %s start one at a time, "+
+			"so that Coscheduling's capacity check sees what the gangs before them take", s.cfg.Name, other, s.cfg.Name), RetryAfter: retry}, nil
 	}
 	if older := s.olderWaiting(w, now); older != "" {
 		s.wait(w, now)
