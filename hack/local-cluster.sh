@@ -22,7 +22,7 @@
 #                                               manager (SparkApplication integration on), its webhooks
 #                                               registered by URL; `down` stops it
 #
-# `build` takes --with-coscheduling and --with-kueue too (each 3-6 minutes cold on 2 cores).
+# `build` takes --with-coscheduling and --with-kueue too (each about 6-10 minutes cold on 2 cores).
 # Flags of `up`: --nodes N (4), --node-cpu C (16), --node-memory M (64Gi), --node-pods P (110),
 # --workload-api: serve the Workload API (scheduling.k8s.io/v1beta1 Workload and PodGroup) and
 # run kube-scheduler's gang scheduling plugin, i.e. the GenericWorkload feature gate on the API
