@@ -300,8 +300,9 @@ func webhookNamespaceSelector(o *options) (*metav1.LabelSelector, error) {
 }
 
 // reservedSchedulerNames are batch scheduler names a kube-scheduler profile cannot take: the
-// operator's own schedulers would be replaced by it.
-var reservedSchedulerNames = []string{"default", "gang"}
+// operator's own schedulers, and the Volcano and YuniKorn integrations that
+// --enable-batch-scheduler enables in the Kubeflow operator, would be replaced by it.
+var reservedSchedulerNames = []string{"default", "gang", "volcano", "yunikorn"}
 
 // parseKubeSchedulerNames reads --kube-scheduler-names: kube-scheduler profile names, each a
 // valid pod schedulerName, none repeated or reserved.
@@ -316,7 +317,7 @@ func parseKubeSchedulerNames(list string) ([]string, error) {
 		case len(validation.IsDNS1123Subdomain(name)) > 0:
 			errs = append(errs, fmt.Errorf("--kube-scheduler-names: %q is not a scheduler name: %s", name, strings.Join(validation.IsDNS1123Subdomain(name), "; ")))
 		case slices.Contains(reservedSchedulerNames, name):
-			errs = append(errs, fmt.Errorf("--kube-scheduler-names: %q is the name of one of the operator's own batch schedulers", name))
+			errs = append(errs, fmt.Errorf("--kube-scheduler-names: %q is the name of another batch scheduler of the operator", name))
 		case slices.Contains(names, name):
 			errs = append(errs, fmt.Errorf("--kube-scheduler-names: %q is named twice", name))
 		default:
