@@ -93,10 +93,11 @@ bench-gang: build
 	done; \
 	bin/bench --kubeconfig $$kc --scenario gang --gang=false --apps 1000 --webhook
 
-## cluster-up: build (once) the control plane, helm and cert-manager, and start the control plane
+## cluster-up: build (once) the control plane, helm, cert-manager and the batch schedulers the
+## tests start (scheduler-plugins, Kueue), and start the control plane
 .PHONY: cluster-up
 cluster-up:
-	hack/local-cluster.sh build --with-helm --with-cert-manager
+	hack/local-cluster.sh build --with-helm --with-cert-manager --with-coscheduling --with-kueue
 	hack/local-cluster.sh up
 
 ## cluster-down: stop the local control plane and remove its state

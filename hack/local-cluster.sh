@@ -20,7 +20,16 @@
 #                                               scheduler-plugin mode, beside kube-scheduler, built
 #                                               the same way; `down` stops it too
 #   hack/local-cluster.sh build-batch-schedulers  build (once) those two, whose source is there
+#   hack/local-cluster.sh coscheduling          on a running cluster: install scheduler-plugins' PodGroup
+#                                               (and ElasticQuota) CRDs and start its kube-scheduler as a
+#                                               second scheduler, profile "kube-scheduler" running the
+#                                               Coscheduling plugin, and its PodGroup controller;
+#                                               `down` stops them
+#   hack/local-cluster.sh kueue                 on a running cluster: install Kueue's CRDs and start its
+#                                               manager (SparkApplication integration on), its webhooks
+#                                               registered by URL; `down` stops it
 #
+# `build` takes --with-coscheduling and --with-kueue too (each about 6-10 minutes cold on 2 cores).
 # Flags of `up`: --nodes N (4), --node-cpu C (16), --node-memory M (64Gi), --node-pods P (110),
 # --workload-api: serve the Workload API (scheduling.k8s.io/v1beta1 Workload and PodGroup) and
 # run kube-scheduler's gang scheduling plugin, i.e. the GenericWorkload feature gate on the API
@@ -63,6 +72,8 @@ WORKLOAD_RUNTIME_CONFIG=scheduling.k8s.io/v1beta1=true
 
 # The order in which components start; `down` stops them in reverse.
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
+# What the on-demand commands start; `down` stops them before the components.
+EXTRAS=(cert-manager-lite kueue kube-scheduler-plugins scheduler-plugins-controller)
 
 # shellcheck source=hack/batch-schedulers.sh
 source "$ROOT/hack/batch-schedulers.sh"
@@ -89,6 +100,7 @@ build_module() {
   if [ "$want" = "$have" ] && [ $missing = 0 ]; then return 0; fi
 
   local ldflags="-s -w" cold="~1-3 minutes"
+  case $module in scheduler-plugins | kueue) cold="~6-10 minutes (17 on a busy machine)" ;; esac
   if [ "$module" = kubernetes ]; then
     cold="~6-12 minutes"
     local v minor
@@ -116,6 +128,8 @@ cmd_build() {
     case $flag in
       --with-helm) build_module helm helm=helm.sh/helm/v3/cmd/helm ;;
       --with-cert-manager) build_cert_manager ;;
+      --with-coscheduling) build_coscheduling ;;
+      --with-kueue) build_kueue ;;
       *) die "unknown flag of build: $flag" ;;
     esac
   done
@@ -124,6 +138,14 @@ cmd_build() {
 # cert-manager-lite is our own main (hack/tools/cert-manager/main.go) around the controllers and
 # cainjector of the pinned cert-manager module: its cmd/ modules are not published.
 build_cert_manager() { build_module cert-manager cert-manager-lite=.; }
+
+# scheduler-plugins' kube-scheduler (the stock one with its plugins compiled in) and controller.
+build_coscheduling() {
+  build_module scheduler-plugins kube-scheduler-plugins=sigs.k8s.io/scheduler-plugins/cmd/scheduler \
+    scheduler-plugins-controller=sigs.k8s.io/scheduler-plugins/cmd/controller
+}
+
+build_kueue() { build_module kueue kueue=sigs.k8s.io/kueue/cmd/kueue; }
 
 # ---------------------------------------------------------------------------------------------
 # State helpers
@@ -399,8 +421,11 @@ stop() {
 
 cmd_down() {
   local i
-  stop cert-manager-lite # started by `cert-manager`, if at all; it talks to the API server
-  stop_batch_schedulers  # started by `volcano` or `yunikorn`, if at all
+  # Started on demand by `cert-manager`, `coscheduling` and `kueue`, if at all; they talk to the
+  # API server, so they stop first; and those of `volcano` and `yunikorn`.
+  local extra
+  for extra in "${EXTRAS[@]}"; do stop "$extra"; done
+  stop_batch_schedulers
   for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do stop "${COMPONENTS[$i]}"; done
   rm -rf "$STATE"
   log "cluster in $STATE is down"
@@ -433,7 +458,168 @@ cmd_cert_manager() {
   echo "$STATE/kubeconfig"
 }
 
-# All of up/down/status/cert-manager run under one lock per state folder: concurrent `go test`
+# ---------------------------------------------------------------------------------------------
+# Coscheduling (optional): scheduler-plugins as a second scheduler
+
+# The kube-scheduler profile name of the Coscheduling scheduler: what the Kubeflow operator's
+# example names in spec.batchScheduler, and the operator's --kube-scheduler-names.
+COSCHEDULING_NAME=kube-scheduler
+
+# cmd_coscheduling: installs the PodGroup and ElasticQuota CRDs of the pinned scheduler-plugins
+# (from its module's manifests; its controller watches both) and starts its kube-scheduler with
+# one profile running Coscheduling, beside the stock scheduler, and its controller, which keeps
+# PodGroup status; nothing when they run.
+cmd_coscheduling() {
+  healthy || die "no healthy cluster in $STATE; run \`$0 up\` first"
+  if running kube-scheduler-plugins && running scheduler-plugins-controller; then
+    log "coscheduling is already running in $STATE"
+    echo "$STATE/kubeconfig"
+    return 0
+  fi
+  stop kube-scheduler-plugins
+  stop scheduler-plugins-controller
+  build_coscheduling
+  log "installing scheduler-plugins' PodGroup and ElasticQuota CRDs"
+  local spdir; spdir=$(cd "$TOOLS/scheduler-plugins" && go list -m -f '{{.Dir}}' sigs.k8s.io/scheduler-plugins)
+  kctl apply --server-side -f "$spdir/manifests/coscheduling/crd.yaml" -f "$spdir/manifests/capacityscheduling/crd.yaml" >/dev/null
+  # Retried: `kubectl wait` fails at once on a CRD whose status has no conditions yet.
+  wait_for 60 "scheduler-plugins' CRDs" kctl wait --for condition=Established crd/podgroups.scheduling.x-k8s.io \
+    crd/elasticquotas.scheduling.x-k8s.io --timeout 10s
+  local kc=$STATE/kubeconfig port probe
+  read -r port probe <<<"$(free_ports 2)"
+  # Coscheduling sorts the queue by pod group and holds pods at Permit until their group's
+  # minMember are there; its PreFilter lets a group's first pod through only when the cluster's
+  # free capacity covers the group's minResources.
+  cat > "$STATE/coscheduling.yaml" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: $kc
+  qps: 200
+  burst: 400
+leaderElection:
+  leaderElect: false
+profiles:
+- schedulerName: $COSCHEDULING_NAME
+  plugins:
+    multiPoint:
+      enabled:
+      - name: Coscheduling
+    queueSort:
+      enabled:
+      - name: Coscheduling
+      disabled:
+      - name: "*"
+  pluginConfig:
+  - name: Coscheduling
+    args:
+      permitWaitingTimeSeconds: 10
+EOF
+  start kube-scheduler-plugins --config "$STATE/coscheduling.yaml" --authentication-kubeconfig "$kc" \
+    --authorization-kubeconfig "$kc" --bind-address 127.0.0.1 --secure-port "$port"
+  start scheduler-plugins-controller --kubeconfig "$kc" --metricsAddr 0 --probeAddr "127.0.0.1:$probe" --qps 100 --burst 200
+  wait_for 60 "scheduler-plugins' kube-scheduler" curl -skf "https://127.0.0.1:$port/healthz"
+  wait_for 60 "scheduler-plugins' controller" curl -sf "http://127.0.0.1:$probe/readyz"
+  running kube-scheduler-plugins || die "kube-scheduler-plugins exited during start-up (log: $STATE/logs/kube-scheduler-plugins.log)"
+  log "coscheduling is running: schedulerName $COSCHEDULING_NAME (logs: $STATE/logs/kube-scheduler-plugins.log, scheduler-plugins-controller.log)"
+  echo "$STATE/kubeconfig"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Kueue (optional)
+
+# cmd_kueue: installs the CRDs of the pinned Kueue (its module's config/components/crd/bases)
+# and runs its manager against the cluster with the SparkApplication integration alone. It runs
+# outside the cluster, so its webhooks are registered by URL (https://127.0.0.1:PORT) with a
+# serving certificate from the cluster's CA, made here; Kueue's internal certificate management
+# (which names an in-cluster Service) is off. Only the webhooks of Kueue's own kinds and of
+# SparkApplications are registered: the integrations that are off serve none.
+cmd_kueue() {
+  healthy || die "no healthy cluster in $STATE; run \`$0 up\` first"
+  if running kueue; then
+    log "kueue is already running in $STATE"
+    echo "$STATE/kubeconfig"
+    return 0
+  fi
+  build_kueue
+  log "installing Kueue's CRDs"
+  local kdir; kdir=$(cd "$TOOLS/kueue" && go list -m -f '{{.Dir}}' sigs.k8s.io/kueue)
+  kctl apply --server-side -f "$kdir/config/components/crd/bases/" >/dev/null
+  wait_for 60 "Kueue's CRDs" kctl wait --for condition=Established crd/clusterqueues.kueue.x-k8s.io \
+    crd/localqueues.kueue.x-k8s.io crd/workloads.kueue.x-k8s.io crd/resourceflavors.kueue.x-k8s.io --timeout 10s
+  kctl get namespace kueue-system >/dev/null 2>&1 || kctl create namespace kueue-system >/dev/null
+
+  local d=$STATE/kueue kc=$STATE/kubeconfig pki=$STATE/pki port probe metrics
+  mkdir -p "$d/certs"
+  read -r port probe metrics <<<"$(free_ports 3)"
+  openssl req -newkey rsa:2048 -nodes -subj "/CN=kueue-webhook" -keyout "$d/certs/tls.key" -out "$d/certs/tls.csr" 2>/dev/null
+  openssl x509 -req -in "$d/certs/tls.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" -CAcreateserial -days 3650 \
+    -extfile <(printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n') -out "$d/certs/tls.crt" 2>/dev/null
+  cat > "$d/config.yaml" <<EOF
+apiVersion: config.kueue.x-k8s.io/v1beta2
+kind: Configuration
+namespace: kueue-system
+health:
+  healthProbeBindAddress: 127.0.0.1:$probe
+metrics:
+  bindAddress: 127.0.0.1:$metrics
+webhook:
+  host: 127.0.0.1
+  port: $port
+  certDir: $d/certs
+leaderElection:
+  leaderElect: false
+internalCertManagement:
+  enable: false
+clientConnection:
+  qps: 100
+  burst: 200
+integrations:
+  frameworks:
+  - sparkoperator.k8s.io/sparkapplication
+EOF
+  python3 - "$kdir/config/components/webhook/manifests.yaml" "$port" "$pki/ca.crt" > "$d/webhooks.yaml" <<'PY'
+import base64, sys, yaml
+manifests, port, ca = sys.argv[1], sys.argv[2], open(sys.argv[3], "rb").read()
+out = []
+for doc in yaml.safe_load_all(open(manifests)):
+    if not doc:
+        continue
+    kept = []
+    for wh in doc.get("webhooks", []):
+        rules = wh.get("rules", [])
+        if not any("kueue.x-k8s.io" in r.get("apiGroups", []) or "sparkapplications" in r.get("resources", []) for r in rules):
+            continue
+        path = wh["clientConfig"]["service"]["path"]
+        wh["clientConfig"] = {"url": "https://127.0.0.1:%s%s" % (port, path), "caBundle": base64.b64encode(ca).decode()}
+        kept.append(wh)
+    doc["metadata"]["name"] = "kueue-" + doc["metadata"]["name"]
+    doc["webhooks"] = kept
+    out.append(doc)
+yaml.safe_dump_all(out, sys.stdout)
+PY
+  # With its internal certificate management off, Kueue reads its metrics server's certificate
+  # from a fixed path, /etc/kueue/metrics/certs: it runs in a mount namespace of its own where that
+  # path is this cluster's certificate folder. Only the empty mount point is left in /etc.
+  mkdir -p /etc/kueue/metrics/certs || die "cannot make the mount point /etc/kueue/metrics/certs (needs root, as CI has)"
+  log "starting kueue"
+  # shellcheck disable=SC2016 # $0 and $@ are the inner shell's
+  setsid unshare --mount -- sh -c 'mount --bind "$0" /etc/kueue/metrics/certs && exec "$@"' "$d/certs" \
+    "$BIN/kueue" --config "$d/config.yaml" --kubeconfig "$kc" --visibility-server-port 0 \
+    --feature-gates SparkApplicationIntegration=true,VisibilityOnDemand=false --zap-log-level 2 \
+    </dev/null >"$STATE/logs/kueue.log" 2>&1 9>&- &
+  echo $! > "$(pidfile kueue)"
+  wait_for 90 "Kueue to be ready" curl -sf "http://127.0.0.1:$probe/readyz"
+  # Registered once Kueue serves them: with failurePolicy Fail they would refuse every
+  # SparkApplication until then.
+  wait_for 60 "Kueue's webhook server" curl -sk -o /dev/null "https://127.0.0.1:$port/"
+  kctl apply --server-side --force-conflicts -f "$d/webhooks.yaml" >/dev/null
+  running kueue || die "kueue exited during start-up (log: $STATE/logs/kueue.log)"
+  log "kueue is running (log: $STATE/logs/kueue.log)"
+  echo "$STATE/kubeconfig"
+}
+
+# All of up/down/status/cert-manager/coscheduling/kueue run under one lock per state folder: concurrent `go test`
 # packages may all ask for the cluster at once, and only the first should start it.
 with_lock() {
   mkdir -p "$(dirname "$STATE")"
@@ -452,5 +638,7 @@ case ${1:-} in
   volcano) with_lock cmd_volcano ;;
   yunikorn) with_lock cmd_yunikorn ;;
   build-batch-schedulers) cmd_build_batch_schedulers ;;
-  *) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  coscheduling) with_lock cmd_coscheduling ;;
+  kueue) with_lock cmd_kueue ;;
+  *) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,10 +88,13 @@ type options struct {
 	ingressClassName     string
 	driverPDB            bool
 
-	// The integrations with batch schedulers running in the cluster (Volcano, YuniKorn):
-	// Kubeflow's --enable-batch-scheduler.
-	batchSchedulerEnabled bool
-	yunikorn              yunikorn.Options
+	// The integrations with batch schedulers running in the cluster, Kubeflow's
+	// --enable-batch-scheduler: Volcano, YuniKorn, and coscheduling under each of
+	// kubeSchedulerNames.
+	batchSchedulerEnabled       bool
+	yunikorn                    yunikorn.Options
+	kubeSchedulerNames          []string
+	coschedulingScheduleTimeout time.Duration
 
 	controllerEnabled   bool
 	sparkConnectEnabled bool
@@ -130,8 +134,14 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 		`On a cluster without that API, applications naming it fail saying so.`)
 	fs.BoolVar(&o.kubernetesNaive, "enable-kubernetes-naive-scheduler", false, `For benchmarks: enable spec.batchScheduler: kubernetes-naive, the Workload API without admission `+
 		`(a driver group and an executor gang group per run, every run started at once), which half-starts applications on a full cluster.`)
-	fs.BoolVar(&o.batchSchedulerEnabled, "enable-batch-scheduler", false, `Enable the integrations with batch schedulers running in the cluster: `+
-		`volcano (needs Volcano's CRDs and RBAC for its PodGroups) and yunikorn (spec.batchScheduler: volcano or yunikorn).`)
+	var kubeSchedulerNames string
+	fs.BoolVar(&o.batchSchedulerEnabled, "enable-batch-scheduler", false, "Enable the batch schedulers the Kubeflow operator enables with the same flag, running in the cluster: "+
+		"volcano (needs Volcano's CRDs), yunikorn, and coscheduling (scheduler-plugins) under each of --kube-scheduler-names. "+
+		"An application naming one whose CRDs are missing is refused, saying so.")
+	fs.StringVar(&kubeSchedulerNames, "kube-scheduler-names", "", "Comma-separated names of kube-scheduler profiles running scheduler-plugins' Coscheduling plugin "+
+		"(e.g. kube-scheduler): each is a spec.batchScheduler value whose pods are scheduled by it, in a PodGroup per run; with --enable-batch-scheduler.")
+	fs.DurationVar(&o.coschedulingScheduleTimeout, "coscheduling-schedule-timeout", time.Minute, "The PodGroups' scheduleTimeoutSeconds for --kube-scheduler-names, "+
+		"and how long a started gang may take to place its executors before the next one starts.")
 	fs.StringVar(&o.yunikorn.Style, "yunikorn-gang-scheduling-style", "", `YuniKorn's gangSchedulingStyle for every application it schedules: "Hard" fails one whose placeholders `+
 		`cannot all be placed within the placeholder timeout, "Soft" then schedules it without its gang; empty: YuniKorn's default (Soft).`)
 	fs.DurationVar(&o.yunikorn.PlaceholderTimeout, "yunikorn-placeholder-timeout", 0, "YuniKorn's placeholderTimeoutInSeconds for every application it schedules: how long its placeholders wait for the real pods; 0: YuniKorn's default (15m).")
@@ -235,6 +245,15 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	if o.gangPreemptionWait <= 0 {
 		errs = append(errs, fmt.Errorf("--gang-preemption-wait must be positive, got %s", o.gangPreemptionWait))
 	}
+	if o.kubeSchedulerNames, err = parseKubeSchedulerNames(kubeSchedulerNames); err != nil {
+		errs = append(errs, err)
+	}
+	if len(o.kubeSchedulerNames) > 0 && !o.batchSchedulerEnabled {
+		errs = append(errs, errors.New("--kube-scheduler-names needs --enable-batch-scheduler"))
+	}
+	if o.coschedulingScheduleTimeout < time.Second {
+		errs = append(errs, fmt.Errorf("--coscheduling-schedule-timeout must be at least 1s, got %s", o.coschedulingScheduleTimeout))
+	}
 	if o.apiQPS <= 0 || o.apiBurst < 1 {
 		errs = append(errs, fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive"))
 	}
@@ -308,4 +327,32 @@ func webhookNamespaceSelector(o *options) (*metav1.LabelSelector, error) {
 		return nil, nil
 	}
 	return sel, nil
+}
+
+// reservedSchedulerNames are batch scheduler names a kube-scheduler profile cannot take: the
+// operator's own schedulers, and the Volcano and YuniKorn integrations that
+// --enable-batch-scheduler enables in the Kubeflow operator, would be replaced by it.
+var reservedSchedulerNames = []string{"default", "gang", "volcano", "yunikorn"}
+
+// parseKubeSchedulerNames reads --kube-scheduler-names: kube-scheduler profile names, each a
+// valid pod schedulerName, none repeated or reserved.
+func parseKubeSchedulerNames(list string) ([]string, error) {
+	var names []string
+	var errs []error
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		switch {
+		case name == "":
+			continue
+		case len(validation.IsDNS1123Subdomain(name)) > 0:
+			errs = append(errs, fmt.Errorf("--kube-scheduler-names: %q is not a scheduler name: %s", name, strings.Join(validation.IsDNS1123Subdomain(name), "; ")))
+		case slices.Contains(reservedSchedulerNames, name):
+			errs = append(errs, fmt.Errorf("--kube-scheduler-names: %q is the name of another batch scheduler of the operator", name))
+		case slices.Contains(names, name):
+			errs = append(errs, fmt.Errorf("--kube-scheduler-names: %q is named twice", name))
+		default:
+			names = append(names, name)
+		}
+	}
+	return names, errors.Join(errs...)
 }

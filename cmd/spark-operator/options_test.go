@@ -65,6 +65,31 @@ func TestParseOptions(t *testing.T) {
 		{name: "unknown YuniKorn gang style", args: []string{"--yunikorn-gang-scheduling-style", "Strict"}, wantErr: `gang scheduling style "Strict": want Hard or Soft`},
 		{name: "YuniKorn placeholder timeout not in seconds", args: []string{"--yunikorn-placeholder-timeout", "1500ms"}, wantErr: "whole number of seconds"},
 		{
+			// The Kubeflow operator's batch scheduler flags.
+			name: "Kubeflow batch scheduler flags",
+			args: []string{"--enable-batch-scheduler", "--kube-scheduler-names", "kube-scheduler, other,", "--default-batch-scheduler", "kube-scheduler"},
+			check: func(t *testing.T, o *options) {
+				if diff := cmp.Diff([]string{"kube-scheduler", "other"}, o.kubeSchedulerNames); diff != "" {
+					t.Error(diff)
+				}
+				if !o.batchSchedulerEnabled || o.defaultBatchSched != "kube-scheduler" || o.coschedulingScheduleTimeout != time.Minute {
+					t.Errorf("batch scheduler options: enabled %v, default %q, timeout %s", o.batchSchedulerEnabled, o.defaultBatchSched, o.coschedulingScheduleTimeout)
+				}
+			},
+		},
+		{name: "kube-scheduler names without --enable-batch-scheduler", args: []string{"--kube-scheduler-names", "kube-scheduler"},
+			wantErr: "--kube-scheduler-names needs --enable-batch-scheduler"},
+		{name: "a kube-scheduler name that is no name", args: []string{"--enable-batch-scheduler", "--kube-scheduler-names", "Kube Scheduler"},
+			wantErr: `--kube-scheduler-names: "Kube Scheduler" is not a scheduler name`},
+		{name: "a kube-scheduler name taken by the operator's own", args: []string{"--enable-batch-scheduler", "--kube-scheduler-names", "gang"},
+			wantErr: `--kube-scheduler-names: "gang" is the name of another batch scheduler of the operator`},
+		{name: "a kube-scheduler name taken by Volcano", args: []string{"--enable-batch-scheduler", "--kube-scheduler-names", "kube-scheduler,volcano"},
+			wantErr: `--kube-scheduler-names: "volcano" is the name of another batch scheduler of the operator`},
+		{name: "a kube-scheduler name twice", args: []string{"--enable-batch-scheduler", "--kube-scheduler-names", "a,a"},
+			wantErr: `--kube-scheduler-names: "a" is named twice`},
+		{name: "a schedule timeout under a second", args: []string{"--coscheduling-schedule-timeout", "10ms"},
+			wantErr: "--coscheduling-schedule-timeout must be at least 1s"},
+		{
 			name:    "a known scheduler that is no name",
 			args:    []string{"--known-schedulers", "Not A Name"},
 			wantErr: "--known-schedulers",

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/coscheduling"
 	"github.com/sparkop/spark-operator/scheduler/external"
 	"github.com/sparkop/spark-operator/scheduler/gang"
 	"github.com/sparkop/spark-operator/scheduler/volcano"
@@ -87,6 +88,14 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 			return nil, fmt.Errorf("yunikorn: %w", err)
 		}
 		schedulers.Register(yk)
+		for _, name := range o.kubeSchedulerNames {
+			schedulers.Register(coscheduling.New(coscheduling.Config{
+				Name:            name,
+				ScheduleTimeout: o.coschedulingScheduleTimeout,
+				Mapper:          mgr.GetRESTMapper(),
+				Reader:          mgr.GetAPIReader(),
+			}))
+		}
 	}
 	if o.defaultBatchSched != "" {
 		if _, err := schedulers.Get(o.defaultBatchSched); err != nil {

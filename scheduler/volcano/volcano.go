@@ -61,8 +61,13 @@ var (
 // queueRetry is how soon a run held for a missing queue is asked about again.
 const queueRetry = 30 * time.Second
 
-// crd is what CheckCRDInstalled looks for, and what its message names.
-var crd = scheduler.MissingCRDError{Scheduler: Name, Kind: PodGroupKind, CRD: "podgroups.scheduling.volcano.sh", Install: "Volcano"}
+// PodGroupCRD is the CRD the integration needs: Volcano's PodGroup.
+var PodGroupCRD = scheduler.CRD{Name: "podgroups.scheduling.volcano.sh", GVK: PodGroupKind}
+
+// requireCRDs is nil when Volcano's CRDs are installed (scheduler.RequireCRDs).
+func (s *Scheduler) requireCRDs() error {
+	return scheduler.RequireCRDs(s.mapper(), Name, "Volcano", PodGroupCRD)
+}
 
 // Scheduler is the Volcano integration.
 type Scheduler struct {
@@ -96,7 +101,7 @@ func (*Scheduler) SchedulerName() string { return SchedulerName }
 // the run, saying so; a run naming a Volcano queue that does not exist is held, saying so,
 // until it does (Volcano would keep its PodGroup pending without a word).
 func (s *Scheduler) Admit(ctx context.Context, w scheduler.Workload) (scheduler.Decision, error) {
-	if err := scheduler.CheckCRDInstalled(s.mapper(), crd); err != nil {
+	if err := s.requireCRDs(); err != nil {
 		if scheduler.IsMissingCRD(err) {
 			return scheduler.Decision{Reject: true, Reason: err.Error()}, nil
 		}
@@ -167,7 +172,7 @@ func (s *Scheduler) Release(ctx context.Context, w scheduler.Workload) error {
 // or naming a Volcano queue that does not exist.
 func (s *Scheduler) ValidateApplication(ctx context.Context, app *v1beta2.SparkApplication) field.ErrorList {
 	p := field.NewPath("spec", "batchScheduler")
-	err := scheduler.CheckCRDInstalled(s.mapper(), crd)
+	err := s.requireCRDs()
 	switch {
 	case scheduler.IsMissingCRD(err):
 		return field.ErrorList{field.Forbidden(p, err.Error())}

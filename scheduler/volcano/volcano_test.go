@@ -95,8 +95,8 @@ func TestAdmit(t *testing.T) {
 		{name: "the pods name the run's PodGroup and the volcano scheduler", installed: true, run: "run-1",
 			want: scheduler.Decision{Admit: true, Pods: sparkpod.RoleScheduling{Driver: pods, Executor: pods}}},
 		{name: "without Volcano's CRDs the run is rejected, saying so", run: "run-1",
-			want: scheduler.Decision{Reject: true, Reason: "batch scheduler volcano needs the podgroups.scheduling.volcano.sh CRD " +
-				"(scheduling.volcano.sh/v1beta1 PodGroup), which is not installed in this cluster: install Volcano, or name another batch scheduler"}},
+			want: scheduler.Decision{Reject: true, Reason: "batch scheduler volcano needs the CRD podgroups.scheduling.volcano.sh " +
+				"(scheduling.volcano.sh/v1beta1, Kind=PodGroup), which is not installed in the cluster: install it from Volcano"}},
 		{name: "a workload without a run is an error", installed: true, wantErr: "no run"},
 		{name: "a queue that exists", installed: true, run: "run-1", queue: "q",
 			want: scheduler.Decision{Admit: true, Pods: sparkpod.RoleScheduling{Driver: pods, Executor: pods}}},

@@ -227,7 +227,7 @@ func TestVolcanoRefusedWithoutCRDs(t *testing.T) {
 		return app.Status.AppState.State == v1beta2.ApplicationStateFailed, nil
 	})
 	msg := app.Status.AppState.ErrorMessage
-	for _, part := range []string{"batch scheduler volcano", "podgroups.scheduling.volcano.sh", "not installed", "install Volcano"} {
+	for _, part := range []string{"batch scheduler volcano", "podgroups.scheduling.volcano.sh", "not installed", "install it from Volcano"} {
 		if !strings.Contains(msg, part) {
 			t.Errorf("error message %q does not say %q", msg, part)
 		}

@@ -78,6 +78,32 @@ func TestRender(t *testing.T) {
 			},
 		},
 		{
+			// The Kubeflow chart's values for batch schedulers, accepted as they are.
+			name: "Kubeflow batch scheduler values: enable, kubeSchedulerNames, default",
+			set: []string{"controller.batchScheduler.enable=true", "controller.batchScheduler.kubeSchedulerNames={kube-scheduler,scheduler-plugins-scheduler}",
+				"controller.batchScheduler.default=kube-scheduler"},
+			check: func(t *testing.T, objs []unstructured.Unstructured) {
+				want := []string{"--enable-batch-scheduler", "--kube-scheduler-names=kube-scheduler,scheduler-plugins-scheduler",
+					"--default-batch-scheduler=kube-scheduler", "--coscheduling-schedule-timeout=1m"}
+				for _, d := range []string{controller, hook} {
+					args := containerArgs(t, find(objs, "Deployment", ns, d))
+					for _, w := range want {
+						if !slices.Contains(args, w) {
+							t.Errorf("%s args %v lack %s", d, args, w)
+						}
+					}
+				}
+				rules, _, _ := unstructured.NestedSlice(find(objs, "ClusterRole", "", controller).Object, "rules")
+				if !slices.ContainsFunc(rules, func(r any) bool {
+					groups, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "apiGroups")
+					resources, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "resources")
+					return slices.Equal(groups, []string{"scheduling.x-k8s.io"}) && slices.Equal(resources, []string{"podgroups"})
+				}) {
+					t.Errorf("the controller may not create PodGroups: %v", rules)
+				}
+			},
+		},
+		{
 			name: "cert-manager with a CA of the chart's",
 			set:  []string{"certManager.enable=true"},
 			check: func(t *testing.T, objs []unstructured.Unstructured) {
@@ -268,6 +294,7 @@ func TestRenderRefusesBadValues(t *testing.T) {
 		{[]string{"controller.uiIngress.enable=true"}, "controller.uiIngress.urlFormat is required"},
 		{[]string{"controller.batchScheduler.external.url=my-scheduler:8090"}, "/controller/batchScheduler/external/url"},
 		{[]string{"controller.batchScheduler.external.url=http://my-scheduler:8090/"}, "needs controller.batchScheduler.gang.enable"},
+		{[]string{"controller.batchScheduler.kubeSchedulerNames={Kube_Scheduler}"}, "/controller/batchScheduler/kubeSchedulerNames/0"},
 	}
 	for _, tt := range tests {
 		_, err := render(t, "ops", tt.set...)

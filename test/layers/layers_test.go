@@ -34,7 +34,7 @@ var layer = map[string]int{
 	"sparkctl":    6,
 	"cmd":         7,
 	"test":        8,
-	"examples":    8, // example programs (an external scheduler) built on the public packages
+	"examples":    7, // example programs (an external scheduler) built on the public packages; tests run them
 	"hack":        9, // generators that read test helpers
 }
 

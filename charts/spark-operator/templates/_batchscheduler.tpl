@@ -5,6 +5,13 @@ applications naming a scheduler that is not enabled, and unknown gang queues). *
 {{- with $b.default }}
 - --default-batch-scheduler={{ . }}
 {{- end }}
+{{- if $b.enable }}
+- --enable-batch-scheduler
+{{- with $b.kubeSchedulerNames }}
+- --kube-scheduler-names={{ join "," . }}
+{{- end }}
+- --coscheduling-schedule-timeout={{ $b.coschedulingScheduleTimeout }}
+{{- end }}
 {{- if $b.kubernetes.enable }}
 - --enable-kubernetes-scheduler
 {{- end }}

@@ -1,0 +1,221 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package batchschedulers
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/test/cluster"
+)
+
+var kueueGV = schema.GroupVersion{Group: "kueue.x-k8s.io", Version: "v1beta2"}
+
+// flavorLabel is the node label of the test's ResourceFlavor: Kueue puts it in the node
+// selector of the applications it admits, and the operator must honour it.
+const flavorLabel = "test.sparkop.dev/kueue-flavor"
+
+func kueueObject(kind, namespace, name string, spec map[string]any) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetGroupVersionKind(kueueGV.WithKind(kind))
+	u.SetNamespace(namespace)
+	u.SetName(name)
+	return u
+}
+
+// TestKueue runs 20 applications labelled for a LocalQueue of Kueue v0.17.0's (its own
+// SparkApplication integration, `hack/local-cluster.sh kueue`) whose ClusterQueue has quota for
+// 4: Kueue's webhook creates them suspended, Kueue resumes at most 4 at a time, with its
+// ResourceFlavor's node label in their node selectors, which the operator honours; all complete,
+// none in part, each with its Workload admitted and finished; `down` stops Kueue. The operator
+// runs with no batch scheduler: Kueue manages spec.suspend, which the operator honours as it
+// does for any user.
+func TestKueue(t *testing.T) {
+	ctx := context.Background()
+	state, kubeconfig := fourAppCluster(t)
+	c, _ := cluster.Clients(t, kubeconfig)
+	if _, err := cluster.Script(ctx, state, "kueue"); err != nil {
+		t.Fatal(err)
+	}
+	ns := cluster.Namespace(t, c, "kueue")
+	t.Cleanup(func() { describe(t, c, ns) })
+
+	var nodes corev1.NodeList
+	if err := c.List(ctx, &nodes); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodes.Items {
+		patch := fmt.Sprintf(`{"metadata":{"labels":{%q:"on"}}}`, flavorLabel)
+		if err := c.Patch(ctx, &n, client.RawPatch(types.MergePatchType, []byte(patch))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	flavor := kueueObject("ResourceFlavor", "", ns, map[string]any{"nodeLabels": map[string]any{flavorLabel: "on"}})
+	// 4 applications of 6 CPU (Kueue counts coreRequest) and 1.5Gi (spec memory).
+	cq := kueueObject("ClusterQueue", "", ns, map[string]any{
+		"namespaceSelector": map[string]any{},
+		"resourceGroups": []any{map[string]any{
+			"coveredResources": []any{"cpu", "memory"},
+			"flavors": []any{map[string]any{"name": ns, "resources": []any{
+				map[string]any{"name": "cpu", "nominalQuota": fmt.Sprint(fitAtOnce * (executorCount + 1) * podCPU)},
+				map[string]any{"name": "memory", "nominalQuota": "100Gi"},
+			}}},
+		}},
+	})
+	lq := kueueObject("LocalQueue", ns, "spark", map[string]any{"clusterQueue": ns})
+	for _, o := range []client.Object{flavor, cq, lq} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_ = c.Delete(context.Background(), cq)
+		_ = c.Delete(context.Background(), flavor)
+	})
+	cluster.Eventually(t, time.Minute, "the ClusterQueue to be active", func() (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(cq), cq)
+		conds, _, _ := unstructured.NestedSlice(cq.Object, "status", "conditions")
+		for _, cond := range conds {
+			if m, _ := cond.(map[string]any); m["type"] == "Active" && m["status"] == "True" {
+				return true, err
+			}
+		}
+		return false, err
+	})
+
+	cluster.StartOperator(t, "operator", "--kubeconfig", kubeconfig, "--namespaces", ns, "--submission-workers", "8",
+		"--enable-spark-connect=false", "-logtostderr", "-v=1")
+	for i := range apps {
+		app := newApp(ns, "kueue", i)
+		app.Labels = map[string]string{scheduler.LabelKueueQueueName: "spark"}
+		if err := c.Create(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+		// Kueue's webhook suspends it on its creation, before the operator sees it.
+		if !ptr.Deref(app.Spec.Suspend, false) {
+			t.Errorf("%s was created unsuspended", app.Name)
+		}
+	}
+
+	r := newSparkRun(c, ns)
+	maxResumed := 0
+	var list []v1beta2.SparkApplication
+	cluster.Eventually(t, 6*time.Minute, "all applications to finish", func() (bool, error) {
+		all, finished, err := r.step(ctx)
+		if err != nil {
+			return false, err
+		}
+		list = all
+		resumed := 0
+		for _, app := range all {
+			st := app.Status.AppState.State
+			if !ptr.Deref(app.Spec.Suspend, false) && st != v1beta2.ApplicationStateCompleted && st != v1beta2.ApplicationStateFailed {
+				resumed++
+			}
+		}
+		maxResumed = max(maxResumed, resumed)
+		if resumed > fitAtOnce {
+			return false, fmt.Errorf("%d applications unsuspended at once; the ClusterQueue has quota for %d", resumed, fitAtOnce)
+		}
+		return finished == apps, nil
+	})
+	t.Logf("kueue: at most %d applications unsuspended and %d drivers running at once, %d partial starts", maxResumed, r.maxRunning, r.partialStarts)
+	if r.partialStarts != 0 {
+		t.Errorf("%d applications ran in part: %v", r.partialStarts, r.partial)
+	}
+	if maxResumed == 0 {
+		t.Error("no application was seen unsuspended")
+	}
+
+	for _, app := range list {
+		if app.Status.AppState.State != v1beta2.ApplicationStateCompleted || app.Status.ExecutionAttempts != 1 {
+			t.Errorf("%s: %s after %d attempts: %s", app.Name, app.Status.AppState.State, app.Status.ExecutionAttempts, app.Status.AppState.ErrorMessage)
+		}
+		checkWorkload(t, c, &app)
+	}
+	drivers := 0
+	for _, p := range r.pods {
+		if p.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleDriver {
+			continue
+		}
+		drivers++
+		if p.Spec.NodeSelector[flavorLabel] != "on" {
+			t.Errorf("driver %s was created without the node selector Kueue set (%s=on): %v", p.Name, flavorLabel, p.Spec.NodeSelector)
+		}
+	}
+	if drivers != apps {
+		t.Errorf("%d drivers seen, want %d", drivers, apps)
+	}
+
+	t.Run("examples/spark-pi-kueue.yaml runs", func(t *testing.T) {
+		app := example(t, c, ns, "spark-pi-kueue.yaml")
+		if err := c.Create(ctx, app); err != nil {
+			t.Fatal(err)
+		}
+		if !ptr.Deref(app.Spec.Suspend, false) {
+			t.Error("the example was created unsuspended")
+		}
+		cluster.Eventually(t, 2*time.Minute, "the example to complete", func() (bool, error) {
+			if _, _, err := r.step(ctx); err != nil {
+				return false, err
+			}
+			err := c.Get(ctx, client.ObjectKeyFromObject(app), app)
+			return app.Status.AppState.State == v1beta2.ApplicationStateCompleted, err
+		})
+		checkWorkload(t, c, app)
+	})
+
+	t.Run("down stops Kueue", func(t *testing.T) {
+		downStops(t, state, "kueue")
+	})
+}
+
+// checkWorkload checks that Kueue made a Workload for app, admitted it to the test's
+// ClusterQueue and saw it finish.
+func checkWorkload(t *testing.T, c client.Client, app *v1beta2.SparkApplication) {
+	t.Helper()
+	var wls unstructured.UnstructuredList
+	wls.SetGroupVersionKind(kueueGV.WithKind("WorkloadList"))
+	if err := c.List(context.Background(), &wls, client.InNamespace(app.Namespace)); err != nil {
+		t.Error(err)
+		return
+	}
+	for _, wl := range wls.Items {
+		owned := false
+		for _, ref := range wl.GetOwnerReferences() {
+			owned = owned || ref.UID == app.UID
+		}
+		if !owned {
+			continue
+		}
+		cq, _, _ := unstructured.NestedString(wl.Object, "status", "admission", "clusterQueue")
+		conds, _, _ := unstructured.NestedSlice(wl.Object, "status", "conditions")
+		finished := false
+		for _, cond := range conds {
+			if m, _ := cond.(map[string]any); m["type"] == "Finished" && m["status"] == "True" {
+				finished = true
+			}
+		}
+		if cq != app.Namespace || !finished {
+			t.Errorf("%s: Workload %s admitted to %q, finished %v", app.Name, wl.GetName(), cq, finished)
+		}
+		return
+	}
+	t.Errorf("%s: no Workload of Kueue's owned by it", app.Name)
+}
