@@ -15,12 +15,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/external"
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // ExternalName is the value of spec.batchScheduler that has an external scheduler decide, through
@@ -42,41 +42,23 @@ type ExternalConfig struct {
 }
 
 // External is the scheduler.Interface of spec.batchScheduler: external, served by s (its cycle
-// loop, queues and reservations): register it beside s, which sets up the loop. Nil when s was
-// made without an ExternalConfig.
+// loop, queues and reservations) as a variant whose runs are placed as gang's are: register it
+// beside s. Nil when s was made without an ExternalConfig.
 func (s *Scheduler) External() scheduler.Interface {
 	if s.cfg.External == nil {
 		return nil
 	}
-	return externalScheduler{s}
+	return s.Serve(externalPlacement{})
 }
 
-// externalScheduler is s under the name external. It does not set anything up (s does) and
-// places no pods (s's PlacePod places those of both).
-type externalScheduler struct{ s *Scheduler }
+// externalPlacement places the runs the external scheduler admitted as gang places its own: the
+// driver on its planned node, each executor gated until released to its planned node.
+type externalPlacement struct{}
 
-var (
-	_ scheduler.Interface            = externalScheduler{}
-	_ scheduler.Waking               = externalScheduler{}
-	_ scheduler.Queueing             = externalScheduler{}
-	_ scheduler.ApplicationValidator = externalScheduler{}
-)
+func (externalPlacement) Name() string { return ExternalName }
 
-func (e externalScheduler) Name() string { return ExternalName }
-
-func (e externalScheduler) Admit(ctx context.Context, w scheduler.Workload) (scheduler.Decision, error) {
-	return e.s.Admit(ctx, w)
-}
-
-func (e externalScheduler) Release(ctx context.Context, w scheduler.Workload) error {
-	return e.s.Release(ctx, w)
-}
-
-func (e externalScheduler) WakesHeldWorkloads() bool { return true }
-func (e externalScheduler) QueuesWorkloads() bool    { return true }
-
-func (e externalScheduler) ValidateApplication(ctx context.Context, app *v1beta2.SparkApplication) field.ErrorList {
-	return e.s.ValidateApplication(ctx, app)
+func (externalPlacement) Pods(_ scheduler.Workload, r Reservation) (sparkpod.RoleScheduling, error) {
+	return r.Pods(), nil
 }
 
 // isExternal reports whether app's admission is the external scheduler's.

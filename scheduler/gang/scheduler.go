@@ -130,11 +130,8 @@ func New(cfg Config) *Scheduler {
 	if !cfg.VariantsOnly {
 		s.served[Name] = true
 	}
-	if e := cfg.External; e != nil {
-		if e.Interval <= 0 {
-			e.Interval = 5 * time.Second
-		}
-		s.served[ExternalName] = true
+	if e := cfg.External; e != nil && e.Interval <= 0 {
+		e.Interval = 5 * time.Second
 	}
 	return s
 }
