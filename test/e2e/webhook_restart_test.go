@@ -92,3 +92,92 @@ func TestWebhookRestartRefusesNothing(t *testing.T) {
 		t.Errorf("creation failed: %s", f)
 	}
 }
+
+// TestWebhookProcessRestartedServesAtOnce stops the one webhook process and starts it again on
+// the same port, as a single replica restarted in place is, while a loop creates
+// SparkApplications with failure policy Fail. While no process runs, creations are refused
+// (nothing answers: that is what one replica means); from the moment the new process is ready,
+// none may be, and none is ever refused for want of a serving certificate: the one in the Secret
+// is served at once.
+func TestWebhookProcessRestartedServesAtOnce(t *testing.T) {
+	ctx := context.Background()
+	c := cluster.Client(t)
+	ns := cluster.Namespace(t, c, "e2e-webhook-inplace")
+	configName := "e2e-webhook-inplace-" + ns
+	t.Cleanup(func() {
+		_ = c.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
+		_ = c.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
+	})
+	port := strconv.Itoa(cluster.FreePort(t))
+	certDir := t.TempDir()
+	start := func(i int) *cluster.Operator {
+		return cluster.StartOperator(t, fmt.Sprintf("webhook-%d", i), "--kubeconfig", cluster.Kubeconfig(t), "--namespaces", ns,
+			"--enable-controller=false", "--enable-webhook", "--webhook-failure-policy=Fail",
+			"--webhook-url-host", "localhost", "--webhook-port", port,
+			"--webhook-secret-namespace", ns, "--webhook-config-name", configName, "--webhook-cert-dir", certDir,
+			"-logtostderr", "-v=1")
+	}
+	current := start(0)
+	cluster.Eventually(t, 30*time.Second, "the API server to call the webhook", func() (bool, error) {
+		bad := cluster.SparkPi(ns, "probe")
+		bad.Spec.SparkConf = map[string]string{"spark.master": "local"}
+		err := c.Create(ctx, bad, client.DryRunAll)
+		return err != nil && strings.Contains(err.Error(), "spark.master"), nil
+	})
+
+	var (
+		mu      sync.Mutex
+		ready   bool // the new process is ready: from now on nothing may fail
+		created int
+		down    int // refused while no process ran
+		bad     []string
+	)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			app := cluster.SparkPi(ns, fmt.Sprintf("app-%05d", i))
+			app.Spec.Suspend = ptr.To(true)
+			mu.Lock()
+			afterReady := ready
+			mu.Unlock()
+			err := c.Create(ctx, app)
+			mu.Lock()
+			switch {
+			case err == nil:
+				created++
+			case strings.Contains(err.Error(), "serving certificate"), afterReady:
+				bad = append(bad, fmt.Sprintf("%s at %s: %v", app.Name, time.Now().Format("15:04:05.000"), err))
+			default:
+				down++
+			}
+			mu.Unlock()
+			time.Sleep(10 * time.Millisecond) // the pace of the loop, not a wait for a condition
+		}
+	})
+	for i := 1; i <= 2; i++ {
+		current.Stop()
+		current = start(i)
+		mu.Lock()
+		ready = true
+		mu.Unlock()
+		time.Sleep(time.Second) // creations against the restarted process, at the loop's pace
+		mu.Lock()
+		ready = false
+		mu.Unlock()
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("%d applications created, %d refused while no process ran", created, down)
+	if created == 0 {
+		t.Fatal("no application was created")
+	}
+	for _, b := range bad {
+		t.Errorf("creation failed with the webhook process up, or for a certificate: %s", b)
+	}
+}
