@@ -24,7 +24,13 @@ import (
 func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, error) {
 	schedulers := scheduler.NewRegistry(scheduler.AdmitAll{})
 	if o.gangEnabled {
+		enforcement, err := gang.ParseEnforcement(o.gangEnforcement)
+		if err != nil {
+			return nil, fmt.Errorf("--gang-enforcement: %w", err)
+		}
 		schedulers.Register(gang.New(gang.Config{
+			Enforcement:        enforcement,
+			PlaceholderImage:   o.gangPlaceholderImage,
 			Options:            gang.Options{Backfill: o.gangBackfill, Preemption: o.gangPreemption},
 			ReservationTimeout: o.gangReservationTimeout,
 			PreemptionWait:     o.gangPreemptionWait,

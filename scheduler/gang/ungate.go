@@ -144,6 +144,11 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 	r.mu.Lock()
 	r.overlayLocked(w.Pods)
 	chosen := executorsToUngate(w, beyondPlan, o)
+	if s.cfg.Enforcement == EnforcementPlaceholders {
+		// Drivers are gated only with placeholders (Reservation.Pods).
+		chosen = append(chosen, driversToUngate(w)...)
+	}
+	placeholders := existingPlaceholders(w)
 	for _, rel := range chosen {
 		r.pods[rel.pod] = ungateState{node: rel.node}
 	}
@@ -167,9 +172,13 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 		if p := cached[rel.pod]; p != nil && !p.CreationTimestamp.IsZero() {
 			ungateWaitSeconds.Observe(chosenAt.Sub(p.CreationTimestamp.Time).Seconds())
 		}
+		_, hasPlaceholder := placeholders[rel.placeholder]
 		go func() {
 			r.calls <- struct{}{}
-			err := s.ungate(ctx, cached[rel.pod], rel.node)
+			err := s.swapIn(ctx, rel.pod, rel.node, rel.placeholder, hasPlaceholder)
+			if err == nil {
+				err = s.ungate(ctx, cached[rel.pod], rel.node)
+			}
 			<-r.calls
 			ungateCallSeconds.Observe(time.Since(chosenAt).Seconds())
 			r.mu.Lock()

@@ -99,6 +99,9 @@ func runGang(ctx context.Context, c config) error {
 		if err != nil {
 			return err
 		}
+		if j.reservations, err = spark.reservations(ctx); err != nil {
+			return err
+		}
 		now := time.Now()
 		finishedBefore := obs.finished
 		var acts []action

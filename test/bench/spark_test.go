@@ -8,7 +8,6 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package main
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -135,12 +134,9 @@ func TestJobsStep(t *testing.T) {
 
 func TestCapacityShares(t *testing.T) {
 	node := corev1.Node{Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10")}}}
+	reservations := map[string]gang.Reservation{}
 	admitted := func(app v1beta2.SparkApplication, executors map[string]int32) v1beta2.SparkApplication {
-		r, err := json.Marshal(gang.Reservation{SubmissionID: "s1", Driver: "n1", Executors: executors})
-		if err != nil {
-			t.Fatal(err)
-		}
-		app.Annotations[gang.AnnotationAdmission] = string(r)
+		reservations[app.Name] = gang.Reservation{SubmissionID: app.Status.SubmissionID, Driver: "n1", Executors: executors}
 		return app
 	}
 	// stepApp's pods ask for 1 CPU each (no cores set): the reservation counts by the demand.
@@ -178,6 +174,7 @@ func TestCapacityShares(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			j := newJobs()
+			j.reservations = reservations
 			j.byApp["a"] = &job{started: true, ended: tc.ended}
 			_, obs := j.step(t0.Add(40*time.Second), time.Second, tc.apps, tc.pods, []corev1.Node{node})
 			if diff := cmp.Diff(tc.want, obs.capacity, cmp.AllowUnexported(capacityShares{}), cmpopts.EquateApprox(0, 1e-9)); diff != "" {

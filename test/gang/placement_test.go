@@ -57,7 +57,7 @@ func TestExecutorsPlacedAtCreation(t *testing.T) {
 		}
 		return err == nil && driver.Status.Phase == corev1.PodRunning, err
 	})
-	res, ok := gang.ReservationOf(f.get("placed"))
+	res, ok := reservationOf(f.c, f.get("placed"))
 	if !ok {
 		t.Fatal("the application runs with no reservation")
 	}

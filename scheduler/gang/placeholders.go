@@ -1,0 +1,497 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+// Enforcement: how reserved capacity is kept from pods the gang scheduler did not admit.
+//
+// Advisory: not at all. The gang scheduler counts its reservations when it admits, but
+// kube-scheduler does not know them, and any other pod (a Deployment's, an application of
+// another scheduler) can take the room planned for an admitted run's members.
+//
+// Placeholders (as YuniKorn's gang scheduling holds room): for each reserved member whose pod
+// is not created yet, or is created and still gated, an ordinary pod of the same requests,
+// pinned by a required node affinity to the member's planned node, owned by the reservation.
+// kube-scheduler places it like any pod (its fit checks, quotas and admission apply) and then
+// counts it as used capacity, so no other pod can take the room. A run's driver starts only
+// once all its placeholders hold their nodes; a placeholder that cannot (its node taken before
+// it got there) has its run planned again at once.
+//
+// The swap: a member's pod is created gated (GateExecutor; the driver too) and takes its
+// placeholder's place in three writes: (1) its status.nominatedNodeName is set to the planned
+// node, which kube-scheduler honours at once for a pod it knows, gated or not: it counts the
+// pod's requests on that node against every pod of lower or equal priority; (2) the
+// placeholder is deleted with no grace period, so it is gone at once; (3) the gate is removed
+// (and the node affinity narrowed to the node, for an executor). Between (2) and (3) the room
+// is held by the nomination, so kube-scheduler cannot give it to another pending pod of lower
+// or equal priority; a pod of higher priority could take it, as it could preempt the member
+// itself. Pod events reach kube-scheduler in the order they were written, so it knows the
+// nomination before it sees the placeholder gone.
+//
+// Placeholders take the workload's priority class: not a lower one (any pod of a higher
+// priority preempts a lower one, so ordinary pods would evict them and take the room) nor a
+// higher one (which would let Spark preempt what it could not as itself).
+//
+// Placeholders are never counted twice: while their reservation keeps node capacity the
+// reservation counts the member (snapshot skips its placeholders); once it stops (the run
+// ended or was released, or the reservation timed out), they are deleted, and count as the
+// pods they are until they are gone.
+//
+// Cost, per application of N initial executors: N+1 placeholder creations and N+1 deletions,
+// and one nomination per member swapped in (up to N+1 status writes), on top of advisory's one
+// ungating write per executor: about 3(N+1) more pod writes.
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
+)
+
+// Enforcement is how the gang scheduler keeps reserved capacity (--gang-enforcement).
+type Enforcement string
+
+const (
+	// EnforcementAdvisory keeps nothing from pods it did not admit.
+	EnforcementAdvisory Enforcement = "advisory"
+	// EnforcementPlaceholders holds room with placeholder pods.
+	EnforcementPlaceholders Enforcement = "placeholders"
+)
+
+// ParseEnforcement reads an enforcement's name. "plugin" (a kube-scheduler plugin that honours
+// reservations) is refused with its own message: it is planned, not built.
+func ParseEnforcement(s string) (Enforcement, error) {
+	switch e := Enforcement(s); e {
+	case EnforcementAdvisory, EnforcementPlaceholders:
+		return e, nil
+	case "plugin":
+		return "", fmt.Errorf("enforcement %q (a kube-scheduler plugin) is not available yet; use %q or %q", s, EnforcementPlaceholders, EnforcementAdvisory)
+	}
+	return "", fmt.Errorf("unknown enforcement %q; use %q or %q", s, EnforcementPlaceholders, EnforcementAdvisory)
+}
+
+// DefaultPlaceholderImage is the image placeholder pods run: it does nothing, at no cost.
+const DefaultPlaceholderImage = "registry.k8s.io/pause:3.10"
+
+// Labels of placeholder pods.
+const (
+	// LabelPlaceholder marks a placeholder pod; its value is its Reservation's name.
+	LabelPlaceholder = "scheduling.sparkop.dev/placeholder"
+	// LabelRun is the run (submission id) the placeholder holds room for.
+	LabelRun = "scheduling.sparkop.dev/run"
+	// LabelMember is the member of the reservation it holds room for: driver, executor-<id>.
+	LabelMember = "scheduling.sparkop.dev/member"
+)
+
+var placeholderWritesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "spark_operator_gang_placeholder_writes_total",
+	Help: "API writes the placeholders enforcement makes: placeholder pods created and deleted, members nominated to their node.",
+}, []string{"verb"})
+
+func init() { ctrlmetrics.Registry.MustRegister(placeholderWritesTotal) }
+
+// placeholderName names the placeholder of member of the reservation resName.
+func placeholderName(resName, member string) string { return resName + "-ph-" + member }
+
+func isPlaceholder(p *corev1.Pod) bool { return p.Labels[LabelPlaceholder] != "" }
+
+// placeholderConditions keeps of a placeholder's conditions whether it was found unschedulable
+// (its node was taken), for trimPod; nothing of other pods.
+func placeholderConditions(p *corev1.Pod) []corev1.PodCondition {
+	if !isPlaceholder(p) {
+		return nil
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return []corev1.PodCondition{{Type: c.Type, Status: c.Status, Reason: c.Reason}}
+		}
+	}
+	return nil
+}
+
+// unschedulable reports whether kube-scheduler found no room for p.
+func unschedulable(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return true
+		}
+	}
+	return false
+}
+
+// placeholderPod is the placeholder of one member of r, the reservation of workload key.
+func placeholderPod(key Key, r Reservation, member, node string, requests corev1.ResourceList, image string) *corev1.Pod {
+	resName := ReservationName(key)
+	reqs := requests.DeepCopy()
+	delete(reqs, corev1.ResourcePods)
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: placeholderName(resName, member),
+			Labels: map[string]string{LabelPlaceholder: resName, LabelRun: r.SubmissionID, LabelMember: member, LabelQueue: r.Queue},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: schedv1alpha1.GroupVersion.String(), Kind: "Reservation",
+				Name: resName, UID: r.UID, Controller: ptr.To(true)}}},
+		Spec: corev1.PodSpec{
+			// Through kube-scheduler, not nodeName: its fit checks apply, and it counts the
+			// placeholder as it binds it. Tolerating every taint is safe: the node was chosen
+			// for the member, whose tolerations the gang scheduler checked.
+			Affinity:                      nodeAffinity(node),
+			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			PriorityClassName:             r.PriorityClassName,
+			TerminationGracePeriodSeconds: ptr.To[int64](0),
+			AutomountServiceAccountToken:  ptr.To(false),
+			EnableServiceLinks:            ptr.To(false),
+			Containers: []corev1.Container{{Name: "placeholder", Image: image,
+				Resources: corev1.ResourceRequirements{Requests: reqs}}},
+		},
+	}
+}
+
+func nodeAffinity(node string) *corev1.Affinity {
+	spec := &corev1.PodSpec{}
+	sparkpod.RequireNodes(spec, node)
+	return spec.Affinity
+}
+
+// wantedPlaceholder is a placeholder that should exist.
+type wantedPlaceholder struct {
+	key      Key
+	res      Reservation
+	member   string
+	node     string
+	requests corev1.ResourceList
+}
+
+// placeholdersOf lists the placeholders the live reservations of w want, by pod: one per
+// member whose pod is not placed yet (not created, or gated), while the reservation keeps node
+// capacity and its run has not ended: exactly the members reserveUnbound counts. Executors
+// without readable ids get none (their slots are counted per node).
+func placeholdersOf(w world, o snapshotOptions) map[types.NamespacedName]wantedPlaceholder {
+	out := map[types.NamespacedName]wantedPlaceholder{}
+	placed := map[boundMember]bool{}
+	for i := range w.Pods {
+		if m, ok := memberOf(&w.Pods[i]); ok && m.role == v1beta2.SparkRoleDriver && placedOn(&w.Pods[i]) != "" {
+			placed[m] = true
+		}
+	}
+	ended := endedRuns(w.Pods)
+	executors := executorsOf(w.Pods, w.Seen)
+	for i := range w.Workloads {
+		wo := &w.Workloads[i]
+		r, ok := wo.liveReservation()
+		if !ok || r.UID == "" || !r.keepsNodes(o) {
+			continue
+		}
+		exec := boundMember{wo.Key, r.SubmissionID, v1beta2.SparkRoleExecutor}
+		if ended[exec] {
+			continue
+		}
+		resName := ReservationName(wo.Key)
+		add := func(member, node string, requests corev1.ResourceList) {
+			out[types.NamespacedName{Namespace: wo.Key.Namespace, Name: placeholderName(resName, member)}] =
+				wantedPlaceholder{key: wo.Key, res: r, member: member, node: node, requests: requests}
+		}
+		if !placed[boundMember{wo.Key, r.SubmissionID, v1beta2.SparkRoleDriver}] {
+			add(schedv1alpha1.MemberRoleDriver, r.Driver, r.DriverRequests)
+		}
+		slots := plannedSlots(r)
+		ids, ok := slotIDsToGive(r, executors[exec])
+		if !ok {
+			continue
+		}
+		for _, id := range ids {
+			add(executorMember(id), slots[id-1], r.ExecutorRequests)
+		}
+	}
+	return out
+}
+
+// placeholderBook remembers the placeholders created and deleted until the cluster cache
+// shows it, so that a lagging cache does not have them created or deleted twice.
+type placeholderBook struct {
+	mu      sync.Mutex
+	created map[types.NamespacedName]time.Time
+	deleted map[types.NamespacedName]time.Time
+}
+
+// bookLag bounds how long the book trusts itself over the cache.
+const bookLag = 30 * time.Second
+
+func (b *placeholderBook) note(m *map[types.NamespacedName]time.Time, key types.NamespacedName) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if *m == nil {
+		*m = map[types.NamespacedName]time.Time{}
+	}
+	(*m)[key] = time.Now()
+}
+
+// sync forgets what the cache shows: created placeholders it holds, deleted ones it lacks.
+func (b *placeholderBook) sync(existing map[types.NamespacedName]*corev1.Pod) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for key, at := range b.created {
+		if existing[key] != nil || time.Since(at) > bookLag {
+			delete(b.created, key)
+		}
+	}
+	for key, at := range b.deleted {
+		if existing[key] == nil || time.Since(at) > bookLag {
+			delete(b.deleted, key)
+		}
+	}
+}
+
+func (b *placeholderBook) has(m map[types.NamespacedName]time.Time, key types.NamespacedName) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := m[key]
+	return ok
+}
+
+// existingPlaceholders are the placeholder pods of w's workloads, by pod.
+func existingPlaceholders(w world) map[types.NamespacedName]*corev1.Pod {
+	names := map[types.NamespacedName]bool{}
+	for i := range w.Workloads {
+		names[types.NamespacedName{Namespace: w.Workloads[i].Key.Namespace, Name: ReservationName(w.Workloads[i].Key)}] = true
+	}
+	out := map[types.NamespacedName]*corev1.Pod{}
+	for i := range w.Pods {
+		p := &w.Pods[i]
+		if isPlaceholder(p) && names[types.NamespacedName{Namespace: p.Namespace, Name: p.Labels[LabelPlaceholder]}] {
+			out[client.ObjectKeyFromObject(p)] = p
+		}
+	}
+	return out
+}
+
+// reconcilePlaceholders creates the placeholders w wants that do not exist and deletes those of
+// its workloads it does not want (their member placed, their run over or planned again, their
+// reservation timed out). Placeholders of workloads not in w (another operator's namespaces,
+// or a workload deleted) are left to the garbage collector, which deletes them with their
+// reservation.
+func (s *Scheduler) reconcilePlaceholders(ctx context.Context, w world, o snapshotOptions) error {
+	if s.cfg.Enforcement != EnforcementPlaceholders {
+		return nil
+	}
+	wanted := placeholdersOf(w, o)
+	existing := existingPlaceholders(w)
+	s.placeholders.sync(existing)
+	var create []*corev1.Pod
+	var remove []types.NamespacedName
+	for key, want := range wanted {
+		if p := existing[key]; p != nil && p.Labels[LabelRun] == want.res.SubmissionID && p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if existing[key] != nil || s.placeholders.has(s.placeholders.created, key) {
+			continue // an earlier run's, being deleted; or created and not in the cache yet
+		}
+		create = append(create, placeholderPod(want.key, want.res, want.member, want.node, want.requests, s.cfg.PlaceholderImage))
+	}
+	for key, p := range existing {
+		if want, ok := wanted[key]; (ok && p.Labels[LabelRun] == want.res.SubmissionID) || !p.DeletionTimestamp.IsZero() || s.placeholders.has(s.placeholders.deleted, key) {
+			continue
+		}
+		remove = append(remove, key)
+	}
+	sort.Slice(create, func(i, j int) bool { return create[i].Name < create[j].Name })
+	return s.writePlaceholders(ctx, create, remove)
+}
+
+// createPlaceholders creates the placeholders of a reservation just stored, before anything of
+// its run exists: every member's.
+func (s *Scheduler) createPlaceholders(ctx context.Context, key Key, r Reservation) error {
+	if s.cfg.Enforcement != EnforcementPlaceholders {
+		return nil
+	}
+	pods := []*corev1.Pod{placeholderPod(key, r, schedv1alpha1.MemberRoleDriver, r.Driver, r.DriverRequests, s.cfg.PlaceholderImage)}
+	for i, node := range plannedSlots(r) {
+		pods = append(pods, placeholderPod(key, r, executorMember(i+1), node, r.ExecutorRequests, s.cfg.PlaceholderImage))
+	}
+	return s.writePlaceholders(ctx, pods, nil)
+}
+
+// writePlaceholders creates and deletes placeholders, side by side.
+func (s *Scheduler) writePlaceholders(ctx context.Context, create []*corev1.Pod, remove []types.NamespacedName) error {
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	calls := make(chan struct{}, storeCalls)
+	run := func(f func() error) {
+		wg.Add(1)
+		calls <- struct{}{}
+		go func() {
+			defer func() { <-calls; wg.Done() }()
+			if err := f(); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, p := range create {
+		run(func() error {
+			err := s.client.Create(ctx, p)
+			if apierrors.IsAlreadyExists(err) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("creating placeholder %s/%s: %w", p.Namespace, p.Name, err)
+			}
+			placeholderWritesTotal.WithLabelValues("create").Inc()
+			s.placeholders.note(&s.placeholders.created, client.ObjectKeyFromObject(p))
+			return nil
+		})
+	}
+	for _, key := range remove {
+		run(func() error { return s.deletePlaceholder(ctx, key) })
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return fmt.Errorf("placeholders: %w (and %d more)", errs[0], len(errs)-1)
+	}
+	return nil
+}
+
+// deletePlaceholder deletes a placeholder with no grace period: it is gone from the API server,
+// and its room free, when the call returns.
+func (s *Scheduler) deletePlaceholder(ctx context.Context, key types.NamespacedName) error {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	err := s.client.Delete(ctx, p, client.GracePeriodSeconds(0))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("deleting placeholder %s: %w", key, err)
+	}
+	placeholderWritesTotal.WithLabelValues("delete").Inc()
+	s.placeholders.note(&s.placeholders.deleted, key)
+	return nil
+}
+
+// swapIn makes room for pod, a gated member about to be let go onto node, in its placeholder's
+// place (see the top of this file): nominated to node, then the placeholder deleted. The
+// caller then removes the gate. Without a placeholder (none was wanted, or the reservation no
+// longer keeps nodes) it does nothing.
+func (s *Scheduler) swapIn(ctx context.Context, pod types.NamespacedName, node string, placeholder types.NamespacedName, cached bool) error {
+	if s.cfg.Enforcement != EnforcementPlaceholders || placeholder.Name == "" || node == "" {
+		return nil
+	}
+	if !cached && !s.placeholders.has(s.placeholders.created, placeholder) {
+		return nil
+	}
+	patch := []byte(fmt.Sprintf(`{"status":{"nominatedNodeName":%q}}`, node))
+	err := s.client.Status().Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name}},
+		client.RawPatch(types.MergePatchType, patch))
+	if err != nil {
+		return fmt.Errorf("nominating %s to node %s: %w", pod, node, err)
+	}
+	placeholderWritesTotal.WithLabelValues("nominate").Inc()
+	return s.deletePlaceholder(ctx, placeholder)
+}
+
+// driversToUngate lets go the gated drivers (a session's server too) of w, as executorsToUngate
+// does executors: a driver of a live reservation's run onto its planned node, in its
+// placeholder's place; any other unconfined (its template already names the node it was
+// planned on, if any).
+func driversToUngate(w world) []toUngate {
+	reservations := map[Key]Reservation{}
+	for i := range w.Workloads {
+		if r, ok := w.Workloads[i].liveReservation(); ok {
+			reservations[w.Workloads[i].Key] = r
+		}
+	}
+	var out []toUngate
+	for i := range w.Pods {
+		p := &w.Pods[i]
+		m, ok := memberOf(p)
+		if !ok || m.role != v1beta2.SparkRoleDriver || !hasGate(p) || !p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+		r, ok := reservations[m.app]
+		if !ok || r.SubmissionID != m.submission {
+			out = append(out, toUngate{pod: key})
+			continue
+		}
+		out = append(out, toUngate{pod: key, node: r.Driver,
+			placeholder: types.NamespacedName{Namespace: p.Namespace, Name: placeholderName(ReservationName(m.app), schedv1alpha1.MemberRoleDriver)}})
+	}
+	return out
+}
+
+// liveHolding are the live reservations keeping node capacity, by Reservation, with their run:
+// their placeholders count through them, not as pods.
+func liveHolding(w world, o snapshotOptions) map[types.NamespacedName]string {
+	out := map[types.NamespacedName]string{}
+	for i := range w.Workloads {
+		if r, ok := w.Workloads[i].liveReservation(); ok && r.keepsNodes(o) {
+			out[types.NamespacedName{Namespace: w.Workloads[i].Key.Namespace, Name: ReservationName(w.Workloads[i].Key)}] = r.SubmissionID
+		}
+	}
+	return out
+}
+
+// countedByReservation reports whether p is a placeholder its reservation counts (liveHolding).
+func countedByReservation(p *corev1.Pod, holding map[types.NamespacedName]string) bool {
+	if !isPlaceholder(p) {
+		return false
+	}
+	run, ok := holding[types.NamespacedName{Namespace: p.Namespace, Name: p.Labels[LabelPlaceholder]}]
+	return ok && run == p.Labels[LabelRun]
+}
+
+// placeholdersHold says, for each live reservation keeping nodes whose driver is not created,
+// whether all its placeholders hold their nodes (bound there): "" when they do, else why not;
+// taken lists those one of whose placeholders kube-scheduler found no room for.
+func placeholdersHold(w world, o snapshotOptions) (waiting map[Key]string, taken map[Key]string) {
+	waiting, taken = map[Key]string{}, map[Key]string{}
+	wanted := placeholdersOf(w, o)
+	existing := existingPlaceholders(w)
+	for key, want := range wanted {
+		p := existing[key]
+		switch {
+		case p == nil || p.Labels[LabelRun] != want.res.SubmissionID:
+			waiting[want.key] = placeholderReason
+		case p.Spec.NodeName == want.node:
+		case unschedulable(p):
+			taken[want.key] = want.node
+		default:
+			waiting[want.key] = placeholderReason
+		}
+	}
+	return waiting, taken
+}
+
+// placeholderReason is what a workload whose placeholders are not all on their nodes yet shows,
+// should its status be written (it is not woken to show it: it lasts moments).
+const placeholderReason = "admitted; starting once placeholders hold the room planned for it"
+
+// takenReason is what a workload planned again because a placeholder found its node taken shows.
+func takenReason(node string) string {
+	return fmt.Sprintf("planned again: the room planned on %s was taken by other pods before its placeholder held it", node)
+}
+
+// logPlaceholderError logs a placeholder write that failed; the next cycle tries again.
+func logPlaceholderError(ctx context.Context, err error) {
+	if err != nil {
+		log.FromContext(ctx).Error(err, "placeholders could not all be written; retrying on the next cycle")
+	}
+}
