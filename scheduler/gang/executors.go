@@ -417,23 +417,13 @@ func hasGate(p *corev1.Pod) bool {
 // With placeholders it places nothing: an executor takes its placeholder's place in one step
 // (swapIn) that only the gang scheduler's ungating takes.
 func (s *Scheduler) PlacePod(pod *corev1.Pod, owner client.Object) bool {
-	if s.cfg.Enforcement == EnforcementPlaceholders || s.cluster == nil {
+	if s.cfg.Enforcement == EnforcementPlaceholders || !hasGate(pod) {
 		return false
 	}
-	var stored schedv1alpha1.Reservation
-	key := Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: owner.GetNamespace(), Name: owner.GetName()}}
-	if _, ok := owner.(*v1alpha1.SparkConnect); ok {
-		key.Kind = scheduler.KindSession
+	if m, ok := memberOf(pod); !ok || m.role != v1beta2.SparkRoleExecutor {
+		return false
 	}
-	res, ok := Reservation{}, false
-	if err := s.cluster.Get(context.Background(), client.ObjectKey{Namespace: key.Namespace, Name: ReservationName(key)}, &stored); err == nil {
-		res, ok = reservationFrom(&stored, owner)
-	}
-	if !ok {
-		s.mu.Lock()
-		res, ok = s.stored[key]
-		s.mu.Unlock()
-	}
+	res, ok := s.reservationForPod(owner)
 	if !ok {
 		return false
 	}
@@ -442,6 +432,34 @@ func (s *Scheduler) PlacePod(pod *corev1.Pod, owner client.Object) bool {
 		placedAtCreationTotal.Inc()
 	}
 	return placed
+}
+
+// reservationForPod reads owner's reservation for the webhook: from the cluster cache where
+// the gang scheduler runs in this process, else from the API server (a webhook of its own,
+// which reads it only for gated executors), or as the cycle loop just stored it.
+func (s *Scheduler) reservationForPod(owner client.Object) (Reservation, bool) {
+	key := Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: owner.GetNamespace(), Name: owner.GetName()}}
+	if _, ok := owner.(*v1alpha1.SparkConnect); ok {
+		key.Kind = scheduler.KindSession
+	}
+	var reader client.Reader = s.cluster
+	if s.cluster == nil {
+		reader = s.cfg.Reader
+	}
+	if reader != nil {
+		var stored schedv1alpha1.Reservation
+		if err := reader.Get(context.Background(), client.ObjectKey{Namespace: key.Namespace, Name: ReservationName(key)}, &stored); err == nil {
+			if res, ok := reservationFrom(&stored, owner); ok {
+				return res, true
+			}
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if res, ok := s.stored[key]; ok {
+		return res, true
+	}
+	return legacyReservation(owner)
 }
 
 func placeAtCreation(pod *corev1.Pod, owner client.Object, res Reservation, o snapshotOptions) bool {

@@ -12,5 +12,9 @@ applications naming a scheduler that is not enabled, and unknown gang queues). *
 - --gang-preemption-wait={{ $b.gang.preemptionWait }}
 - --gang-reservation-timeout={{ $b.gang.reservationTimeout }}
 - --gang-start-backlog={{ $b.gang.startBacklog }}
+- --gang-enforcement={{ $b.gang.enforcement }}
+{{- with $b.gang.placeholderImage }}
+- --gang-placeholder-image={{ . }}
+{{- end }}
 {{- end }}
 {{- end }}
