@@ -224,11 +224,15 @@ func placeholdersOf(w world, o snapshotOptions) map[types.NamespacedName]wantedP
 }
 
 // placeholderBook remembers the placeholders created and deleted until the cluster cache
-// shows it, so that a lagging cache does not have them created or deleted twice.
+// shows it, so that a lagging cache does not have them created or deleted twice; and those
+// deleted for a swap, for bookLag whatever the cache shows: a cycle that read the world before
+// the swap began may see the placeholder gone and its member still gated, and must not create
+// the placeholder again.
 type placeholderBook struct {
 	mu      sync.Mutex
 	created map[types.NamespacedName]time.Time
 	deleted map[types.NamespacedName]time.Time
+	swapped map[types.NamespacedName]time.Time
 }
 
 // bookLag bounds how long the book trusts itself over the cache.
@@ -255,6 +259,11 @@ func (b *placeholderBook) sync(existing map[types.NamespacedName]*corev1.Pod) {
 	for key, at := range b.deleted {
 		if existing[key] == nil || time.Since(at) > bookLag {
 			delete(b.deleted, key)
+		}
+	}
+	for key, at := range b.swapped {
+		if time.Since(at) > bookLag {
+			delete(b.swapped, key)
 		}
 	}
 }
@@ -300,8 +309,10 @@ func (s *Scheduler) reconcilePlaceholders(ctx context.Context, w world, o snapsh
 		if p := existing[key]; p != nil && p.Labels[LabelRun] == want.res.SubmissionID && p.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if existing[key] != nil || s.placeholders.has(s.placeholders.created, key) {
-			continue // an earlier run's, being deleted; or created and not in the cache yet
+		if existing[key] != nil || s.placeholders.has(s.placeholders.created, key) || s.placeholders.has(s.placeholders.swapped, key) {
+			// An earlier run's, being deleted; created and not in the cache yet; or just
+			// deleted for its member, which the cache may not show let go yet.
+			continue
 		}
 		create = append(create, placeholderPod(want.key, want.res, want.member, want.node, want.requests, s.cfg.PlaceholderImage))
 	}
@@ -404,6 +415,7 @@ func (s *Scheduler) swapIn(ctx context.Context, pod types.NamespacedName, node s
 		return fmt.Errorf("nominating %s to node %s: %w", pod, node, err)
 	}
 	placeholderWritesTotal.WithLabelValues("nominate").Inc()
+	s.placeholders.note(&s.placeholders.swapped, placeholder)
 	return s.deletePlaceholder(ctx, placeholder)
 }
 
@@ -461,17 +473,27 @@ func countedByReservation(p *corev1.Pod, holding map[types.NamespacedName]string
 // placeholdersHold says, for each live reservation keeping nodes whose driver is not created,
 // whether all its placeholders hold their nodes (bound there): "" when they do, else why not;
 // taken lists those one of whose placeholders kube-scheduler found no room for.
+//
+// A placeholder kube-scheduler found no room for, on a node where pods are ending (those of the
+// applications this run preempted, say), waits for them as a driver does (startgate.go): the
+// room is on its way, not taken.
 func placeholdersHold(w world, o snapshotOptions) (waiting map[Key]string, taken map[Key]string) {
 	waiting, taken = map[Key]string{}, map[Key]string{}
 	wanted := placeholdersOf(w, o)
 	existing := existingPlaceholders(w)
+	ending := map[string]bool{}
+	for i := range w.Pods {
+		if p := &w.Pods[i]; !p.DeletionTimestamp.IsZero() && placedOn(p) != "" {
+			ending[placedOn(p)] = true
+		}
+	}
 	for key, want := range wanted {
 		p := existing[key]
 		switch {
 		case p == nil || p.Labels[LabelRun] != want.res.SubmissionID:
 			waiting[want.key] = placeholderReason
 		case p.Spec.NodeName == want.node:
-		case unschedulable(p):
+		case unschedulable(p) && !ending[want.node]:
 			taken[want.key] = want.node
 		default:
 			waiting[want.key] = placeholderReason

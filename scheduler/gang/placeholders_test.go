@@ -147,6 +147,10 @@ func TestPlaceholders(t *testing.T) {
 		pods: append(slices.Clone(allBound[1:]), placeholderOf(*res, "driver", "n1", false, true)),
 		want: all, wantTaken: "n1", wantUsed: map[string]string{"n1": "3", "n2": "4"},
 	}, {
+		name: "a placeholder found no room where pods are ending (preempted ones): it waits for them", state: v1beta2.ApplicationStateNew, o: soon,
+		pods: append(slices.Clone(allBound[1:]), placeholderOf(*res, "driver", "n1", false, true), ending(pod("v", "s9", "driver", "n1", "1", corev1.PodRunning))),
+		want: all, wantWaiting: true, wantUsed: map[string]string{"n1": "4", "n2": "4"},
+	}, {
 		name: "driver and executor 1 placed, executor 2 gated: their placeholders go, 2's stays", state: v1beta2.ApplicationStateRunning, o: soon,
 		pods: append(slices.Clone(allBound[2:]), pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
 			given(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 1), "n1"),
@@ -194,6 +198,11 @@ func TestPlaceholders(t *testing.T) {
 			}
 		})
 	}
+}
+
+func ending(p corev1.Pod) corev1.Pod {
+	p.DeletionTimestamp = &metav1.Time{Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	return p
 }
 
 func TestPlaceholderPod(t *testing.T) {

@@ -10,6 +10,8 @@ package gang
 import (
 	"context"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -92,6 +94,11 @@ func (f *fixture) startOperator(extra ...string) {
 	}
 	args := []string{"--kubeconfig", cluster.Kubeconfig(f.t), "--namespaces", f.ns, "--enable-gang-scheduler",
 		"--enable-spark-connect=false", "-logtostderr", "-v=1"}
+	// GANG_TEST_ENFORCEMENT runs the scenarios that name no enforcement with the one given
+	// (advisory, the operator's default, otherwise): every scenario holds with placeholders too.
+	if e := os.Getenv("GANG_TEST_ENFORCEMENT"); e != "" && !slices.ContainsFunc(extra, func(a string) bool { return strings.HasPrefix(a, "--gang-enforcement") }) {
+		args = append(args, "--gang-enforcement="+e)
+	}
 	f.op = cluster.StartOperator(f.t, "operator", append(args, extra...)...)
 }
 
