@@ -96,7 +96,7 @@ func (l *loop) cycle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.overlayStored(w.Workloads)
+	s.overlayStored(w.Workloads, true)
 	l.overlayMarked(w.Workloads)
 	if err := s.migrate(ctx, w.Workloads); err != nil {
 		log.FromContext(ctx).Error(err, "migrating reservations from annotations")
@@ -125,7 +125,9 @@ func (l *loop) cycle(ctx context.Context) error {
 	// restart) come first, and are woken again; the pool merges repeated wake-ups.
 	gate := newStartGate(w, snap, now, s.ungating.inFlight(), s.cfg.StartBacklog, l.let)
 	if s.cfg.Enforcement == EnforcementPlaceholders {
-		gate.holdForPlaceholders(w, opts)
+		if recheck := gate.holdForPlaceholders(w, opts); recheck > 0 {
+			time.AfterFunc(recheck, s.trigger)
+		}
 	}
 	replan := map[Key]string{}
 	for i := range w.Workloads {
@@ -277,6 +279,8 @@ func (l *loop) cycle(ctx context.Context) error {
 		s.waker.Refresh(refresh...)
 	}
 	s.ungateExecutors(ctx, w, opts, out.Ungated)
+	// The reservations this cycle stored hold their room once their placeholders do.
+	s.overlayStored(w.Workloads, false)
 	logPlaceholderError(ctx, s.reconcilePlaceholders(ctx, w, opts))
 	s.writeReservationStatus(ctx, w)
 	// The ungating loop lets go executors that appeared while this cycle ran.
@@ -313,8 +317,8 @@ func (s *Scheduler) readingAt(now time.Time) snapshotOptions {
 }
 
 // store writes res as the workload's Reservation before anything else happens, so that an
-// operator restarting just after finds it, then (with placeholders) its placeholders, and
-// remembers it until the cluster cache shows it (overlayStored). The one cycle loop is the
+// operator restarting just after finds it, and remembers it until the cluster cache shows it
+// (overlayStored); the same cycle then creates its placeholders (reconcilePlaceholders). The one cycle loop is the
 // only writer of reservations: one of an earlier run, or of an earlier workload of the same
 // name, is replaced.
 func (l *loop) store(ctx context.Context, o *object, res Reservation) (Reservation, error) {
@@ -346,16 +350,13 @@ func (l *loop) store(ctx context.Context, o *object, res Reservation) (Reservati
 	s.stored[o.Key] = res
 	s.mu.Unlock()
 	log.FromContext(ctx).V(1).Info("admitted", "workload", o.Key.String(), "queue", res.Queue, "driver", res.Driver, "executors", res.Executors)
-	// Placeholders right away: the room is held once kube-scheduler binds them, and a pod
-	// created after them queues behind them.
-	logPlaceholderError(ctx, s.createPlaceholders(ctx, o.Key, res))
 	return res, nil
 }
 
 // overlayStored gives the cached workloads the reservations the cycle loop stored that the
-// cache does not show yet, and forgets those it shows (or whose run has moved on, or whose
-// workload is gone).
-func (s *Scheduler) overlayStored(objects []object) {
+// cache does not show yet; with forget, on the objects as the cache holds them, it forgets
+// those the cache shows (or whose run has moved on, or whose workload is gone).
+func (s *Scheduler) overlayStored(objects []object, forget bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	seen := map[Key]bool{}
@@ -366,15 +367,18 @@ func (s *Scheduler) overlayStored(objects []object) {
 		if !ok {
 			continue
 		}
-		if (o.res != nil && !o.legacy && o.res.UID == res.UID && o.res.SubmissionID == res.SubmissionID) || o.Run != res.SubmissionID {
+		if forget && ((o.res != nil && !o.legacy && o.res.UID == res.UID && o.res.SubmissionID == res.SubmissionID) || o.Run != res.SubmissionID) {
 			delete(s.stored, o.Key)
+			continue
+		}
+		if o.Run != res.SubmissionID {
 			continue
 		}
 		stored := res
 		o.res, o.legacy = &stored, false
 	}
 	for key := range s.stored {
-		if !seen[key] {
+		if forget && !seen[key] {
 			delete(s.stored, key)
 		}
 	}

@@ -48,7 +48,10 @@ package gang
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -122,21 +125,28 @@ func placeholderConditions(p *corev1.Pod) []corev1.PodCondition {
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled {
-			return []corev1.PodCondition{{Type: c.Type, Status: c.Status, Reason: c.Reason}}
+			return []corev1.PodCondition{{Type: c.Type, Status: c.Status, Reason: c.Reason, LastTransitionTime: c.LastTransitionTime}}
 		}
 	}
 	return nil
 }
 
-// unschedulable reports whether kube-scheduler found no room for p.
-func unschedulable(p *corev1.Pod) bool {
+// unschedulableSince is when kube-scheduler first found no room for p, in its current verdict;
+// false when it has not.
+func unschedulableSince(p *corev1.Pod) (time.Time, bool) {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-			return true
+			return c.LastTransitionTime.Time, true
 		}
 	}
-	return false
+	return time.Time{}, false
 }
+
+// takenAfter is how long kube-scheduler must have found no room for a placeholder before its
+// room counts as taken. A verdict may be stale: kube-scheduler may have tried the placeholder
+// just before it saw pods leave that the gang scheduler saw leave already, and tries again,
+// after a backoff of a second or more, when it sees them go.
+const takenAfter = 5 * time.Second
 
 // placeholderPod is the placeholder of one member of r, the reservation of workload key.
 func placeholderPod(key Key, r Reservation, member, node string, requests corev1.ResourceList, image string) *corev1.Pod {
@@ -146,6 +156,8 @@ func placeholderPod(key Key, r Reservation, member, node string, requests corev1
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: placeholderName(resName, member),
 			Labels: map[string]string{LabelPlaceholder: resName, LabelRun: r.SubmissionID, LabelMember: member, LabelQueue: r.Queue},
+			// Its node while it is not bound yet: it takes its room there (placedOn).
+			Annotations: map[string]string{AnnotationNode: node},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: schedv1alpha1.GroupVersion.String(), Kind: "Reservation",
 				Name: resName, UID: r.UID, Controller: ptr.To(true)}}},
 		Spec: corev1.PodSpec{
@@ -303,8 +315,8 @@ func (s *Scheduler) reconcilePlaceholders(ctx context.Context, w world, o snapsh
 	wanted := placeholdersOf(w, o)
 	existing := existingPlaceholders(w)
 	s.placeholders.sync(existing)
-	var create []*corev1.Pod
-	var remove []types.NamespacedName
+	room := podRoom(w)
+	var missing []wantedPlaceholder
 	for key, want := range wanted {
 		if p := existing[key]; p != nil && p.Labels[LabelRun] == want.res.SubmissionID && p.DeletionTimestamp.IsZero() {
 			continue
@@ -314,29 +326,81 @@ func (s *Scheduler) reconcilePlaceholders(ctx context.Context, w world, o snapsh
 			// deleted for its member, which the cache may not show let go yet.
 			continue
 		}
+		missing = append(missing, want)
+	}
+	sort.Slice(missing, func(i, j int) bool {
+		a, b := missing[i], missing[j]
+		return lessKey(a.key, b.key) || a.key == b.key && memberLess(a.member, b.member)
+	})
+	var create []*corev1.Pod
+	for _, want := range missing {
+		// Only into room that is free by the pods there now, as kube-scheduler counts them:
+		// where the pods of the applications a run preempted are ending, its placeholders wait
+		// for them, so that kube-scheduler never preempts pods itself for a placeholder.
+		need := memberRequests(sparkpod.PodDemand{Requests: want.requests})
+		if !fits(room[want.node], need) {
+			continue
+		}
+		add(room[want.node], need, -1)
 		create = append(create, placeholderPod(want.key, want.res, want.member, want.node, want.requests, s.cfg.PlaceholderImage))
 	}
+	var remove []types.NamespacedName
 	for key, p := range existing {
 		if want, ok := wanted[key]; (ok && p.Labels[LabelRun] == want.res.SubmissionID) || !p.DeletionTimestamp.IsZero() || s.placeholders.has(s.placeholders.deleted, key) {
 			continue
 		}
 		remove = append(remove, key)
 	}
-	sort.Slice(create, func(i, j int) bool { return create[i].Name < create[j].Name })
 	return s.writePlaceholders(ctx, create, remove)
 }
 
-// createPlaceholders creates the placeholders of a reservation just stored, before anything of
-// its run exists: every member's.
-func (s *Scheduler) createPlaceholders(ctx context.Context, key Key, r Reservation) error {
-	if s.cfg.Enforcement != EnforcementPlaceholders {
-		return nil
+// memberLess orders a reservation's members: the driver, then executors by id.
+func memberLess(a, b string) bool {
+	ia, ib := memberIndex(a), memberIndex(b)
+	return ia < ib || ia == ib && a < b
+}
+
+func memberIndex(member string) int {
+	if member == schedv1alpha1.MemberRoleDriver {
+		return 0
 	}
-	pods := []*corev1.Pod{placeholderPod(key, r, schedv1alpha1.MemberRoleDriver, r.Driver, r.DriverRequests, s.cfg.PlaceholderImage)}
-	for i, node := range plannedSlots(r) {
-		pods = append(pods, placeholderPod(key, r, executorMember(i+1), node, r.ExecutorRequests, s.cfg.PlaceholderImage))
+	id, err := strconv.Atoi(strings.TrimPrefix(member, schedv1alpha1.MemberRoleExecutor+"-"))
+	if err != nil {
+		return math.MaxInt
 	}
-	return s.writePlaceholders(ctx, pods, nil)
+	return id
+}
+
+// podRoom is each node's allocatable minus what its pods request (terminating ones included,
+// placeholders too, bound or on their way to their node), as kube-scheduler counts it.
+func podRoom(w world) map[string]corev1.ResourceList {
+	room := make(map[string]corev1.ResourceList, len(w.Nodes))
+	for i := range w.Nodes {
+		room[w.Nodes[i].Name] = w.Nodes[i].Status.Allocatable.DeepCopy()
+	}
+	for i := range w.Pods {
+		p := &w.Pods[i]
+		r, ok := room[placedOn(p)]
+		if !ok || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		add(r, requestsOf(p), -1)
+	}
+	return room
+}
+
+// fits reports whether need fits room, by the resources room lists (a node that is not known
+// has room: kube-scheduler judges it).
+func fits(room, need corev1.ResourceList) bool {
+	if room == nil {
+		return true
+	}
+	for name, q := range need {
+		if free, ok := room[name]; ok && free.Cmp(q) < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // writePlaceholders creates and deletes placeholders, side by side.
@@ -477,7 +541,7 @@ func countedByReservation(p *corev1.Pod, holding map[types.NamespacedName]string
 // A placeholder kube-scheduler found no room for, on a node where pods are ending (those of the
 // applications this run preempted, say), waits for them as a driver does (startgate.go): the
 // room is on its way, not taken.
-func placeholdersHold(w world, o snapshotOptions) (waiting map[Key]string, taken map[Key]string) {
+func placeholdersHold(w world, o snapshotOptions) (waiting map[Key]string, taken map[Key]string, recheck time.Duration) {
 	waiting, taken = map[Key]string{}, map[Key]string{}
 	wanted := placeholdersOf(w, o)
 	existing := existingPlaceholders(w)
@@ -489,17 +553,23 @@ func placeholdersHold(w world, o snapshotOptions) (waiting map[Key]string, taken
 	}
 	for key, want := range wanted {
 		p := existing[key]
-		switch {
-		case p == nil || p.Labels[LabelRun] != want.res.SubmissionID:
-			waiting[want.key] = placeholderReason
-		case p.Spec.NodeName == want.node:
-		case unschedulable(p) && !ending[want.node]:
-			taken[want.key] = want.node
-		default:
+		if p == nil || p.Labels[LabelRun] != want.res.SubmissionID || p.Spec.NodeName != want.node {
 			waiting[want.key] = placeholderReason
 		}
+		if p == nil || p.Spec.NodeName != "" || ending[want.node] {
+			continue
+		}
+		if since, ok := unschedulableSince(p); ok {
+			if left := takenAfter - o.Now.Sub(since); left > 0 {
+				if recheck == 0 || left < recheck {
+					recheck = left
+				}
+			} else {
+				taken[want.key] = want.node
+			}
+		}
 	}
-	return waiting, taken
+	return waiting, taken, recheck
 }
 
 // placeholderReason is what a workload whose placeholders are not all on their nodes yet shows,

@@ -110,7 +110,8 @@ func placeholderOf(res Reservation, member, node string, bound, unschedulable bo
 		p.Spec.NodeName = node
 	}
 	if unschedulable {
-		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+			LastTransitionTime: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(-time.Minute))}}
 	}
 	trimmed, _ := trimPod(p)
 	return *trimmed.(*corev1.Pod)
@@ -135,6 +136,7 @@ func TestPlaceholders(t *testing.T) {
 		want        []string
 		wantWaiting bool
 		wantTaken   string
+		wantRecheck bool
 		wantUsed    map[string]string // cpu by node in the snapshot
 	}{{
 		name: "admitted, nothing created: every member", state: v1beta2.ApplicationStateNew, o: soon,
@@ -145,7 +147,15 @@ func TestPlaceholders(t *testing.T) {
 	}, {
 		name: "a placeholder found no room: taken", state: v1beta2.ApplicationStateNew, o: soon,
 		pods: append(slices.Clone(allBound[1:]), placeholderOf(*res, "driver", "n1", false, true)),
-		want: all, wantTaken: "n1", wantUsed: map[string]string{"n1": "3", "n2": "4"},
+		want: all, wantWaiting: true, wantTaken: "n1", wantUsed: map[string]string{"n1": "3", "n2": "4"},
+	}, {
+		name: "a placeholder found no room a moment ago: not taken yet, looked at again", state: v1beta2.ApplicationStateNew, o: soon,
+		pods: append(slices.Clone(allBound[1:]), func() corev1.Pod {
+			p := placeholderOf(*res, "driver", "n1", false, true)
+			p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now)
+			return p
+		}()),
+		want: all, wantWaiting: true, wantRecheck: true, wantUsed: map[string]string{"n1": "3", "n2": "4"},
 	}, {
 		name: "a placeholder found no room where pods are ending (preempted ones): it waits for them", state: v1beta2.ApplicationStateNew, o: soon,
 		pods: append(slices.Clone(allBound[1:]), placeholderOf(*res, "driver", "n1", false, true), ending(pod("v", "s9", "driver", "n1", "1", corev1.PodRunning))),
@@ -179,10 +189,10 @@ func TestPlaceholders(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("placeholders wanted (-want +got):\n%s", diff)
 			}
-			waiting, taken := placeholdersHold(w, tt.o)
+			waiting, taken, recheck := placeholdersHold(w, tt.o)
 			key := o.Key
-			if _, ok := waiting[key]; ok != tt.wantWaiting || taken[key] != tt.wantTaken {
-				t.Errorf("waiting %v, taken %v; want waiting %v, taken %q", waiting, taken, tt.wantWaiting, tt.wantTaken)
+			if _, ok := waiting[key]; ok != tt.wantWaiting || taken[key] != tt.wantTaken || (recheck > 0) != tt.wantRecheck {
+				t.Errorf("waiting %v, taken %v, recheck %s; want waiting %v, taken %q, recheck %v", waiting, taken, recheck, tt.wantWaiting, tt.wantTaken, tt.wantRecheck)
 			}
 			snap, err := snapshot(w, tt.o)
 			if err != nil {

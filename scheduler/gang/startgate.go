@@ -146,14 +146,6 @@ func (g *startGate) start(key Key, run, node string, plan map[string]int32) bool
 	if g.created[driver] || g.let[driver] {
 		return true
 	}
-	if why, ok := g.placing[key]; ok {
-		g.held[key] = why
-		return false
-	}
-	if node, ok := g.taken[key]; ok {
-		g.held[key] = takenReason(node)
-		return false
-	}
 	room, ok := g.room[node]
 	need, known := g.drivers[key]
 	if ok && known {
@@ -164,6 +156,14 @@ func (g *startGate) start(key Key, run, node string, plan map[string]int32) bool
 				return false
 			}
 		}
+	}
+	if node, ok := g.taken[key]; ok {
+		g.held[key] = takenReason(node)
+		return false
+	}
+	if why, ok := g.placing[key]; ok {
+		g.held[key] = why
+		return false
 	}
 	if g.backlog > 0 && g.owed > 0 && g.owed >= g.backlog {
 		g.held[key] = pacedReason
@@ -178,9 +178,12 @@ func (g *startGate) start(key Key, run, node string, plan map[string]int32) bool
 }
 
 // holdForPlaceholders makes the gate hold the drivers of w's runs until all their placeholders
-// hold their nodes (with the placeholders enforcement).
-func (g *startGate) holdForPlaceholders(w world, o snapshotOptions) {
-	g.placing, g.taken = placeholdersHold(w, o)
+// hold their nodes (with the placeholders enforcement). It returns when to look again, if a
+// placeholder kube-scheduler found no room for may soon count as taken (0: no need).
+func (g *startGate) holdForPlaceholders(w world, o snapshotOptions) time.Duration {
+	var recheck time.Duration
+	g.placing, g.taken, recheck = placeholdersHold(w, o)
+	return recheck
 }
 
 // nodeTaken reports whether key is held because a placeholder of its run found its node taken:

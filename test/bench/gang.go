@@ -15,6 +15,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -62,6 +63,9 @@ func runGang(ctx context.Context, c config) error {
 		}
 		defer func() { _ = e.cl.Delete(context.Background(), q) }()
 		args = append(args, "--enable-gang-scheduler", "--default-batch-scheduler=gang")
+		if c.enforcement != "" {
+			args = append(args, "--gang-enforcement="+c.enforcement)
+		}
 	}
 	op, err := startOperator(ctx, c, e.ns, "gang-"+mode, append(args, "--submission-workers", "32", "--enable-spark-connect=false",
 		"--kube-api-qps", "1000", "--kube-api-burst", "2000")...)
@@ -74,6 +78,13 @@ func runGang(ctx context.Context, c config) error {
 	spark, err := newStandIn(runCtx, e.cfg, e.cl, e.ns)
 	if err != nil {
 		return err
+	}
+
+	var load *competingLoad
+	if c.load == "competing" {
+		if load, err = startCompetingLoad(runCtx, e); err != nil {
+			return err
+		}
 	}
 
 	start := time.Now()
@@ -139,9 +150,68 @@ func runGang(ctx context.Context, c config) error {
 	if u := j.unschedulableSummary(); u != "" {
 		fmt.Printf("gang: mode=%s %s\n", mode, u)
 	}
-	fmt.Printf("RESULT mode=%s apps=%d decisions_per_s=%.0f partial_starts=%d utilisation=%.3f makespan_s=%.1f\n",
-		mode, c.apps, decisionsPerS, j.partialPeak, j.workingShareSeconds/max(j.seconds, 1e-9), makespan.Seconds())
+	utilisation := j.workingShareSeconds / max(j.seconds, 1e-9)
+	if c.enforcement == "" && c.load == "none" {
+		fmt.Printf("RESULT mode=%s apps=%d decisions_per_s=%.0f partial_starts=%d utilisation=%.3f makespan_s=%.1f\n",
+			mode, c.apps, decisionsPerS, j.partialPeak, utilisation, makespan.Seconds())
+		return nil
+	}
+	// The gang comparisons' line (make bench-gang).
+	enforcement := c.enforcement
+	if enforcement == "" {
+		enforcement = "advisory"
+	}
+	var placeholders float64
+	if c.gang {
+		if placeholders, err = op.counter("spark_operator_gang_placeholder_writes_total", "verb", "create"); err != nil {
+			return err
+		}
+	}
+	if load != nil {
+		fmt.Printf("gang: mode=%s competing pods created=%d (target %d live of %d CPU each, %d s each)\n", mode, load.created.Load(), load.target, competingCPU, competingSeconds)
+	}
+	fmt.Printf("RESULT mode=%s enforcement=%s load=%s apps=%d partial_starts=%d unschedulable_executors=%d placeholder_pods=%.0f utilisation=%.3f makespan_s=%.1f\n",
+		mode, enforcement, c.load, c.apps, j.partialPeak, len(j.unschedulable), placeholders, utilisation, makespan.Seconds())
 	return nil
+}
+
+// startCompetingLoad starts the competing load in e's namespace and waits until it takes its
+// share (or competingSeconds have passed), so the applications meet it at its steady state.
+func startCompetingLoad(ctx context.Context, e *benchEnv) (*competingLoad, error) {
+	var nodes corev1.NodeList
+	if err := e.cl.List(ctx, &nodes); err != nil {
+		return nil, err
+	}
+	var cpu int64
+	for i := range nodes.Items {
+		q := nodes.Items[i].Status.Allocatable[corev1.ResourceCPU]
+		cpu += q.Value()
+	}
+	load := newCompetingLoad(e.cl, e.ns, cpu)
+	go load.run(ctx)
+	deadline := time.Now().Add(competingSeconds * time.Second)
+	for time.Now().Before(deadline) && load.created.Load() < int64(load.target) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	return load, nil
+}
+
+// counter reads the counter name of the operator's metrics, of the series whose label is value.
+func (o *operatorProcess) counter(name, label, value string) (float64, error) {
+	families, err := o.metrics()
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range families[name].GetMetric() {
+		if labelValue(m, label) == value {
+			return m.GetCounter().GetValue(), nil
+		}
+	}
+	return 0, nil // never incremented: the series does not exist yet
 }
 
 // standInTick is how often the stand-in reads its cache and acts; stallLimit how long the run

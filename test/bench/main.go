@@ -74,6 +74,10 @@ type config struct {
 	webhook    bool
 	scenario   string
 	gang       bool
+	// enforcement and load: the gang scenario's --gang-enforcement ("": the operator's default)
+	// and competing load ("none" or "competing").
+	enforcement string
+	load        string
 }
 
 func main() {
@@ -93,7 +97,13 @@ func main() {
 		`(time to a new application's driver after the operator is killed, with --apps finished applications present), `+
 		`"gang" (--apps mixed-size applications at once, with or without (--gang=false) the gang scheduler)`)
 	flag.BoolVar(&c.gang, "gang", true, `gang: run the operator with the gang scheduler as the default (false: the same load without it)`)
+	flag.StringVar(&c.enforcement, "enforcement", "", `gang: the operator's --gang-enforcement, "advisory" or "placeholders" (empty: its default); prints the RESULT line of the gang comparisons`)
+	flag.StringVar(&c.load, "load", "none", `gang: "competing" runs plain pods beside the applications, arriving and leaving steadily and taking ~30% of the CPU`)
 	flag.Parse()
+	if c.load != "none" && c.load != "competing" {
+		fmt.Fprintf(os.Stderr, "--load: %q is neither none nor competing\n", c.load)
+		os.Exit(2)
+	}
 	scenarios := map[string]func(context.Context, config) error{
 		"submit":   run,
 		"restart":  runRestart,
