@@ -65,7 +65,7 @@ dev:
 dev-down:
 	@hack/dev.sh down
 
-## bench: submission speed (native vs spark-submit), restart and failover with 10,000 finished applications, gang vs no gang; see docs/benchmarks.md
+## bench: submission speed (native vs spark-submit), restart and failover with 10,000 finished applications; see docs/benchmarks.md
 .PHONY: bench
 bench: build
 	@mkdir -p bin && go build -o bin/bench ./test/bench
@@ -76,9 +76,17 @@ bench: build
 	bin/bench --kubeconfig $$kc --mode native --apps 10000; \
 	bin/bench --kubeconfig $$kc --scenario restart --apps 10000; \
 	bin/bench --kubeconfig $$kc --scenario failover --apps 10000
+
+## bench-gang: the gang comparisons on 100 kwok nodes: gang vs no gang, then each enforcement under competing load (plain pods taking ~30% of the CPU) and placeholders without it; see docs/benchmarks.md
+.PHONY: bench-gang
+bench-gang: build
+	@mkdir -p bin && go build -o bin/bench ./test/bench
 	@kc=$$(LOCAL_CLUSTER_DIR=$(CURDIR)/.cache/bench-gang-cluster hack/local-cluster.sh up --nodes 100 | tail -n 1); \
 	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook; \
-	bin/bench --kubeconfig $$kc --scenario gang --gang=false --apps 1000 --webhook
+	bin/bench --kubeconfig $$kc --scenario gang --gang=false --apps 1000 --webhook; \
+	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook --enforcement placeholders --load none; \
+	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook --enforcement advisory --load competing; \
+	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook --enforcement placeholders --load competing
 
 ## cluster-up: build (once) the control plane, helm and cert-manager, and start the control plane
 .PHONY: cluster-up
