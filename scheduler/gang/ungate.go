@@ -143,11 +143,9 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 	r := &s.ungating
 	r.mu.Lock()
 	r.overlayLocked(w.Pods)
-	chosen := executorsToUngate(w, beyondPlan, o)
-	if s.cfg.Enforcement == EnforcementPlaceholders {
-		// Drivers are gated only with placeholders (Reservation.Pods).
-		chosen = append(chosen, driversToUngate(w)...)
-	}
+	// Drivers are gated only with placeholders (Reservation.Pods), or were by an operator that
+	// ran with them before a restart: let go, without a swap, whatever the enforcement now.
+	chosen := append(executorsToUngate(w, beyondPlan, o), driversToUngate(w)...)
 	placeholders := existingPlaceholders(w)
 	for _, rel := range chosen {
 		r.pods[rel.pod] = ungateState{node: rel.node}
