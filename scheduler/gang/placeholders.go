@@ -480,7 +480,33 @@ func (s *Scheduler) swapIn(ctx context.Context, pod types.NamespacedName, node s
 	}
 	placeholderWritesTotal.WithLabelValues("nominate").Inc()
 	s.placeholders.note(&s.placeholders.swapped, placeholder)
-	return s.deletePlaceholder(ctx, placeholder)
+	if err := s.deletePlaceholder(ctx, placeholder); err != nil {
+		return err
+	}
+	s.awaitGone(ctx, placeholder)
+	return nil
+}
+
+// swapSettle bounds how long a swap waits for the cluster cache to show the placeholder gone.
+const swapSettle = 2 * time.Second
+
+// awaitGone waits (at most swapSettle) until the cluster cache shows pod gone. kube-scheduler
+// hears of pods through a watch like the cache's, and takes a deletion into its node
+// accounting apart from its queue: a member let go before it counts the deletion is found
+// short of room (its nomination then dropped) and tried again after a backoff. Letting it go
+// once this process's own watch has delivered the deletion makes that rare.
+func (s *Scheduler) awaitGone(ctx context.Context, pod types.NamespacedName) {
+	if s.cluster == nil {
+		return
+	}
+	deadline := time.Now().Add(swapSettle)
+	for time.Now().Before(deadline) {
+		err := s.cluster.Get(ctx, pod, &corev1.Pod{})
+		if apierrors.IsNotFound(err) || ctx.Err() != nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // driversToUngate lets go the gated drivers (a session's server too) of w, as executorsToUngate
