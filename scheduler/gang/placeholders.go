@@ -461,30 +461,58 @@ func (s *Scheduler) deletePlaceholder(ctx context.Context, key types.NamespacedN
 	return nil
 }
 
-// swapIn makes room for pod, a gated member about to be let go onto node, in its placeholder's
-// place (see the top of this file): nominated to node, then the placeholder deleted. The
-// caller then removes the gate. Without a placeholder (none was wanted, or the reservation no
-// longer keeps nodes) it does nothing.
-func (s *Scheduler) swapIn(ctx context.Context, pod types.NamespacedName, node string, placeholder types.NamespacedName, cached bool) error {
-	if s.cfg.Enforcement != EnforcementPlaceholders || placeholder.Name == "" || node == "" {
+// swaps reports whether rel, a gated member about to be let go, takes a placeholder's place
+// first (see the top of this file): with placeholders, onto its planned node, when its
+// placeholder exists (hasPlaceholder: in the cluster cache) or was just created. Without a
+// placeholder (none was wanted, or the reservation no longer keeps nodes) it is simply let go.
+func (s *Scheduler) swaps(rel toUngate, hasPlaceholder bool) bool {
+	if s.cfg.Enforcement != EnforcementPlaceholders || rel.placeholder.Name == "" || rel.node == "" {
+		return false
+	}
+	return hasPlaceholder || s.placeholders.has(s.placeholders.created, rel.placeholder)
+}
+
+// swapGroup makes room for the members of group, all to be let go onto one node, in their
+// placeholders' places: all nominated to the node, then all their placeholders deleted, and it
+// returns once this process's watch shows them gone, with what failed for each member (aligned
+// with group). The caller then removes the gates: none of the members is let go while a
+// placeholder of another still stands and is counted with that member's nomination.
+func (s *Scheduler) swapGroup(ctx context.Context, group []toUngate, calls chan struct{}) []error {
+	errs := make([]error, len(group))
+	each := func(f func(i int, rel toUngate) error) {
+		var wg sync.WaitGroup
+		for i, rel := range group {
+			if errs[i] != nil {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				calls <- struct{}{}
+				defer func() { <-calls }()
+				errs[i] = f(i, rel)
+			}()
+		}
+		wg.Wait()
+	}
+	each(func(_ int, rel toUngate) error {
+		patch := []byte(fmt.Sprintf(`{"status":{"nominatedNodeName":%q}}`, rel.node))
+		err := s.client.Status().Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: rel.pod.Namespace, Name: rel.pod.Name}},
+			client.RawPatch(types.MergePatchType, patch))
+		if err != nil {
+			return fmt.Errorf("nominating %s to node %s: %w", rel.pod, rel.node, err)
+		}
+		placeholderWritesTotal.WithLabelValues("nominate").Inc()
+		s.placeholders.note(&s.placeholders.swapped, rel.placeholder)
 		return nil
+	})
+	each(func(_ int, rel toUngate) error { return s.deletePlaceholder(ctx, rel.placeholder) })
+	for i, rel := range group {
+		if errs[i] == nil {
+			s.awaitGone(ctx, rel.placeholder)
+		}
 	}
-	if !cached && !s.placeholders.has(s.placeholders.created, placeholder) {
-		return nil
-	}
-	patch := []byte(fmt.Sprintf(`{"status":{"nominatedNodeName":%q}}`, node))
-	err := s.client.Status().Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: pod.Name}},
-		client.RawPatch(types.MergePatchType, patch))
-	if err != nil {
-		return fmt.Errorf("nominating %s to node %s: %w", pod, node, err)
-	}
-	placeholderWritesTotal.WithLabelValues("nominate").Inc()
-	s.placeholders.note(&s.placeholders.swapped, placeholder)
-	if err := s.deletePlaceholder(ctx, placeholder); err != nil {
-		return err
-	}
-	s.awaitGone(ctx, placeholder)
-	return nil
+	return errs
 }
 
 // swapSettle bounds how long a swap waits for the cluster cache to show the placeholder gone.

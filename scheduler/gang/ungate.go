@@ -166,30 +166,56 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 		}
 	}
 	chosenAt := time.Now()
+	// With placeholders, the members taking placeholders' places on one node swap together
+	// (swapGroup): each is nominated there while its placeholder still stands, which
+	// kube-scheduler counts twice until the placeholder goes, and would find a sibling let go
+	// meanwhile short of room.
+	swaps := map[string][]toUngate{}
+	finish := func(rel toUngate, err error) {
+		if err == nil {
+			err = s.ungate(ctx, cached[rel.pod], rel.node)
+		}
+		ungateCallSeconds.Observe(time.Since(chosenAt).Seconds())
+		r.mu.Lock()
+		if err != nil {
+			delete(r.pods, rel.pod)
+		} else {
+			r.pods[rel.pod] = ungateState{node: rel.node, done: true}
+		}
+		r.mu.Unlock()
+		if err != nil {
+			log.FromContext(ctx).Error(err, "releasing a gated executor failed; retrying")
+			time.AfterFunc(time.Second, func() { s.trigger(); s.triggerUngate() })
+		}
+	}
 	for _, rel := range chosen {
 		if p := cached[rel.pod]; p != nil && !p.CreationTimestamp.IsZero() {
 			ungateWaitSeconds.Observe(chosenAt.Sub(p.CreationTimestamp.Time).Seconds())
 		}
-		_, hasPlaceholder := placeholders[rel.placeholder]
+		if _, has := placeholders[rel.placeholder]; s.swaps(rel, has) {
+			swaps[rel.node] = append(swaps[rel.node], rel)
+			continue
+		}
 		go func() {
 			r.calls <- struct{}{}
-			err := s.swapIn(ctx, rel.pod, rel.node, rel.placeholder, hasPlaceholder)
-			if err == nil {
-				err = s.ungate(ctx, cached[rel.pod], rel.node)
+			defer func() { <-r.calls }()
+			finish(rel, nil)
+		}()
+	}
+	for _, group := range swaps {
+		go func() {
+			errs := s.swapGroup(ctx, group, r.calls)
+			var wg sync.WaitGroup
+			for i, rel := range group {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r.calls <- struct{}{}
+					defer func() { <-r.calls }()
+					finish(rel, errs[i])
+				}()
 			}
-			<-r.calls
-			ungateCallSeconds.Observe(time.Since(chosenAt).Seconds())
-			r.mu.Lock()
-			if err != nil {
-				delete(r.pods, rel.pod)
-			} else {
-				r.pods[rel.pod] = ungateState{node: rel.node, done: true}
-			}
-			r.mu.Unlock()
-			if err != nil {
-				log.FromContext(ctx).Error(err, "releasing a gated executor failed; retrying")
-				time.AfterFunc(time.Second, func() { s.trigger(); s.triggerUngate() })
-			}
+			wg.Wait()
 		}()
 	}
 }
