@@ -245,6 +245,37 @@ type placeholderBook struct {
 	created map[types.NamespacedName]time.Time
 	deleted map[types.NamespacedName]time.Time
 	swapped map[types.NamespacedName]time.Time
+	// nodes serialises the swaps onto each node.
+	nodes map[string]*nodeLock
+}
+
+type nodeLock struct {
+	mu      sync.Mutex
+	waiting int // goroutines holding or waiting for mu
+}
+
+// lockNode takes the swap lock of node; the function returned releases it.
+func (b *placeholderBook) lockNode(node string) func() {
+	b.mu.Lock()
+	if b.nodes == nil {
+		b.nodes = map[string]*nodeLock{}
+	}
+	l := b.nodes[node]
+	if l == nil {
+		l = &nodeLock{}
+		b.nodes[node] = l
+	}
+	l.waiting++
+	b.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		b.mu.Lock()
+		if l.waiting--; l.waiting == 0 {
+			delete(b.nodes, node)
+		}
+		b.mu.Unlock()
+	}
 }
 
 // bookLag bounds how long the book trusts itself over the cache.
@@ -513,6 +544,28 @@ func (s *Scheduler) swapGroup(ctx context.Context, group []toUngate, calls chan 
 		}
 	}
 	return errs
+}
+
+// awaitBound waits (at most swapSettle) until the cluster cache shows the members of group that
+// were let go (no error) bound to a node.
+func (s *Scheduler) awaitBound(ctx context.Context, group []toUngate, errs []error) {
+	if s.cluster == nil {
+		return
+	}
+	deadline := time.Now().Add(swapSettle)
+	for i := 0; i < len(group) && time.Now().Before(deadline); {
+		if errs[i] != nil {
+			i++
+			continue
+		}
+		p := &corev1.Pod{}
+		err := s.cluster.Get(ctx, group[i].pod, p)
+		if apierrors.IsNotFound(err) || p.Spec.NodeName != "" || ctx.Err() != nil {
+			i++
+			continue
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // swapSettle bounds how long a swap waits for the cluster cache to show the placeholder gone.

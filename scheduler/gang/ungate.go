@@ -202,8 +202,13 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 			finish(rel, nil)
 		}()
 	}
-	for _, group := range swaps {
+	for node, group := range swaps {
 		go func() {
+			// One swap at a time on a node, until its members are bound: a member let go and
+			// not bound yet would be found short of room by a swap's nominations beside
+			// standing placeholders (see swapGroup).
+			unlock := s.placeholders.lockNode(node)
+			defer unlock()
 			errs := s.swapGroup(ctx, group, r.calls)
 			var wg sync.WaitGroup
 			for i, rel := range group {
@@ -216,6 +221,7 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 				}()
 			}
 			wg.Wait()
+			s.awaitBound(ctx, group, errs)
 		}()
 	}
 }
