@@ -209,12 +209,16 @@ func (l *loop) cycle(ctx context.Context) error {
 	}
 	var storingWG sync.WaitGroup
 	calls := make(chan struct{}, storeCalls)
+	var room *sharedRoom
+	if s.cfg.Enforcement == EnforcementPlaceholders && len(stores) > 0 {
+		room = &sharedRoom{room: podRoom(w)}
+	}
 	for i := range stores {
 		storingWG.Add(1)
 		calls <- struct{}{}
 		go func() {
 			defer func() { <-calls; storingWG.Done() }()
-			stores[i].res, stores[i].err = l.store(ctx, stores[i].o, stores[i].res)
+			stores[i].res, stores[i].err = l.store(ctx, stores[i].o, stores[i].res, room)
 		}()
 	}
 	storingWG.Wait()
@@ -318,10 +322,10 @@ func (s *Scheduler) readingAt(now time.Time) snapshotOptions {
 
 // store writes res as the workload's Reservation before anything else happens, so that an
 // operator restarting just after finds it, and remembers it until the cluster cache shows it
-// (overlayStored); the same cycle then creates its placeholders (reconcilePlaceholders). The one cycle loop is the
+// (overlayStored); then, with placeholders, it creates its placeholders where there is room. The one cycle loop is the
 // only writer of reservations: one of an earlier run, or of an earlier workload of the same
 // name, is replaced.
-func (l *loop) store(ctx context.Context, o *object, res Reservation) (Reservation, error) {
+func (l *loop) store(ctx context.Context, o *object, res Reservation, room *sharedRoom) (Reservation, error) {
 	s := l.s
 	obj, err := reservationObject(o, res)
 	if err != nil {
@@ -350,6 +354,9 @@ func (l *loop) store(ctx context.Context, o *object, res Reservation) (Reservati
 	s.stored[o.Key] = res
 	s.mu.Unlock()
 	log.FromContext(ctx).V(1).Info("admitted", "workload", o.Key.String(), "queue", res.Queue, "driver", res.Driver, "executors", res.Executors)
+	// Its placeholders at once, into the room free now: pods created after the admission
+	// queue behind them. Those without room yet are created by a later cycle.
+	logPlaceholderError(ctx, s.createPlaceholders(ctx, o.Key, res, room))
 	return res, nil
 }
 

@@ -237,9 +237,10 @@ func placeholdersOf(w world, o snapshotOptions) map[types.NamespacedName]wantedP
 
 // placeholderBook remembers the placeholders created and deleted until the cluster cache
 // shows it, so that a lagging cache does not have them created or deleted twice; and those
-// deleted for a swap, for bookLag whatever the cache shows: a cycle that read the world before
-// the swap began may see the placeholder gone and its member still gated, and must not create
-// the placeholder again.
+// being swapped or swapped, for bookLag whatever the cache shows: a cycle must neither delete
+// such a placeholder before the swap has nominated its member (it sees the member given from
+// the moment the swap is chosen) nor, having read the world before the swap began, create it
+// again.
 type placeholderBook struct {
 	mu      sync.Mutex
 	created map[types.NamespacedName]time.Time
@@ -377,7 +378,8 @@ func (s *Scheduler) reconcilePlaceholders(ctx context.Context, w world, o snapsh
 	}
 	var remove []types.NamespacedName
 	for key, p := range existing {
-		if want, ok := wanted[key]; (ok && p.Labels[LabelRun] == want.res.SubmissionID) || !p.DeletionTimestamp.IsZero() || s.placeholders.has(s.placeholders.deleted, key) {
+		if want, ok := wanted[key]; (ok && p.Labels[LabelRun] == want.res.SubmissionID) || !p.DeletionTimestamp.IsZero() ||
+			s.placeholders.has(s.placeholders.deleted, key) || s.placeholders.has(s.placeholders.swapped, key) {
 			continue
 		}
 		remove = append(remove, key)
@@ -432,6 +434,49 @@ func fits(room, need corev1.ResourceList) bool {
 		}
 	}
 	return true
+}
+
+// sharedRoom is podRoom shared by the reservations a cycle stores side by side.
+type sharedRoom struct {
+	mu   sync.Mutex
+	room map[string]corev1.ResourceList
+}
+
+// take takes need on node if it fits there.
+func (r *sharedRoom) take(node string, need corev1.ResourceList) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !fits(r.room[node], need) {
+		return false
+	}
+	if n := r.room[node]; n != nil {
+		add(n, need, -1)
+	}
+	return true
+}
+
+// createPlaceholders creates the placeholders of a reservation just stored, nothing of whose run
+// exists yet: every member's that fits room now, driver first (reconcilePlaceholders creates
+// the others once there is room).
+func (s *Scheduler) createPlaceholders(ctx context.Context, key Key, r Reservation, room *sharedRoom) error {
+	if s.cfg.Enforcement != EnforcementPlaceholders || room == nil {
+		return nil
+	}
+	type member struct {
+		name, node string
+		requests   corev1.ResourceList
+	}
+	members := []member{{schedv1alpha1.MemberRoleDriver, r.Driver, r.DriverRequests}}
+	for i, node := range plannedSlots(r) {
+		members = append(members, member{executorMember(i + 1), node, r.ExecutorRequests})
+	}
+	var pods []*corev1.Pod
+	for _, m := range members {
+		if room.take(m.node, memberRequests(sparkpod.PodDemand{Requests: m.requests})) {
+			pods = append(pods, placeholderPod(key, r, m.name, m.node, m.requests, s.cfg.PlaceholderImage))
+		}
+	}
+	return s.writePlaceholders(ctx, pods, nil)
 }
 
 // writePlaceholders creates and deletes placeholders, side by side.

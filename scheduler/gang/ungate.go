@@ -193,6 +193,9 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 			ungateWaitSeconds.Observe(chosenAt.Sub(p.CreationTimestamp.Time).Seconds())
 		}
 		if _, has := placeholders[rel.placeholder]; s.swaps(rel, has) {
+			// From now on the swap alone deletes the placeholder, after the nomination: a
+			// cycle that sees the member given must not delete it first.
+			s.placeholders.note(&s.placeholders.swapped, rel.placeholder)
 			swaps[rel.node] = append(swaps[rel.node], rel)
 			continue
 		}
