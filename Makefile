@@ -68,7 +68,7 @@ dev:
 dev-down:
 	@hack/dev.sh down
 
-## bench: submission speed (native vs spark-submit), restart and failover with 10,000 finished applications, gang vs no gang; see docs/benchmarks.md
+## bench: submission speed (native vs spark-submit), restart and failover with 10,000 finished applications; see docs/benchmarks.md
 .PHONY: bench
 bench: build
 	@mkdir -p bin && go build -o bin/bench ./test/bench
@@ -79,19 +79,20 @@ bench: build
 	bin/bench --kubeconfig $$kc --mode native --apps 10000; \
 	bin/bench --kubeconfig $$kc --scenario restart --apps 10000; \
 	bin/bench --kubeconfig $$kc --scenario failover --apps 10000
-	@kc=$$(LOCAL_CLUSTER_DIR=$(CURDIR)/.cache/bench-gang-cluster hack/local-cluster.sh up --nodes 100 --workload-api | tail -n 1); \
-	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook; \
-	bin/bench --kubeconfig $$kc --scenario gang --gang=false --apps 1000 --webhook
 
-## bench-gang: the 1,000 mixed applications on 100 kwok nodes through each gang scheduler side by side (the embedded gang, its Workload API variant, the naive Workload mapping, the example external scheduler) and without one; see docs/benchmarks.md
+## bench-gang: the gang comparisons, 1,000 mixed applications on 100 kwok nodes: gang vs no gang; each enforcement under competing load (plain pods taking ~30% of the CPU) and placeholders without it; and the other gang schedulers side by side (its Workload API variant, the naive Workload mapping, the example external scheduler); see docs/benchmarks.md
 .PHONY: bench-gang
 bench-gang: build
 	@mkdir -p bin && go build -o bin/bench ./test/bench
 	@kc=$$(LOCAL_CLUSTER_DIR=$(CURDIR)/.cache/bench-gang-cluster hack/local-cluster.sh up --nodes 100 --workload-api | tail -n 1); \
-	for s in gang kubernetes kubernetes-naive external; do \
+	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook; \
+	bin/bench --kubeconfig $$kc --scenario gang --gang=false --apps 1000 --webhook; \
+	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook --enforcement placeholders --load none; \
+	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook --enforcement advisory --load competing; \
+	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook --enforcement placeholders --load competing; \
+	for s in kubernetes kubernetes-naive external; do \
 		bin/bench --kubeconfig $$kc --scenario gang --scheduler $$s --apps 1000 --webhook; \
-	done; \
-	bin/bench --kubeconfig $$kc --scenario gang --gang=false --apps 1000 --webhook
+	done
 
 ## cluster-up: build (once) the control plane, helm, cert-manager and the batch schedulers the
 ## tests start (scheduler-plugins, Kueue), and start the control plane

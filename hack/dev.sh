@@ -12,8 +12,10 @@
 #
 # The operator runs the embedded gang scheduler as the default batch scheduler, so applications
 # queue until their whole gang fits (kubectl get sparkqueues; sparkctl list shows QUEUED), and
-# its Workload API variant (--enable-kubernetes-scheduler), for applications naming
-# batchScheduler: kubernetes.
+# each admitted run's room is a Reservation (kubectl get reservations) that placeholder pods hold
+# against every other pod: DEV_GANG_ENFORCEMENT=advisory runs it without them
+# (docs/gang-scheduling.md); and its Workload API variant (--enable-kubernetes-scheduler), for
+# applications naming batchScheduler: kubernetes.
 #
 # The simulated nodes run no Spark: the example's driver pod "runs" for DEV_RUN_SECONDS
 # (default 8) through kwok's kwok.sparkop.dev/run-seconds annotation.
@@ -25,6 +27,7 @@ DEV=$CACHE/dev
 KUBECTL=$CACHE/bin/kubectl
 OPERATOR=$ROOT/bin/spark-operator
 RUN_SECONDS=${DEV_RUN_SECONDS:-8}
+ENFORCEMENT=${DEV_GANG_ENFORCEMENT:-placeholders}
 # A cluster of its own: the operator here watches every namespace, and must not act on the
 # applications that tests create in the shared test cluster.
 export LOCAL_CLUSTER_DIR=$CACHE/dev-cluster
@@ -58,7 +61,8 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 
 start_operator() {
   local kubeconfig=$1 sum
-  sum=$(sha256sum "$OPERATOR" | cut -c1-16)
+  # The flags that vary count as the binary does: a running operator with others is restarted.
+  sum=$( (sha256sum "$OPERATOR"; echo "$ENFORCEMENT") | sha256sum | cut -c1-16)
   if operator_running && [ "$(cat "$DEV/operator.sum" 2>/dev/null)" = "$sum" ]; then
     log "reusing the running operator (pid $(cat "$DEV/operator.pid"))"
     return 0
@@ -70,7 +74,7 @@ start_operator() {
   log "starting the operator (log: $DEV/operator.log, metrics: http://127.0.0.1:$metrics/metrics)"
   setsid "$OPERATOR" --kubeconfig "$kubeconfig" --metrics-bind-address "127.0.0.1:$metrics" \
     --health-probe-bind-address "127.0.0.1:$health" -logtostderr -v=1 \
-    --enable-gang-scheduler --default-batch-scheduler=gang --enable-kubernetes-scheduler \
+    --enable-gang-scheduler --default-batch-scheduler=gang --gang-enforcement="$ENFORCEMENT" --enable-kubernetes-scheduler \
     --enable-webhook --webhook-url-host localhost --webhook-port "$webhook" \
     --webhook-secret-namespace default --webhook-cert-dir "$DEV/webhook-certs" \
     --enable-driver-pdb --enable-resource-quota-enforcement \
@@ -103,6 +107,8 @@ follow_app() {
           # What a running driver gets besides its pods: UI and driver Services, Ingresses and
           # its disruption budget.
           "$KUBECTL" get service,ingress,poddisruptionbudget -l "sparkoperator.k8s.io/app-name=$name" >&2 || true
+          # The room the gang scheduler admitted the run into (gone with the run).
+          "$KUBECTL" get reservations.scheduling.sparkop.dev "$name" >&2 || true
         fi ;;
       COMPLETED) return 0 ;;
       FAILED|SUBMISSION_FAILED)
@@ -167,6 +173,8 @@ cmd_up() {
   log "applied examples/spark-connect.yaml"
   follow_connect spark-connect
   "$KUBECTL" get sparkconnect spark-connect >&2
+  # The session's server holds its reservation while it runs.
+  "$KUBECTL" get reservations.scheduling.sparkop.dev >&2 || true
   cat >&2 <<EOF
 
 The cluster and the operator keep running; stop them with: make dev-down
@@ -184,5 +192,5 @@ cmd_down() {
 case ${1:-} in
   up) cmd_up ;;
   down) cmd_down ;;
-  *) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 esac

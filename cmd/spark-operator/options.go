@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sparkop/spark-operator/scheduler/gang"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -76,6 +78,8 @@ type options struct {
 	gangReservationTimeout time.Duration
 	gangPreemptionWait     time.Duration
 	gangStartBacklog       int
+	gangEnforcement        string
+	gangPlaceholderImage   string
 	kubernetesEnabled      bool // spec.batchScheduler: kubernetes, the gang scheduler's Workload API variant
 	kubernetesNaive        bool // spec.batchScheduler: kubernetes-naive, for benchmarks
 	// spec.batchScheduler: external, served through the gang scheduler's queues.
@@ -149,6 +153,8 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.BoolVar(&o.gangPreemption, "gang-preemption", false, "Let a waiting application evict whole lower-priority applications of its queue (or ones borrowing beyond their quota).")
 	fs.IntVar(&o.gangStartBacklog, "gang-start-backlog", 256, "Start admitted applications' drivers only while fewer executors than this, of drivers started just before, wait to be released to their nodes; 0 starts them all at once.")
 	fs.DurationVar(&o.gangReservationTimeout, "gang-reservation-timeout", 5*time.Minute, "How long node capacity planned for an admitted application's pod is kept while the pod is not bound.")
+	fs.StringVar(&o.gangEnforcement, "gang-enforcement", string(gang.EnforcementAdvisory), `How reserved capacity is kept from pods the gang scheduler did not admit: "placeholders" (placeholder pods hold it; works with the stock kube-scheduler) or "advisory" (not kept: other pods may take it). See docs/gang-scheduling.md.`)
+	fs.StringVar(&o.gangPlaceholderImage, "gang-placeholder-image", gang.DefaultPlaceholderImage, "Image of the gang scheduler's placeholder pods (--gang-enforcement=placeholders): a container that does nothing, such as pause.")
 	fs.DurationVar(&o.gangPreemptionWait, "gang-preemption-wait", 2*time.Minute, "How long an admitted application's driver waits for the pods of the applications it preempted to end on its planned node before it is planned again.")
 	fs.StringVar(&o.external.URL, "external-scheduler-url", "", "URL of an external scheduler that admits applications naming spec.batchScheduler: external (docs/gang-scheduling.md); "+
 		"empty disables it. Needs --enable-gang-scheduler: its applications wait in the gang scheduler's queues.")
@@ -241,6 +247,12 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	}
 	if o.gangReservationTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("--gang-reservation-timeout must be positive, got %s", o.gangReservationTimeout))
+	}
+	if _, err := gang.ParseEnforcement(o.gangEnforcement); err != nil {
+		errs = append(errs, fmt.Errorf("--gang-enforcement: %w", err))
+	}
+	if o.gangPlaceholderImage == "" {
+		errs = append(errs, fmt.Errorf("--gang-placeholder-image must not be empty"))
 	}
 	if o.gangPreemptionWait <= 0 {
 		errs = append(errs, fmt.Errorf("--gang-preemption-wait must be positive, got %s", o.gangPreemptionWait))

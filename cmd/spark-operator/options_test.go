@@ -90,6 +90,25 @@ func TestParseOptions(t *testing.T) {
 		{name: "a schedule timeout under a second", args: []string{"--coscheduling-schedule-timeout", "10ms"},
 			wantErr: "--coscheduling-schedule-timeout must be at least 1s"},
 		{
+			name: "gang enforcement",
+			args: []string{"--gang-enforcement", "placeholders"},
+			check: func(t *testing.T, o *options) {
+				if o.gangEnforcement != "placeholders" || o.gangPlaceholderImage != "registry.k8s.io/pause:3.10" {
+					t.Errorf("enforcement = %q, image %q", o.gangEnforcement, o.gangPlaceholderImage)
+				}
+			},
+		},
+		{
+			name:    "the plugin enforcement is not available yet",
+			args:    []string{"--gang-enforcement", "plugin"},
+			wantErr: `--gang-enforcement: enforcement "plugin" (a kube-scheduler plugin) is not available yet`,
+		},
+		{
+			name:    "an unknown enforcement",
+			args:    []string{"--gang-enforcement", "strict"},
+			wantErr: `--gang-enforcement: unknown enforcement "strict"; use "placeholders" or "advisory"`,
+		},
+		{
 			name:    "a known scheduler that is no name",
 			args:    []string{"--known-schedulers", "Not A Name"},
 			wantErr: "--known-schedulers",

@@ -49,7 +49,13 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 	}
 	kubernetes := o.kubernetesEnabled && served
 	if o.gangEnabled || kubernetes {
+		enforcement, err := gang.ParseEnforcement(o.gangEnforcement)
+		if err != nil {
+			return nil, fmt.Errorf("--gang-enforcement: %w", err)
+		}
 		core := gang.New(gang.Config{
+			Enforcement:        enforcement,
+			PlaceholderImage:   o.gangPlaceholderImage,
 			Options:            gang.Options{Backfill: o.gangBackfill, Preemption: o.gangPreemption},
 			ReservationTimeout: o.gangReservationTimeout,
 			PreemptionWait:     o.gangPreemptionWait,

@@ -73,7 +73,7 @@ func TestAdmitStartGate(t *testing.T) {
 	}{
 		{"no cycle yet", nil, scheduler.Decision{Reason: "admitted; waiting for the gang scheduler's first cycle"}},
 		{"held by the last cycle", map[Key]string{key: roomReason("n1")}, scheduler.Decision{Reason: roomReason("n1")}},
-		{"free to start", map[Key]string{}, scheduler.Decision{Admit: true, Pods: res.Pods()}},
+		{"free to start", map[Key]string{}, scheduler.Decision{Admit: true, Pods: res.Pods(EnforcementAdvisory)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

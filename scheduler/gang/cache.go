@@ -28,7 +28,8 @@ import (
 )
 
 // newClusterCache returns the cache of what the whole cluster uses: pods of every namespace
-// and workload (any of them takes node capacity), nodes, PriorityClasses and Queues. It is
+// and workload (any of them takes node capacity, placeholders included), nodes,
+// PriorityClasses, Queues and Reservations. It is
 // separate from the manager's, which holds only the operator's own pods and may be limited to
 // some namespaces. Pods are trimmed to what capacity accounting reads.
 func newClusterCache(mgr manager.Manager) (cache.Cache, error) {
@@ -51,7 +52,8 @@ func trimPod(obj any) (any, error) {
 		return obj, nil
 	}
 	labels := map[string]string{}
-	for _, k := range []string{v1beta2.LabelAppName, v1alpha1.LabelConnectName, v1beta2.LabelSubmissionID, v1beta2.SparkRoleLabel, v1beta2.SparkExecutorIDLabel} {
+	for _, k := range []string{v1beta2.LabelAppName, v1alpha1.LabelConnectName, v1beta2.LabelSubmissionID, v1beta2.SparkRoleLabel, v1beta2.SparkExecutorIDLabel,
+		LabelPlaceholder, LabelRun, LabelMember} {
 		if v, ok := p.Labels[k]; ok {
 			labels[k] = v
 		}
@@ -74,7 +76,7 @@ func trimPod(obj any) (any, error) {
 		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName, SchedulingGates: gates, Affinity: affinity, Containers: []corev1.Container{{
 			Name: trimmedContainer, Resources: corev1.ResourceRequirements{Requests: podRequests(p)},
 		}}},
-		Status: corev1.PodStatus{Phase: p.Status.Phase},
+		Status: corev1.PodStatus{Phase: p.Status.Phase, Conditions: placeholderConditions(p)},
 	}, nil
 }
 
@@ -89,10 +91,11 @@ func (s *Scheduler) read(ctx context.Context) (world, error) {
 	var queues schedv1alpha1.QueueList
 	var apps v1beta2.SparkApplicationList
 	var sessions v1alpha1.SparkConnectList
+	var reservations schedv1alpha1.ReservationList
 	lists := []struct {
 		c    client.Reader
 		list client.ObjectList
-	}{{s.cluster, &nodes}, {s.cluster, &pods}, {s.cluster, &pcs}, {s.cluster, &queues}, {s.apps, &apps}}
+	}{{s.cluster, &nodes}, {s.cluster, &pods}, {s.cluster, &pcs}, {s.cluster, &queues}, {s.cluster, &reservations}, {s.apps, &apps}}
 	if s.sessions() {
 		lists = append(lists, struct {
 			c    client.Reader
@@ -113,6 +116,7 @@ func (s *Scheduler) read(ctx context.Context) (world, error) {
 		if app := &apps.Items[i]; s.isGang(app) {
 			o := applicationObject(app)
 			o.demand = s.demands.of(app.UID, app.Generation, o.demand)
+			o.ownPlacement = app.Spec.BatchScheduler != nil && s.ownPlacement[*app.Spec.BatchScheduler]
 			w.Workloads = append(w.Workloads, o)
 			current[app.UID] = true
 		}
@@ -123,12 +127,30 @@ func (s *Scheduler) read(ctx context.Context) (world, error) {
 		// code on the object: a copy each keeps the cache's safe from it.
 		w.Workloads = append(w.Workloads, sessionObject(sessions.Items[i].DeepCopy(), s.cfg.SessionDemand))
 	}
+	attachReservations(w.Workloads, reservations.Items)
 	s.seen.remember(w)
 	return w, nil
 }
 
+// attachReservations gives each workload its reservation: the Reservation object of its name
+// that it owns, over the one a release before the Reservation API left on it (withLegacy). The objects are the cache's, shared: read, never changed.
+func attachReservations(workloads []object, stored []schedv1alpha1.Reservation) {
+	byName := make(map[types.NamespacedName]*schedv1alpha1.Reservation, len(stored))
+	for i := range stored {
+		byName[client.ObjectKeyFromObject(&stored[i])] = &stored[i]
+	}
+	for i := range workloads {
+		o := &workloads[i]
+		if obj := byName[types.NamespacedName{Namespace: o.Key.Namespace, Name: ReservationName(o.Key)}]; obj != nil {
+			if r, ok := reservationFrom(obj, o.Object); ok {
+				o.res, o.legacy = &r, false
+			}
+		}
+	}
+}
+
 // watch triggers a cycle on every change that may free or take capacity or change the order:
-// any pod, node, PriorityClass or Queue change, and any change of a gang application or session.
+// any pod, node, PriorityClass, Queue or Reservation change, and any change of a gang application or session.
 func (s *Scheduler) watch(ctx context.Context, mgr manager.Manager) error {
 	onChange := toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { s.trigger() },
@@ -151,7 +173,7 @@ func (s *Scheduler) watch(ctx context.Context, mgr manager.Manager) error {
 	}); err != nil {
 		return err
 	}
-	for _, obj := range []client.Object{&corev1.Pod{}, &corev1.Node{}, &schedulingv1.PriorityClass{}, &schedv1alpha1.Queue{}} {
+	for _, obj := range []client.Object{&corev1.Pod{}, &corev1.Node{}, &schedulingv1.PriorityClass{}, &schedv1alpha1.Queue{}, &schedv1alpha1.Reservation{}} {
 		inf, err := s.cluster.GetInformer(ctx, obj)
 		if err != nil {
 			return fmt.Errorf("watching %T: %w", obj, err)

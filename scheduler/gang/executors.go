@@ -8,6 +8,7 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package gang
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"sort"
@@ -17,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/sparkpod"
@@ -256,6 +259,20 @@ func planSlots(res Reservation, ep *executorPods, o snapshotOptions) []string {
 // the slots of executors created side by side, whose pods reach the cache out of order,
 // counted nowhere for a moment: long enough for a cycle to admit another application there.
 func slotsToGive(res Reservation, ep *executorPods) ([]string, bool) {
+	ids, ok := slotIDsToGive(res, ep)
+	if !ok {
+		return nil, false
+	}
+	slots := plannedSlots(res)
+	nodes := make([]string, 0, len(ids))
+	for _, id := range ids {
+		nodes = append(nodes, slots[id-1])
+	}
+	return nodes, true
+}
+
+// slotIDsToGive is slotsToGive by executor id (from 1): the ids whose slot is not given yet.
+func slotIDsToGive(res Reservation, ep *executorPods) ([]int, bool) {
 	if ep == nil {
 		ep = &executorPods{}
 	}
@@ -266,13 +283,13 @@ func slotsToGive(res Reservation, ep *executorPods) ([]string, bool) {
 	for _, g := range ep.gated {
 		gated[g.id] = true
 	}
-	var nodes []string
-	for i, n := range plannedSlots(res) {
+	var ids []int
+	for i := range plannedSlots(res) {
 		if id := i + 1; gated[id] || ep.waiting[id] || !ep.present[id] && !ep.seen[id] {
-			nodes = append(nodes, n)
+			ids = append(ids, id)
 		}
 	}
-	return nodes, true
+	return ids, true
 }
 
 // plannedCount is how many of ep's gated executors planSlots gives a planned node.
@@ -341,10 +358,12 @@ func endedRuns(pods []corev1.Pod) map[boundMember]bool {
 	return ended
 }
 
-// toUngate is one gated executor to let go, confined to node (none: "").
+// toUngate is one gated executor (or driver) to let go, confined to node (none: ""), in the
+// place of placeholder (none: "").
 type toUngate struct {
-	pod  types.NamespacedName
-	node string
+	pod         types.NamespacedName
+	node        string
+	placeholder types.NamespacedName
 }
 
 // executorsToUngate decides which gated executors to let go, and where: an admitted
@@ -367,19 +386,22 @@ func executorsToUngate(w world, released map[Key][]string, o snapshotOptions) []
 		res, ok := reservations[m.app]
 		if !ok || res.SubmissionID != m.submission || ended[m] {
 			for _, g := range ep.gated {
-				out = append(out, toUngate{types.NamespacedName{Namespace: m.app.Namespace, Name: g.name}, ""})
+				out = append(out, toUngate{pod: types.NamespacedName{Namespace: m.app.Namespace, Name: g.name}})
 			}
 			continue
 		}
 		beyond := released[m.app]
 		for i, node := range planSlots(res, ep, o) {
+			var placeholder types.NamespacedName
 			if node == "" {
 				if len(beyond) == 0 {
 					continue
 				}
 				node, beyond = beyond[0], beyond[1:]
+			} else if id := ep.gated[i].id; !ep.unnumbered && id > 0 {
+				placeholder = types.NamespacedName{Namespace: m.app.Namespace, Name: placeholderName(ReservationName(m.app), executorMember(id))}
 			}
-			out = append(out, toUngate{types.NamespacedName{Namespace: m.app.Namespace, Name: ep.gated[i].name}, node})
+			out = append(out, toUngate{pod: types.NamespacedName{Namespace: m.app.Namespace, Name: ep.gated[i].name}, node: node, placeholder: placeholder})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -402,26 +424,67 @@ func hasGate(p *corev1.Pod) bool {
 // server ended, the run failed, completed, is suspended or invalidated: a late executor of it
 // must not take its plan's capacity), an id beyond the plan or unreadable, a reservation past
 // its timeout.
+//
+// With placeholders it places nothing: an executor takes its placeholder's place in one step
+// (swapIn) that only the gang scheduler's ungating takes.
 func (s *Scheduler) PlacePod(pod *corev1.Pod, owner client.Object) bool {
-	placed := placeAtCreation(pod, owner, snapshotOptions{ReservationTimeout: s.cfg.ReservationTimeout, Now: s.cfg.Clock.Now()})
+	if s.cfg.Enforcement == EnforcementPlaceholders || !hasGate(pod) {
+		return false
+	}
+	if m, ok := memberOf(pod); !ok || m.role != v1beta2.SparkRoleExecutor {
+		return false
+	}
+	res, ok := s.reservationForPod(owner)
+	if !ok {
+		return false
+	}
+	placed := placeAtCreation(pod, owner, res, snapshotOptions{ReservationTimeout: s.cfg.ReservationTimeout, Now: s.cfg.Clock.Now()})
 	if placed {
 		placedAtCreationTotal.Inc()
 	}
 	return placed
 }
 
-func placeAtCreation(pod *corev1.Pod, owner client.Object, o snapshotOptions) bool {
+// reservationForPod reads owner's reservation for the webhook: from the cluster cache where
+// the gang scheduler runs in this process, else from the API server (a webhook of its own,
+// which reads it only for gated executors), or as the cycle loop just stored it.
+func (s *Scheduler) reservationForPod(owner client.Object) (Reservation, bool) {
+	key := Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: owner.GetNamespace(), Name: owner.GetName()}}
+	if _, ok := owner.(*v1alpha1.SparkConnect); ok {
+		key.Kind = scheduler.KindSession
+	}
+	var reader client.Reader = s.cluster
+	if s.cluster == nil {
+		reader = s.cfg.Reader
+	}
+	if reader != nil {
+		var stored schedv1alpha1.Reservation
+		if err := reader.Get(context.Background(), client.ObjectKey{Namespace: key.Namespace, Name: ReservationName(key)}, &stored); err == nil {
+			if res, ok := reservationFrom(&stored, owner); ok {
+				return res, true
+			}
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if res, ok := s.stored[key]; ok {
+		return res, true
+	}
+	return legacyReservation(owner)
+}
+
+func placeAtCreation(pod *corev1.Pod, owner client.Object, res Reservation, o snapshotOptions) bool {
 	if !hasGate(pod) {
 		return false
 	}
-	node, ok := plannedSlotOf(pod, owner, o)
+	node, ok := plannedSlotOf(pod, owner, res, o)
 	return ok && ungated(pod, node)
 }
 
 // plannedSlotOf is the planned node of the executor pod being created: the plan's i-th slot
 // for the executor of id i of the run owner's reservation is for, while that reservation keeps
 // node capacity; false for anything else (see PlacePod).
-func plannedSlotOf(pod *corev1.Pod, owner client.Object, o snapshotOptions) (string, bool) {
+func plannedSlotOf(pod *corev1.Pod, owner client.Object, res Reservation, o snapshotOptions) (string, bool) {
 	if !owner.GetDeletionTimestamp().IsZero() || !ownerHolds(owner) {
 		return "", false
 	}
@@ -429,8 +492,7 @@ func plannedSlotOf(pod *corev1.Pod, owner client.Object, o snapshotOptions) (str
 	if !ok || m.role != v1beta2.SparkRoleExecutor {
 		return "", false
 	}
-	res, ok := ReservationOf(owner)
-	if !ok || res.SubmissionID != m.submission || owner.GetAnnotations()[scheduler.AnnotationPreempted] == m.submission || !res.keepsNodes(o) {
+	if res.SubmissionID != m.submission || owner.GetAnnotations()[scheduler.AnnotationPreempted] == m.submission || !res.keepsNodes(o) {
 		return "", false
 	}
 	id, numbered := sparkpod.ExecutorID(pod.Name, pod.Labels)

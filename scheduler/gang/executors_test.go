@@ -368,7 +368,8 @@ func TestPlaceAtCreation(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := tc.pod.DeepCopy()
-			placed := placeAtCreation(pod, tc.owner, tc.o)
+			res, _ := legacyReservation(tc.owner)
+			placed := placeAtCreation(pod, tc.owner, res, tc.o)
 			if placed != (tc.want != "") {
 				t.Fatalf("placed = %v, want %v", placed, tc.want != "")
 			}

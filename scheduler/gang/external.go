@@ -48,18 +48,21 @@ func (s *Scheduler) External() scheduler.Interface {
 	if s.cfg.External == nil {
 		return nil
 	}
-	return s.Serve(externalPlacement{})
+	return s.Serve(externalPlacement{enforcement: s.cfg.Enforcement})
 }
 
 // externalPlacement places the runs the external scheduler admitted as gang places its own: the
-// driver on its planned node, each executor gated until released to its planned node.
-type externalPlacement struct{}
+// driver on its planned node, each executor gated until released to its planned node (and the
+// driver too, swapped in for its placeholder, with placeholders).
+type externalPlacement struct{ enforcement Enforcement }
 
 func (externalPlacement) Name() string { return ExternalName }
 
-func (externalPlacement) Pods(_ scheduler.Workload, r Reservation) (sparkpod.RoleScheduling, error) {
-	return r.Pods(), nil
+func (p externalPlacement) Pods(_ scheduler.Workload, r Reservation) (sparkpod.RoleScheduling, error) {
+	return r.Pods(p.enforcement), nil
 }
+
+func (externalPlacement) placedLikeGang() {}
 
 // isExternal reports whether app's admission is the external scheduler's.
 func isExternal(app *v1beta2.SparkApplication) bool {

@@ -16,11 +16,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/scheduler"
 )
 
@@ -36,9 +39,6 @@ const storeCalls = 16
 type loop struct {
 	s   *Scheduler
 	mgr manager.Manager
-	// written holds reservations stored but perhaps not yet in the manager's cache, so that the
-	// next cycle does not take their workloads for waiting ones.
-	written map[Key]Reservation
 	// marked holds the runs this loop preempted, so that the next cycle does not count their
 	// reservations again before the cache shows the mark.
 	marked map[Key]string
@@ -54,7 +54,6 @@ func (l *loop) NeedLeaderElection() bool { return true }
 func (l *loop) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("gang-scheduler")
 	ctx = log.IntoContext(ctx, logger)
-	l.written = map[Key]Reservation{}
 	l.marked = map[Key]string{}
 	l.let = map[boundMember]time.Time{}
 	if !l.s.cluster.WaitForCacheSync(ctx) || !l.mgr.GetCache().WaitForCacheSync(ctx) {
@@ -107,8 +106,11 @@ func (l *loop) cycle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	l.overlayWritten(w.Workloads)
+	s.overlayStored(w.Workloads, true)
 	l.overlayMarked(w.Workloads)
+	if err := s.migrate(ctx, w.Workloads); err != nil {
+		log.FromContext(ctx).Error(err, "migrating reservations from annotations")
+	}
 	s.ungating.forget(w.Pods)
 	s.ungating.overlay(w.Pods)
 	opts := s.readingAt(s.cfg.Clock.Now())
@@ -131,6 +133,11 @@ func (l *loop) cycle(ctx context.Context) error {
 	// between. Those admitted earlier and not submitted yet (held, or their wake-up lost in a
 	// restart) come first, and are woken again; the pool merges repeated wake-ups.
 	gate := newStartGate(w, snap, now, s.ungating.inFlight(), s.cfg.StartBacklog, l.let)
+	if s.cfg.Enforcement == EnforcementPlaceholders {
+		if recheck := gate.holdForPlaceholders(w, opts); recheck > 0 {
+			time.AfterFunc(recheck, s.trigger)
+		}
+	}
 	replan := map[Key]string{}
 	for i := range w.Workloads {
 		o := &w.Workloads[i]
@@ -140,6 +147,12 @@ func (l *loop) cycle(ctx context.Context) error {
 		}
 		if gate.start(o.Key, o.Run, r.Driver, r.Executors) {
 			wake = append(wake, o.Key)
+		} else if node, taken := gate.nodeTaken(o.Key); taken {
+			// Its room went to other pods before its placeholders held it: planned again
+			// now, instead of after the room wait.
+			why := takenReason(node)
+			gate.held[o.Key] = why + "; waiting for the gang scheduler's next cycle"
+			replan[o.Key] = why
 		} else if gate.overdue(o.Key, r.Admitted, now, s.cfg.PreemptionWait) {
 			// Held until the cache shows its reservation gone, lest Admit let it start.
 			why := replanReason(r.Driver, s.cfg.PreemptionWait)
@@ -149,7 +162,12 @@ func (l *loop) cycle(ctx context.Context) error {
 	}
 	startNow := map[Key]bool{}
 	for _, a := range out.Admitted {
-		if o := objects[a.Key]; o != nil {
+		if o := objects[a.Key]; o == nil {
+			continue
+		} else if s.cfg.Enforcement == EnforcementPlaceholders {
+			// Not before its placeholders, created as it is stored, hold its room.
+			gate.held[a.Key] = placeholderReason
+		} else {
 			startNow[a.Key] = gate.start(a.Key, o.Run, a.Admission.Driver, a.Admission.Executors)
 		}
 	}
@@ -162,7 +180,6 @@ func (l *loop) cycle(ctx context.Context) error {
 	for key, why := range replan {
 		// Planned again: its reservation removed, the next cycle judges it as waiting (a
 		// removal that failed is tried again by the next cycle, which finds it overdue still).
-		delete(l.written, key)
 		if err := s.Release(ctx, objects[key].Workload); err != nil {
 			errs = append(errs, err)
 			continue
@@ -195,17 +212,22 @@ func (l *loop) cycle(ctx context.Context) error {
 	var stores []storing
 	for _, a := range out.Admitted {
 		if o := objects[a.Key]; o != nil {
-			stores = append(stores, storing{o: o, res: newReservation(o.Run, a.Admission, now)})
+			d, _ := o.demand() // the cycle worked it out already: snapshot skips those that fail
+			stores = append(stores, storing{o: o, res: newReservation(o, a.Admission, d, now)})
 		}
 	}
 	var storingWG sync.WaitGroup
 	calls := make(chan struct{}, storeCalls)
+	var room *sharedRoom
+	if s.cfg.Enforcement == EnforcementPlaceholders && len(stores) > 0 {
+		room = &sharedRoom{room: podRoom(w)}
+	}
 	for i := range stores {
 		storingWG.Add(1)
 		calls <- struct{}{}
 		go func() {
 			defer func() { <-calls; storingWG.Done() }()
-			stores[i].err = l.store(ctx, stores[i].o, stores[i].res)
+			stores[i].res, stores[i].err = l.store(ctx, stores[i].o, stores[i].res, room)
 		}()
 	}
 	storingWG.Wait()
@@ -214,7 +236,6 @@ func (l *loop) cycle(ctx context.Context) error {
 			errs = append(errs, st.err)
 			continue
 		}
-		l.written[st.o.Key] = st.res
 		if startNow[st.o.Key] {
 			wake = append(wake, st.o.Key)
 		}
@@ -240,7 +261,7 @@ func (l *loop) cycle(ctx context.Context) error {
 	for key, why := range gate.held {
 		// To show why it has not started; not for pacing, which holds it for moments (and
 		// is at its busiest when the API server is).
-		if why != pacedReason && s.reported[key].Message != why {
+		if why != pacedReason && why != placeholderReason && s.reported[key].Message != why {
 			wake = append(wake, key)
 		}
 	}
@@ -271,6 +292,10 @@ func (l *loop) cycle(ctx context.Context) error {
 		s.waker.Refresh(refresh...)
 	}
 	s.ungateExecutors(ctx, w, opts, out.Ungated)
+	// The reservations this cycle stored hold their room once their placeholders do.
+	s.overlayStored(w.Workloads, false)
+	logPlaceholderError(ctx, s.reconcilePlaceholders(ctx, w, opts))
+	s.writeReservationStatus(ctx, w)
 	// The ungating loop lets go executors that appeared while this cycle ran.
 	s.triggerUngate()
 	if err := s.writeQueueStatus(ctx, w, snap, out); err != nil {
@@ -304,47 +329,75 @@ func (s *Scheduler) readingAt(now time.Time) snapshotOptions {
 	return snapshotOptions{ReservationTimeout: s.cfg.ReservationTimeout, Now: now}
 }
 
-// store writes res on the workload's object before anything else happens, so that an operator
-// restarting just after finds it. A conflict-free merge patch: the one cycle loop is the only
-// writer. The cycle records it in l.written once stored.
-func (l *loop) store(ctx context.Context, o *object, res Reservation) error {
-	err := l.s.client.Patch(ctx, o.Object.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, reservationPatch(res)))
+// store writes res as the workload's Reservation before anything else happens, so that an
+// operator restarting just after finds it, and remembers it until the cluster cache shows it
+// (overlayStored); then, with placeholders, it creates its placeholders where there is room. The one cycle loop is the
+// only writer of reservations: one of an earlier run, or of an earlier workload of the same
+// name, is replaced.
+func (l *loop) store(ctx context.Context, o *object, res Reservation, room *sharedRoom) (Reservation, error) {
+	s := l.s
+	obj, err := reservationObject(o, res)
 	if err != nil {
-		return fmt.Errorf("storing the reservation of %s: %w", o.Key, err)
+		return res, err
 	}
+	err = s.client.Create(ctx, obj)
+	if apierrors.IsAlreadyExists(err) {
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			var cur schedv1alpha1.Reservation
+			if err := s.api.Get(ctx, client.ObjectKeyFromObject(obj), &cur); err != nil {
+				return err
+			}
+			cur.Spec, cur.OwnerReferences, cur.Labels = obj.Spec, obj.OwnerReferences, obj.Labels
+			if err := s.client.Update(ctx, &cur); err != nil {
+				return err
+			}
+			obj = &cur
+			return nil
+		})
+	}
+	if err != nil {
+		return res, fmt.Errorf("storing the reservation of %s: %w", o.Key, err)
+	}
+	res.UID = obj.UID
+	s.mu.Lock()
+	s.stored[o.Key] = res
+	s.mu.Unlock()
 	log.FromContext(ctx).V(1).Info("admitted", "workload", o.Key.String(), "queue", res.Queue, "driver", res.Driver, "executors", res.Executors)
-	return nil
+	// Its placeholders at once, into the room free now: pods created after the admission
+	// queue behind them. Those without room yet are created by a later cycle.
+	if !o.ownPlacement {
+		logPlaceholderError(ctx, s.createPlaceholders(ctx, o.Key, res, room))
+	}
+	return res, nil
 }
 
-// overlayWritten puts on the cached workloads the reservations this loop stored that the cache
-// does not show yet, and forgets those it shows (or whose run has moved on). The objects are
-// the cache's: a reservation is put on a copy.
-func (l *loop) overlayWritten(objects []object) {
+// overlayStored gives the cached workloads the reservations the cycle loop stored that the
+// cache does not show yet; with forget, on the objects as the cache holds them, it forgets
+// those the cache shows (or whose run has moved on, or whose workload is gone).
+func (s *Scheduler) overlayStored(objects []object, forget bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	seen := map[Key]bool{}
 	for i := range objects {
 		o := &objects[i]
 		seen[o.Key] = true
-		res, ok := l.written[o.Key]
+		res, ok := s.stored[o.Key]
 		if !ok {
 			continue
 		}
-		cached, has := ReservationOf(o.Object)
-		if (has && cached.SubmissionID == res.SubmissionID) || o.Run != res.SubmissionID {
-			delete(l.written, o.Key)
+		if forget && ((o.res != nil && !o.legacy && o.res.UID == res.UID && o.res.SubmissionID == res.SubmissionID) || o.Run != res.SubmissionID) {
+			delete(s.stored, o.Key)
 			continue
 		}
-		obj := o.Object.DeepCopyObject().(client.Object)
-		annotations := maps.Clone(obj.GetAnnotations())
-		if annotations == nil {
-			annotations = map[string]string{}
+		if o.Run != res.SubmissionID {
+			continue
 		}
-		annotations[AnnotationAdmission] = res.encode()
-		obj.SetAnnotations(annotations)
-		o.Object = obj
+		stored := res
+		o.res, o.legacy = &stored, false
 	}
-	for key := range l.written {
-		if !seen[key] {
-			delete(l.written, key)
+	for key := range s.stored {
+		if forget && !seen[key] {
+			delete(s.stored, key)
 		}
 	}
 }

@@ -9,13 +9,13 @@ package gang
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
@@ -62,6 +62,12 @@ type Config struct {
 	SessionDemand SessionDemand
 	// External, when set, serves spec.batchScheduler: external too (External()).
 	External *ExternalConfig
+	// Enforcement says how reserved capacity is kept from pods the gang scheduler did not
+	// admit: advisory (not at all; the default) or placeholders (placeholders.go).
+	Enforcement Enforcement
+	// PlaceholderImage is the image of placeholder pods: a container that does nothing.
+	// Default DefaultPlaceholderImage.
+	PlaceholderImage string
 }
 
 // Scheduler is the embedded gang scheduler: scheduler.Interface with its own cycle loop. It
@@ -98,10 +104,17 @@ type Scheduler struct {
 	ext       externalCycles
 
 	// served are the spec.batchScheduler names it decides for: gang's, its variants' and
-	// external's.
-	served map[string]bool
-	setUp  sync.Once
-	setErr error
+	// external's; ownPlacement those of variants that place their runs' pods their own way
+	// (not gated for the core to release), whose room placeholders do not hold.
+	served       map[string]bool
+	ownPlacement map[string]bool
+	setUp        sync.Once
+	setErr       error
+	// stored are the reservations the cycle loop stored, until the cluster cache shows them:
+	// Admit reads them there first.
+	stored map[Key]Reservation
+	// placeholders remembers placeholder writes the cluster cache may not show yet.
+	placeholders placeholderBook
 }
 
 var (
@@ -125,8 +138,15 @@ func New(cfg Config) *Scheduler {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
+	if cfg.Enforcement == "" {
+		cfg.Enforcement = EnforcementAdvisory
+	}
+	if cfg.PlaceholderImage == "" {
+		cfg.PlaceholderImage = DefaultPlaceholderImage
+	}
 	s := &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), ungateKick: make(chan struct{}, 1), ungating: newUngating(),
-		reported: map[Key]Reason{}, judged: map[Key]judgement{}, replanned: map[Key]replanned{}, served: map[string]bool{}}
+		reported: map[Key]Reason{}, judged: map[Key]judgement{}, replanned: map[Key]replanned{}, stored: map[Key]Reservation{},
+		served: map[string]bool{}, ownPlacement: map[string]bool{}}
 	if !cfg.VariantsOnly {
 		s.served[Name] = true
 	}
@@ -168,7 +188,7 @@ func (s *Scheduler) Admit(_ context.Context, w scheduler.Workload) (scheduler.De
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	key := w.Key
-	if r, ok := ReservationOf(w.Object); ok && r.SubmissionID == w.Run {
+	if r, ok := s.reservationLocked(w); ok && r.SubmissionID == w.Run {
 		if s.held == nil {
 			// No cycle has run in this process yet to tell whether its driver may start:
 			// the first one wakes it.
@@ -179,7 +199,7 @@ func (s *Scheduler) Admit(_ context.Context, w scheduler.Workload) (scheduler.De
 			s.reported[key] = plainReason(why)
 			return scheduler.Decision{Reason: why}, nil
 		}
-		return scheduler.Decision{Admit: true, Pods: r.Pods()}, nil
+		return scheduler.Decision{Admit: true, Pods: r.Pods(s.cfg.Enforcement)}, nil
 	}
 	current := s.judged[key] == judgementOf(w)
 	if why, ok := s.last.Rejected[key]; ok && current {
@@ -211,20 +231,67 @@ func judgementOf(w scheduler.Workload) judgement {
 	return judgement{submission: w.Run, generation: w.Object.GetGeneration()}
 }
 
-// Release removes w's reservation. A reservation that no longer holds counts for nothing in
-// any case (see liveReservation); removing it keeps the object's metadata truthful and is a
-// no-op when there is none.
+// Release removes w's reservation: deletes its Reservation object (the garbage collector then
+// deletes its placeholders, as the next cycle does) and any legacy annotation. A reservation
+// that no longer holds counts for nothing in any case (see liveReservation); removing it keeps
+// the cluster truthful and is a no-op when there is none.
 func (s *Scheduler) Release(ctx context.Context, w scheduler.Workload) error {
-	if _, ok := w.Object.GetAnnotations()[AnnotationAdmission]; !ok || s.client == nil {
+	if s.client == nil {
 		return nil
 	}
-	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, AnnotationAdmission))
-	err := s.client.Patch(ctx, w.Object.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, patch))
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("removing the reservation of %s: %w", w.Key, err)
+	s.mu.Lock()
+	_, stored := s.stored[w.Key]
+	delete(s.stored, w.Key)
+	s.mu.Unlock()
+	name := client.ObjectKey{Namespace: w.Key.Namespace, Name: ReservationName(w.Key)}
+	cached := stored
+	if !cached {
+		var obj schedv1alpha1.Reservation
+		err := s.cluster.Get(ctx, name, &obj)
+		cached = err == nil && ownedBy(&obj, w.Object.GetUID())
+	}
+	if cached {
+		obj := &schedv1alpha1.Reservation{ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: name.Name}}
+		err := s.client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("removing the reservation of %s: %w", w.Key, err)
+		}
+	}
+	if _, ok := w.Object.GetAnnotations()[AnnotationAdmission]; ok {
+		if err := s.dropLegacy(ctx, w.Object); err != nil {
+			return fmt.Errorf("removing the reservation of %s: %w", w.Key, err)
+		}
 	}
 	s.trigger()
 	return nil
+}
+
+// dropLegacy removes the annotation a release before the Reservation API kept a reservation in.
+func (s *Scheduler) dropLegacy(ctx context.Context, obj client.Object) error {
+	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:null}}}`, AnnotationAdmission))
+	err := s.client.Patch(ctx, obj.DeepCopyObject().(client.Object), client.RawPatch(types.MergePatchType, patch))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+// reservationLocked is w's reservation: the one the cycle loop stored last if the cluster cache
+// does not show it yet, else the cache's, else a legacy annotation not migrated yet. The caller
+// holds s.mu.
+func (s *Scheduler) reservationLocked(w scheduler.Workload) (Reservation, bool) {
+	if r, ok := s.stored[w.Key]; ok && r.SubmissionID == w.Run {
+		return r, true
+	}
+	if s.cluster != nil {
+		var obj schedv1alpha1.Reservation
+		if err := s.cluster.Get(context.Background(), client.ObjectKey{Namespace: w.Key.Namespace, Name: ReservationName(w.Key)}, &obj); err == nil {
+			if r, ok := reservationFrom(&obj, w.Object); ok {
+				return r, true
+			}
+		}
+	}
+	return legacyReservation(w.Object)
 }
 
 // ValidateApplication refuses an application naming a queue that does not exist; when the
@@ -289,10 +356,4 @@ func (s *Scheduler) trigger() {
 	case s.kick <- struct{}{}:
 	default:
 	}
-}
-
-// reservationPatch is the merge patch that stores r on an application or session.
-func reservationPatch(r Reservation) []byte {
-	data, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{AnnotationAdmission: r.encode()}}})
-	return data
 }

@@ -70,10 +70,11 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 	// Runs whose driver (a session's server) has ended: their reservation holds nothing more,
 	// though the controller may not have seen the end yet.
 	ended := map[boundMember]bool{}
+	holding := liveHolding(w, o)
 	for i := range w.Pods {
 		p := &w.Pods[i]
 		on := placedOn(p)
-		if on == "" {
+		if on == "" || countedByReservation(p, holding) {
 			continue
 		}
 		terminal := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed

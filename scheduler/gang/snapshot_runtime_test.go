@@ -254,7 +254,7 @@ func TestOverlayMarked(t *testing.T) {
 
 func TestReservationPods(t *testing.T) {
 	r := Reservation{SubmissionID: "s", Queue: "q", Driver: "n1", Executors: map[string]int32{"n3": 1, "n2": 2, "n4": 0}}
-	p := r.Pods()
+	p := r.Pods(EnforcementAdvisory)
 	if diff := cmp.Diff([]string{"n1"}, p.Driver.NodeNames); diff != "" {
 		t.Error(diff)
 	}

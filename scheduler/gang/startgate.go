@@ -58,6 +58,10 @@ type startGate struct {
 	// owed are the executors owed to drivers started recently, backlog the most owed at which
 	// another driver may start (0: no pacing).
 	owed, backlog int32
+	// placing are the workloads whose placeholders do not all hold their nodes yet, with why;
+	// taken those one of whose placeholders found its node taken (placeholdersHold), with the
+	// node. Nil without placeholders.
+	placing, taken map[Key]string
 }
 
 // newStartGate reads w at now, with releasing executors being released (their calls in
@@ -83,7 +87,9 @@ func newStartGate(w world, snap Snapshot, now time.Time, releasing, backlog int,
 			released[m]++
 		}
 		room, ok := g.room[placedOn(p)]
-		if !ok || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		// A placeholder's room is the reservation's, which the decision core counts; the gate
+		// waits only for pods that are ending.
+		if !ok || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || isPlaceholder(p) {
 			continue
 		}
 		add(room, requestsOf(p), -1)
@@ -151,6 +157,14 @@ func (g *startGate) start(key Key, run, node string, plan map[string]int32) bool
 			}
 		}
 	}
+	if node, ok := g.taken[key]; ok {
+		g.held[key] = takenReason(node)
+		return false
+	}
+	if why, ok := g.placing[key]; ok {
+		g.held[key] = why
+		return false
+	}
 	if g.backlog > 0 && g.owed > 0 && g.owed >= g.backlog {
 		g.held[key] = pacedReason
 		return false
@@ -161,6 +175,22 @@ func (g *startGate) start(key Key, run, node string, plan map[string]int32) bool
 	g.owed += plannedExecutors(plan)
 	g.letNow[driver] = true
 	return true
+}
+
+// holdForPlaceholders makes the gate hold the drivers of w's runs until all their placeholders
+// hold their nodes (with the placeholders enforcement). It returns when to look again, if a
+// placeholder kube-scheduler found no room for may soon count as taken (0: no need).
+func (g *startGate) holdForPlaceholders(w world, o snapshotOptions) time.Duration {
+	var recheck time.Duration
+	g.placing, g.taken, recheck = placeholdersHold(w, o)
+	return recheck
+}
+
+// nodeTaken reports whether key is held because a placeholder of its run found its node taken:
+// then it is planned again at once, rather than after the room wait.
+func (g *startGate) nodeTaken(key Key) (string, bool) {
+	node, ok := g.taken[key]
+	return node, ok && g.held[key] == takenReason(node)
 }
 
 // overdue reports whether the driver of key, admitted at admitted and held for room (not for

@@ -143,7 +143,10 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 	r := &s.ungating
 	r.mu.Lock()
 	r.overlayLocked(w.Pods)
-	chosen := executorsToUngate(w, beyondPlan, o)
+	// Drivers are gated only with placeholders (Reservation.Pods), or were by an operator that
+	// ran with them before a restart: let go, without a swap, whatever the enforcement now.
+	chosen := append(executorsToUngate(w, beyondPlan, o), driversToUngate(w)...)
+	placeholders := existingPlaceholders(w)
 	for _, rel := range chosen {
 		r.pods[rel.pod] = ungateState{node: rel.node}
 	}
@@ -163,26 +166,65 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 		}
 	}
 	chosenAt := time.Now()
+	// With placeholders, the members taking placeholders' places on one node swap together
+	// (swapGroup): each is nominated there while its placeholder still stands, which
+	// kube-scheduler counts twice until the placeholder goes, and would find a sibling let go
+	// meanwhile short of room.
+	swaps := map[string][]toUngate{}
+	finish := func(rel toUngate, err error) {
+		if err == nil {
+			err = s.ungate(ctx, cached[rel.pod], rel.node)
+		}
+		ungateCallSeconds.Observe(time.Since(chosenAt).Seconds())
+		r.mu.Lock()
+		if err != nil {
+			delete(r.pods, rel.pod)
+		} else {
+			r.pods[rel.pod] = ungateState{node: rel.node, done: true}
+		}
+		r.mu.Unlock()
+		if err != nil {
+			log.FromContext(ctx).Error(err, "releasing a gated executor failed; retrying")
+			time.AfterFunc(time.Second, func() { s.trigger(); s.triggerUngate() })
+		}
+	}
 	for _, rel := range chosen {
 		if p := cached[rel.pod]; p != nil && !p.CreationTimestamp.IsZero() {
 			ungateWaitSeconds.Observe(chosenAt.Sub(p.CreationTimestamp.Time).Seconds())
 		}
+		if _, has := placeholders[rel.placeholder]; s.swaps(rel, has) {
+			// From now on the swap alone deletes the placeholder, after the nomination: a
+			// cycle that sees the member given must not delete it first.
+			s.placeholders.note(&s.placeholders.swapped, rel.placeholder)
+			swaps[rel.node] = append(swaps[rel.node], rel)
+			continue
+		}
 		go func() {
 			r.calls <- struct{}{}
-			err := s.ungate(ctx, cached[rel.pod], rel.node)
-			<-r.calls
-			ungateCallSeconds.Observe(time.Since(chosenAt).Seconds())
-			r.mu.Lock()
-			if err != nil {
-				delete(r.pods, rel.pod)
-			} else {
-				r.pods[rel.pod] = ungateState{node: rel.node, done: true}
+			defer func() { <-r.calls }()
+			finish(rel, nil)
+		}()
+	}
+	for node, group := range swaps {
+		go func() {
+			// One swap at a time on a node, until its members are bound: a member let go and
+			// not bound yet would be found short of room by a swap's nominations beside
+			// standing placeholders (see swapGroup).
+			unlock := s.placeholders.lockNode(node)
+			defer unlock()
+			errs := s.swapGroup(ctx, group, r.calls)
+			var wg sync.WaitGroup
+			for i, rel := range group {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r.calls <- struct{}{}
+					defer func() { <-r.calls }()
+					finish(rel, errs[i])
+				}()
 			}
-			r.mu.Unlock()
-			if err != nil {
-				log.FromContext(ctx).Error(err, "releasing a gated executor failed; retrying")
-				time.AfterFunc(time.Second, func() { s.trigger(); s.triggerUngate() })
-			}
+			wg.Wait()
+			s.awaitBound(ctx, group, errs)
 		}()
 	}
 }

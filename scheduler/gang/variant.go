@@ -52,11 +52,28 @@ type Placement interface {
 // before the run's pods.
 func (s *Scheduler) Serve(p Placement) scheduler.Interface {
 	s.served[p.Name()] = true
+	if _, likeGang := p.(placedLikeGang); !likeGang {
+		s.ownPlacement[p.Name()] = true
+	}
 	v := &variant{core: s, placement: p}
-	if o, ok := p.(scheduler.ObjectsForRun); ok {
+	if o, ok := p.(PlacementObjects); ok {
 		return &variantWithObjects{variant: v, objects: o}
 	}
 	return v
+}
+
+// placedLikeGang is implemented by Placements whose pods are gang's (Reservation.Pods: gated,
+// released by the core onto their planned nodes), so that the core's enforcement (placeholders)
+// holds their room too. A Placement that leaves its pods to another scheduler does not implement
+// it: placeholders on its planned nodes would keep its own pods out.
+type placedLikeGang interface{ placedLikeGang() }
+
+// reservation is w's reservation for its current run, as Admit reads it.
+func (s *Scheduler) reservation(w scheduler.Workload) (Reservation, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.reservationLocked(w)
+	return r, ok && r.SubmissionID == w.Run
 }
 
 // Planned lists the nodes r plans executors on, sorted.
@@ -88,7 +105,7 @@ func (v *variant) Admit(ctx context.Context, w scheduler.Workload) (scheduler.De
 	if err != nil || !d.Admit {
 		return d, err
 	}
-	r, ok := ReservationOf(w.Object)
+	r, ok := v.core.reservation(w)
 	if !ok {
 		return scheduler.Decision{}, fmt.Errorf("%s: admitted without a reservation", w.Key)
 	}
@@ -128,8 +145,10 @@ func (v *variant) PlacePod(pod *corev1.Pod, owner client.Object) bool {
 		return false
 	}
 	placed := false
-	if p, ok := v.placement.(scheduler.PodPlacer); ok {
-		placed = p.PlacePod(pod, owner)
+	if p, ok := v.placement.(PlacementPods); ok {
+		if res, ok := v.core.reservationForPod(owner); ok {
+			placed = p.PlacePod(pod, owner, res)
+		}
 	}
 	return v.placeOnSlot(pod, owner) || placed
 }
@@ -139,7 +158,11 @@ func (v *variant) placeOnSlot(pod *corev1.Pod, owner client.Object) bool {
 	if hasGate(pod) || pod.Annotations[AnnotationNode] != "" {
 		return false
 	}
-	node, ok := plannedSlotOf(pod, owner, snapshotOptions{ReservationTimeout: v.core.cfg.ReservationTimeout, Now: v.core.cfg.Clock.Now()})
+	res, ok := v.core.reservationForPod(owner)
+	if !ok {
+		return false
+	}
+	node, ok := plannedSlotOf(pod, owner, res, snapshotOptions{ReservationTimeout: v.core.cfg.ReservationTimeout, Now: v.core.cfg.Clock.Now()})
 	if !ok {
 		return false
 	}
@@ -152,11 +175,29 @@ func (v *variant) placeOnSlot(pod *corev1.Pod, owner client.Object) bool {
 	return true
 }
 
-type variantWithObjects struct {
-	*variant
-	objects scheduler.ObjectsForRun
+// PlacementObjects is implemented by a Placement whose runs need objects of their own before
+// their pods exist (a Workload, PodGroups): the variant is then a scheduler.ObjectsForRun,
+// giving it the run's reservation.
+type PlacementObjects interface {
+	RunObjects(ctx context.Context, w scheduler.Workload, r Reservation) ([]client.Object, error)
 }
 
-func (v *variantWithObjects) RunObjects(ctx context.Context, w scheduler.Workload, d scheduler.Decision) ([]client.Object, error) {
-	return v.objects.RunObjects(ctx, w, d)
+// PlacementPods is implemented by a Placement that fills in, as a pod of an admitted run is
+// created, what its submitter may have left out (the variant's scheduler.PodPlacer), given the
+// run's reservation as the webhook reads it.
+type PlacementPods interface {
+	PlacePod(pod *corev1.Pod, owner client.Object, r Reservation) bool
+}
+
+type variantWithObjects struct {
+	*variant
+	objects PlacementObjects
+}
+
+func (v *variantWithObjects) RunObjects(ctx context.Context, w scheduler.Workload, _ scheduler.Decision) ([]client.Object, error) {
+	r, ok := v.core.reservation(w)
+	if !ok {
+		return nil, fmt.Errorf("%s has no reservation for run %s", w.Key, w.Run)
+	}
+	return v.objects.RunObjects(ctx, w, r)
 }

@@ -33,7 +33,7 @@ func (labelling) Pods(w scheduler.Workload, r Reservation) (sparkpod.RoleSchedul
 		Executor: sparkpod.Scheduling{Labels: map[string]string{"run": w.Run}, NodeNames: r.Planned()}}, nil
 }
 
-func (labelling) RunObjects(context.Context, scheduler.Workload, scheduler.Decision) ([]client.Object, error) {
+func (labelling) RunObjects(context.Context, scheduler.Workload, Reservation) ([]client.Object, error) {
 	return []client.Object{&corev1.ConfigMap{}}, nil
 }
 
@@ -91,7 +91,7 @@ func TestServe(t *testing.T) {
 			t.Errorf("decision (-want +got):\n%s", diff)
 		}
 		// The core's own admission is unchanged: gang's gated executors.
-		if got, _ := s.Admit(context.Background(), scheduler.ApplicationWorkload(&a)); !cmp.Equal(got.Pods, res.Pods()) {
+		if got, _ := s.Admit(context.Background(), scheduler.ApplicationWorkload(&a)); !cmp.Equal(got.Pods, res.Pods(EnforcementAdvisory)) {
 			t.Errorf("the core's admission changed: %+v", got.Pods)
 		}
 	})

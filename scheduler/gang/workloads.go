@@ -42,16 +42,23 @@ type object struct {
 	demand func() (sparkpod.Demand, error)
 	// external: its admission is the external scheduler's (spec.batchScheduler: external).
 	external bool
+	// ownPlacement: a variant places its run's pods its own way (Scheduler.ownPlacement), so
+	// placeholders do not hold its room.
+	ownPlacement bool
 	// shown is the reason for waiting its status shows, when showing (see shownReasons).
 	shown   string
 	showing bool
+	// res is its reservation as stored (a Reservation object it owns), or as a release before
+	// the Reservation API left it on the object (legacy: to migrate); nil: none.
+	res    *Reservation
+	legacy bool
 }
 
 // applicationObject reads a gang application.
 func applicationObject(app *v1beta2.SparkApplication) object {
 	c := meta.FindStatusCondition(app.Status.Conditions, scheduler.ConditionQueued)
 	showing := c != nil && c.Status == metav1.ConditionTrue
-	return object{
+	return withLegacy(object{
 		Workload:   scheduler.ApplicationWorkload(app),
 		showing:    showing,
 		shown:      conditionMessage(c, showing),
@@ -64,7 +71,16 @@ func applicationObject(app *v1beta2.SparkApplication) object {
 			v1beta2.SetSparkApplicationDefaults(defaulted)
 			return sparkpod.DemandOf(defaulted)
 		},
+	})
+}
+
+// withLegacy gives o the reservation a release before the Reservation API left on its object,
+// if any: it counts until migrated (attachReservations prefers a stored one).
+func withLegacy(o object) object {
+	if r, ok := legacyReservation(o.Object); ok {
+		o.res, o.legacy = &r, true
 	}
+	return o
 }
 
 // sessionObject reads a gang session. Its run is its current server (status.server.
@@ -77,14 +93,14 @@ func sessionObject(conn *v1alpha1.SparkConnect, demand SessionDemand) object {
 	holds := w.Run != "" && sessionHolds(conn)
 	c := meta.FindStatusCondition(conn.Status.Conditions, v1alpha1.ConditionServerPodReady)
 	showing := c != nil && c.Reason == v1alpha1.ReasonQueued
-	return object{
+	return withLegacy(object{
 		Workload: w,
 		showing:  showing,
 		shown:    conditionMessage(c, showing),
 		awaiting: holds && conn.Status.Server.PodName == "",
 		holds:    holds,
 		demand:   func() (sparkpod.Demand, error) { return demand(conn) },
-	}
+	})
 }
 
 // conditionMessage is c's message when showing, else "".
@@ -100,8 +116,11 @@ func conditionMessage(c *metav1.Condition, showing bool) string {
 // counts for nothing, whether or not Release has removed it yet; so capacity is freed on every
 // way out even before the controller's release.
 func (o *object) liveReservation() (Reservation, bool) {
-	r, ok := ReservationOf(o.Object)
-	if !ok || r.SubmissionID != o.Run || !o.holds || o.preempted() {
+	if o.res == nil {
+		return Reservation{}, false
+	}
+	r := *o.res
+	if r.SubmissionID != o.Run || !o.holds || o.preempted() {
 		return Reservation{}, false
 	}
 	return r, true

@@ -55,9 +55,9 @@ const (
 type Placement struct{}
 
 var (
-	_ gang.Placement          = Placement{}
-	_ scheduler.ObjectsForRun = Placement{}
-	_ scheduler.PodPlacer     = Placement{}
+	_ gang.Placement        = Placement{}
+	_ gang.PlacementObjects = Placement{}
+	_ gang.PlacementPods    = Placement{}
 )
 
 func (Placement) Name() string { return Name }
@@ -70,7 +70,9 @@ func (Placement) Pods(w scheduler.Workload, r gang.Reservation) (sparkpod.RoleSc
 	if err != nil {
 		return sparkpod.RoleScheduling{}, err
 	}
-	pods := r.Pods()
+	// Gang's pods as advisory enforcement has them (the driver not gated): kube-scheduler places
+	// these runs' pods itself, and placeholders do not hold their room.
+	pods := r.Pods(gang.EnforcementAdvisory)
 	pods.Driver.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To(names.Driver)}
 	pods.Executor.SchedulingGates = nil
 	pods.Executor.NodeNames = r.Planned()
@@ -83,13 +85,12 @@ func (Placement) Pods(w scheduler.Workload, r gang.Reservation) (sparkpod.RoleSc
 // Spark that drops the template's spec.schedulingGroup, say). The gang core's variant offers
 // it only the pods of applications naming kubernetes. A pod of another run than the
 // reservation's, or of no known role, is left alone.
-func (Placement) PlacePod(pod *corev1.Pod, owner client.Object) bool {
+func (Placement) PlacePod(pod *corev1.Pod, owner client.Object, r gang.Reservation) bool {
 	if pod.Spec.SchedulingGroup != nil {
 		return false
 	}
-	r, ok := gang.ReservationOf(owner)
 	run := pod.Labels[v1beta2.LabelSubmissionID]
-	if !ok || run == "" || r.SubmissionID != run {
+	if run == "" || r.SubmissionID != run {
 		return false
 	}
 	names, err := NamesOf(scheduler.Workload{Key: scheduler.ApplicationKey(client.ObjectKeyFromObject(owner)), Run: run})
@@ -113,9 +114,8 @@ func (Placement) PlacePod(pod *corev1.Pod, owner client.Object) bool {
 // RunObjects are the run's Workload and PodGroups (the controllers create them, owned by the
 // application, before the driver pod). The executors' group needs as many executors as the
 // admission planned; a run that plans none has no executors' group.
-func (Placement) RunObjects(_ context.Context, w scheduler.Workload, _ scheduler.Decision) ([]client.Object, error) {
-	r, ok := gang.ReservationOf(w.Object)
-	if !ok || r.SubmissionID != w.Run {
+func (Placement) RunObjects(_ context.Context, w scheduler.Workload, r gang.Reservation) ([]client.Object, error) {
+	if r.SubmissionID != w.Run {
 		return nil, fmt.Errorf("%s has no reservation for run %s", w.Key, w.Run)
 	}
 	var executors int32

@@ -9,7 +9,6 @@ package workloadapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -186,34 +185,23 @@ func TestPods(t *testing.T) {
 	}
 }
 
-// TestRunObjects: the executors' minCount is what the reservation planned; a workload without
-// a reservation for its run has none.
+// TestRunObjects: the executors' minCount is what the reservation planned; a reservation of
+// another run gives none.
 func TestRunObjects(t *testing.T) {
 	r := gang.Reservation{SubmissionID: run, Queue: "q", Driver: "n1", Executors: map[string]int32{"n3": 1, "n2": 2}}
 	app := &v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pi"}}
 	w := workload("pi", "")
 	w.Object = app
-	if _, err := (Placement{}).RunObjects(context.Background(), w, scheduler.Decision{}); err == nil {
-		t.Error("objects for a run with no reservation")
+	if _, err := (Placement{}).RunObjects(context.Background(), w, gang.Reservation{SubmissionID: "another"}); err == nil {
+		t.Error("objects for a run the reservation is not for")
 	}
-	app.Annotations = map[string]string{gang.AnnotationAdmission: encode(t, r)}
-	objs, err := Placement{}.RunObjects(context.Background(), w, scheduler.Decision{})
+	objs, err := Placement{}.RunObjects(context.Background(), w, r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pg, ok := objs[2].(*schedulingv1beta1.PodGroup); !ok || pg.Spec.SchedulingPolicy.Gang == nil || pg.Spec.SchedulingPolicy.Gang.MinCount != 3 {
 		t.Errorf("executors' group %+v, want a gang of 3", objs[2])
 	}
-}
-
-// encode stores r as the gang core does: JSON in the admission annotation.
-func encode(t *testing.T, r gang.Reservation) string {
-	t.Helper()
-	data, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(data)
 }
 
 func TestCheck(t *testing.T) {
@@ -250,10 +238,8 @@ func TestCheck(t *testing.T) {
 // TestPlacePod: the webhook puts a pod of the admitted run that lacks a group in its role's.
 func TestPlacePod(t *testing.T) {
 	r := gang.Reservation{SubmissionID: run, Queue: "q", Driver: "n1", Executors: map[string]int32{"n2": 2}}
-	owner := &v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pi",
-		Annotations: map[string]string{gang.AnnotationAdmission: encode(t, r)}}}
-	driverOnly := owner.DeepCopy()
-	driverOnly.Annotations[gang.AnnotationAdmission] = encode(t, gang.Reservation{SubmissionID: run, Driver: "n1"})
+	driverOnly := gang.Reservation{SubmissionID: run, Driver: "n1"}
+	owner := &v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pi"}}
 	pod := func(role, submission string, group *string) *corev1.Pod {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p", Labels: map[string]string{
 			v1beta2.SparkRoleLabel: role, v1beta2.LabelSubmissionID: submission}}}
@@ -263,23 +249,23 @@ func TestPlacePod(t *testing.T) {
 		return p
 	}
 	tests := []struct {
-		name  string
-		pod   *corev1.Pod
-		owner client.Object
-		want  *string // the group the pod is in after
+		name string
+		pod  *corev1.Pod
+		res  gang.Reservation
+		want *string // the group the pod is in after
 	}{
-		{"a driver without a group", pod("driver", run, nil), owner, ptr.To("pi-0123abcd-driver")},
-		{"an executor without a group", pod("executor", run, nil), owner, ptr.To("pi-0123abcd-executors")},
-		{"a pod in a group already", pod("executor", run, ptr.To("mine")), owner, ptr.To("mine")},
-		{"another run's pod", pod("executor", "other", nil), owner, nil},
+		{"a driver without a group", pod("driver", run, nil), r, ptr.To("pi-0123abcd-driver")},
+		{"an executor without a group", pod("executor", run, nil), r, ptr.To("pi-0123abcd-executors")},
+		{"a pod in a group already", pod("executor", run, ptr.To("mine")), r, ptr.To("mine")},
+		{"another run's pod", pod("executor", "other", nil), r, nil},
 		{"a run with no executors' group", pod("executor", run, nil), driverOnly, nil},
-		{"no reservation", pod("driver", run, nil), &v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pi"}}, nil},
-		{"no role", pod("", run, nil), owner, nil},
+		{"a reservation of another run", pod("driver", run, nil), gang.Reservation{SubmissionID: "another"}, nil},
+		{"no role", pod("", run, nil), r, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := tt.pod.DeepCopy()
-			changed := Placement{}.PlacePod(p, tt.owner)
+			changed := Placement{}.PlacePod(p, owner, tt.res)
 			var got *string
 			if p.Spec.SchedulingGroup != nil {
 				got = p.Spec.SchedulingGroup.PodGroupName

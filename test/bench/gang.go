@@ -16,6 +16,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -31,7 +32,7 @@ var gangSizes = []int32{2, 4, 8, 12}
 // the gang scheduler (--gang, the default) or without it, with this process playing Spark
 // (spark.go). It prints
 //
-//	RESULT mode=gang scheduler=gang|kubernetes|kubernetes-naive|external apps=… decisions_per_s=… partial_starts=… unschedulable_executors=… utilisation=… makespan_s=… state_lag_p50_ms=… state_lag_p99_ms=… api_writes_per_app=… api_reads_per_app=… [external_rtt_ms=…]
+//	RESULT mode=gang scheduler=gang|kubernetes|kubernetes-naive|external enforcement=advisory|placeholders load=none|competing apps=… decisions_per_s=… partial_starts=… unschedulable_executors=… placeholder_pods=… utilisation=… makespan_s=… state_lag_p50_ms=… state_lag_p99_ms=… api_writes_per_app=… api_reads_per_app=… [external_rtt_ms=…]
 //	gang: mode=gang allocated=… apps_ever_partial=… unschedulable_peak=… stuck=… unfinished=… ramp_s=… ramp_max_s=… (created …, ungated …, bound …)
 //	gang: mode=gang unschedulable executors=… bound_after_s=… bound_after_max_s=…   (when there were any, with their messages)
 //
@@ -80,6 +81,9 @@ func runGang(ctx context.Context, c config) error {
 		default:
 			return fmt.Errorf("--scheduler %q: want gang, kubernetes, kubernetes-naive or external", sched)
 		}
+		if c.enforcement != "" && sched != "kubernetes-naive" {
+			args = append(args, "--gang-enforcement="+c.enforcement)
+		}
 	}
 	op, err := startOperator(ctx, c, e.ns, "gang-"+mode, append(args, "--submission-workers", "32", "--enable-spark-connect=false",
 		"--kube-api-qps", "1000", "--kube-api-burst", "2000")...)
@@ -98,6 +102,13 @@ func runGang(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
+	var load *competingLoad
+	if c.load == "competing" {
+		if load, err = startCompetingLoad(runCtx, e); err != nil {
+			return err
+		}
+	}
+
 	start := time.Now()
 	if failed := inParallel(c.apps, 32, 0, func(i int) error {
 		return e.cl.Create(ctx, gangApp(e.ns, i, sched))
@@ -119,6 +130,9 @@ func runGang(ctx context.Context, c config) error {
 		}
 		apps, pods, nodes, err := spark.read(ctx)
 		if err != nil {
+			return err
+		}
+		if j.reservations, err = spark.reservations(ctx); err != nil {
 			return err
 		}
 		now := time.Now()
@@ -163,6 +177,20 @@ func runGang(ctx context.Context, c config) error {
 	if u := j.unschedulableSummary(); u != "" {
 		fmt.Printf("gang: mode=%s %s\n", mode, u)
 	}
+	utilisation := j.workingShareSeconds / max(j.seconds, 1e-9)
+	enforcement := c.enforcement
+	if enforcement == "" {
+		enforcement = "advisory"
+	}
+	var placeholders float64
+	if c.gang && sched != "kubernetes-naive" {
+		if placeholders, err = op.counter("spark_operator_gang_placeholder_writes_total", "verb", "create"); err != nil {
+			return err
+		}
+	}
+	if load != nil {
+		fmt.Printf("gang: mode=%s competing pods created=%d (target %d live of %d CPU each, %d s each)\n", mode, load.created.Load(), load.target, competingCPU, competingSeconds)
+	}
 	fmt.Printf("gang: mode=%s %s\n", mode, use.top)
 	fmt.Printf("gang: mode=%s state_lag over %d driver starts and ends\n", mode, lags)
 	extra := ""
@@ -177,9 +205,51 @@ func runGang(ctx context.Context, c config) error {
 	if sched != "" {
 		schedField = " scheduler=" + sched
 	}
-	fmt.Printf("RESULT mode=%s%s apps=%d decisions_per_s=%.0f partial_starts=%d unschedulable_executors=%d utilisation=%.3f makespan_s=%.1f state_lag_p50_ms=%.0f state_lag_p99_ms=%.0f api_writes_per_app=%.1f api_reads_per_app=%.1f%s\n",
-		mode, schedField, c.apps, decisionsPerS, j.partialPeak, j.unschedulableExecutors(), j.workingShareSeconds/max(j.seconds, 1e-9), makespan.Seconds(), ms(lagP50), ms(lagP99), use.writes, use.reads, extra)
+	// One line for every gang comparison (make bench-gang): the scheduler, the enforcement and
+	// the load it ran with, then what it did.
+	fmt.Printf("RESULT mode=%s%s enforcement=%s load=%s apps=%d decisions_per_s=%.0f partial_starts=%d unschedulable_executors=%d placeholder_pods=%.0f utilisation=%.3f makespan_s=%.1f state_lag_p50_ms=%.0f state_lag_p99_ms=%.0f api_writes_per_app=%.1f api_reads_per_app=%.1f%s\n",
+		mode, schedField, enforcement, c.load, c.apps, decisionsPerS, j.partialPeak, j.unschedulableExecutors(), placeholders, utilisation, makespan.Seconds(),
+		ms(lagP50), ms(lagP99), use.writes, use.reads, extra)
 	return nil
+}
+
+// startCompetingLoad starts the competing load in e's namespace and waits until it takes its
+// share (or competingSeconds have passed), so the applications meet it at its steady state.
+func startCompetingLoad(ctx context.Context, e *benchEnv) (*competingLoad, error) {
+	var nodes corev1.NodeList
+	if err := e.cl.List(ctx, &nodes); err != nil {
+		return nil, err
+	}
+	var cpu int64
+	for i := range nodes.Items {
+		q := nodes.Items[i].Status.Allocatable[corev1.ResourceCPU]
+		cpu += q.Value()
+	}
+	load := newCompetingLoad(e.cl, e.ns, cpu)
+	go load.run(ctx)
+	deadline := time.Now().Add(competingSeconds * time.Second)
+	for time.Now().Before(deadline) && load.created.Load() < int64(load.target) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	return load, nil
+}
+
+// counter reads the counter name of the operator's metrics, of the series whose label is value.
+func (o *operatorProcess) counter(name, label, value string) (float64, error) {
+	families, err := o.metrics()
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range families[name].GetMetric() {
+		if labelValue(m, label) == value {
+			return m.GetCounter().GetValue(), nil
+		}
+	}
+	return 0, nil // never incremented: the series does not exist yet
 }
 
 // standInTick is how often the stand-in reads its cache and acts; stallLimit how long the run

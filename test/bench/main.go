@@ -76,6 +76,10 @@ type config struct {
 	gang       bool
 	// scheduler is the batch scheduler of the gang scenario's applications (gangSchedulers).
 	scheduler string
+	// enforcement and load: the gang scenario's --gang-enforcement ("": the operator's default)
+	// and competing load ("none" or "competing").
+	enforcement string
+	load        string
 }
 
 func main() {
@@ -97,7 +101,13 @@ func main() {
 	flag.BoolVar(&c.gang, "gang", true, `gang: run the operator with the gang scheduler as the default (false: the same load without it)`)
 	flag.StringVar(&c.scheduler, "scheduler", "gang", `gang: the applications' batch scheduler: "gang" (the embedded one), "kubernetes" (its Workload API variant; `+
 		`a cluster up with --workload-api), "kubernetes-naive" (Workload and PodGroups with no admission), "external" (the example external scheduler, run in this process)`)
+	flag.StringVar(&c.enforcement, "enforcement", "", `gang: the operator's --gang-enforcement, "advisory" or "placeholders" (empty: its default); prints the RESULT line of the gang comparisons`)
+	flag.StringVar(&c.load, "load", "none", `gang: "competing" runs plain pods beside the applications, arriving and leaving steadily and taking ~30% of the CPU`)
 	flag.Parse()
+	if c.load != "none" && c.load != "competing" {
+		fmt.Fprintf(os.Stderr, "--load: %q is neither none nor competing\n", c.load)
+		os.Exit(2)
+	}
 	scenarios := map[string]func(context.Context, config) error{
 		"submit":   run,
 		"restart":  runRestart,

@@ -32,6 +32,8 @@ import (
 	"sync"
 	"time"
 
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -60,6 +62,8 @@ const unboundGrace = 10 * time.Second
 // comes back through done.
 type jobs struct {
 	byApp map[string]*job
+	// reservations are the applications' reservations by name, as last read.
+	reservations map[string]gang.Reservation
 	// partialPeak is the most applications partially started at once; everPartial those ever;
 	// unschedulablePeak the most at once with an executor the kube-scheduler found no room for.
 	partialPeak, unschedulablePeak int
@@ -239,7 +243,7 @@ func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplica
 		if d != nil && d.Spec.NodeName != "" && jb.driverBound.IsZero() {
 			jb.driverBound = now
 		}
-		if r, ok := gang.ReservationOf(app); ok && !jb.ended {
+		if r, ok := j.reservations[app.Name]; ok && r.SubmissionID == app.Status.SubmissionID && !jb.ended {
 			if jb.admitted.IsZero() {
 				jb.admitted = now
 			}
@@ -535,6 +539,21 @@ func (s *standIn) read(ctx context.Context) ([]v1beta2.SparkApplication, []corev
 		}
 	}
 	return apps.Items, pods.Items, nodes.Items, nil
+}
+
+// reservations reads the applications' reservations from the cache, by application name.
+func (s *standIn) reservations(ctx context.Context) (map[string]gang.Reservation, error) {
+	var list schedv1alpha1.ReservationList
+	if err := s.cache.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	out := make(map[string]gang.Reservation, len(list.Items))
+	for i := range list.Items {
+		if r, ok := gang.ReservationOf(&list.Items[i]); ok && list.Items[i].Spec.Workload.Kind == "SparkApplication" {
+			out[list.Items[i].Spec.Workload.Name] = r
+		}
+	}
+	return out, nil
 }
 
 // run carries out a, in its own goroutine, and reports on s.results.

@@ -135,12 +135,15 @@ func TestJobsStep(t *testing.T) {
 
 func TestCapacityShares(t *testing.T) {
 	node := corev1.Node{Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10")}}}
+	// admitted marks app admitted with executors planned; the cases' reservations are made of
+	// the marks.
+	const plan = "test.sparkop.dev/plan"
 	admitted := func(app v1beta2.SparkApplication, executors map[string]int32) v1beta2.SparkApplication {
-		r, err := json.Marshal(gang.Reservation{SubmissionID: "s1", Driver: "n1", Executors: executors})
+		data, err := json.Marshal(executors)
 		if err != nil {
 			t.Fatal(err)
 		}
-		app.Annotations[gang.AnnotationAdmission] = string(r)
+		app.Annotations[plan] = string(data)
 		return app
 	}
 	// stepApp's pods ask for 1 CPU each (no cores set): the reservation counts by the demand.
@@ -178,6 +181,16 @@ func TestCapacityShares(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			j := newJobs()
+			j.reservations = map[string]gang.Reservation{}
+			for _, a := range tc.apps {
+				if v, ok := a.Annotations[plan]; ok {
+					var executors map[string]int32
+					if err := json.Unmarshal([]byte(v), &executors); err != nil {
+						t.Fatal(err)
+					}
+					j.reservations[a.Name] = gang.Reservation{SubmissionID: a.Status.SubmissionID, Driver: "n1", Executors: executors}
+				}
+			}
 			j.byApp["a"] = &job{started: true, ended: tc.ended}
 			_, obs := j.step(t0.Add(40*time.Second), time.Second, tc.apps, tc.pods, []corev1.Node{node})
 			if diff := cmp.Diff(tc.want, obs.capacity, cmp.AllowUnexported(capacityShares{}), cmpopts.EquateApprox(0, 1e-9)); diff != "" {

@@ -68,7 +68,7 @@ func TestInstallWithGangScheduler(t *testing.T) {
 	if err := r.c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := gang.ReservationOf(app); !ok {
+	if _, ok := reservationOf(r.c, app); !ok {
 		t.Errorf("the application runs without a reservation: %v", app.Annotations)
 	}
 	var template *corev1.Pod
@@ -114,7 +114,7 @@ func TestInstallWithGangScheduler(t *testing.T) {
 		if err := r.c.Get(ctx, client.ObjectKeyFromObject(conn), conn); err != nil {
 			return false, err
 		}
-		_, admitted := gang.ReservationOf(conn)
+		_, admitted := reservationOf(r.c, conn)
 		err := r.c.Get(ctx, client.ObjectKey{Namespace: conn.Namespace, Name: conn.ServerPodName()}, &corev1.Pod{})
 		return admitted && err == nil, client.IgnoreNotFound(err)
 	})
@@ -132,4 +132,11 @@ func TestInstallWithGangScheduler(t *testing.T) {
 			}
 		}
 	}
+}
+
+// reservationOf reads the reservation of obj, an application or session: false when it has
+// none (or it cannot be read now; callers poll).
+func reservationOf(c client.Reader, obj client.Object) (gang.Reservation, bool) {
+	r, ok, err := gang.GetReservation(context.Background(), c, obj)
+	return r, ok && err == nil
 }

@@ -268,6 +268,41 @@ func TestRender(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "gang scheduler: placeholders by default, advisory by value",
+			set:  []string{"controller.batchScheduler.gang.enable=true"},
+			check: func(t *testing.T, objs []unstructured.Unstructured) {
+				args := containerArgs(t, find(objs, "Deployment", ns, controller))
+				if !slices.Contains(args, "--gang-enforcement=placeholders") {
+					t.Errorf("controller args %v lack --gang-enforcement=placeholders", args)
+				}
+				role := find(objs, "ClusterRole", "", controller+"-gang")
+				if role == nil {
+					t.Fatal("no gang ClusterRole")
+				}
+				rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+				var resources []string
+				for _, r := range rules {
+					res, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "resources")
+					resources = append(resources, res...)
+				}
+				for _, want := range []string{"reservations", "reservations/status", "pods/status"} {
+					if !slices.Contains(resources, want) {
+						t.Errorf("the gang ClusterRole's resources %v lack %s", resources, want)
+					}
+				}
+			},
+		},
+		{
+			name: "gang scheduler, advisory",
+			set:  []string{"controller.batchScheduler.gang.enable=true", "controller.batchScheduler.gang.enforcement=advisory"},
+			check: func(t *testing.T, objs []unstructured.Unstructured) {
+				args := containerArgs(t, find(objs, "Deployment", ns, controller))
+				if !slices.Contains(args, "--gang-enforcement=advisory") {
+					t.Errorf("controller args %v lack --gang-enforcement=advisory", args)
+				}
+			},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -295,6 +330,7 @@ func TestRenderRefusesBadValues(t *testing.T) {
 		{[]string{"controller.batchScheduler.external.url=my-scheduler:8090"}, "/controller/batchScheduler/external/url"},
 		{[]string{"controller.batchScheduler.external.url=http://my-scheduler:8090/"}, "needs controller.batchScheduler.gang.enable"},
 		{[]string{"controller.batchScheduler.kubeSchedulerNames={Kube_Scheduler}"}, "/controller/batchScheduler/kubeSchedulerNames/0"},
+		{[]string{"controller.batchScheduler.gang.enforcement=plugin"}, "/controller/batchScheduler/gang/enforcement"},
 	}
 	for _, tt := range tests {
 		_, err := render(t, "ops", tt.set...)

@@ -95,6 +95,7 @@ var crds = []struct{ file, version string }{
 	{"sparkoperator.k8s.io_scheduledsparkapplications.yaml", "v1beta2"},
 	{"sparkoperator.k8s.io_sparkconnects.yaml", "v1alpha1"},
 	{"scheduling.sparkop.dev_queues.yaml", "v1alpha1"},
+	{"scheduling.sparkop.dev_reservations.yaml", "v1alpha1"},
 }
 
 func schemaFields(t *testing.T, root string) []crdpaths.Field {

@@ -17,7 +17,6 @@ import (
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-	"github.com/sparkop/spark-operator/scheduler/gang"
 )
 
 // TestBackfill: a queue's head waits for capacity held by a running application, and a
@@ -61,7 +60,7 @@ func TestBackfill(t *testing.T) {
 	// A node the head's selector excludes: small goes first, there.
 	f.cordon(small, false)
 	app, pods := f.waitRunning("small")
-	res, _ := gang.ReservationOf(app)
+	res, _ := reservationOf(f.c, app)
 	if res.Driver != small || res.Executors[small] != 1 || len(res.Executors) != 1 {
 		t.Errorf("small admitted onto driver %s, executors %v; want all on %s", res.Driver, res.Executors, small)
 	}
@@ -82,7 +81,7 @@ func TestBackfill(t *testing.T) {
 		t.Fatal(err)
 	}
 	app, _ = f.waitRunning("head")
-	if res, _ := gang.ReservationOf(app); res.Driver != big {
+	if res, _ := reservationOf(f.c, app); res.Driver != big {
 		t.Errorf("head's driver planned on %s, want %s", res.Driver, big)
 	}
 	f.waitRunning("small-2")

@@ -10,6 +10,8 @@ package gang
 import (
 	"context"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -70,8 +72,9 @@ func (f *fixture) describeOnFailure() {
 		return
 	}
 	for _, app := range apps.Items {
-		f.t.Logf("%s: state %q, submission %s, waiting %q, admission %s, preempted %q", app.Name, app.Status.AppState.State,
-			app.Status.SubmissionID, waiting(&app), app.Annotations[gang.AnnotationAdmission], app.Annotations[scheduler.AnnotationPreempted])
+		res, _ := reservationOf(f.c, &app)
+		f.t.Logf("%s: state %q, submission %s, waiting %q, reservation %+v, preempted %q", app.Name, app.Status.AppState.State,
+			app.Status.SubmissionID, waiting(&app), res, app.Annotations[scheduler.AnnotationPreempted])
 	}
 	var pods corev1.PodList
 	if err := f.c.List(context.Background(), &pods, client.InNamespace(f.ns)); err != nil {
@@ -91,6 +94,11 @@ func (f *fixture) startOperator(extra ...string) {
 	}
 	args := []string{"--kubeconfig", cluster.Kubeconfig(f.t), "--namespaces", f.ns, "--enable-gang-scheduler",
 		"--enable-spark-connect=false", "-logtostderr", "-v=1"}
+	// GANG_TEST_ENFORCEMENT runs the scenarios that name no enforcement with the one given
+	// (advisory, the operator's default, otherwise): every scenario holds with placeholders too.
+	if e := os.Getenv("GANG_TEST_ENFORCEMENT"); e != "" && !slices.ContainsFunc(extra, func(a string) bool { return strings.HasPrefix(a, "--gang-enforcement") }) {
+		args = append(args, "--gang-enforcement="+e)
+	}
 	f.op = cluster.StartOperator(f.t, "operator", append(args, extra...)...)
 }
 
@@ -338,8 +346,8 @@ func (f *fixture) waitWaiting(name string, parts ...string) *v1beta2.SparkApplic
 	var app *v1beta2.SparkApplication
 	f.waitFor(fmt.Sprintf("%s to wait with %q", name, parts), func() (bool, error) {
 		app = f.get(name)
-		if _, ok := gang.ReservationOf(app); ok {
-			return false, fmt.Errorf("%s was admitted (%s), expected it to wait with %q", name, app.Annotations[gang.AnnotationAdmission], parts)
+		if r, ok := reservationOf(f.c, app); ok {
+			return false, fmt.Errorf("%s was admitted (%+v), expected it to wait with %q", name, r, parts)
 		}
 		why := waiting(app)
 		for _, p := range parts {
@@ -392,8 +400,8 @@ func (f *fixture) waitState(name string, state v1beta2.ApplicationStateType) *v1
 // requireNotAdmitted fails unless app holds no reservation.
 func (f *fixture) requireNotAdmitted(name string) {
 	f.t.Helper()
-	if app := f.get(name); app.Annotations[gang.AnnotationAdmission] != "" {
-		f.t.Fatalf("%s was admitted: %s", name, app.Annotations[gang.AnnotationAdmission])
+	if r, ok := reservationOf(f.c, f.get(name)); ok {
+		f.t.Fatalf("%s was admitted: %+v", name, r)
 	}
 }
 
@@ -444,4 +452,11 @@ func (f *fixture) watchQueue(name string) (peak func() (cpu resource.Quantity, a
 		defer mu.Unlock()
 		return maxCPU.DeepCopy(), maxApps
 	}
+}
+
+// reservationOf reads the reservation of obj, an application or session: false when it has
+// none (or it cannot be read now; callers poll).
+func reservationOf(c client.Reader, obj client.Object) (gang.Reservation, bool) {
+	r, ok, err := gang.GetReservation(context.Background(), c, obj)
+	return r, ok && err == nil
 }

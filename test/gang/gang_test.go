@@ -26,7 +26,6 @@ import (
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-	"github.com/sparkop/spark-operator/scheduler/gang"
 	"github.com/sparkop/spark-operator/test/cluster"
 	"github.com/sparkop/spark-operator/test/executors"
 )
@@ -107,7 +106,7 @@ func (r *run) step(ctx context.Context) (done bool, err error) {
 		if st := app.Status.AppState.State; st == v1beta2.ApplicationStateCompleted || st == v1beta2.ApplicationStateFailed {
 			finished++
 		}
-		if res, ok := gang.ReservationOf(app); ok {
+		if res, ok := reservationOf(r.c, app); ok {
 			seen := r.obs.reservations[app.Name]
 			if seen == nil {
 				seen = map[string]string{}
@@ -170,7 +169,7 @@ func (r *run) step(ctx context.Context) (done bool, err error) {
 		if q.Status.AdmittedApplications > fitAtOnce {
 			var holding []string
 			for i := range list.Items {
-				if res, ok := gang.ReservationOf(&list.Items[i]); ok && res.SubmissionID == list.Items[i].Status.SubmissionID {
+				if res, ok := reservationOf(r.c, &list.Items[i]); ok && res.SubmissionID == list.Items[i].Status.SubmissionID {
 					holding = append(holding, fmt.Sprintf("%s (%s, driver on %s, executors %v)", list.Items[i].Name,
 						list.Items[i].Status.AppState.State, res.Driver, res.Executors))
 				}

@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-	"github.com/sparkop/spark-operator/scheduler/gang"
 	"github.com/sparkop/spark-operator/test/cluster"
 )
 
@@ -75,7 +74,7 @@ func (f *fixture) pacedPair() (first, second string) {
 	f.create(f.app("one", "default", 3), f.app("two", "default", 3))
 	cluster.Eventually(f.t, 60*time.Second, "both admitted and one driver running", func() (bool, error) {
 		for _, name := range []string{"one", "two"} {
-			if _, ok := gang.ReservationOf(f.get(name)); !ok {
+			if _, ok := reservationOf(f.c, f.get(name)); !ok {
 				return false, nil
 			}
 		}

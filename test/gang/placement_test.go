@@ -39,7 +39,8 @@ func TestExecutorsPlacedAtCreation(t *testing.T) {
 		_ = f.c.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
 		_ = f.c.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
 	})
-	f.startOperator("--enable-webhook", "--webhook-url-host", "localhost",
+	// Advisory: with placeholders an executor waits gated for its swap (docs/gang-scheduling.md).
+	f.startOperator("--gang-enforcement=advisory", "--enable-webhook", "--webhook-url-host", "localhost",
 		"--webhook-port", strconv.Itoa(cluster.FreePort(t)), "--webhook-secret-namespace", f.ns,
 		"--webhook-config-name", configName, "--webhook-cert-dir", t.TempDir())
 	const planned = 5 // with the driver, more than one node holds
@@ -57,7 +58,7 @@ func TestExecutorsPlacedAtCreation(t *testing.T) {
 		}
 		return err == nil && driver.Status.Phase == corev1.PodRunning, err
 	})
-	res, ok := gang.ReservationOf(f.get("placed"))
+	res, ok := reservationOf(f.c, f.get("placed"))
 	if !ok {
 		t.Fatal("the application runs with no reservation")
 	}

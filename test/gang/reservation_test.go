@@ -37,7 +37,7 @@ func TestLapsedReservation(t *testing.T) {
 	var res gang.Reservation
 	cluster.Eventually(t, 60*time.Second, "late's driver to run", func() (bool, error) {
 		app := f.get("late")
-		r, ok := gang.ReservationOf(app)
+		r, ok := reservationOf(f.c, app)
 		if !ok || r.SubmissionID != app.Status.SubmissionID {
 			return false, nil
 		}

@@ -41,7 +41,7 @@ func (f *fixture) admission(name string) gang.Reservation {
 		if app.Status.AppState.State == v1beta2.ApplicationStateFailed {
 			return false, fmt.Errorf("%s failed: %s", name, app.Status.AppState.ErrorMessage)
 		}
-		r, ok := gang.ReservationOf(app)
+		r, ok := reservationOf(f.c, app)
 		res = r
 		return ok && r.SubmissionID == app.Status.SubmissionID, nil
 	})

@@ -147,7 +147,7 @@ func TestSessions(t *testing.T) {
 		return f.getSession("notebook").Status.State == v1alpha1.SparkConnectStateReady, nil
 	})
 	conn := f.getSession("notebook")
-	res, ok := gang.ReservationOf(conn)
+	res, ok := reservationOf(f.c, conn)
 	if !ok || res.SubmissionID != conn.Status.Server.SubmissionID || res.Driver != node || res.Executors[node] != 1 {
 		t.Fatalf("reservation %+v (found %v) is not for submission %s with server and executor on %s", res, ok, conn.Status.Server.SubmissionID, node)
 	}
@@ -193,8 +193,8 @@ func TestSessions(t *testing.T) {
 			f.getSession("twin").Status.State == v1alpha1.SparkConnectStateReady, nil
 	})
 	app, sess := f.get("twin"), f.getSession("twin")
-	appRes, okA := gang.ReservationOf(app)
-	sessRes, okS := gang.ReservationOf(sess)
+	appRes, okA := reservationOf(f.c, app)
+	sessRes, okS := reservationOf(f.c, sess)
 	if !okA || !okS || appRes.SubmissionID != app.Status.SubmissionID || sessRes.SubmissionID != sess.Status.Server.SubmissionID {
 		t.Fatalf("reservations: application %+v (%v) for %s, session %+v (%v) for %s",
 			appRes, okA, app.Status.SubmissionID, sessRes, okS, sess.Status.Server.SubmissionID)
@@ -211,7 +211,7 @@ func TestSessions(t *testing.T) {
 	f.waitFor("the queue to count two admitted workloads", func() (bool, error) {
 		return f.defaultQueue().AdmittedApplications == 2, nil
 	})
-	if _, ok := gang.ReservationOf(f.get("twin")); !ok || f.get("twin").Status.AppState.State != v1beta2.ApplicationStateRunning {
+	if _, ok := reservationOf(f.c, f.get("twin")); !ok || f.get("twin").Status.AppState.State != v1beta2.ApplicationStateRunning {
 		t.Error("deleting the session twin took the application twin's reservation or run")
 	}
 
@@ -282,7 +282,7 @@ func TestSessionPreempted(t *testing.T) {
 		return f.getSession("notebook").Status.State == v1alpha1.SparkConnectStateReady, nil
 	})
 	again := f.getSession("notebook")
-	if res, ok := gang.ReservationOf(again); !ok || res.SubmissionID != again.Status.Server.SubmissionID || res.SubmissionID == first.Status.Server.SubmissionID {
+	if res, ok := reservationOf(f.c, again); !ok || res.SubmissionID != again.Status.Server.SubmissionID || res.SubmissionID == first.Status.Server.SubmissionID {
 		t.Errorf("reservation %+v (found %v): want one for the new submission %s", res, ok, again.Status.Server.SubmissionID)
 	}
 }
@@ -305,7 +305,7 @@ func TestSessionNamesQueue(t *testing.T) {
 		return f.getSession("first").Status.State == v1alpha1.SparkConnectStateReady, nil
 	})
 	conn := f.getSession("first")
-	res, ok := gang.ReservationOf(conn)
+	res, ok := reservationOf(f.c, conn)
 	if !ok || res.Queue != q || res.Driver != node {
 		t.Fatalf("reservation %+v (found %v); want one from queue %s on %s", res, ok, q, node)
 	}

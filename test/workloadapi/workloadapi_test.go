@@ -156,8 +156,9 @@ func (e *env) describeOnFailure() {
 	var list v1beta2.SparkApplicationList
 	if err := e.c.List(context.Background(), &list, client.InNamespace(e.ns)); err == nil {
 		for _, app := range list.Items {
-			e.t.Logf("%s: %s %q, submission %s, admission %s", app.Name, app.Status.AppState.State, app.Status.AppState.ErrorMessage,
-				app.Status.SubmissionID, app.Annotations[gang.AnnotationAdmission])
+			res, _, _ := gang.GetReservation(context.Background(), e.c, &app)
+			e.t.Logf("%s: %s %q, submission %s, reservation %+v", app.Name, app.Status.AppState.State, app.Status.AppState.ErrorMessage,
+				app.Status.SubmissionID, res)
 		}
 	}
 	var pods corev1.PodList
@@ -490,7 +491,10 @@ func (e *env) checkRun(name string, byWebhook bool) {
 	if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, app); err != nil {
 		e.t.Fatal(err)
 	}
-	res, ok := gang.ReservationOf(app)
+	res, ok, err := gang.GetReservation(e.ctx, e.c, app)
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	if !ok {
 		e.t.Fatalf("%s runs with no reservation", name)
 	}

@@ -29,15 +29,15 @@ import (
 	"github.com/sparkop/spark-operator/test/cluster"
 )
 
-// applyCRD installs this worktree's Queue CRD, so the test checks the file in the chart even
-// on a cluster started before it changed.
-func applyCRD(t *testing.T, c client.Client) {
+// applyCRD installs this worktree's CRD of file (under the chart's crds), so the test checks
+// the file in the chart even on a cluster started before it changed.
+func applyCRD(t *testing.T, c client.Client, file string) {
 	t.Helper()
 	root, err := cluster.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(filepath.Join(root, "charts/spark-operator/crds/scheduling.sparkop.dev_queues.yaml"))
+	raw, err := os.ReadFile(filepath.Join(root, "charts/spark-operator/crds", file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,9 +46,9 @@ func applyCRD(t *testing.T, c client.Client) {
 		t.Fatal(err)
 	}
 	if err := c.Patch(context.Background(), crd, client.Apply, client.FieldOwner("queue-crd-test"), client.ForceOwnership); err != nil {
-		t.Fatalf("applying the Queue CRD: %v", err)
+		t.Fatalf("applying the CRD %s: %v", file, err)
 	}
-	cluster.Eventually(t, 30*time.Second, "the Queue CRD to be established", func() (bool, error) {
+	cluster.Eventually(t, 30*time.Second, "the CRD "+file+" to be established", func() (bool, error) {
 		got := &apiextensionsv1.CustomResourceDefinition{}
 		if err := c.Get(context.Background(), client.ObjectKey{Name: crd.GetName()}, got); err != nil {
 			return false, err
@@ -67,7 +67,7 @@ func TestQueueCRD(t *testing.T) {
 	if err := apiextensionsv1.AddToScheme(c.Scheme()); err != nil {
 		t.Fatal(err)
 	}
-	applyCRD(t, c)
+	applyCRD(t, c, "scheduling.sparkop.dev_queues.yaml")
 	// Queues are cluster-scoped: a per-run suffix keeps runs apart.
 	suffix := fmt.Sprintf("-%d", time.Now().UnixNano()%1_000_000_000)
 	create := func(q *v1alpha1.Queue) error {

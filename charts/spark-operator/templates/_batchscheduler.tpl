@@ -24,6 +24,10 @@ applications naming a scheduler that is not enabled, and unknown gang queues). *
 - --gang-preemption-wait={{ $b.gang.preemptionWait }}
 - --gang-reservation-timeout={{ $b.gang.reservationTimeout }}
 - --gang-start-backlog={{ $b.gang.startBacklog }}
+- --gang-enforcement={{ $b.gang.enforcement }}
+{{- with $b.gang.placeholderImage }}
+- --gang-placeholder-image={{ . }}
+{{- end }}
 {{- end }}
 {{- with $b.external.url }}
 {{- if not $b.gang.enable }}

@@ -1,0 +1,741 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+// Enforcement: how reserved capacity is kept from pods the gang scheduler did not admit.
+//
+// Advisory: not at all. The gang scheduler counts its reservations when it admits, but
+// kube-scheduler does not know them, and any other pod (a Deployment's, an application of
+// another scheduler) can take the room planned for an admitted run's members.
+//
+// Placeholders (as YuniKorn's gang scheduling holds room): for each reserved member whose pod
+// is not created yet, or is created and still gated, an ordinary pod of the same requests,
+// pinned by a required node affinity to the member's planned node, owned by the reservation.
+// kube-scheduler places it like any pod (its fit checks, quotas and admission apply) and then
+// counts it as used capacity, so no other pod can take the room. A run's driver starts only
+// once all its placeholders hold their nodes; a placeholder that cannot (its node taken before
+// it got there) has its run planned again at once.
+//
+// The swap: a member's pod is created gated (GateExecutor; the driver too) and takes its
+// placeholder's place in three writes: (1) its status.nominatedNodeName is set to the planned
+// node, which kube-scheduler honours at once for a pod it knows, gated or not: it counts the
+// pod's requests on that node against every pod of lower or equal priority; (2) the
+// placeholder is deleted with no grace period, so it is gone at once; (3) the gate is removed
+// (and the node affinity narrowed to the node, for an executor). Between (2) and (3) the room
+// is held by the nomination, so kube-scheduler cannot give it to another pending pod of lower
+// or equal priority; a pod of higher priority could take it, as it could preempt the member
+// itself. Pod events reach kube-scheduler in the order they were written, so it knows the
+// nomination before it sees the placeholder gone.
+//
+// Placeholders take the workload's priority class: not a lower one (any pod of a higher
+// priority preempts a lower one, so ordinary pods would evict them and take the room) nor a
+// higher one (which would let Spark preempt what it could not as itself).
+//
+// Placeholders are never counted twice: while their reservation keeps node capacity the
+// reservation counts the member (snapshot skips its placeholders); once it stops (the run
+// ended or was released, or the reservation timed out), they are deleted, and count as the
+// pods they are until they are gone.
+//
+// Cost, per application of N initial executors: N+1 placeholder creations and N+1 deletions,
+// and one nomination per member swapped in (up to N+1 status writes), on top of advisory's one
+// ungating write per executor: about 3(N+1) more pod writes.
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/sparkpod"
+)
+
+// Enforcement is how the gang scheduler keeps reserved capacity (--gang-enforcement).
+type Enforcement string
+
+const (
+	// EnforcementAdvisory keeps nothing from pods it did not admit.
+	EnforcementAdvisory Enforcement = "advisory"
+	// EnforcementPlaceholders holds room with placeholder pods.
+	EnforcementPlaceholders Enforcement = "placeholders"
+)
+
+// ParseEnforcement reads an enforcement's name. "plugin" (a kube-scheduler plugin that honours
+// reservations) is refused with its own message: it is planned, not built.
+func ParseEnforcement(s string) (Enforcement, error) {
+	switch e := Enforcement(s); e {
+	case EnforcementAdvisory, EnforcementPlaceholders:
+		return e, nil
+	case "plugin":
+		return "", fmt.Errorf("enforcement %q (a kube-scheduler plugin) is not available yet; use %q or %q", s, EnforcementPlaceholders, EnforcementAdvisory)
+	}
+	return "", fmt.Errorf("unknown enforcement %q; use %q or %q", s, EnforcementPlaceholders, EnforcementAdvisory)
+}
+
+// DefaultPlaceholderImage is the image placeholder pods run: it does nothing, at no cost.
+const DefaultPlaceholderImage = "registry.k8s.io/pause:3.10"
+
+// Labels of placeholder pods.
+const (
+	// LabelPlaceholder marks a placeholder pod; its value is its Reservation's name.
+	LabelPlaceholder = "scheduling.sparkop.dev/placeholder"
+	// LabelRun is the run (submission id) the placeholder holds room for.
+	LabelRun = "scheduling.sparkop.dev/run"
+	// LabelMember is the member of the reservation it holds room for: driver, executor-<id>.
+	LabelMember = "scheduling.sparkop.dev/member"
+)
+
+var placeholderWritesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "spark_operator_gang_placeholder_writes_total",
+	Help: "API writes the placeholders enforcement makes: placeholder pods created and deleted, members nominated to their node.",
+}, []string{"verb"})
+
+func init() { ctrlmetrics.Registry.MustRegister(placeholderWritesTotal) }
+
+// placeholderName names the placeholder of member of the reservation resName.
+func placeholderName(resName, member string) string { return resName + "-ph-" + member }
+
+func isPlaceholder(p *corev1.Pod) bool { return p.Labels[LabelPlaceholder] != "" }
+
+// placeholderConditions keeps of a placeholder's conditions whether it was found unschedulable
+// (its node was taken), for trimPod; nothing of other pods.
+func placeholderConditions(p *corev1.Pod) []corev1.PodCondition {
+	if !isPlaceholder(p) {
+		return nil
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return []corev1.PodCondition{{Type: c.Type, Status: c.Status, Reason: c.Reason, LastTransitionTime: c.LastTransitionTime}}
+		}
+	}
+	return nil
+}
+
+// unschedulableSince is when kube-scheduler first found no room for p, in its current verdict;
+// false when it has not.
+func unschedulableSince(p *corev1.Pod) (time.Time, bool) {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return c.LastTransitionTime.Time, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// takenAfter is how long kube-scheduler must have found no room for a placeholder before its
+// room counts as taken. A verdict may be stale: kube-scheduler may have tried the placeholder
+// just before it saw pods leave that the gang scheduler saw leave already, and tries again,
+// after a backoff of a second or more, when it sees them go.
+const takenAfter = 5 * time.Second
+
+// placeholderPod is the placeholder of one member of r, the reservation of workload key.
+func placeholderPod(key Key, r Reservation, member, node string, requests corev1.ResourceList, image string) *corev1.Pod {
+	resName := ReservationName(key)
+	reqs := requests.DeepCopy()
+	delete(reqs, corev1.ResourcePods)
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: placeholderName(resName, member),
+			Labels: map[string]string{LabelPlaceholder: resName, LabelRun: r.SubmissionID, LabelMember: member, LabelQueue: r.Queue},
+			// Its node while it is not bound yet: it takes its room there (placedOn).
+			Annotations: map[string]string{AnnotationNode: node},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: schedv1alpha1.GroupVersion.String(), Kind: "Reservation",
+				Name: resName, UID: r.UID, Controller: ptr.To(true)}}},
+		Spec: corev1.PodSpec{
+			// Through kube-scheduler, not nodeName: its fit checks apply, and it counts the
+			// placeholder as it binds it. Tolerating every taint is safe: the node was chosen
+			// for the member, whose tolerations the gang scheduler checked.
+			Affinity:                      nodeAffinity(node),
+			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			PriorityClassName:             r.PriorityClassName,
+			TerminationGracePeriodSeconds: ptr.To[int64](0),
+			AutomountServiceAccountToken:  ptr.To(false),
+			EnableServiceLinks:            ptr.To(false),
+			Containers: []corev1.Container{{Name: "placeholder", Image: image,
+				Resources: corev1.ResourceRequirements{Requests: reqs}}},
+		},
+	}
+}
+
+func nodeAffinity(node string) *corev1.Affinity {
+	spec := &corev1.PodSpec{}
+	sparkpod.RequireNodes(spec, node)
+	return spec.Affinity
+}
+
+// wantedPlaceholder is a placeholder that should exist.
+type wantedPlaceholder struct {
+	key      Key
+	res      Reservation
+	member   string
+	node     string
+	requests corev1.ResourceList
+}
+
+// placeholdersOf lists the placeholders the live reservations of w want, by pod: one per
+// member whose pod is not placed yet (not created, or gated), while the reservation keeps node
+// capacity and its run has not ended: exactly the members reserveUnbound counts. Executors
+// without readable ids get none (their slots are counted per node).
+func placeholdersOf(w world, o snapshotOptions) map[types.NamespacedName]wantedPlaceholder {
+	out := map[types.NamespacedName]wantedPlaceholder{}
+	placed := map[boundMember]bool{}
+	for i := range w.Pods {
+		if m, ok := memberOf(&w.Pods[i]); ok && m.role == v1beta2.SparkRoleDriver && placedOn(&w.Pods[i]) != "" {
+			placed[m] = true
+		}
+	}
+	ended := endedRuns(w.Pods)
+	executors := executorsOf(w.Pods, w.Seen)
+	for i := range w.Workloads {
+		wo := &w.Workloads[i]
+		r, ok := wo.liveReservation()
+		if !ok || r.UID == "" || !r.keepsNodes(o) || wo.ownPlacement {
+			continue
+		}
+		exec := boundMember{wo.Key, r.SubmissionID, v1beta2.SparkRoleExecutor}
+		if ended[exec] {
+			continue
+		}
+		resName := ReservationName(wo.Key)
+		add := func(member, node string, requests corev1.ResourceList) {
+			out[types.NamespacedName{Namespace: wo.Key.Namespace, Name: placeholderName(resName, member)}] =
+				wantedPlaceholder{key: wo.Key, res: r, member: member, node: node, requests: requests}
+		}
+		if !placed[boundMember{wo.Key, r.SubmissionID, v1beta2.SparkRoleDriver}] {
+			add(schedv1alpha1.MemberRoleDriver, r.Driver, r.DriverRequests)
+		}
+		slots := plannedSlots(r)
+		ids, ok := slotIDsToGive(r, executors[exec])
+		if !ok {
+			continue
+		}
+		for _, id := range ids {
+			add(executorMember(id), slots[id-1], r.ExecutorRequests)
+		}
+	}
+	return out
+}
+
+// placeholderBook remembers the placeholders created and deleted until the cluster cache
+// shows it, so that a lagging cache does not have them created or deleted twice; and those
+// being swapped or swapped, for bookLag whatever the cache shows: a cycle must neither delete
+// such a placeholder before the swap has nominated its member (it sees the member given from
+// the moment the swap is chosen) nor, having read the world before the swap began, create it
+// again.
+type placeholderBook struct {
+	mu      sync.Mutex
+	created map[types.NamespacedName]time.Time
+	deleted map[types.NamespacedName]time.Time
+	swapped map[types.NamespacedName]time.Time
+	// nodes serialises the swaps onto each node.
+	nodes map[string]*nodeLock
+}
+
+type nodeLock struct {
+	mu      sync.Mutex
+	waiting int // goroutines holding or waiting for mu
+}
+
+// lockNode takes the swap lock of node; the function returned releases it.
+func (b *placeholderBook) lockNode(node string) func() {
+	b.mu.Lock()
+	if b.nodes == nil {
+		b.nodes = map[string]*nodeLock{}
+	}
+	l := b.nodes[node]
+	if l == nil {
+		l = &nodeLock{}
+		b.nodes[node] = l
+	}
+	l.waiting++
+	b.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		b.mu.Lock()
+		if l.waiting--; l.waiting == 0 {
+			delete(b.nodes, node)
+		}
+		b.mu.Unlock()
+	}
+}
+
+// bookLag bounds how long the book trusts itself over the cache.
+const bookLag = 30 * time.Second
+
+func (b *placeholderBook) note(m *map[types.NamespacedName]time.Time, key types.NamespacedName) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if *m == nil {
+		*m = map[types.NamespacedName]time.Time{}
+	}
+	(*m)[key] = time.Now()
+}
+
+// sync forgets what the cache shows: created placeholders it holds, deleted ones it lacks.
+func (b *placeholderBook) sync(existing map[types.NamespacedName]*corev1.Pod) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for key, at := range b.created {
+		if existing[key] != nil || time.Since(at) > bookLag {
+			delete(b.created, key)
+		}
+	}
+	for key, at := range b.deleted {
+		if existing[key] == nil || time.Since(at) > bookLag {
+			delete(b.deleted, key)
+		}
+	}
+	for key, at := range b.swapped {
+		if time.Since(at) > bookLag {
+			delete(b.swapped, key)
+		}
+	}
+}
+
+func (b *placeholderBook) has(m map[types.NamespacedName]time.Time, key types.NamespacedName) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, ok := m[key]
+	return ok
+}
+
+// existingPlaceholders are the placeholder pods of w's workloads, by pod.
+func existingPlaceholders(w world) map[types.NamespacedName]*corev1.Pod {
+	names := map[types.NamespacedName]bool{}
+	for i := range w.Workloads {
+		names[types.NamespacedName{Namespace: w.Workloads[i].Key.Namespace, Name: ReservationName(w.Workloads[i].Key)}] = true
+	}
+	out := map[types.NamespacedName]*corev1.Pod{}
+	for i := range w.Pods {
+		p := &w.Pods[i]
+		if isPlaceholder(p) && names[types.NamespacedName{Namespace: p.Namespace, Name: p.Labels[LabelPlaceholder]}] {
+			out[client.ObjectKeyFromObject(p)] = p
+		}
+	}
+	return out
+}
+
+// reconcilePlaceholders creates the placeholders w wants that do not exist and deletes those of
+// its workloads it does not want (their member placed, their run over or planned again, their
+// reservation timed out). Placeholders of workloads not in w (another operator's namespaces,
+// or a workload deleted) are left to the garbage collector, which deletes them with their
+// reservation.
+func (s *Scheduler) reconcilePlaceholders(ctx context.Context, w world, o snapshotOptions) error {
+	if s.cfg.Enforcement != EnforcementPlaceholders {
+		return nil
+	}
+	wanted := placeholdersOf(w, o)
+	existing := existingPlaceholders(w)
+	s.placeholders.sync(existing)
+	room := podRoom(w)
+	var missing []wantedPlaceholder
+	for key, want := range wanted {
+		if p := existing[key]; p != nil && p.Labels[LabelRun] == want.res.SubmissionID && p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if existing[key] != nil || s.placeholders.has(s.placeholders.created, key) || s.placeholders.has(s.placeholders.swapped, key) {
+			// An earlier run's, being deleted; created and not in the cache yet; or just
+			// deleted for its member, which the cache may not show let go yet.
+			continue
+		}
+		missing = append(missing, want)
+	}
+	sort.Slice(missing, func(i, j int) bool {
+		a, b := missing[i], missing[j]
+		return lessKey(a.key, b.key) || a.key == b.key && memberLess(a.member, b.member)
+	})
+	var create []*corev1.Pod
+	for _, want := range missing {
+		// Only into room that is free by the pods there now, as kube-scheduler counts them:
+		// where the pods of the applications a run preempted are ending, its placeholders wait
+		// for them, so that kube-scheduler never preempts pods itself for a placeholder.
+		need := memberRequests(sparkpod.PodDemand{Requests: want.requests})
+		if !fits(room[want.node], need) {
+			continue
+		}
+		add(room[want.node], need, -1)
+		create = append(create, placeholderPod(want.key, want.res, want.member, want.node, want.requests, s.cfg.PlaceholderImage))
+	}
+	var remove []types.NamespacedName
+	for key, p := range existing {
+		if want, ok := wanted[key]; (ok && p.Labels[LabelRun] == want.res.SubmissionID) || !p.DeletionTimestamp.IsZero() ||
+			s.placeholders.has(s.placeholders.deleted, key) || s.placeholders.has(s.placeholders.swapped, key) {
+			continue
+		}
+		remove = append(remove, key)
+	}
+	return s.writePlaceholders(ctx, create, remove)
+}
+
+// memberLess orders a reservation's members: the driver, then executors by id.
+func memberLess(a, b string) bool {
+	ia, ib := memberIndex(a), memberIndex(b)
+	return ia < ib || ia == ib && a < b
+}
+
+func memberIndex(member string) int {
+	if member == schedv1alpha1.MemberRoleDriver {
+		return 0
+	}
+	id, err := strconv.Atoi(strings.TrimPrefix(member, schedv1alpha1.MemberRoleExecutor+"-"))
+	if err != nil {
+		return math.MaxInt
+	}
+	return id
+}
+
+// podRoom is each node's allocatable minus what its pods request (terminating ones included,
+// placeholders too, bound or on their way to their node), as kube-scheduler counts it.
+func podRoom(w world) map[string]corev1.ResourceList {
+	room := make(map[string]corev1.ResourceList, len(w.Nodes))
+	for i := range w.Nodes {
+		room[w.Nodes[i].Name] = w.Nodes[i].Status.Allocatable.DeepCopy()
+	}
+	for i := range w.Pods {
+		p := &w.Pods[i]
+		r, ok := room[placedOn(p)]
+		if !ok || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		add(r, requestsOf(p), -1)
+	}
+	return room
+}
+
+// fits reports whether need fits room, by the resources room lists (a node that is not known
+// has room: kube-scheduler judges it).
+func fits(room, need corev1.ResourceList) bool {
+	if room == nil {
+		return true
+	}
+	for name, q := range need {
+		if free, ok := room[name]; ok && free.Cmp(q) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// sharedRoom is podRoom shared by the reservations a cycle stores side by side.
+type sharedRoom struct {
+	mu   sync.Mutex
+	room map[string]corev1.ResourceList
+}
+
+// take takes need on node if it fits there.
+func (r *sharedRoom) take(node string, need corev1.ResourceList) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !fits(r.room[node], need) {
+		return false
+	}
+	if n := r.room[node]; n != nil {
+		add(n, need, -1)
+	}
+	return true
+}
+
+// createPlaceholders creates the placeholders of a reservation just stored, nothing of whose run
+// exists yet: every member's that fits room now, driver first (reconcilePlaceholders creates
+// the others once there is room).
+func (s *Scheduler) createPlaceholders(ctx context.Context, key Key, r Reservation, room *sharedRoom) error {
+	if s.cfg.Enforcement != EnforcementPlaceholders || room == nil {
+		return nil
+	}
+	type member struct {
+		name, node string
+		requests   corev1.ResourceList
+	}
+	members := []member{{schedv1alpha1.MemberRoleDriver, r.Driver, r.DriverRequests}}
+	for i, node := range plannedSlots(r) {
+		members = append(members, member{executorMember(i + 1), node, r.ExecutorRequests})
+	}
+	var pods []*corev1.Pod
+	for _, m := range members {
+		if room.take(m.node, memberRequests(sparkpod.PodDemand{Requests: m.requests})) {
+			pods = append(pods, placeholderPod(key, r, m.name, m.node, m.requests, s.cfg.PlaceholderImage))
+		}
+	}
+	return s.writePlaceholders(ctx, pods, nil)
+}
+
+// writePlaceholders creates and deletes placeholders, side by side.
+func (s *Scheduler) writePlaceholders(ctx context.Context, create []*corev1.Pod, remove []types.NamespacedName) error {
+	var mu sync.Mutex
+	var errs []error
+	var wg sync.WaitGroup
+	calls := make(chan struct{}, storeCalls)
+	run := func(f func() error) {
+		wg.Add(1)
+		calls <- struct{}{}
+		go func() {
+			defer func() { <-calls; wg.Done() }()
+			if err := f(); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, p := range create {
+		run(func() error {
+			err := s.client.Create(ctx, p)
+			if apierrors.IsAlreadyExists(err) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("creating placeholder %s/%s: %w", p.Namespace, p.Name, err)
+			}
+			placeholderWritesTotal.WithLabelValues("create").Inc()
+			s.placeholders.note(&s.placeholders.created, client.ObjectKeyFromObject(p))
+			return nil
+		})
+	}
+	for _, key := range remove {
+		run(func() error { return s.deletePlaceholder(ctx, key) })
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		return fmt.Errorf("placeholders: %w (and %d more)", errs[0], len(errs)-1)
+	}
+	return nil
+}
+
+// deletePlaceholder deletes a placeholder with no grace period: it is gone from the API server,
+// and its room free, when the call returns.
+func (s *Scheduler) deletePlaceholder(ctx context.Context, key types.NamespacedName) error {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	err := s.client.Delete(ctx, p, client.GracePeriodSeconds(0))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("deleting placeholder %s: %w", key, err)
+	}
+	placeholderWritesTotal.WithLabelValues("delete").Inc()
+	s.placeholders.note(&s.placeholders.deleted, key)
+	return nil
+}
+
+// swaps reports whether rel, a gated member about to be let go, takes a placeholder's place
+// first (see the top of this file): with placeholders, onto its planned node, when its
+// placeholder exists (hasPlaceholder: in the cluster cache) or was just created. Without a
+// placeholder (none was wanted, or the reservation no longer keeps nodes) it is simply let go.
+func (s *Scheduler) swaps(rel toUngate, hasPlaceholder bool) bool {
+	if s.cfg.Enforcement != EnforcementPlaceholders || rel.placeholder.Name == "" || rel.node == "" {
+		return false
+	}
+	return hasPlaceholder || s.placeholders.has(s.placeholders.created, rel.placeholder)
+}
+
+// swapGroup makes room for the members of group, all to be let go onto one node, in their
+// placeholders' places: all nominated to the node, then all their placeholders deleted, and it
+// returns once this process's watch shows them gone, with what failed for each member (aligned
+// with group). The caller then removes the gates: none of the members is let go while a
+// placeholder of another still stands and is counted with that member's nomination.
+func (s *Scheduler) swapGroup(ctx context.Context, group []toUngate, calls chan struct{}) []error {
+	errs := make([]error, len(group))
+	each := func(f func(i int, rel toUngate) error) {
+		var wg sync.WaitGroup
+		for i, rel := range group {
+			if errs[i] != nil {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				calls <- struct{}{}
+				defer func() { <-calls }()
+				errs[i] = f(i, rel)
+			}()
+		}
+		wg.Wait()
+	}
+	each(func(_ int, rel toUngate) error {
+		patch := []byte(fmt.Sprintf(`{"status":{"nominatedNodeName":%q}}`, rel.node))
+		err := s.client.Status().Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: rel.pod.Namespace, Name: rel.pod.Name}},
+			client.RawPatch(types.MergePatchType, patch))
+		if err != nil {
+			return fmt.Errorf("nominating %s to node %s: %w", rel.pod, rel.node, err)
+		}
+		placeholderWritesTotal.WithLabelValues("nominate").Inc()
+		s.placeholders.note(&s.placeholders.swapped, rel.placeholder)
+		return nil
+	})
+	each(func(_ int, rel toUngate) error { return s.deletePlaceholder(ctx, rel.placeholder) })
+	for i, rel := range group {
+		if errs[i] == nil {
+			s.awaitGone(ctx, rel.placeholder)
+		}
+	}
+	return errs
+}
+
+// awaitBound waits (at most swapSettle) until the cluster cache shows the members of group that
+// were let go (no error) bound to a node.
+func (s *Scheduler) awaitBound(ctx context.Context, group []toUngate, errs []error) {
+	if s.cluster == nil {
+		return
+	}
+	deadline := time.Now().Add(swapSettle)
+	for i := 0; i < len(group) && time.Now().Before(deadline); {
+		if errs[i] != nil {
+			i++
+			continue
+		}
+		p := &corev1.Pod{}
+		err := s.cluster.Get(ctx, group[i].pod, p)
+		if apierrors.IsNotFound(err) || p.Spec.NodeName != "" || ctx.Err() != nil {
+			i++
+			continue
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// swapSettle bounds how long a swap waits for the cluster cache to show the placeholder gone.
+const swapSettle = 2 * time.Second
+
+// awaitGone waits (at most swapSettle) until the cluster cache shows pod gone. kube-scheduler
+// hears of pods through a watch like the cache's, and takes a deletion into its node
+// accounting apart from its queue: a member let go before it counts the deletion is found
+// short of room (its nomination then dropped) and tried again after a backoff. Letting it go
+// once this process's own watch has delivered the deletion makes that rare.
+func (s *Scheduler) awaitGone(ctx context.Context, pod types.NamespacedName) {
+	if s.cluster == nil {
+		return
+	}
+	deadline := time.Now().Add(swapSettle)
+	for time.Now().Before(deadline) {
+		err := s.cluster.Get(ctx, pod, &corev1.Pod{})
+		if apierrors.IsNotFound(err) || ctx.Err() != nil {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// driversToUngate lets go the gated drivers (a session's server too) of w, as executorsToUngate
+// does executors: a driver of a live reservation's run onto its planned node, in its
+// placeholder's place; any other unconfined (its template already names the node it was
+// planned on, if any).
+func driversToUngate(w world) []toUngate {
+	reservations := map[Key]Reservation{}
+	for i := range w.Workloads {
+		if r, ok := w.Workloads[i].liveReservation(); ok {
+			reservations[w.Workloads[i].Key] = r
+		}
+	}
+	var out []toUngate
+	for i := range w.Pods {
+		p := &w.Pods[i]
+		m, ok := memberOf(p)
+		if !ok || m.role != v1beta2.SparkRoleDriver || !hasGate(p) || !p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+		r, ok := reservations[m.app]
+		if !ok || r.SubmissionID != m.submission {
+			out = append(out, toUngate{pod: key})
+			continue
+		}
+		out = append(out, toUngate{pod: key, node: r.Driver,
+			placeholder: types.NamespacedName{Namespace: p.Namespace, Name: placeholderName(ReservationName(m.app), schedv1alpha1.MemberRoleDriver)}})
+	}
+	return out
+}
+
+// liveHolding are the live reservations keeping node capacity, by Reservation, with their run:
+// their placeholders count through them, not as pods.
+func liveHolding(w world, o snapshotOptions) map[types.NamespacedName]string {
+	out := map[types.NamespacedName]string{}
+	for i := range w.Workloads {
+		if r, ok := w.Workloads[i].liveReservation(); ok && r.keepsNodes(o) {
+			out[types.NamespacedName{Namespace: w.Workloads[i].Key.Namespace, Name: ReservationName(w.Workloads[i].Key)}] = r.SubmissionID
+		}
+	}
+	return out
+}
+
+// countedByReservation reports whether p is a placeholder its reservation counts (liveHolding).
+func countedByReservation(p *corev1.Pod, holding map[types.NamespacedName]string) bool {
+	if !isPlaceholder(p) {
+		return false
+	}
+	run, ok := holding[types.NamespacedName{Namespace: p.Namespace, Name: p.Labels[LabelPlaceholder]}]
+	return ok && run == p.Labels[LabelRun]
+}
+
+// placeholdersHold says, for each live reservation keeping nodes whose driver is not created,
+// whether all its placeholders hold their nodes (bound there): "" when they do, else why not;
+// taken lists those one of whose placeholders kube-scheduler found no room for.
+//
+// A placeholder kube-scheduler found no room for, on a node where pods are ending (those of the
+// applications this run preempted, say), waits for them as a driver does (startgate.go): the
+// room is on its way, not taken.
+func placeholdersHold(w world, o snapshotOptions) (waiting map[Key]string, taken map[Key]string, recheck time.Duration) {
+	waiting, taken = map[Key]string{}, map[Key]string{}
+	wanted := placeholdersOf(w, o)
+	existing := existingPlaceholders(w)
+	ending := map[string]bool{}
+	for i := range w.Pods {
+		if p := &w.Pods[i]; !p.DeletionTimestamp.IsZero() && placedOn(p) != "" {
+			ending[placedOn(p)] = true
+		}
+	}
+	for key, want := range wanted {
+		p := existing[key]
+		if p == nil || p.Labels[LabelRun] != want.res.SubmissionID || p.Spec.NodeName != want.node {
+			waiting[want.key] = placeholderReason
+		}
+		if p == nil || p.Spec.NodeName != "" || ending[want.node] {
+			continue
+		}
+		if since, ok := unschedulableSince(p); ok {
+			if left := takenAfter - o.Now.Sub(since); left > 0 {
+				if recheck == 0 || left < recheck {
+					recheck = left
+				}
+			} else {
+				taken[want.key] = want.node
+			}
+		}
+	}
+	return waiting, taken, recheck
+}
+
+// placeholderReason is what a workload whose placeholders are not all on their nodes yet shows,
+// should its status be written (it is not woken to show it: it lasts moments).
+const placeholderReason = "admitted; starting once placeholders hold the room planned for it"
+
+// takenReason is what a workload planned again because a placeholder found its node taken shows.
+func takenReason(node string) string {
+	return fmt.Sprintf("planned again: the room planned on %s was taken by other pods before its placeholder held it", node)
+}
+
+// logPlaceholderError logs a placeholder write that failed; the next cycle tries again.
+func logPlaceholderError(ctx context.Context, err error) {
+	if err != nil {
+		log.FromContext(ctx).Error(err, "placeholders could not all be written; retrying on the next cycle")
+	}
+}

@@ -1,0 +1,253 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+)
+
+func TestParseEnforcement(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Enforcement
+		wantErr string
+	}{
+		{in: "advisory", want: EnforcementAdvisory},
+		{in: "placeholders", want: EnforcementPlaceholders},
+		{in: "plugin", wantErr: `enforcement "plugin" (a kube-scheduler plugin) is not available yet; use "placeholders" or "advisory"`},
+		{in: "", wantErr: `unknown enforcement ""; use "placeholders" or "advisory"`},
+	}
+	for _, tt := range tests {
+		got, err := ParseEnforcement(tt.in)
+		if gotErr := errString(err); gotErr != tt.wantErr || got != tt.want {
+			t.Errorf("ParseEnforcement(%q) = %q, %q; want %q, %q", tt.in, got, gotErr, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// TestReservationObjectRoundTrip: the object a reservation is stored as reads back as the same
+// reservation, only for its owner; a plan whose members are out of order does not read.
+func TestReservationObjectRoundTrip(t *testing.T) {
+	a := app("a", "s1", v1beta2.ApplicationStateNew, 3, nil)
+	a.UID = "uid-a"
+	o := applicationObject(&a)
+	admitted := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
+	res := Reservation{SubmissionID: "s1", Queue: "q", Driver: "n1", Executors: map[string]int32{"n2": 1, "n1": 2}, Admitted: admitted,
+		DriverRequests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}, ExecutorRequests: cpu, PriorityClassName: "high"}
+	obj, err := reservationObject(&o, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var members []string
+	for _, m := range obj.Spec.Members {
+		members = append(members, m.Name+"@"+m.Node)
+	}
+	if diff := cmp.Diff([]string{"driver@n1", "executor-1@n1", "executor-2@n1", "executor-3@n2"}, members); diff != "" {
+		t.Errorf("members (-want +got):\n%s", diff)
+	}
+	if obj.Name != "a" || obj.OwnerReferences[0].UID != "uid-a" || obj.Spec.Workload.Kind != "SparkApplication" {
+		t.Errorf("name %q, owner %v, workload %v", obj.Name, obj.OwnerReferences, obj.Spec.Workload)
+	}
+	obj.UID = "uid-res"
+	back, ok := reservationFrom(obj, &a)
+	want := res
+	want.UID = "uid-res"
+	if !ok {
+		t.Fatal("the stored reservation does not read back")
+	}
+	if diff := cmp.Diff(want, back); diff != "" {
+		t.Errorf("read back (-want +got):\n%s", diff)
+	}
+	other := a.DeepCopy()
+	other.UID = "uid-other"
+	if _, ok := reservationFrom(obj, other); ok {
+		t.Error("another workload of the same name reads the reservation as its own")
+	}
+	swapped := obj.DeepCopy()
+	swapped.Spec.Members[1].Name, swapped.Spec.Members[2].Name = "executor-2", "executor-1"
+	if _, ok := reservationFrom(swapped, &a); ok {
+		t.Error("a plan with its executors out of order reads")
+	}
+	if got := ReservationName(Key{Kind: "SparkConnect", NamespacedName: types.NamespacedName{Name: "a"}}); got != "a.sparkconnect" {
+		t.Errorf("a session's reservation is named %q", got)
+	}
+}
+
+// placeholderOf is the placeholder of member of a's reservation res on node, as the cluster
+// cache holds it (bound or not, unschedulable or not).
+func placeholderOf(res Reservation, member, node string, bound, unschedulable bool) corev1.Pod {
+	requests := res.ExecutorRequests
+	if member == "driver" {
+		requests = res.DriverRequests
+	}
+	p := placeholderPod(Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}, res, member, node,
+		requests, DefaultPlaceholderImage)
+	if bound {
+		p.Spec.NodeName = node
+	}
+	if unschedulable {
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable,
+			LastTransitionTime: metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(-time.Minute))}}
+	}
+	trimmed, _ := trimPod(p)
+	return *trimmed.(*corev1.Pod)
+}
+
+// TestPlaceholders: which placeholders a reservation wants (the members not placed yet, while
+// it keeps node capacity), whether they hold their room, and that the room is counted once.
+func TestPlaceholders(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	res := &Reservation{SubmissionID: "s1", Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 1, "n2": 2}, Admitted: now,
+		UID: "uid-res", DriverRequests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+		ExecutorRequests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}
+	soon := snapshotOptions{ReservationTimeout: time.Minute, Now: now.Add(time.Second)}
+	all := []string{"a-ph-driver", "a-ph-executor-1", "a-ph-executor-2", "a-ph-executor-3"}
+	allBound := []corev1.Pod{placeholderOf(*res, "driver", "n1", true, false), placeholderOf(*res, "executor-1", "n1", true, false),
+		placeholderOf(*res, "executor-2", "n2", true, false), placeholderOf(*res, "executor-3", "n2", true, false)}
+	tests := []struct {
+		name        string
+		state       v1beta2.ApplicationStateType
+		pods        []corev1.Pod
+		o           snapshotOptions
+		want        []string
+		wantWaiting bool
+		wantTaken   string
+		wantRecheck bool
+		wantUsed    map[string]string // cpu by node in the snapshot
+	}{{
+		name: "admitted, nothing created: every member", state: v1beta2.ApplicationStateNew, o: soon,
+		want: all, wantWaiting: true, wantUsed: map[string]string{"n1": "3", "n2": "4"},
+	}, {
+		name: "placeholders bound: held, and counted once", state: v1beta2.ApplicationStateNew, o: soon, pods: allBound,
+		want: all, wantUsed: map[string]string{"n1": "3", "n2": "4"},
+	}, {
+		name: "a placeholder found no room: taken", state: v1beta2.ApplicationStateNew, o: soon,
+		pods: append(slices.Clone(allBound[1:]), placeholderOf(*res, "driver", "n1", false, true)),
+		want: all, wantWaiting: true, wantTaken: "n1", wantUsed: map[string]string{"n1": "3", "n2": "4"},
+	}, {
+		name: "a placeholder found no room a moment ago: not taken yet, looked at again", state: v1beta2.ApplicationStateNew, o: soon,
+		pods: append(slices.Clone(allBound[1:]), func() corev1.Pod {
+			p := placeholderOf(*res, "driver", "n1", false, true)
+			p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now)
+			return p
+		}()),
+		want: all, wantWaiting: true, wantRecheck: true, wantUsed: map[string]string{"n1": "3", "n2": "4"},
+	}, {
+		name: "a placeholder found no room where pods are ending (preempted ones): it waits for them", state: v1beta2.ApplicationStateNew, o: soon,
+		pods: append(slices.Clone(allBound[1:]), placeholderOf(*res, "driver", "n1", false, true), ending(pod("v", "s9", "driver", "n1", "1", corev1.PodRunning))),
+		want: all, wantWaiting: true, wantUsed: map[string]string{"n1": "4", "n2": "4"},
+	}, {
+		name: "driver and executor 1 placed, executor 2 gated: their placeholders go, 2's stays", state: v1beta2.ApplicationStateRunning, o: soon,
+		pods: append(slices.Clone(allBound[2:]), pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
+			given(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 1), "n1"),
+			withGate(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 2))),
+		want: []string{"a-ph-executor-2", "a-ph-executor-3"}, wantUsed: map[string]string{"n1": "3", "n2": "4"},
+	}, {
+		name: "the reservation timed out: none wanted, those left count as pods", state: v1beta2.ApplicationStateNew,
+		o: snapshotOptions{ReservationTimeout: time.Minute, Now: now.Add(time.Minute)}, pods: allBound,
+		wantUsed: map[string]string{"n1": "3", "n2": "4"},
+	}, {
+		name: "the run completed: none wanted", state: v1beta2.ApplicationStateCompleted, o: soon,
+		pods: allBound[:1], wantUsed: map[string]string{"n1": "1", "n2": "0"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := app("a", "s1", tt.state, 3, nil)
+			a.UID = "uid-a"
+			o := applicationObject(&a)
+			o.res = res
+			w := world{Nodes: []corev1.Node{kwokNode("n1"), kwokNode("n2")}, Pods: tt.pods, Workloads: []object{o}}
+			var got []string
+			for key := range placeholdersOf(w, tt.o) {
+				got = append(got, key.Name)
+			}
+			slices.Sort(got)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("placeholders wanted (-want +got):\n%s", diff)
+			}
+			waiting, taken, recheck := placeholdersHold(w, tt.o)
+			key := o.Key
+			if _, ok := waiting[key]; ok != tt.wantWaiting || taken[key] != tt.wantTaken || (recheck > 0) != tt.wantRecheck {
+				t.Errorf("waiting %v, taken %v, recheck %s; want waiting %v, taken %q, recheck %v", waiting, taken, recheck, tt.wantWaiting, tt.wantTaken, tt.wantRecheck)
+			}
+			snap, err := snapshot(w, tt.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			used := map[string]string{}
+			for _, n := range snap.Nodes {
+				q := n.Used[corev1.ResourceCPU]
+				used[n.Name] = q.String()
+			}
+			if diff := cmp.Diff(tt.wantUsed, used); diff != "" {
+				t.Errorf("cpu used (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func ending(p corev1.Pod) corev1.Pod {
+	p.DeletionTimestamp = &metav1.Time{Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	return p
+}
+
+func TestPlaceholderPod(t *testing.T) {
+	res := Reservation{SubmissionID: "s1", Queue: "q", PriorityClassName: "high", UID: "uid-res"}
+	p := placeholderPod(Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}, res, "executor-2", "n2",
+		corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourcePods: resource.MustParse("1")}, "pause")
+	want := map[string]string{LabelPlaceholder: "a", LabelRun: "s1", LabelMember: "executor-2", LabelQueue: "q"}
+	if diff := cmp.Diff(want, p.Labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	if p.Name != "a-ph-executor-2" || p.Spec.PriorityClassName != "high" || *p.Spec.TerminationGracePeriodSeconds != 0 ||
+		p.OwnerReferences[0].UID != "uid-res" || p.OwnerReferences[0].Kind != "Reservation" || p.Spec.NodeName != "" {
+		t.Errorf("placeholder %+v", p)
+	}
+	if _, ok := p.Spec.Containers[0].Resources.Requests[corev1.ResourcePods]; ok {
+		t.Error("the placeholder requests the pods resource, which a pod cannot")
+	}
+	terms := p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+	if len(terms) != 1 || terms[0].MatchFields[0].Values[0] != "n2" || terms[0].MatchFields[0].Key != metav1.ObjectNameField {
+		t.Errorf("node affinity %+v; want metadata.name in [n2]", terms)
+	}
+}
+
+func TestReservationStatus(t *testing.T) {
+	res := Reservation{SubmissionID: "s1", Driver: "n1", Executors: map[string]int32{"n1": 1, "n2": 2}}
+	key := Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
+	pods := []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
+		given(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 3), "n2"),
+		withGate(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 1)),
+		pod("a", "s0", "driver", "n1", "1", corev1.PodRunning)} // an earlier run's
+	ph := placeholderOf(res, "executor-1", "n1", true, false)
+	ph2 := placeholderOf(res, "executor-2", "n2", true, false)
+	got := reservationStatus(key, res, pods, map[types.NamespacedName]*corev1.Pod{{Namespace: "ns", Name: ph.Name}: &ph, {Namespace: "ns", Name: ph2.Name}: &ph2})
+	want := schedv1alpha1.ReservationStatus{Nodes: "n1,n2", Bound: "2/4", BoundMembers: []string{"driver", "executor-3"}, Placeholders: 2}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("status (-want +got):\n%s", diff)
+	}
+}

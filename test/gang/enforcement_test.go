@@ -1,0 +1,215 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler/gang"
+	"github.com/sparkop/spark-operator/test/cluster"
+)
+
+// TestEnforcement: an application is admitted on a cluster that is full but for it; right after
+// its admission a Deployment asks for the same capacity. With placeholders, the application's
+// driver and executors all run on their planned nodes and the Deployment's pods wait; the
+// placeholder writes are counted. Advisory keeps nothing from the Deployment, which takes the
+// room: the application does not get all of it (the difference docs/gang-scheduling.md states).
+func TestEnforcement(t *testing.T) {
+	for _, enforcement := range []gang.Enforcement{gang.EnforcementPlaceholders, gang.EnforcementAdvisory} {
+		t.Run(string(enforcement), func(t *testing.T) {
+			const executorCount = 3
+			f := newFixture(t)
+			f.node("a", "2", nil)
+			f.node("b", "2", nil)
+			writes := f.countPlaceholderWrites()
+			f.startOperator("--gang-enforcement=" + string(enforcement))
+			f.create(f.app("spark", "default", executorCount)) // 1 + 3 × 1 CPU: the 4 CPUs of a and b
+
+			// Spark is not played (no executor is created) until the competing pods exist: they
+			// ask for the room before the executors, in both modes.
+			var res *schedv1alpha1.Reservation
+			cluster.Eventually(t, 60*time.Second, "the application's Reservation", func() (bool, error) {
+				r := &schedv1alpha1.Reservation{}
+				err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: "spark"}, r)
+				res = r
+				return err == nil, client.IgnoreNotFound(err)
+			})
+			f.competingDeployment("competitor", executorCount+1)
+
+			competitors := func() (bound, pending int) {
+				for _, p := range f.pods("") {
+					if p.Labels["app"] != "competitor" {
+						continue
+					}
+					if p.Spec.NodeName != "" {
+						bound++
+					} else {
+						pending++
+					}
+				}
+				return bound, pending
+			}
+			cluster.Eventually(t, 60*time.Second, "the competing pods", func() (bool, error) {
+				bound, pending := competitors()
+				return bound+pending == executorCount+1, nil
+			})
+			if enforcement == gang.EnforcementAdvisory {
+				f.waitFor("a competing pod to take reserved room", func() (bool, error) {
+					bound, _ := competitors()
+					return bound > 0, nil
+				})
+				// The driver started; its executors are created and find their room taken.
+				f.waitFor("an executor left unschedulable", func() (bool, error) {
+					for _, p := range f.pods("spark") {
+						if p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleExecutor && p.Spec.NodeName == "" && podUnschedulable(&p) {
+							return true, nil
+						}
+					}
+					return false, nil
+				})
+				bound, _ := competitors()
+				onPlan := f.membersOnPlan("spark", res)
+				t.Logf("advisory: %d competing pods took reserved room; %d of the application's %d members run on their planned node, the others wait unschedulable", bound, onPlan, executorCount+1)
+				if onPlan == executorCount+1 {
+					t.Errorf("advisory: every member runs on its planned node although %d competing pods took reserved room", bound)
+				}
+				return
+			}
+
+			f.waitFor("every member running on its planned node", func() (bool, error) {
+				if bound, _ := competitors(); bound > 0 {
+					return false, fmt.Errorf("%d competing pods took reserved room", bound)
+				}
+				return f.membersOnPlan("spark", res) == executorCount+1, nil
+			})
+			f.waitFor("the reservation's status: all bound, no placeholder left", func() (bool, error) {
+				r := &schedv1alpha1.Reservation{}
+				if err := f.c.Get(f.ctx, client.ObjectKeyFromObject(res), r); err != nil {
+					return false, err
+				}
+				return r.Status.Bound == fmt.Sprintf("%d/%d", executorCount+1, executorCount+1) && r.Status.Placeholders == 0, nil
+			})
+			// The competing pods still wait a while later: nothing let them in.
+			time.Sleep(3 * time.Second)
+			if bound, pending := competitors(); bound > 0 || pending != executorCount+1 {
+				t.Errorf("competing pods: %d bound, %d pending; want none bound, %d pending", bound, pending, executorCount+1)
+			}
+			created, deleted, nominated := writes()
+			t.Logf("placeholder writes for 1 driver + %d executors: %d placeholders created, %d deleted, %d members nominated", executorCount, created, deleted, nominated)
+			if created != executorCount+1 || deleted != executorCount+1 || nominated != executorCount+1 {
+				t.Errorf("placeholder writes: %d created, %d deleted, %d nominated; want %d of each", created, deleted, nominated, executorCount+1)
+			}
+		})
+	}
+}
+
+func podUnschedulable(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return true
+		}
+	}
+	return false
+}
+
+// membersOnPlan counts app's driver and executors that run on the node res planned for them.
+func (f *fixture) membersOnPlan(app string, res *schedv1alpha1.Reservation) int {
+	planned := map[string]string{}
+	for _, m := range res.Spec.Members {
+		planned[m.Name] = m.Node
+	}
+	n := 0
+	for _, p := range f.pods(app) {
+		member := schedv1alpha1.MemberRoleDriver
+		if p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleExecutor {
+			member = schedv1alpha1.MemberRoleExecutor + "-" + p.Labels[v1beta2.SparkExecutorIDLabel]
+		}
+		if p.Labels[v1beta2.LabelSubmissionID] == res.Spec.Run && p.Status.Phase == corev1.PodRunning && p.Spec.NodeName == planned[member] {
+			n++
+		}
+	}
+	return n
+}
+
+// competingDeployment creates a Deployment of replicas pods of 1 CPU on the scenario's nodes.
+func (f *fixture) competingDeployment(name string, replicas int32) {
+	f.t.Helper()
+	labels := map[string]string{"app": name}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: name},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					NodeSelector: map[string]string{poolKey: f.ns},
+					Tolerations:  []corev1.Toleration{{Key: poolKey, Operator: corev1.TolerationOpEqual, Value: f.ns, Effect: corev1.TaintEffectNoSchedule}},
+					Containers: []corev1.Container{{Name: "c", Image: "busybox", Resources: corev1.ResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("64Mi")}}}},
+				},
+			},
+		},
+	}
+	if err := f.c.Create(f.ctx, d); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// countPlaceholderWrites watches the scenario's pods and returns what it counted so far: the
+// placeholder pods created and deleted, and the members nominated to a node.
+func (f *fixture) countPlaceholderWrites() func() (created, deleted, nominated int) {
+	f.t.Helper()
+	_, cs := cluster.Clients(f.t, cluster.Kubeconfig(f.t))
+	ctx, cancel := context.WithCancel(context.Background())
+	f.t.Cleanup(cancel)
+	w, err := cs.CoreV1().Pods(f.ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var created, deleted int
+	nominated := map[string]bool{}
+	go func() {
+		for ev := range w.ResultChan() {
+			p, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			mu.Lock()
+			switch {
+			case p.Labels[gang.LabelPlaceholder] != "" && ev.Type == watch.Added:
+				created++
+			case p.Labels[gang.LabelPlaceholder] != "" && ev.Type == watch.Deleted:
+				deleted++
+			case p.Labels[v1beta2.LabelAppName] != "" && p.Status.NominatedNodeName != "":
+				nominated[p.Name] = true
+			}
+			mu.Unlock()
+		}
+	}()
+	return func() (int, int, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		return created, deleted, len(nominated)
+	}
+}
