@@ -32,7 +32,7 @@ var gangSizes = []int32{2, 4, 8, 12}
 // the gang scheduler (--gang, the default) or without it, with this process playing Spark
 // (spark.go). It prints
 //
-//	RESULT mode=gang scheduler=gang|kubernetes|kubernetes-naive|external enforcement=advisory|placeholders load=none|competing apps=… decisions_per_s=… partial_starts=… unschedulable_executors=… placeholder_pods=… utilisation=… makespan_s=… state_lag_p50_ms=… state_lag_p99_ms=… api_writes_per_app=… api_reads_per_app=… [external_rtt_ms=…]
+//	RESULT mode=gang scheduler=gang|kubernetes|kubernetes-naive|external|volcano|yunikorn|kube-scheduler enforcement=advisory|placeholders load=none|competing apps=… decisions_per_s=… partial_starts=… unschedulable_executors=… placeholder_pods=… utilisation=… makespan_s=… state_lag_p50_ms=… state_lag_p99_ms=… api_writes_per_app=… api_reads_per_app=… [external_rtt_ms=…]
 //	gang: mode=gang allocated=… apps_ever_partial=… unschedulable_peak=… stuck=… unfinished=… ramp_s=… ramp_max_s=… (created …, ungated …, bound …)
 //	gang: mode=gang unschedulable executors=… bound_after_s=… bound_after_max_s=…   (when there were any, with their messages)
 //
@@ -78,10 +78,17 @@ func runGang(ctx context.Context, c config) error {
 			srv := httptest.NewServer(sjf.Handler())
 			defer srv.Close()
 			args = append(args, "--enable-gang-scheduler", "--external-scheduler-url="+srv.URL, "--external-scheduler-interval=1s")
+		case "volcano", "yunikorn":
+			// Kubeflow's batch schedulers, running in the cluster (hack/local-cluster.sh volcano,
+			// yunikorn): the operator only prepares their groups.
+			args = append(args, "--enable-batch-scheduler")
+		case "kube-scheduler":
+			// scheduler-plugins' coscheduling (hack/local-cluster.sh coscheduling).
+			args = append(args, "--enable-batch-scheduler", "--kube-scheduler-names=kube-scheduler")
 		default:
-			return fmt.Errorf("--scheduler %q: want gang, kubernetes, kubernetes-naive or external", sched)
+			return fmt.Errorf("--scheduler %q: want gang, kubernetes, kubernetes-naive, external, volcano, yunikorn or kube-scheduler", sched)
 		}
-		if c.enforcement != "" && sched != "kubernetes-naive" {
+		if c.enforcement != "" && gangCore(sched) {
 			args = append(args, "--gang-enforcement="+c.enforcement)
 		}
 	}
@@ -157,7 +164,7 @@ func runGang(ctx context.Context, c config) error {
 	}
 	lagP50, lagP99, lags := spark.lag.percentiles()
 	decisionsPerS := 0.0
-	if c.gang && sched != "kubernetes-naive" { // the naive mapping has no admission to count
+	if c.gang && gangCore(sched) { // the others' admissions are not the gang core's to count
 		decisions, busy, err := op.gangDecisions()
 		if err != nil {
 			return err
@@ -183,7 +190,7 @@ func runGang(ctx context.Context, c config) error {
 		enforcement = "advisory"
 	}
 	var placeholders float64
-	if c.gang && sched != "kubernetes-naive" {
+	if c.gang && gangCore(sched) {
 		if placeholders, err = op.counter("spark_operator_gang_placeholder_writes_total", "verb", "create"); err != nil {
 			return err
 		}
@@ -269,13 +276,20 @@ func gangApp(ns string, i int, sched string) *v1beta2.SparkApplication {
 	app.Spec.Executor.Cores = ptr.To[int32](2)
 	app.Spec.Executor.Memory = ptr.To("1024m")
 	app.Spec.Executor.Instances = ptr.To(n)
-	if sched != "" {
+	if gangCore(sched) {
+		// A queue of the run's own; the other schedulers' queues are theirs (their defaults).
 		app.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To(ns)}
 	}
 	if sched != "" && sched != "gang" { // gang is the operator's default there
 		app.Spec.BatchScheduler = ptr.To(sched)
 	}
 	return app
+}
+
+// gangCore reports whether sched is decided by the operator's gang core (its queues, decisions,
+// placeholders): gang and its variants.
+func gangCore(sched string) bool {
+	return sched == "gang" || sched == "kubernetes" || sched == "external"
 }
 
 // gangDecisions reads the gang scheduler's decision count and the time it spent deciding.
