@@ -28,25 +28,12 @@ func TestWebhookRestartRefusesNothing(t *testing.T) {
 	ctx := context.Background()
 	c := cluster.Client(t)
 	ns := cluster.Namespace(t, c, "e2e-webhook-restart")
-	configName := "e2e-webhook-restart-" + ns
-	t.Cleanup(func() {
-		_ = c.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
-		_ = c.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
-	})
+	configName := webhookConfigFor(t, c, "e2e-webhook-restart-"+ns)
 	start := func(i int) *cluster.Operator {
-		return cluster.StartOperator(t, fmt.Sprintf("webhook-%d", i), "--kubeconfig", cluster.Kubeconfig(t), "--namespaces", ns,
-			"--enable-controller=false", "--enable-webhook", "--webhook-failure-policy=Fail",
-			"--webhook-url-host", "localhost", "--webhook-port", strconv.Itoa(cluster.FreePort(t)),
-			"--webhook-secret-namespace", ns, "--webhook-config-name", configName, "--webhook-cert-dir", t.TempDir(),
-			"-logtostderr", "-v=1")
+		return startWebhookProcess(t, i, ns, configName, strconv.Itoa(cluster.FreePort(t)), t.TempDir())
 	}
 	current := start(0)
-	cluster.Eventually(t, 30*time.Second, "the API server to call the webhook", func() (bool, error) {
-		bad := cluster.SparkPi(ns, "probe")
-		bad.Spec.SparkConf = map[string]string{"spark.master": "local"}
-		err := c.Create(ctx, bad, client.DryRunAll)
-		return err != nil && strings.Contains(err.Error(), "spark.master"), nil
-	})
+	waitWebhookCalled(t, c, ns)
 
 	stop := make(chan struct{})
 	var (
@@ -103,27 +90,14 @@ func TestWebhookProcessRestartedServesAtOnce(t *testing.T) {
 	ctx := context.Background()
 	c := cluster.Client(t)
 	ns := cluster.Namespace(t, c, "e2e-webhook-inplace")
-	configName := "e2e-webhook-inplace-" + ns
-	t.Cleanup(func() {
-		_ = c.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
-		_ = c.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
-	})
+	configName := webhookConfigFor(t, c, "e2e-webhook-inplace-"+ns)
 	port := strconv.Itoa(cluster.FreePort(t))
 	certDir := t.TempDir()
 	start := func(i int) *cluster.Operator {
-		return cluster.StartOperator(t, fmt.Sprintf("webhook-%d", i), "--kubeconfig", cluster.Kubeconfig(t), "--namespaces", ns,
-			"--enable-controller=false", "--enable-webhook", "--webhook-failure-policy=Fail",
-			"--webhook-url-host", "localhost", "--webhook-port", port,
-			"--webhook-secret-namespace", ns, "--webhook-config-name", configName, "--webhook-cert-dir", certDir,
-			"-logtostderr", "-v=1")
+		return startWebhookProcess(t, i, ns, configName, port, certDir)
 	}
 	current := start(0)
-	cluster.Eventually(t, 30*time.Second, "the API server to call the webhook", func() (bool, error) {
-		bad := cluster.SparkPi(ns, "probe")
-		bad.Spec.SparkConf = map[string]string{"spark.master": "local"}
-		err := c.Create(ctx, bad, client.DryRunAll)
-		return err != nil && strings.Contains(err.Error(), "spark.master"), nil
-	})
+	waitWebhookCalled(t, c, ns)
 
 	var (
 		mu      sync.Mutex
@@ -180,4 +154,35 @@ func TestWebhookProcessRestartedServesAtOnce(t *testing.T) {
 	for _, b := range bad {
 		t.Errorf("creation failed with the webhook process up, or for a certificate: %s", b)
 	}
+}
+
+// webhookConfigFor names the webhook configurations a test's webhook processes register, and
+// removes them when the test ends.
+func webhookConfigFor(t *testing.T, c client.Client, name string) string {
+	t.Cleanup(func() {
+		_ = c.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		_ = c.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	})
+	return name
+}
+
+// startWebhookProcess starts the i-th webhook-only operator process for namespace ns, failure
+// policy Fail, registering configName by URL on port, its certificates kept in certDir.
+func startWebhookProcess(t *testing.T, i int, ns, configName, port, certDir string) *cluster.Operator {
+	return cluster.StartOperator(t, fmt.Sprintf("webhook-%d", i), "--kubeconfig", cluster.Kubeconfig(t), "--namespaces", ns,
+		"--enable-controller=false", "--enable-webhook", "--webhook-failure-policy=Fail",
+		"--webhook-url-host", "localhost", "--webhook-port", port,
+		"--webhook-secret-namespace", ns, "--webhook-config-name", configName, "--webhook-cert-dir", certDir,
+		"-logtostderr", "-v=1")
+}
+
+// waitWebhookCalled waits until the API server calls the webhook for ns: an application it
+// refuses is refused.
+func waitWebhookCalled(t *testing.T, c client.Client, ns string) {
+	cluster.Eventually(t, 30*time.Second, "the API server to call the webhook", func() (bool, error) {
+		bad := cluster.SparkPi(ns, "probe")
+		bad.Spec.SparkConf = map[string]string{"spark.master": "local"}
+		err := c.Create(context.Background(), bad, client.DryRunAll)
+		return err != nil && strings.Contains(err.Error(), "spark.master"), nil
+	})
 }
