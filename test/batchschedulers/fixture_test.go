@@ -329,6 +329,25 @@ func (f *fixture) sparkPods() ([]corev1.Pod, error) {
 	return out, nil
 }
 
+// createAtOnce creates the applications build makes of names, all at once (side by side, as a
+// burst of users would), and fails the test if any creation fails.
+func (f *fixture) createAtOnce(names []string, build func(name string) *v1beta2.SparkApplication) {
+	f.t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(names))
+	for _, name := range names {
+		app := build(name)
+		wg.Go(func() { errs <- f.c.Create(f.ctx, app) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			f.t.Fatal(err)
+		}
+	}
+}
+
 // names are the applications prefix-0 … prefix-(n-1).
 func names(prefix string, n int) []string {
 	out := make([]string, n)

@@ -10,7 +10,6 @@ package batchschedulers
 import (
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -88,24 +87,11 @@ func TestVolcano(t *testing.T) {
 	}
 
 	apps := names("pi", 20)
-	var wg sync.WaitGroup
-	errs := make(chan error, len(apps))
-	for _, name := range apps {
+	f.createAtOnce(apps, func(name string) *v1beta2.SparkApplication {
 		app := f.app(name, volcano.Name, 1, 4)
 		app.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To("spark"), PriorityClassName: ptr.To("spark-batch")}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs <- c.Create(ctx, app)
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+		return app
+	})
 
 	// Every run's PodGroup as it was while the run lasted: Release deletes it when the run ends.
 	groups := map[string]*unstructured.Unstructured{}

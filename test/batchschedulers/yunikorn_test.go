@@ -10,7 +10,6 @@ package batchschedulers
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
@@ -47,26 +46,13 @@ func TestYuniKorn(t *testing.T) {
 		"--enable-spark-connect=false", "-logtostderr", "-v=1")
 
 	apps := names("pi", 20)
-	var wg sync.WaitGroup
-	errs := make(chan error, len(apps))
-	for _, name := range apps {
+	f.createAtOnce(apps, func(name string) *v1beta2.SparkApplication {
 		app := f.app(name, yunikorn.Name, 1, 4)
 		app.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To("root.spark")}
 		// Every kwok node has it; the task groups must carry it to the placeholders.
 		app.Spec.NodeSelector = map[string]string{"type": "kwok"}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs <- c.Create(ctx, app)
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+		return app
+	})
 
 	// The placeholders YuniKorn made, by task group: they go once the real pods replace them.
 	placeholders := map[string]map[string]bool{}
