@@ -22,6 +22,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/reservation"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -34,7 +35,7 @@ import (
 const GateExecutor = "scheduling.sparkop.dev/gang"
 
 // AnnotationNode records the node the gang scheduler gave a gated executor.
-const AnnotationNode = "scheduling.sparkop.dev/node"
+const AnnotationNode = reservation.AnnotationNode
 
 // executorPods are one submission's executor pods, as the gang scheduler reads them.
 type executorPods struct {

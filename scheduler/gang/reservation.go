@@ -28,6 +28,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/reservation"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -84,19 +85,17 @@ func (r Reservation) keepsNodes(o snapshotOptions) bool {
 
 // ReservationName is the name of the Reservation of the workload key: an application's own
 // name, a session's name with ".sparkconnect" (an application and a session may share a name).
-func ReservationName(key Key) string {
-	if key.Kind == scheduler.KindSession {
-		return key.Name + ".sparkconnect"
-	}
-	return key.Name
-}
+func ReservationName(key Key) string { return reservation.Name(string(key.Kind), key.Name) }
 
 // executorMember names the member of the executor of id i (from 1).
 func executorMember(i int) string { return schedv1alpha1.MemberRoleExecutor + "-" + strconv.Itoa(i) }
 
-// reservationObject is r as stored for the workload o: owned by o's object, so the garbage
-// collector deletes it with the workload.
-func reservationObject(o *object, r Reservation) (*schedv1alpha1.Reservation, error) {
+// reservationObject is r as stored for the workload o, kept by e: owned by o's object, so the
+// garbage collector deletes it with the workload.
+func reservationObject(o *object, r Reservation, e Enforcement) (*schedv1alpha1.Reservation, error) {
+	if e == "" {
+		e = EnforcementAdvisory
+	}
 	owner, err := ownerOf(o.Workload)
 	if err != nil {
 		return nil, err
@@ -112,7 +111,7 @@ func reservationObject(o *object, r Reservation) (*schedv1alpha1.Reservation, er
 			Labels: map[string]string{LabelQueue: r.Queue}, OwnerReferences: []metav1.OwnerReference{owner}},
 		Spec: schedv1alpha1.ReservationSpec{
 			Workload: schedv1alpha1.WorkloadReference{Kind: string(o.Key.Kind), Name: o.Key.Name},
-			Queue:    r.Queue, Run: r.SubmissionID, PriorityClassName: r.PriorityClassName,
+			Queue:    r.Queue, Run: r.SubmissionID, Enforcement: string(e), PriorityClassName: r.PriorityClassName,
 			Admitted: metav1.NewTime(r.Admitted), Members: members,
 		},
 	}, nil

@@ -21,6 +21,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/reservation"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -194,18 +195,10 @@ func awaitingRecord(app *v1beta2.SparkApplication) bool {
 // connect-name label), or an application's driver or executor (by the app-name label). A
 // session's server counts as its driver.
 func memberOf(p *corev1.Pod) (boundMember, bool) {
-	role := p.Labels[v1beta2.SparkRoleLabel]
-	key := Key{NamespacedName: types.NamespacedName{Namespace: p.Namespace}}
-	switch {
-	case p.Labels[v1alpha1.LabelConnectName] != "":
-		key.Kind, key.Name = scheduler.KindSession, p.Labels[v1alpha1.LabelConnectName]
-		if role == v1alpha1.SparkRoleConnectServer {
-			role = v1beta2.SparkRoleDriver
-		}
-	case p.Labels[v1beta2.LabelAppName] != "":
-		key.Kind, key.Name = scheduler.KindApplication, p.Labels[v1beta2.LabelAppName]
-	default:
+	m, ok := reservation.MemberOf(p)
+	if !ok {
 		return boundMember{}, false
 	}
-	return boundMember{app: key, submission: p.Labels[v1beta2.LabelSubmissionID], role: role}, true
+	key := Key{Kind: scheduler.Kind(m.Kind), NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: m.Workload}}
+	return boundMember{app: key, submission: m.Run, role: m.Role}, true
 }

@@ -1,0 +1,290 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+// Package reservation reads the gang scheduler's Reservation objects as a pod scheduler that
+// honours them must: which pod is which member of which run, and what room a node still holds
+// for members whose pods are not on it yet. The gang scheduler (scheduler/gang) and the
+// kube-scheduler plugin (cmd/spark-scheduler) both read pods through it, so they cannot
+// disagree on either. It depends on the API types alone, so that the plugin's module stays
+// small.
+package reservation
+
+import (
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+)
+
+// AnnotationNode records the node the gang scheduler released a gated member onto.
+const AnnotationNode = "scheduling.sparkop.dev/node"
+
+// The kinds of workload a reservation is for (schedv1alpha1.WorkloadReference.Kind).
+const (
+	KindApplication = "SparkApplication"
+	KindSession     = "SparkConnect"
+)
+
+// Member is what a pod the operator launched is to the gang scheduler: a member of one run of
+// one workload, in one role.
+type Member struct {
+	// Kind and Workload name the SparkApplication or SparkConnect, in the pod's namespace.
+	Kind, Workload string
+	// Run is the submission the pod belongs to.
+	Run string
+	// Role is the pod's spark-role: driver (a session's server too) or executor.
+	Role string
+}
+
+// MemberOf reads p's labels; false for a pod of no application or session.
+func MemberOf(p *corev1.Pod) (Member, bool) {
+	role := p.Labels[v1beta2.SparkRoleLabel]
+	var m Member
+	switch {
+	case p.Labels[v1alpha1.LabelConnectName] != "":
+		m.Kind, m.Workload = KindSession, p.Labels[v1alpha1.LabelConnectName]
+		if role == v1alpha1.SparkRoleConnectServer {
+			role = v1beta2.SparkRoleDriver
+		}
+	case p.Labels[v1beta2.LabelAppName] != "":
+		m.Kind, m.Workload = KindApplication, p.Labels[v1beta2.LabelAppName]
+	default:
+		return Member{}, false
+	}
+	m.Run, m.Role = p.Labels[v1beta2.LabelSubmissionID], role
+	return m, true
+}
+
+// Name is the name of the Reservation of a workload: an application's own name, a session's
+// name with ".sparkconnect" (an application and a session may share a name).
+func Name(kind, workload string) string {
+	if kind == KindSession {
+		return workload + ".sparkconnect"
+	}
+	return workload
+}
+
+// Ledger holds the reservations a pod scheduler honours, indexed by node. It is safe for
+// concurrent use: an informer writes it while scheduling cycles read it.
+type Ledger struct {
+	// Timeout is how long after its admission a reservation holds room for members still
+	// unbound (the gang scheduler's --gang-reservation-timeout); 0 or less: for ever.
+	Timeout time.Duration
+
+	mu     sync.RWMutex
+	byName map[types.NamespacedName]*entry
+	byNode map[string]map[types.NamespacedName]*entry
+}
+
+// entry is one reservation as the ledger keeps it.
+type entry struct {
+	name     types.NamespacedName
+	run      string
+	admitted time.Time
+	driver   string                    // the driver's planned node
+	slots    map[string]map[string]*slot // node → role → the members planned there
+}
+
+// slot is the members of one role planned on one node.
+type slot struct {
+	requests []corev1.ResourceList // one per member
+	bound    int                   // of them, those the reservation's status shows bound
+}
+
+// Set records r, or replaces what the ledger had under its name.
+func (l *Ledger) Set(r *schedv1alpha1.Reservation) {
+	e := &entry{name: types.NamespacedName{Namespace: r.Namespace, Name: r.Name}, run: r.Spec.Run,
+		admitted: r.Spec.Admitted.Time, slots: map[string]map[string]*slot{}}
+	bound := make(map[string]bool, len(r.Status.BoundMembers))
+	for _, m := range r.Status.BoundMembers {
+		bound[m] = true
+	}
+	for _, m := range r.Spec.Members {
+		if m.Role == schedv1alpha1.MemberRoleDriver {
+			e.driver = m.Node
+		}
+		roles := e.slots[m.Node]
+		if roles == nil {
+			roles = map[string]*slot{}
+			e.slots[m.Node] = roles
+		}
+		s := roles[m.Role]
+		if s == nil {
+			s = &slot{}
+			roles[m.Role] = s
+		}
+		s.requests = append(s.requests, m.Requests)
+		if bound[m.Name] {
+			s.bound++
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.removeLocked(e.name)
+	if l.byName == nil {
+		l.byName, l.byNode = map[types.NamespacedName]*entry{}, map[string]map[types.NamespacedName]*entry{}
+	}
+	l.byName[e.name] = e
+	for node := range e.slots {
+		if l.byNode[node] == nil {
+			l.byNode[node] = map[types.NamespacedName]*entry{}
+		}
+		l.byNode[node][e.name] = e
+	}
+}
+
+// Remove forgets the reservation of that name.
+func (l *Ledger) Remove(name types.NamespacedName) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.removeLocked(name)
+}
+
+func (l *Ledger) removeLocked(name types.NamespacedName) {
+	e, ok := l.byName[name]
+	if !ok {
+		return
+	}
+	delete(l.byName, name)
+	for node := range e.slots {
+		delete(l.byNode[node], name)
+		if len(l.byNode[node]) == 0 {
+			delete(l.byNode, node)
+		}
+	}
+}
+
+// Holding is the room a node holds for members whose pods are not on it.
+type Holding struct {
+	// Requests is what those members request, summed.
+	Requests corev1.ResourceList
+	// Reservations names the reservations holding it ("namespace/name"), sorted.
+	Reservations []string
+}
+
+// claim is the reservation, run and role a pod would take a member's place in.
+type claim struct {
+	reservation types.NamespacedName
+	run, role   string
+}
+
+// claimOn is the member's place p takes on node: its run's driver's, or, for an executor the
+// gang scheduler released onto node, an executor's there. An executor not released there (one
+// beyond the plan, let go anywhere) takes no member's place.
+func claimOn(p *corev1.Pod, node string) (claim, bool) {
+	m, ok := MemberOf(p)
+	if !ok || m.Run == "" || m.Role != v1beta2.SparkRoleDriver && p.Annotations[AnnotationNode] != node {
+		return claim{}, false
+	}
+	return claim{reservation: types.NamespacedName{Namespace: p.Namespace, Name: Name(m.Kind, m.Workload)}, run: m.Run, role: m.Role}, true
+}
+
+// HeldOn is the room node holds at now for the members planned on it whose pods are not there:
+// per reservation that still holds room, run and role, the members planned less the more of
+// those the reservation's status shows bound and those whose pods are among pods (the pods
+// on the node, bound or being bound, that take a member's place there: claimOn). A member whose
+// pod ended stays bound in the status, so its room is not held again. pod, the pod being
+// placed, takes one of the members of its own run and role planned on node, if it takes a
+// member's place there and one is left: that room is not held from it.
+func (l *Ledger) HeldOn(node string, pods []*corev1.Pod, pod *corev1.Pod, now time.Time) Holding {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	entries := l.byNode[node]
+	if len(entries) == 0 {
+		return Holding{}
+	}
+	present := map[claim]int{}
+	for _, p := range pods {
+		if c, ok := claimOn(p, node); ok && entries[c.reservation] != nil {
+			present[c]++
+		}
+	}
+	own, isMember := claimOn(pod, node)
+	var h Holding
+	for _, e := range entries {
+		if l.Timeout > 0 && now.Sub(e.admitted) >= l.Timeout {
+			continue
+		}
+		held := false
+		for role, s := range e.slots[node] {
+			c := claim{reservation: e.name, run: e.run, role: role}
+			taken := max(s.bound, present[c])
+			if isMember && own == c {
+				taken++
+			}
+			for i := taken; i < len(s.requests); i++ {
+				if h.Requests == nil {
+					h.Requests = corev1.ResourceList{}
+				}
+				addTo(h.Requests, s.requests[i])
+				held = true
+			}
+		}
+		if held {
+			h.Reservations = append(h.Reservations, e.name.String())
+		}
+	}
+	sort.Strings(h.Reservations)
+	return h
+}
+
+// PlannedNode is the node pod is kept to as a member of a reservation that holds room: its
+// run's driver to the driver's planned node, an executor to the node the gang scheduler
+// released it onto. False for anything else, which may go wherever room is free: pods of no
+// reservation, executors beyond the plan not released yet.
+func (l *Ledger) PlannedNode(pod *corev1.Pod, now time.Time) (string, bool) {
+	m, ok := MemberOf(pod)
+	if !ok || m.Run == "" {
+		return "", false
+	}
+	if m.Role != v1beta2.SparkRoleDriver {
+		n := pod.Annotations[AnnotationNode]
+		return n, n != ""
+	}
+	c, _ := claimOn(pod, "")
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	e, ok := l.byName[c.reservation]
+	if !ok || e.run != c.run || e.driver == "" || l.Timeout > 0 && now.Sub(e.admitted) >= l.Timeout {
+		return "", false
+	}
+	return e.driver, true
+}
+
+// String lists what the holding reserves, for messages: "cpu=4,memory=8Gi for ns/app".
+func (h Holding) String() string {
+	names := make([]string, 0, len(h.Requests))
+	for n := range h.Requests {
+		names = append(names, string(n))
+	}
+	sort.Strings(names)
+	parts := make([]string, 0, len(names))
+	for _, n := range names {
+		q := h.Requests[corev1.ResourceName(n)]
+		parts = append(parts, n+"="+q.String())
+	}
+	return strings.Join(parts, ",") + " for " + strings.Join(h.Reservations, ",")
+}
+
+func addTo(sum, add corev1.ResourceList) {
+	for n, q := range add {
+		cur, ok := sum[n]
+		if !ok {
+			cur = resource.Quantity{}
+		}
+		cur.Add(q)
+		sum[n] = cur
+	}
+}
