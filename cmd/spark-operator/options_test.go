@@ -99,14 +99,18 @@ func TestParseOptions(t *testing.T) {
 			},
 		},
 		{
-			name:    "the plugin enforcement is not available yet",
-			args:    []string{"--gang-enforcement", "plugin"},
-			wantErr: `--gang-enforcement: enforcement "plugin" (a kube-scheduler plugin) is not available yet`,
+			name: "the plugin enforcement",
+			args: []string{"--gang-enforcement", "plugin"},
+			check: func(t *testing.T, o *options) {
+				if o.gangEnforcement != "plugin" {
+					t.Errorf("enforcement = %q", o.gangEnforcement)
+				}
+			},
 		},
 		{
 			name:    "an unknown enforcement",
 			args:    []string{"--gang-enforcement", "strict"},
-			wantErr: `--gang-enforcement: unknown enforcement "strict"; use "placeholders" or "advisory"`,
+			wantErr: `--gang-enforcement: unknown enforcement "strict"; use "placeholders", "plugin" or "advisory"`,
 		},
 		{
 			name:    "a known scheduler that is no name",

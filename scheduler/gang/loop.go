@@ -336,7 +336,7 @@ func (s *Scheduler) readingAt(now time.Time) snapshotOptions {
 // name, is replaced.
 func (l *loop) store(ctx context.Context, o *object, res Reservation, room *sharedRoom) (Reservation, error) {
 	s := l.s
-	obj, err := reservationObject(o, res)
+	obj, err := reservationObject(o, res, s.cfg.Enforcement)
 	if err != nil {
 		return res, err
 	}

@@ -75,21 +75,23 @@ type Enforcement string
 
 const (
 	// EnforcementAdvisory keeps nothing from pods it did not admit.
-	EnforcementAdvisory Enforcement = "advisory"
+	EnforcementAdvisory Enforcement = schedv1alpha1.EnforcementAdvisory
 	// EnforcementPlaceholders holds room with placeholder pods.
-	EnforcementPlaceholders Enforcement = "placeholders"
+	EnforcementPlaceholders Enforcement = schedv1alpha1.EnforcementPlaceholders
+	// EnforcementPlugin leaves holding room to the scheduler that places pods: spark-scheduler
+	// (cmd/spark-scheduler), kube-scheduler with the SparkReservations plugin, which reads the
+	// Reservation objects. The gang scheduler itself then acts as with advisory: it writes
+	// reservations, gates executors and lets them go onto their planned nodes.
+	EnforcementPlugin Enforcement = schedv1alpha1.EnforcementPlugin
 )
 
-// ParseEnforcement reads an enforcement's name. "plugin" (a kube-scheduler plugin that honours
-// reservations) is refused with its own message: it is planned, not built.
+// ParseEnforcement reads an enforcement's name.
 func ParseEnforcement(s string) (Enforcement, error) {
 	switch e := Enforcement(s); e {
-	case EnforcementAdvisory, EnforcementPlaceholders:
+	case EnforcementAdvisory, EnforcementPlaceholders, EnforcementPlugin:
 		return e, nil
-	case "plugin":
-		return "", fmt.Errorf("enforcement %q (a kube-scheduler plugin) is not available yet; use %q or %q", s, EnforcementPlaceholders, EnforcementAdvisory)
 	}
-	return "", fmt.Errorf("unknown enforcement %q; use %q or %q", s, EnforcementPlaceholders, EnforcementAdvisory)
+	return "", fmt.Errorf("unknown enforcement %q; use %q, %q or %q", s, EnforcementPlaceholders, EnforcementPlugin, EnforcementAdvisory)
 }
 
 // DefaultPlaceholderImage is the image placeholder pods run: it does nothing, at no cost.

@@ -30,8 +30,8 @@ func TestParseEnforcement(t *testing.T) {
 	}{
 		{in: "advisory", want: EnforcementAdvisory},
 		{in: "placeholders", want: EnforcementPlaceholders},
-		{in: "plugin", wantErr: `enforcement "plugin" (a kube-scheduler plugin) is not available yet; use "placeholders" or "advisory"`},
-		{in: "", wantErr: `unknown enforcement ""; use "placeholders" or "advisory"`},
+		{in: "plugin", want: EnforcementPlugin},
+		{in: "", wantErr: `unknown enforcement ""; use "placeholders", "plugin" or "advisory"`},
 	}
 	for _, tt := range tests {
 		got, err := ParseEnforcement(tt.in)
@@ -58,7 +58,7 @@ func TestReservationObjectRoundTrip(t *testing.T) {
 	cpu := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}
 	res := Reservation{SubmissionID: "s1", Queue: "q", Driver: "n1", Executors: map[string]int32{"n2": 1, "n1": 2}, Admitted: admitted,
 		DriverRequests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}, ExecutorRequests: cpu, PriorityClassName: "high"}
-	obj, err := reservationObject(&o, res)
+	obj, err := reservationObject(&o, res, EnforcementPlaceholders)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,8 +69,8 @@ func TestReservationObjectRoundTrip(t *testing.T) {
 	if diff := cmp.Diff([]string{"driver@n1", "executor-1@n1", "executor-2@n1", "executor-3@n2"}, members); diff != "" {
 		t.Errorf("members (-want +got):\n%s", diff)
 	}
-	if obj.Name != "a" || obj.OwnerReferences[0].UID != "uid-a" || obj.Spec.Workload.Kind != "SparkApplication" {
-		t.Errorf("name %q, owner %v, workload %v", obj.Name, obj.OwnerReferences, obj.Spec.Workload)
+	if obj.Name != "a" || obj.OwnerReferences[0].UID != "uid-a" || obj.Spec.Workload.Kind != "SparkApplication" || obj.Spec.Enforcement != "placeholders" {
+		t.Errorf("name %q, owner %v, workload %v, enforcement %q", obj.Name, obj.OwnerReferences, obj.Spec.Workload, obj.Spec.Enforcement)
 	}
 	obj.UID = "uid-res"
 	back, ok := reservationFrom(obj, &a)

@@ -62,7 +62,7 @@ func (s *Scheduler) migrateOne(ctx context.Context, o *object, r Reservation) er
 		return fmt.Errorf("migrating the reservation of %s: %w", o.Key, err)
 	}
 	r.PriorityClassName, r.DriverRequests, r.ExecutorRequests = o.PriorityClassName, d.Driver.Requests.DeepCopy(), d.Executor.Requests.DeepCopy()
-	obj, err := reservationObject(o, r)
+	obj, err := reservationObject(o, r, s.cfg.Enforcement)
 	if err != nil {
 		return err
 	}

@@ -63,7 +63,8 @@ type Config struct {
 	// External, when set, serves spec.batchScheduler: external too (External()).
 	External *ExternalConfig
 	// Enforcement says how reserved capacity is kept from pods the gang scheduler did not
-	// admit: advisory (not at all; the default) or placeholders (placeholders.go).
+	// admit: advisory (not at all; the default), placeholders (placeholders.go) or plugin (the
+	// pod scheduler holds it: cmd/spark-scheduler).
 	Enforcement Enforcement
 	// PlaceholderImage is the image of placeholder pods: a container that does nothing.
 	// Default DefaultPlaceholderImage.

@@ -93,7 +93,7 @@ type entry struct {
 	name     types.NamespacedName
 	run      string
 	admitted time.Time
-	driver   string                    // the driver's planned node
+	driver   string                      // the driver's planned node
 	slots    map[string]map[string]*slot // node → role → the members planned there
 }
 

@@ -55,7 +55,9 @@ func pod(app, run, role, node string) *corev1.Pod {
 	return p
 }
 
-func other() *corev1.Pod { return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}} }
+func other() *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}}
+}
 
 func TestHeldOn(t *testing.T) {
 	cases := []struct {

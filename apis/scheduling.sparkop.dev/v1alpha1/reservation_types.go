@@ -18,6 +18,17 @@ const (
 	MemberRoleExecutor = "executor"
 )
 
+// How a reservation's room is kept from other pods (ReservationSpec.Enforcement).
+const (
+	// EnforcementAdvisory: not kept; other pods may take it.
+	EnforcementAdvisory = "advisory"
+	// EnforcementPlaceholders: placeholder pods hold it.
+	EnforcementPlaceholders = "placeholders"
+	// EnforcementPlugin: the pod scheduler holds it (spark-scheduler's SparkReservations
+	// plugin, which honours only reservations that say so).
+	EnforcementPlugin = "plugin"
+)
+
 func init() {
 	SchemeBuilder.Register(&Reservation{}, &ReservationList{})
 }
@@ -38,6 +49,7 @@ func init() {
 // +kubebuilder:printcolumn:name="Run",type=string,JSONPath=`.spec.run`,priority=1
 // +kubebuilder:printcolumn:name="Nodes",type=string,JSONPath=`.status.nodes`,description="the nodes planned for its members"
 // +kubebuilder:printcolumn:name="Bound",type=string,JSONPath=`.status.bound`,description="members bound to their node, of all members"
+// +kubebuilder:printcolumn:name="Enforcement",type=string,JSONPath=`.spec.enforcement`,priority=1
 // +kubebuilder:printcolumn:name="Placeholders",type=integer,JSONPath=`.status.placeholders`,description="placeholder pods holding room for members not created yet",priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Reservation struct {
@@ -60,6 +72,14 @@ type ReservationSpec struct {
 	// one holds nothing.
 	// +kubebuilder:validation:MinLength=1
 	Run string `json:"run"`
+	// Enforcement is how the room is kept from pods the gang scheduler did not admit, as the
+	// operator's --gang-enforcement was when the run was admitted: advisory (not kept),
+	// placeholders (placeholder pods hold it) or plugin (the pod scheduler holds it). A
+	// scheduler plugin that honours reservations honours those that say plugin, and no
+	// others: the room of the others is held by placeholders, or by nothing.
+	// +optional
+	// +kubebuilder:validation:Enum=advisory;placeholders;plugin
+	Enforcement string `json:"enforcement,omitempty"`
 	// PriorityClassName is the workload's priority class, which its placeholder pods take.
 	// +optional
 	PriorityClassName string `json:"priorityClassName,omitempty"`
