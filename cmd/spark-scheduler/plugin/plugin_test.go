@@ -1,0 +1,169 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package plugin
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	fwk "k8s.io/kube-scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler/reservation"
+)
+
+var now = time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
+
+// sparkPod is a pod of app's run "run-1" in role requesting cpu; released onto node when set.
+func sparkPod(app, role, cpu, node string) *v1.Pod {
+	p := plainPod(app+"-"+role, cpu)
+	p.Labels = map[string]string{v1beta2.LabelAppName: app, v1beta2.LabelSubmissionID: "run-1", v1beta2.SparkRoleLabel: role}
+	if node != "" {
+		p.Annotations = map[string]string{reservation.AnnotationNode: node}
+	}
+	return p
+}
+
+func plainPod(name, cpu string) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, UID: "uid-" + types.UID(name)},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c", Resources: v1.ResourceRequirements{
+			Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu)}}}}}}
+}
+
+// nodeInfo is a node of 8 CPUs with pods on it.
+func nodeInfo(name string, pods ...*v1.Pod) fwk.NodeInfo {
+	ni := framework.NewNodeInfo(pods...)
+	ni.SetNode(&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: v1.NodeStatus{
+		Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("8"), v1.ResourcePods: resource.MustParse("110")}}})
+	return ni
+}
+
+// reservationOf app: the driver (1 CPU) on n1, three executors (2 CPUs) on n1, n1, n2.
+func reservationOf(app, enforcement string) *unstructured.Unstructured {
+	r := &schedv1alpha1.Reservation{
+		TypeMeta:   metav1.TypeMeta{APIVersion: schedv1alpha1.GroupVersion.String(), Kind: "Reservation"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: app},
+		Spec: schedv1alpha1.ReservationSpec{Workload: schedv1alpha1.WorkloadReference{Kind: "SparkApplication", Name: app},
+			Queue: "q", Run: "run-1", Enforcement: enforcement, Admitted: metav1.NewTime(now),
+			Members: []schedv1alpha1.ReservationMember{
+				{Name: "driver", Role: "driver", Node: "n1", Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}},
+				{Name: "executor-1", Role: "executor", Node: "n1", Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}},
+				{Name: "executor-2", Role: "executor", Node: "n1", Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}},
+				{Name: "executor-3", Role: "executor", Node: "n2", Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}},
+			}},
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(r)
+	if err != nil {
+		panic(err)
+	}
+	return &unstructured.Unstructured{Object: obj}
+}
+
+func TestFilter(t *testing.T) {
+	cases := []struct {
+		name        string
+		enforcement string
+		pod         *v1.Pod
+		node        fwk.NodeInfo
+		want        fwk.Code
+		wantReason  string
+	}{
+		// n1: 8 CPUs, 5 held (driver 1 + two executors of 2), 3 free.
+		{name: "a pod that fits beside the held room", pod: plainPod("web", "3"), node: nodeInfo("n1"), want: fwk.Success},
+		{name: "a pod that needs held room", pod: plainPod("web", "4"), node: nodeInfo("n1"), want: fwk.Unschedulable,
+			wantReason: "node(s) had cpu reserved for Spark applications' members (Reservation ns/a)"},
+		// 8 - 2 (the executor) - 3 (the driver and the other executor, still held) = 3 free.
+		{name: "held room taken by a member's pod is not held again", pod: plainPod("web", "3"),
+			node: nodeInfo("n1", sparkPod("a", "executor", "2", "n1")), want: fwk.Success},
+		{name: "a member takes its own room", pod: sparkPod("a", "executor", "2", "n1"),
+			node: nodeInfo("n1", plainPod("other", "3")), want: fwk.Success},
+		{name: "a member is kept to the node it was released onto", pod: sparkPod("a", "executor", "2", "n1"),
+			node: nodeInfo("n2"), want: fwk.UnschedulableAndUnresolvable},
+		{name: "the driver is kept to its planned node", pod: sparkPod("a", "driver", "1", ""),
+			node: nodeInfo("n2"), want: fwk.UnschedulableAndUnresolvable},
+		{name: "an executor beyond the plan gets only free room", pod: sparkPod("a", "executor", "2", ""),
+			node: nodeInfo("n2", plainPod("other", "5")), want: fwk.Unschedulable},
+		{name: "a node with nothing held is the stock scheduler's", pod: plainPod("web", "8"), node: nodeInfo("n3"), want: fwk.Success},
+		{name: "a reservation kept by placeholders is not held twice", enforcement: schedv1alpha1.EnforcementPlaceholders,
+			pod: plainPod("web", "8"), node: nodeInfo("n1"), want: fwk.Success},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Reservations{ledger: &reservation.Ledger{Timeout: time.Minute}, now: func() time.Time { return now }}
+			enforcement := tc.enforcement
+			if enforcement == "" {
+				enforcement = schedv1alpha1.EnforcementPlugin
+			}
+			p.set(reservationOf("a", enforcement))
+			st := p.Filter(context.Background(), nil, tc.pod, tc.node)
+			if st.Code() != tc.want {
+				t.Fatalf("Filter = %v, want %v", st, tc.want)
+			}
+			if tc.wantReason != "" && !strings.Contains(strings.Join(st.Reasons(), ";"), tc.wantReason) {
+				t.Errorf("reasons %q, want %q", st.Reasons(), tc.wantReason)
+			}
+		})
+	}
+}
+
+func TestReservationsGoWithTheirObjects(t *testing.T) {
+	p := &Reservations{ledger: &reservation.Ledger{}, now: func() time.Time { return now }}
+	obj := reservationOf("a", schedv1alpha1.EnforcementPlugin)
+	p.set(obj)
+	if st := p.Filter(context.Background(), nil, plainPod("web", "8"), nodeInfo("n1")); st.IsSuccess() {
+		t.Fatal("the reservation holds nothing")
+	}
+	p.remove(obj)
+	if st := p.Filter(context.Background(), nil, plainPod("web", "8"), nodeInfo("n1")); !st.IsSuccess() {
+		t.Errorf("after the reservation's deletion: %v", st)
+	}
+	// Switched to another enforcement: no longer held here.
+	p.set(obj)
+	p.set(reservationOf("a", schedv1alpha1.EnforcementAdvisory))
+	if st := p.Filter(context.Background(), nil, plainPod("web", "8"), nodeInfo("n1")); !st.IsSuccess() {
+		t.Errorf("after the reservation turned advisory: %v", st)
+	}
+}
+
+func TestArgs(t *testing.T) {
+	cases := []struct {
+		raw     string
+		want    time.Duration
+		wantErr string
+	}{
+		{raw: `{}`, want: DefaultReservationTimeout},
+		{raw: `{"reservationTimeout":"90s"}`, want: 90 * time.Second},
+		{raw: `{"reservationTimeout":"0s"}`, want: 0},
+		{raw: `{"reservationTimeout":300}`, wantErr: `want a duration such as "5m"`},
+		{raw: `{"reservationTimeout":"soon"}`, wantErr: `invalid duration "soon"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.raw, func(t *testing.T) {
+			got, err := timeoutOf(&runtime.Unknown{Raw: []byte(tc.raw), ContentType: runtime.ContentTypeJSON})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("timeoutOf = %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+}
