@@ -86,7 +86,18 @@ type Ledger struct {
 	mu     sync.RWMutex
 	byName map[types.NamespacedName]*entry
 	byNode map[string]map[types.NamespacedName]*entry
+	// booked are the member pods placed by the scheduler that reads the ledger (Book), by
+	// reservation: they keep their member's place after they end and leave the node.
+	booked map[types.NamespacedName]*bookings
 }
+
+// bookings are the pods placed into one run's reservation: for each, where, in which role.
+type bookings struct {
+	run  string
+	pods map[types.UID]booking
+}
+
+type booking struct{ node, role string }
 
 // entry is one reservation as the ledger keeps it.
 type entry struct {
@@ -97,20 +108,13 @@ type entry struct {
 	slots    map[string]map[string]*slot // node → role → the members planned there
 }
 
-// slot is the members of one role planned on one node.
-type slot struct {
-	requests []corev1.ResourceList // one per member
-	bound    int                   // of them, those the reservation's status shows bound
-}
+// slot is the members of one role planned on one node: what each requests.
+type slot struct{ requests []corev1.ResourceList }
 
 // Set records r, or replaces what the ledger had under its name.
 func (l *Ledger) Set(r *schedv1alpha1.Reservation) {
 	e := &entry{name: types.NamespacedName{Namespace: r.Namespace, Name: r.Name}, run: r.Spec.Run,
 		admitted: r.Spec.Admitted.Time, slots: map[string]map[string]*slot{}}
-	bound := make(map[string]bool, len(r.Status.BoundMembers))
-	for _, m := range r.Status.BoundMembers {
-		bound[m] = true
-	}
 	for _, m := range r.Spec.Members {
 		if m.Role == schedv1alpha1.MemberRoleDriver {
 			e.driver = m.Node
@@ -126,17 +130,24 @@ func (l *Ledger) Set(r *schedv1alpha1.Reservation) {
 			roles[m.Role] = s
 		}
 		s.requests = append(s.requests, m.Requests)
-		if bound[m.Name] {
-			s.bound++
-		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.removeLocked(e.name)
+	if old := l.byName[e.name]; old != nil {
+		// Replaced, not removed: the pods booked into it keep their places.
+		b := l.booked[e.name]
+		l.removeLocked(e.name)
+		if b != nil {
+			l.booked[e.name] = b
+		}
+	}
 	if l.byName == nil {
 		l.byName, l.byNode = map[types.NamespacedName]*entry{}, map[string]map[types.NamespacedName]*entry{}
 	}
 	l.byName[e.name] = e
+	if b := l.booked[e.name]; b != nil && b.run != e.run {
+		delete(l.booked, e.name) // a new run: the old one's pods take none of its places
+	}
 	for node := range e.slots {
 		if l.byNode[node] == nil {
 			l.byNode[node] = map[types.NamespacedName]*entry{}
@@ -158,6 +169,7 @@ func (l *Ledger) removeLocked(name types.NamespacedName) {
 		return
 	}
 	delete(l.byName, name)
+	delete(l.booked, name)
 	for node := range e.slots {
 		delete(l.byNode[node], name)
 		if len(l.byNode[node]) == 0 {
@@ -191,13 +203,53 @@ func claimOn(p *corev1.Pod, node string) (claim, bool) {
 	return claim{reservation: types.NamespacedName{Namespace: p.Namespace, Name: Name(m.Kind, m.Workload)}, run: m.Run, role: m.Role}, true
 }
 
+// Book records that the scheduler reading the ledger placed pod on node (its Reserve): if pod
+// takes a member's place there, the place stays taken after the pod ends and leaves the node,
+// so its room is not held again. Booking a pod twice counts it once.
+func (l *Ledger) Book(pod *corev1.Pod, node string) {
+	c, ok := claimOn(pod, node)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := l.byName[c.reservation]
+	if e == nil || e.run != c.run {
+		return
+	}
+	if l.booked == nil {
+		l.booked = map[types.NamespacedName]*bookings{}
+	}
+	b := l.booked[c.reservation]
+	if b == nil || b.run != c.run {
+		b = &bookings{run: c.run, pods: map[types.UID]booking{}}
+		l.booked[c.reservation] = b
+	}
+	b.pods[pod.UID] = booking{node: node, role: c.role}
+}
+
+// Unbook undoes Book (the scheduler's Unreserve: the pod's binding failed).
+func (l *Ledger) Unbook(pod *corev1.Pod) {
+	c, ok := claimOn(pod, pod.Annotations[AnnotationNode])
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b := l.booked[c.reservation]; b != nil {
+		delete(b.pods, pod.UID)
+	}
+}
+
 // HeldOn is the room node holds at now for the members planned on it whose pods are not there:
 // per reservation that still holds room, run and role, the members planned less the more of
-// those the reservation's status shows bound and those whose pods are among pods (the pods
-// on the node, bound or being bound, that take a member's place there: claimOn). A member whose
-// pod ended stays bound in the status, so its room is not held again. pod, the pod being
-// placed, takes one of the members of its own run and role planned on node, if it takes a
-// member's place there and one is left: that room is not held from it.
+// the pods booked there (Book) and those among pods (the pods on the node, bound or being
+// bound) that take a member's place there (claimOn). pod, the pod being placed, takes one of
+// the members of its own run and role planned on node, if it takes a member's place there and
+// one is left: that room is not held from it.
+//
+// Not the reservation's status: it counts a member bound once it is let go onto its node,
+// before its pod is there.
 func (l *Ledger) HeldOn(node string, pods []*corev1.Pod, pod *corev1.Pod, now time.Time) Holding {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -220,7 +272,7 @@ func (l *Ledger) HeldOn(node string, pods []*corev1.Pod, pod *corev1.Pod, now ti
 		held := false
 		for role, s := range e.slots[node] {
 			c := claim{reservation: e.name, run: e.run, role: role}
-			taken := max(s.bound, present[c])
+			taken := max(l.bookedOn(e.name, node, role), present[c])
 			if isMember && own == c {
 				taken++
 			}
@@ -238,6 +290,22 @@ func (l *Ledger) HeldOn(node string, pods []*corev1.Pod, pod *corev1.Pod, now ti
 	}
 	sort.Strings(h.Reservations)
 	return h
+}
+
+// bookedOn counts the pods booked into the reservation name on node in role. The caller holds
+// l.mu.
+func (l *Ledger) bookedOn(name types.NamespacedName, node, role string) int {
+	b := l.booked[name]
+	if b == nil {
+		return 0
+	}
+	n := 0
+	for _, p := range b.pods {
+		if p.node == node && p.role == role {
+			n++
+		}
+	}
+	return n
 }
 
 // PlannedNode is the node pod is kept to as a member of a reservation that holds room: its

@@ -84,9 +84,10 @@ func TestHeldOn(t *testing.T) {
 		node: "n1", on: []*corev1.Pod{pod("a", "run-1", "driver", ""), pod("a", "run-1", "executor", "n1")}, pod: other(),
 		want: Holding{Requests: cpu("2"), Reservations: []string{"ns/a"}},
 	}, {
-		name: "members the status shows bound hold nothing, though their pods ended",
-		res:  []*schedv1alpha1.Reservation{res("a", "n1", []string{"n1", "n1"}, "driver", "executor-1", "executor-2")},
+		name: "members the status shows bound but whose pods are not there yet (let go) still hold",
+		res:  []*schedv1alpha1.Reservation{res("a", "n1", []string{"n1"}, "driver", "executor-1")},
 		node: "n1", pod: other(),
+		want: Holding{Requests: cpu("3"), Reservations: []string{"ns/a"}},
 	}, {
 		name: "a pod of another run of the same application is no member",
 		res:  []*schedv1alpha1.Reservation{res("a", "n1", []string{"n1"})},
@@ -139,6 +140,39 @@ func TestHeldOn(t *testing.T) {
 				t.Errorf("HeldOn (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestBookedMembersStayTaken: a member the scheduler placed keeps its place after its pod ends
+// and leaves the node, through updates of its reservation, until the reservation goes or a new
+// run replaces it; a booking undone (Unbook) gives the place back.
+func TestBookedMembersStayTaken(t *testing.T) {
+	l := &Ledger{}
+	l.Set(res("a", "n1", []string{"n1", "n1"}))
+	held := func() string { return l.HeldOn("n1", nil, other(), admitted).String() }
+	e1, e2 := pod("a", "run-1", "executor", "n1"), pod("a", "run-1", "executor", "n1")
+	e1.UID, e2.UID = "e1", "e2"
+	l.Book(e1, "n1")
+	l.Book(e1, "n1") // twice: once
+	if got, want := held(), "cpu=3 for ns/a"; got != want {
+		t.Errorf("one executor booked: held %q, want %q", got, want)
+	}
+	l.Book(e2, "n2") // not a member's place there: no booking on n1
+	l.Book(other(), "n1")
+	l.Set(res("a", "n1", []string{"n1", "n1"}, "driver")) // a status update
+	if got, want := held(), "cpu=3 for ns/a"; got != want {
+		t.Errorf("after an update: held %q, want %q", got, want)
+	}
+	l.Unbook(e1)
+	if got, want := held(), "cpu=5 for ns/a"; got != want {
+		t.Errorf("after Unbook: held %q, want %q", got, want)
+	}
+	l.Book(e1, "n1")
+	next := res("a", "n1", []string{"n1", "n1"})
+	next.Spec.Run = "run-2"
+	l.Set(next)
+	if got, want := held(), "cpu=5 for ns/a"; got != want {
+		t.Errorf("a new run: held %q, want %q (the old run's pods take none of its places)", got, want)
 	}
 }
 

@@ -20,10 +20,9 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 // schedule as with the stock kube-scheduler, but for the held room.
 //
 // Booking and giving back: a member counts as on its node from the moment the scheduler
-// assumes it there (its Reserve) and stops counting if the binding fails (Unreserve, when the
-// scheduler forgets the assumed pod), because HeldOn reads the pods of the node as the
-// scheduler's own cache has them, assumed ones included. Once bound, the reservation's status
-// names the member, so its room is not held again after the pod ends.
+// assumes it there (HeldOn reads the pods of the node as the scheduler's cache has them,
+// assumed ones included), and Reserve books its place in the ledger, so that it stays taken
+// after the pod ends and leaves the node; Unreserve (the binding failed) gives it back.
 package plugin
 
 import (
@@ -93,6 +92,7 @@ var (
 	_ fwk.PreFilterPlugin   = &Reservations{}
 	_ fwk.FilterPlugin      = &Reservations{}
 	_ fwk.EnqueueExtensions = &Reservations{}
+	_ fwk.ReservePlugin     = &Reservations{}
 )
 
 // New builds the plugin for one profile: it reads its arguments, checks that the cluster
@@ -249,6 +249,17 @@ func shortOf(need, held v1.ResourceList, ni fwk.NodeInfo) string {
 		}
 	}
 	return ""
+}
+
+// Reserve books pod's place, if it takes a member's on node.
+func (p *Reservations) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
+	p.ledger.Book(pod, node)
+	return nil
+}
+
+// Unreserve gives back what Reserve booked.
+func (p *Reservations) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
+	p.ledger.Unbook(pod)
 }
 
 // EventsToRegister: what may make room for a pod this plugin refused. A pod deleted or ended
