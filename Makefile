@@ -49,6 +49,7 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
 	go vet ./...
+	cd cmd/spark-scheduler && go vet ./...
 
 ## test: generated files current, lint, then unit and integration tests against the local control plane
 .PHONY: test
@@ -57,6 +58,7 @@ test: verify-generated lint cluster-up spark
 	@# before test/batchschedulers run; that package waits for them (a lock per build).
 	@mkdir -p .cache && (hack/local-cluster.sh build-batch-schedulers > .cache/batch-schedulers-build.log 2>&1 &)
 	go test $(GO_TEST_FLAGS) ./...
+	cd cmd/spark-scheduler && go test $(GO_TEST_FLAGS) ./...
 
 ## dev: the main job: local cluster + operator + examples/spark-pi.yaml run to completion
 .PHONY: dev
@@ -80,16 +82,17 @@ bench: build
 	bin/bench --kubeconfig $$kc --scenario restart --apps 10000; \
 	bin/bench --kubeconfig $$kc --scenario failover --apps 10000
 
-## bench-gang: the gang comparisons, 1,000 mixed applications on 100 kwok nodes: gang vs no gang; each enforcement under competing load (plain pods taking ~30% of the CPU) and placeholders without it; and the other gang schedulers side by side (its Workload API variant, the naive Workload mapping, the example external scheduler, Volcano, YuniKorn and coscheduling against the real schedulers); see docs/benchmarks.md
+## bench-gang: the gang comparisons, 1,000 mixed applications on 100 kwok nodes (the cluster's scheduler spark-scheduler, which holds only the room of plugin runs): gang vs no gang; each enforcement (advisory, placeholders, plugin) under competing load (plain pods taking ~30% of the CPU) and placeholders without it; and the other gang schedulers side by side (its Workload API variant, the naive Workload mapping, the example external scheduler, Volcano, YuniKorn and coscheduling against the real schedulers); see docs/benchmarks.md
 .PHONY: bench-gang
 bench-gang: build
 	@mkdir -p bin && go build -o bin/bench ./test/bench
-	@kc=$$(LOCAL_CLUSTER_DIR=$(CURDIR)/.cache/bench-gang-cluster hack/local-cluster.sh up --nodes 100 --workload-api | tail -n 1); \
+	@kc=$$(LOCAL_CLUSTER_DIR=$(CURDIR)/.cache/bench-gang-cluster hack/local-cluster.sh up --nodes 100 --workload-api --spark-scheduler | tail -n 1); \
 	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook; \
 	bin/bench --kubeconfig $$kc --scenario gang --gang=false --apps 1000 --webhook; \
 	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook --enforcement placeholders --load none; \
 	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook --enforcement advisory --load competing; \
 	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook --enforcement placeholders --load competing; \
+	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook --enforcement plugin --load competing; \
 	for s in kubernetes kubernetes-naive external; do \
 		bin/bench --kubeconfig $$kc --scenario gang --scheduler $$s --apps 1000 --webhook; \
 	done; \
@@ -101,10 +104,10 @@ bench-gang: build
 	done
 
 ## cluster-up: build (once) the control plane, helm, cert-manager and the batch schedulers the
-## tests start (scheduler-plugins, Kueue), and start the control plane
+## tests start (scheduler-plugins, Kueue, spark-scheduler), and start the control plane
 .PHONY: cluster-up
 cluster-up:
-	hack/local-cluster.sh build --with-helm --with-cert-manager --with-coscheduling --with-kueue
+	hack/local-cluster.sh build --with-helm --with-cert-manager --with-coscheduling --with-kueue --with-spark-scheduler
 	hack/local-cluster.sh up
 
 ## cluster-down: stop the local control plane and remove its state

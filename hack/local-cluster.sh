@@ -29,7 +29,8 @@
 #                                               manager (SparkApplication integration on), its webhooks
 #                                               registered by URL; `down` stops it
 #
-# `build` takes --with-coscheduling and --with-kueue too (each about 6-10 minutes cold on 2 cores).
+# `build` takes --with-coscheduling and --with-kueue too (each about 6-10 minutes cold on 2 cores),
+# and --with-spark-scheduler (see --spark-scheduler below).
 # Flags of `up`: --nodes N (4), --node-cpu C (16), --node-memory M (64Gi), --node-pods P (110),
 # --workload-api: serve the Workload API (scheduling.k8s.io/v1beta1 Workload and PodGroup) and
 # run kube-scheduler's gang scheduling plugin, i.e. the GenericWorkload feature gate on the API
@@ -37,6 +38,12 @@
 # remembers it: a later `up` without the flag, reusing or restarting that cluster, keeps it;
 # `up --workload-api` on a running cluster started without it fails (restarting would pull the
 # cluster from under its users): `down` it first.
+# --spark-scheduler: run spark-scheduler (cmd/spark-scheduler: kube-scheduler with the
+# SparkReservations plugin, built into the cache) in place of kube-scheduler, so that every pod
+# is placed by it and the room of the gang scheduler's Reservations holds against all of them
+# (--gang-enforcement=plugin). Remembered by the state folder like --workload-api, and refused
+# the same way on a running cluster started without it. SPARK_SCHEDULER_RESERVATION_TIMEOUT
+# (default 5m) is the plugin's reservationTimeout: the operator's --gang-reservation-timeout.
 # Environment: SPARKOP_CACHE (default .cache in the repository) holds the binaries;
 # LOCAL_CLUSTER_DIR (default $SPARKOP_CACHE/local-cluster) holds one cluster's state, so
 # several clusters can run side by side with different state folders.
@@ -67,6 +74,7 @@ NODE_PODS=110
 # GangScheduling only with it (pkg/scheduler/apis/config/v1/default_plugins.go); 1.37 has no
 # gate of its own for the gang plugin.
 WORKLOAD_API=0
+SPARK_SCHEDULER=0
 WORKLOAD_GATES=GenericWorkload=true
 WORKLOAD_RUNTIME_CONFIG=scheduling.k8s.io/v1beta1=true
 
@@ -103,11 +111,7 @@ build_module() {
   case $module in scheduler-plugins | kueue) cold="~6-10 minutes (17 on a busy machine)" ;; esac
   if [ "$module" = kubernetes ]; then
     cold="~6-12 minutes"
-    local v minor
-    v=$(cd "$dir" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
-    minor=${v#v1.}; minor=${minor%%.*}
-    ldflags="$ldflags -X k8s.io/component-base/version.gitVersion=$v"
-    ldflags="$ldflags -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
+    ldflags=$(kube_ldflags "$dir")
   fi
   log "building $module into $BIN ($cold cold on 2 cores)"
   mkdir -p "$BIN"
@@ -115,6 +119,31 @@ build_module() {
     (cd "$dir" && go build -ldflags "$ldflags" -o "$BIN/${entry%%=*}" "${entry#*=}")
   done
   echo "$want" > "$BIN/.$module.stamp"
+}
+
+# kube_ldflags MODULE_DIR: the link flags that give a build from k8s.io/kubernetes its version,
+# as the module in MODULE_DIR pins it (components check the API server's version against theirs).
+kube_ldflags() {
+  local v minor
+  v=$(cd "$1" && go list -m -f '{{.Version}}' k8s.io/kubernetes)
+  minor=${v#v1.}; minor=${minor%%.*}
+  echo "-s -w -X k8s.io/component-base/version.gitVersion=$v -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
+}
+
+# spark-scheduler: kube-scheduler of the control plane's version with the SparkReservations
+# plugin (cmd/spark-scheduler, a module of its own that takes the operator's packages from this
+# repository, so its stamp covers those it builds on too). Its Kubernetes packages are the
+# control plane's, already in Go's build cache: a cold build is mostly linking.
+build_spark_scheduler() {
+  local dir=$ROOT/cmd/spark-scheduler want have
+  want=$(cd "$ROOT" && cat cmd/spark-scheduler/go.mod cmd/spark-scheduler/go.sum \
+    $(find cmd/spark-scheduler scheduler/reservation apis -name '*.go' ! -name '*_test.go' | sort) | sha256sum | cut -c1-16)
+  have=$(cat "$BIN/.spark-scheduler.stamp" 2>/dev/null || true)
+  if [ "$want" = "$have" ] && [ -x "$BIN/spark-scheduler" ]; then return 0; fi
+  log "building spark-scheduler into $BIN (~1-3 minutes once the control plane is built)"
+  mkdir -p "$BIN"
+  (cd "$dir" && go build -ldflags "$(kube_ldflags "$dir")" -o "$BIN/spark-scheduler" .)
+  echo "$want" > "$BIN/.spark-scheduler.stamp"
 }
 
 cmd_build() {
@@ -130,6 +159,7 @@ cmd_build() {
       --with-cert-manager) build_cert_manager ;;
       --with-coscheduling) build_coscheduling ;;
       --with-kueue) build_kueue ;;
+      --with-spark-scheduler) build_spark_scheduler ;;
       *) die "unknown flag of build: $flag" ;;
     esac
   done
@@ -167,13 +197,13 @@ healthy() {
   kctl get --raw /readyz >/dev/null 2>&1
 }
 
-# start COMPONENT ARGS...: runs the binary detached from this shell (its own session, no
+# start COMPONENT[=BINARY] ARGS...: runs the binary detached from this shell (its own session, no
 # inherited stdio, not the lock), so callers such as `go test` that read our output are not held
 # open by it and the next `up` or `down` can take the lock.
 start() {
-  local name=$1; shift
-  log "starting $name"
-  setsid "$BIN/$name" "$@" </dev/null >"$STATE/logs/$name.log" 2>&1 9>&- &
+  local name=${1%%=*} binary=${1#*=}; shift
+  log "starting $name$([ "$binary" != "$name" ] && echo " ($binary)")"
+  setsid "$BIN/$binary" "$@" </dev/null >"$STATE/logs/$name.log" 2>&1 9>&- &
   echo $! > "$(pidfile "$name")"
 }
 
@@ -298,6 +328,7 @@ cmd_up() {
       --node-memory) NODE_MEMORY=$2; shift 2 ;;
       --node-pods) NODE_PODS=$2; shift 2 ;;
       --workload-api) WORKLOAD_API=1; shift ;;
+      --spark-scheduler) SPARK_SCHEDULER=1; shift ;;
       *) die "unknown flag of up: $1" ;;
     esac
   done
@@ -305,13 +336,17 @@ cmd_up() {
 
   cmd_build
   if [ -d "$STATE" ]; then
-    local had_workload_api=0
+    local had_workload_api=0 had_spark_scheduler=0
     [ -f "$STATE/workload-api" ] && had_workload_api=1
+    [ -f "$STATE/spark-scheduler" ] && had_spark_scheduler=1
     if healthy; then
       if [ $WORKLOAD_API = 1 ] && [ $had_workload_api = 0 ]; then
         die "the cluster running in $STATE was started without --workload-api, and its control plane cannot take the feature gate without a restart that would pull it from under its users; stop it first: LOCAL_CLUSTER_DIR=$STATE $0 down"
       fi
-      log "reusing the running cluster in $STATE$([ $had_workload_api = 1 ] && echo ' (with the Workload API)')"
+      if [ $SPARK_SCHEDULER = 1 ] && [ $had_spark_scheduler = 0 ]; then
+        die "the cluster running in $STATE was started without --spark-scheduler, and swapping its scheduler would pull it from under its users; stop it first: LOCAL_CLUSTER_DIR=$STATE $0 down"
+      fi
+      log "reusing the running cluster in $STATE$([ $had_workload_api = 1 ] && echo ' (with the Workload API)')$([ $had_spark_scheduler = 1 ] && echo ' (with spark-scheduler)')"
       # The repository's CRDs may have changed (or grown) since this cluster started.
       apply_project_crds
       echo "$STATE/kubeconfig"
@@ -321,7 +356,9 @@ cmd_up() {
     cmd_down
     # A restart keeps what the cluster was started with.
     if [ $had_workload_api = 1 ]; then WORKLOAD_API=1; fi
+    if [ $had_spark_scheduler = 1 ]; then SPARK_SCHEDULER=1; fi
   fi
+  if [ $SPARK_SCHEDULER = 1 ]; then build_spark_scheduler; fi
 
   mkdir -p "$STATE/pids" "$STATE/logs" "$STATE/etcd"
   # Feature flags of the components; recorded so that the state folder remembers them.
@@ -331,6 +368,14 @@ cmd_up() {
     gate_flags=(--feature-gates "$WORKLOAD_GATES")
     apiserver_flags=("${gate_flags[@]}" --runtime-config "$WORKLOAD_RUNTIME_CONFIG")
     echo "$WORKLOAD_GATES $WORKLOAD_RUNTIME_CONFIG" > "$STATE/workload-api"
+  fi
+  # The scheduler's binary: kube-scheduler, or spark-scheduler in its place (its pid file and
+  # log keep the name kube-scheduler: it is the cluster's scheduler).
+  local scheduler_binary=kube-scheduler
+  if [ $SPARK_SCHEDULER = 1 ]; then
+    log "with spark-scheduler (the SparkReservations plugin) in place of kube-scheduler"
+    scheduler_binary=spark-scheduler
+    echo "${SPARK_SCHEDULER_RESERVATION_TIMEOUT:-5m}" > "$STATE/spark-scheduler"
   fi
   local ports
   read -r ETCD_PORT ETCD_PEER_PORT API_PORT KCM_PORT SCHED_PORT KWOK_PORT ports <<<"$(free_ports 6)"
@@ -384,7 +429,21 @@ clientConnection:
 leaderElection:
   leaderElect: false
 EOF
-  start kube-scheduler --config "$STATE/scheduler.yaml" --authentication-kubeconfig "$kc" \
+  if [ $SPARK_SCHEDULER = 1 ]; then
+    cat >> "$STATE/scheduler.yaml" <<EOF
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: SparkReservations
+  pluginConfig:
+  - name: SparkReservations
+    args:
+      reservationTimeout: $(cat "$STATE/spark-scheduler")
+EOF
+  fi
+  start kube-scheduler=$scheduler_binary --config "$STATE/scheduler.yaml" --authentication-kubeconfig "$kc" \
     --authorization-kubeconfig "$kc" --bind-address 127.0.0.1 --secure-port "$SCHED_PORT" \
     ${gate_flags[@]+"${gate_flags[@]}"}
 
@@ -404,7 +463,7 @@ EOF
   if [ $WORKLOAD_API = 1 ]; then
     wait_for 30 "the Workload API" kctl get --raw /apis/scheduling.k8s.io/v1beta1/workloads
   fi
-  log "cluster is up: $NODES nodes$([ $WORKLOAD_API = 1 ] && echo ', Workload API'); export KUBECONFIG=$kc"
+  log "cluster is up: $NODES nodes$([ $WORKLOAD_API = 1 ] && echo ', Workload API')$([ $SPARK_SCHEDULER = 1 ] && echo ', spark-scheduler'); export KUBECONFIG=$kc"
   echo "$kc"
 }
 
@@ -640,5 +699,5 @@ case ${1:-} in
   build-batch-schedulers) cmd_build_batch_schedulers ;;
   coscheduling) with_lock cmd_coscheduling ;;
   kueue) with_lock cmd_kueue ;;
-  *) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
 esac
