@@ -10,6 +10,9 @@ package gang
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -29,15 +32,22 @@ import (
 )
 
 // TestEnforcement: an application is admitted on a cluster that is full but for it; right after
-// its admission a Deployment asks for the same capacity. With placeholders, the application's
-// driver and executors all run on their planned nodes and the Deployment's pods wait; the
-// placeholder writes are counted. Advisory keeps nothing from the Deployment, which takes the
-// room: the application does not get all of it (the difference docs/gang-scheduling.md states).
+// its admission a Deployment asks for the same capacity. With placeholders, and with the plugin
+// (on a cluster of its own whose scheduler is spark-scheduler), the application's driver and
+// executors all run on their planned nodes and the Deployment's pods wait; the placeholder
+// writes are counted (none with the plugin). Advisory keeps nothing from the Deployment, which
+// takes the room: the application does not get all of it (the difference
+// docs/gang-scheduling.md states).
 func TestEnforcement(t *testing.T) {
-	for _, enforcement := range []gang.Enforcement{gang.EnforcementPlaceholders, gang.EnforcementAdvisory} {
+	for _, enforcement := range []gang.Enforcement{gang.EnforcementPlaceholders, gang.EnforcementPlugin, gang.EnforcementAdvisory} {
 		t.Run(string(enforcement), func(t *testing.T) {
 			const executorCount = 3
-			f := newFixture(t)
+			var f *fixture
+			if enforcement == gang.EnforcementPlugin {
+				f = newFixtureOn(t, sparkSchedulerCluster(t))
+			} else {
+				f = newFixture(t)
+			}
 			f.node("a", "2", nil)
 			f.node("b", "2", nil)
 			writes := f.countPlaceholderWrites()
@@ -114,6 +124,27 @@ func TestEnforcement(t *testing.T) {
 				t.Errorf("competing pods: %d bound, %d pending; want none bound, %d pending", bound, pending, executorCount+1)
 			}
 			created, deleted, nominated := writes()
+			if enforcement == gang.EnforcementPlugin {
+				if res.Spec.Enforcement != schedv1alpha1.EnforcementPlugin {
+					t.Errorf("the reservation says enforcement %q, want %q", res.Spec.Enforcement, schedv1alpha1.EnforcementPlugin)
+				}
+				if created+deleted+nominated != 0 {
+					t.Errorf("placeholder writes with the plugin: %d created, %d deleted, %d nominated; want none", created, deleted, nominated)
+				}
+				// What a user saw of the competing pods while the members arrived: why they waited
+				// (their conditions now say the nodes are full, which they are).
+				var events corev1.EventList
+				if err := f.c.List(f.ctx, &events, client.InNamespace(f.ns)); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.ContainsFunc(events.Items, func(e corev1.Event) bool {
+					return e.Reason == "FailedScheduling" && strings.HasPrefix(e.InvolvedObject.Name, "competitor-") &&
+						strings.Contains(e.Message, "reserved for Spark applications' members (Reservation "+f.ns+"/spark)")
+				}) {
+					t.Error("no competing pod was told that the room is reserved (a FailedScheduling event naming the Reservation)")
+				}
+				return
+			}
 			t.Logf("placeholder writes for 1 driver + %d executors: %d placeholders created, %d deleted, %d members nominated", executorCount, created, deleted, nominated)
 			if created != executorCount+1 || deleted != executorCount+1 || nominated != executorCount+1 {
 				t.Errorf("placeholder writes: %d created, %d deleted, %d nominated; want %d of each", created, deleted, nominated, executorCount+1)
@@ -129,6 +160,20 @@ func podUnschedulable(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// sparkSchedulerCluster starts a cluster of the test's own whose scheduler is spark-scheduler
+// (hack/local-cluster.sh up --spark-scheduler), stopped when the test ends; the scenario's
+// nodes are its own pool, as on the shared cluster.
+func sparkSchedulerCluster(t *testing.T) string {
+	t.Helper()
+	state := filepath.Join(t.TempDir(), "cluster")
+	kubeconfig, err := cluster.Up(context.Background(), state, "--spark-scheduler", "--nodes", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cluster.Down(context.Background(), state) })
+	return kubeconfig
 }
 
 // membersOnPlan counts app's driver and executors that run on the node res planned for them.
@@ -179,7 +224,7 @@ func (f *fixture) competingDeployment(name string, replicas int32) {
 // placeholder pods created and deleted, and the members nominated to a node.
 func (f *fixture) countPlaceholderWrites() func() (created, deleted, nominated int) {
 	f.t.Helper()
-	_, cs := cluster.Clients(f.t, cluster.Kubeconfig(f.t))
+	_, cs := cluster.Clients(f.t, f.kubeconfig)
 	ctx, cancel := context.WithCancel(context.Background())
 	f.t.Cleanup(cancel)
 	w, err := cs.CoreV1().Pods(f.ns).Watch(ctx, metav1.ListOptions{})

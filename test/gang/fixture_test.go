@@ -46,18 +46,23 @@ const poolKey = "test.sparkop.dev/pool"
 // scheduler. It plays Spark for the applications: executors for every running driver (from
 // the executor pod template the driver was given) and their end when the driver ends.
 type fixture struct {
-	t   *testing.T
-	c   client.Client
-	ns  string
-	op  *cluster.Operator
-	ctx context.Context
+	t *testing.T
+	// kubeconfig is the cluster's: the shared one, or one the scenario started for itself.
+	kubeconfig string
+	c          client.Client
+	ns         string
+	op         *cluster.Operator
+	ctx        context.Context
 	// played holds the drivers (by UID) whose executors the fixture created.
 	played map[types.UID]bool
 }
 
-func newFixture(t *testing.T) *fixture {
-	c := cluster.Client(t)
-	f := &fixture{t: t, c: c, ns: cluster.Namespace(t, c, "gang"), ctx: context.Background(), played: map[types.UID]bool{}}
+func newFixture(t *testing.T) *fixture { return newFixtureOn(t, cluster.Kubeconfig(t)) }
+
+// newFixtureOn is newFixture on the cluster of kubeconfig.
+func newFixtureOn(t *testing.T, kubeconfig string) *fixture {
+	c, _ := cluster.Clients(t, kubeconfig)
+	f := &fixture{t: t, kubeconfig: kubeconfig, c: c, ns: cluster.Namespace(t, c, "gang"), ctx: context.Background(), played: map[types.UID]bool{}}
 	t.Cleanup(f.describeOnFailure)
 	return f
 }
@@ -92,7 +97,7 @@ func (f *fixture) startOperator(extra ...string) {
 	if f.op != nil {
 		f.op.Stop()
 	}
-	args := []string{"--kubeconfig", cluster.Kubeconfig(f.t), "--namespaces", f.ns, "--enable-gang-scheduler",
+	args := []string{"--kubeconfig", f.kubeconfig, "--namespaces", f.ns, "--enable-gang-scheduler",
 		"--enable-spark-connect=false", "-logtostderr", "-v=1"}
 	// GANG_TEST_ENFORCEMENT runs the scenarios that name no enforcement with the one given
 	// (advisory, the operator's default, otherwise): every scenario holds with placeholders too.
@@ -419,7 +424,11 @@ func (f *fixture) queueStatus(name string) schedv1alpha1.QueueStatus {
 // most CPU and applications it ever showed admitted. A watch sees every write, however brief.
 func (f *fixture) watchQueue(name string) (peak func() (cpu resource.Quantity, apps int32)) {
 	f.t.Helper()
-	c, err := client.NewWithWatch(cluster.Config(f.t), client.Options{Scheme: cluster.Scheme})
+	cfg, err := cluster.RESTConfig(f.kubeconfig)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	c, err := client.NewWithWatch(cfg, client.Options{Scheme: cluster.Scheme})
 	if err != nil {
 		f.t.Fatal(err)
 	}
