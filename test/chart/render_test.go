@@ -301,6 +301,46 @@ func TestRender(t *testing.T) {
 				if !slices.Contains(args, "--gang-enforcement=advisory") {
 					t.Errorf("controller args %v lack --gang-enforcement=advisory", args)
 				}
+				if find(objs, "Deployment", ns, "rel-spark-operator-spark-scheduler") != nil {
+					t.Error("spark-scheduler deployed though sparkScheduler.enable is false")
+				}
+			},
+		},
+		{
+			name: "gang scheduler, plugin, with spark-scheduler",
+			set: []string{"controller.batchScheduler.gang.enable=true", "controller.batchScheduler.gang.enforcement=plugin",
+				"controller.batchScheduler.gang.reservationTimeout=3m", "sparkScheduler.enable=true"},
+			check: func(t *testing.T, objs []unstructured.Unstructured) {
+				const sched = "rel-spark-operator-spark-scheduler"
+				if args := containerArgs(t, find(objs, "Deployment", ns, controller)); !slices.Contains(args, "--gang-enforcement=plugin") {
+					t.Errorf("controller args %v lack --gang-enforcement=plugin", args)
+				}
+				d := find(objs, "Deployment", ns, sched)
+				if d == nil {
+					t.Fatal("no spark-scheduler Deployment")
+				}
+				if args := containerArgs(t, d); !slices.Contains(args, "--config=/etc/spark-scheduler/config.yaml") {
+					t.Errorf("spark-scheduler args %v lack its configuration", args)
+				}
+				config, _, _ := unstructured.NestedString(find(objs, "ConfigMap", ns, sched).Object, "data", "config.yaml")
+				for _, want := range []string{"schedulerName: spark-scheduler", "- name: SparkReservations", "reservationTimeout: 3m", "resourceName: " + sched} {
+					if !strings.Contains(config, want) {
+						t.Errorf("spark-scheduler's configuration lacks %q:\n%s", want, config)
+					}
+				}
+				rules, _, _ := unstructured.NestedSlice(find(objs, "ClusterRole", "", sched).Object, "rules")
+				if !slices.ContainsFunc(rules, func(r any) bool {
+					resources, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "resources")
+					verbs, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "verbs")
+					return slices.Equal(resources, []string{"reservations"}) && slices.Contains(verbs, "watch")
+				}) {
+					t.Errorf("spark-scheduler may not watch Reservations: %v", rules)
+				}
+				for _, role := range []string{"kube-scheduler", "volume-scheduler"} {
+					if find(objs, "ClusterRoleBinding", "", sched+"-"+role) == nil {
+						t.Errorf("spark-scheduler is not bound to system:%s", role)
+					}
+				}
 			},
 		},
 	}
