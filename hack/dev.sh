@@ -13,7 +13,9 @@
 # The operator runs the embedded gang scheduler as the default batch scheduler, so applications
 # queue until their whole gang fits (kubectl get sparkqueues; sparkctl list shows QUEUED), and
 # each admitted run's room is a Reservation (kubectl get reservations) that placeholder pods hold
-# against every other pod: DEV_GANG_ENFORCEMENT=advisory runs it without them
+# against every other pod: DEV_GANG_ENFORCEMENT=plugin holds it with spark-scheduler instead (the
+# cluster's scheduler is then kube-scheduler with the SparkReservations plugin; a dev cluster
+# started without it is restarted once with it), DEV_GANG_ENFORCEMENT=advisory runs without either
 # (docs/gang-scheduling.md); and its Workload API variant (--enable-kubernetes-scheduler), for
 # applications naming batchScheduler: kubernetes.
 #
@@ -151,7 +153,16 @@ cmd_up() {
     stop_operator
     "$ROOT/hack/local-cluster.sh" down
   fi
-  kubeconfig=$("$ROOT/hack/local-cluster.sh" up --workload-api | tail -n 1)
+  local up=(--workload-api)
+  if [ "$ENFORCEMENT" = plugin ]; then
+    up+=(--spark-scheduler)
+    if "$ROOT/hack/local-cluster.sh" status 2>/dev/null && [ ! -f "$LOCAL_CLUSTER_DIR/spark-scheduler" ]; then
+      log "the dev cluster runs the stock kube-scheduler; restarting it with spark-scheduler for DEV_GANG_ENFORCEMENT=plugin"
+      stop_operator
+      "$ROOT/hack/local-cluster.sh" down
+    fi
+  fi
+  kubeconfig=$("$ROOT/hack/local-cluster.sh" up "${up[@]}" | tail -n 1)
   export KUBECONFIG=$kubeconfig
   # CRDs may have changed since the cluster started.
   "$KUBECTL" apply --server-side --force-conflicts -f "$ROOT/charts/spark-operator/crds/" >/dev/null
