@@ -370,7 +370,7 @@ func TestRenderRefusesBadValues(t *testing.T) {
 		{[]string{"controller.batchScheduler.external.url=my-scheduler:8090"}, "/controller/batchScheduler/external/url"},
 		{[]string{"controller.batchScheduler.external.url=http://my-scheduler:8090/"}, "needs controller.batchScheduler.gang.enable"},
 		{[]string{"controller.batchScheduler.kubeSchedulerNames={Kube_Scheduler}"}, "/controller/batchScheduler/kubeSchedulerNames/0"},
-		{[]string{"controller.batchScheduler.gang.enforcement=plugin"}, "/controller/batchScheduler/gang/enforcement"},
+		{[]string{"controller.batchScheduler.gang.enforcement=strict"}, "/controller/batchScheduler/gang/enforcement"},
 	}
 	for _, tt := range tests {
 		_, err := render(t, "ops", tt.set...)
