@@ -45,6 +45,9 @@ type loop struct {
 	// let holds the drivers the start gate let start, with when, for owedFor: the cache may
 	// not show them started yet (newStartGate).
 	let map[boundMember]time.Time
+	// dropped holds the stale reservations (by UID) this loop deleted, with the plugin
+	// enforcement, that the cache may still show (stale.go).
+	dropped map[types.UID]bool
 }
 
 func (l *loop) NeedLeaderElection() bool { return true }
@@ -118,6 +121,13 @@ func (l *loop) cycle(ctx context.Context) error {
 	snap, err := snapshot(w, opts)
 	if err != nil {
 		return err
+	}
+	if s.cfg.Enforcement == EnforcementPlugin {
+		// Before any reservation is stored, the room that holds nothing here let go of in
+		// the pod scheduler too (stale.go). A deletion that failed is tried again next cycle.
+		if err := l.dropStale(ctx, w); err != nil {
+			log.FromContext(ctx).Error(err, "deleting stale reservations")
+		}
 	}
 	objects := map[Key]*object{}
 	for i := range w.Workloads {

@@ -1,0 +1,106 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+)
+
+// With the plugin enforcement, the pod scheduler holds the room of every Reservation object
+// there is, and the gang scheduler must hold no less: a run stops holding room here the moment
+// it is over (its driver ended, its application finished, suspended or preempted), and the
+// controller deletes its Reservation only when it gets to it (Release), tens of seconds later
+// on a busy API server. Room the gang scheduler gave again in that time would still be held
+// by the plugin, and the new run's members refused. So each cycle first deletes the
+// Reservations that hold nothing here any more, and only then stores new ones: the plugin
+// reads both through one watch, in order, so it has let go of the old room before it sees the
+// new reservation, and long before the new run's pods arrive.
+
+// staleReservations are the Reservation objects of w that hold nothing: of another run than
+// their workload's current one, of a workload that holds nothing now, or of a run whose driver
+// ended. Legacy annotations are not objects, and are left to Release.
+func staleReservations(w world) map[Key]types.UID {
+	ended := endedRuns(w.Pods)
+	var stale map[Key]types.UID
+	for i := range w.Workloads {
+		o := &w.Workloads[i]
+		if o.res == nil || o.res.UID == "" {
+			continue
+		}
+		r, live := o.liveReservation()
+		if live && !ended[boundMember{app: o.Key, submission: r.SubmissionID, role: v1beta2.SparkRoleExecutor}] {
+			continue
+		}
+		if stale == nil {
+			stale = map[Key]types.UID{}
+		}
+		stale[o.Key] = o.res.UID
+	}
+	return stale
+}
+
+// dropStale deletes the stale reservations of w (staleReservations), side by side, and waits
+// for the deletions; the loop forgets having stored them. One the cache still shows after
+// its deletion is not deleted again.
+func (l *loop) dropStale(ctx context.Context, w world) error {
+	stale := staleReservations(w)
+	if len(stale) == 0 {
+		l.dropped = nil
+		return nil
+	}
+	next := make(map[types.UID]bool, len(stale))
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	calls := make(chan struct{}, storeCalls)
+	for key, uid := range stale {
+		next[uid] = true
+		if l.dropped[uid] {
+			continue
+		}
+		name := types.NamespacedName{Namespace: key.Namespace, Name: ReservationName(key)}
+		wg.Add(1)
+		calls <- struct{}{}
+		go func() {
+			defer func() { <-calls; wg.Done() }()
+			// Preconditioned on its UID: a reservation stored since under the same name is
+			// another run's.
+			obj := &schedv1alpha1.Reservation{ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: name.Name}}
+			err := l.s.client.Delete(ctx, obj, client.Preconditions{UID: &uid}, client.PropagationPolicy(metav1.DeletePropagationBackground))
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+				l.s.mu.Lock()
+				if r, ok := l.s.stored[key]; ok && r.UID == uid {
+					delete(l.s.stored, key)
+				}
+				l.s.mu.Unlock()
+			default:
+				errs = append(errs, fmt.Errorf("deleting the stale reservation %s: %w", name, err))
+				next[uid] = false
+			}
+		}()
+	}
+	wg.Wait()
+	l.dropped = next
+	return errors.Join(errs...)
+}
