@@ -143,10 +143,13 @@ func (l *loop) cycle(ctx context.Context) error {
 	// between. Those admitted earlier and not submitted yet (held, or their wake-up lost in a
 	// restart) come first, and are woken again; the pool merges repeated wake-ups.
 	gate := newStartGate(w, snap, now, s.ungating.inFlight(), s.cfg.StartBacklog, l.let)
-	if s.cfg.Enforcement == EnforcementPlaceholders {
+	switch s.cfg.Enforcement {
+	case EnforcementPlaceholders:
 		if recheck := gate.holdForPlaceholders(w, opts); recheck > 0 {
 			time.AfterFunc(recheck, s.trigger)
 		}
+	case EnforcementPlugin:
+		gate.holdForPlugin(w, snap, s.unseenStored())
 	}
 	replan := map[Key]string{}
 	for i := range w.Workloads {
@@ -177,6 +180,9 @@ func (l *loop) cycle(ctx context.Context) error {
 		} else if s.cfg.Enforcement == EnforcementPlaceholders {
 			// Not before its placeholders, created as it is stored, hold its room.
 			gate.held[a.Key] = placeholderReason
+		} else if s.cfg.Enforcement == EnforcementPlugin {
+			// Not before the pod scheduler holds its room (plugin.go): a later cycle.
+			gate.held[a.Key] = pluginReason
 		} else {
 			startNow[a.Key] = gate.start(a.Key, o.Run, a.Admission.Driver, a.Admission.Executors)
 		}
@@ -410,6 +416,18 @@ func (s *Scheduler) overlayStored(objects []object, forget bool) {
 			delete(s.stored, key)
 		}
 	}
+}
+
+// unseenStored are the workloads whose reservation this loop stored and the cluster cache does
+// not show yet (overlayStored forgets the others).
+func (s *Scheduler) unseenStored() map[Key]bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	unseen := make(map[Key]bool, len(s.stored))
+	for key := range s.stored {
+		unseen[key] = true
+	}
+	return unseen
 }
 
 // overlayMarked puts on the cached workloads the preemption marks this loop wrote that the

@@ -730,9 +730,10 @@ func placeholdersHold(w world, o snapshotOptions) (waiting map[Key]string, taken
 // should its status be written (it is not woken to show it: it lasts moments).
 const placeholderReason = "admitted; starting once placeholders hold the room planned for it"
 
-// takenReason is what a workload planned again because a placeholder found its node taken shows.
+// takenReason is what a workload planned again because room planned for it was taken before it
+// was held (by its placeholder, or by the pod scheduler with the plugin enforcement) shows.
 func takenReason(node string) string {
-	return fmt.Sprintf("planned again: the room planned on %s was taken by other pods before its placeholder held it", node)
+	return fmt.Sprintf("planned again: the room planned on %s was taken by other pods before it was held", node)
 }
 
 // logPlaceholderError logs a placeholder write that failed; the next cycle tries again.

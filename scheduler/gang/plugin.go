@@ -11,8 +11,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -22,7 +25,11 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
 
-// With the plugin enforcement, the pod scheduler holds the room of every Reservation object
+// The plugin enforcement: the pod scheduler (spark-scheduler's SparkReservations plugin) holds
+// the room of the Reservations, and the gang scheduler keeps what it holds and what it plans
+// the same.
+//
+// Stale reservations. The pod scheduler holds the room of every Reservation object
 // there is, and the gang scheduler must hold no less: a run stops holding room here the moment
 // it is over (its driver ended, its application finished, suspended or preempted), and the
 // controller deletes its Reservation only when it gets to it (Release), tens of seconds later
@@ -103,4 +110,70 @@ func (l *loop) dropStale(ctx context.Context, w world) error {
 	wg.Wait()
 	l.dropped = next
 	return errors.Join(errs...)
+}
+
+// Room taken before it was held. The gang scheduler plans from its cache, and the pod
+// scheduler learns of a reservation only once it is stored: a pod it binds in between (one the
+// cache did not show yet, or one bound just after the decision) can take room planned for a
+// member, which would then wait unschedulable beside its running driver. So, as with
+// placeholders, a run's driver starts only once the cache shows its Reservation (the pod
+// scheduler sees it about as soon) and its planned nodes hold what is planned on them: the
+// pods on them that are not ending, and the members of every run not on them yet, fit. A run
+// with a member planned on a node they do not fit is planned again at once. Pods that are
+// ending (those of runs a preemptor was admitted in place of) are on their way out: the driver
+// waits for them as always (startgate.go).
+
+// pluginReason is what a workload waiting for the cache to show its Reservation shows, should
+// its status be written (it lasts a cycle).
+const pluginReason = "admitted; starting once the pod scheduler holds the room planned for it"
+
+// holdForPlugin makes the gate hold, of w's runs waiting to start, those whose Reservation the
+// cache does not show yet (unseen: stored by this loop, not in the cache), and take for
+// planning again those with a member planned on a node snap finds over-committed by pods that
+// are not ending.
+func (g *startGate) holdForPlugin(w world, snap Snapshot, unseen map[Key]bool) {
+	g.placing, g.taken = map[Key]string{}, map[Key]string{}
+	ending := map[string]corev1.ResourceList{}
+	for i := range w.Pods {
+		p := &w.Pods[i]
+		if p.DeletionTimestamp.IsZero() || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if on := placedOn(p); on != "" {
+			if ending[on] == nil {
+				ending[on] = corev1.ResourceList{}
+			}
+			add(ending[on], requestsOf(p), 1)
+		}
+	}
+	over := map[string]bool{}
+	for i := range snap.Nodes {
+		n := &snap.Nodes[i]
+		for name, alloc := range n.Allocatable {
+			used := n.Used[name]
+			if e, ok := ending[n.Name][name]; ok {
+				used.Sub(e)
+			}
+			if used.Cmp(alloc) > 0 {
+				over[n.Name] = true
+			}
+		}
+	}
+	for i := range w.Workloads {
+		o := &w.Workloads[i]
+		r, ok := o.liveReservation()
+		if !ok || !o.waits() {
+			continue
+		}
+		if unseen[o.Key] {
+			g.placing[o.Key] = pluginReason
+			continue
+		}
+		for _, node := range append([]string{r.Driver}, slices.Sorted(maps.Keys(r.Executors))...) {
+			if over[node] {
+				g.taken[o.Key] = node
+				break
+			}
+		}
+	}
 }
