@@ -82,7 +82,7 @@ bench: build
 	bin/bench --kubeconfig $$kc --scenario restart --apps 10000; \
 	bin/bench --kubeconfig $$kc --scenario failover --apps 10000
 
-## bench-gang: the gang comparisons, 1,000 mixed applications on 100 kwok nodes (the cluster's scheduler spark-scheduler, which holds only the room of plugin runs): gang vs no gang; each enforcement (advisory, placeholders, plugin) under competing load (plain pods taking ~30% of the CPU) and placeholders without it; and the other gang schedulers side by side (its Workload API variant, the naive Workload mapping, the example external scheduler, Volcano, YuniKorn and coscheduling against the real schedulers); see docs/benchmarks.md
+## bench-gang: the gang comparisons, 1,000 mixed applications on 100 kwok nodes (the cluster's scheduler spark-scheduler, which holds only the room of plugin runs): gang vs no gang; each enforcement (advisory, placeholders, plugin) under competing load (plain pods taking ~30% of the CPU) and placeholders without it; and the other gang schedulers side by side (its Workload API variant, the naive Workload mapping, the example external scheduler, Volcano, YuniKorn, coscheduling and Kueue against the real schedulers); see docs/benchmarks.md
 .PHONY: bench-gang
 bench-gang: build
 	@mkdir -p bin && go build -o bin/bench ./test/bench
@@ -96,10 +96,10 @@ bench-gang: build
 	for s in kubernetes kubernetes-naive external; do \
 		bin/bench --kubeconfig $$kc --scenario gang --scheduler $$s --apps 1000 --webhook; \
 	done; \
-	for s in volcano yunikorn coscheduling; do \
+	for s in volcano yunikorn coscheduling kueue; do \
 		LOCAL_CLUSTER_DIR=$(CURDIR)/.cache/bench-gang-cluster hack/local-cluster.sh $$s || exit 1; \
 	done; \
-	for s in volcano yunikorn kube-scheduler; do \
+	for s in volcano yunikorn kube-scheduler kueue; do \
 		bin/bench --kubeconfig $$kc --scenario gang --scheduler $$s --apps 1000 --webhook; \
 	done
 

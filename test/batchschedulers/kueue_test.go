@@ -14,8 +14,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,19 +25,9 @@ import (
 	"github.com/sparkop/spark-operator/test/cluster"
 )
 
-var kueueGV = schema.GroupVersion{Group: "kueue.x-k8s.io", Version: "v1beta2"}
-
 // flavorLabel is the node label of the test's ResourceFlavor: Kueue puts it in the node
 // selector of the applications it admits, and the operator must honour it.
 const flavorLabel = "test.sparkop.dev/kueue-flavor"
-
-func kueueObject(kind, namespace, name string, spec map[string]any) *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	u.SetGroupVersionKind(kueueGV.WithKind(kind))
-	u.SetNamespace(namespace)
-	u.SetName(name)
-	return u
-}
 
 // TestKueue runs 20 applications labelled for a LocalQueue of Kueue v0.17.0's (its own
 // SparkApplication integration, `hack/local-cluster.sh kueue`) whose ClusterQueue has quota for
@@ -66,37 +56,24 @@ func TestKueue(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	flavor := kueueObject("ResourceFlavor", "", ns, map[string]any{"nodeLabels": map[string]any{flavorLabel: "on"}})
 	// 4 applications of 6 CPU (Kueue counts coreRequest) and 1.5Gi (spec memory).
-	cq := kueueObject("ClusterQueue", "", ns, map[string]any{
-		"namespaceSelector": map[string]any{},
-		"resourceGroups": []any{map[string]any{
-			"coveredResources": []any{"cpu", "memory"},
-			"flavors": []any{map[string]any{"name": ns, "resources": []any{
-				map[string]any{"name": "cpu", "nominalQuota": fmt.Sprint(fitAtOnce * (executorCount + 1) * podCPU)},
-				map[string]any{"name": "memory", "nominalQuota": "100Gi"},
-			}}},
-		}},
-	})
-	lq := kueueObject("LocalQueue", ns, "spark", map[string]any{"clusterQueue": ns})
-	for _, o := range []client.Object{flavor, cq, lq} {
+	q := cluster.NewKueueQueue(ns, map[string]string{flavorLabel: "on"}, corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewQuantity(fitAtOnce*(executorCount+1)*podCPU, resource.DecimalSI),
+		corev1.ResourceMemory: resource.MustParse("100Gi"),
+	}, ns, "spark")
+	for _, o := range q.Objects() {
 		if err := c.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
 	}
+	cq := q.ClusterQueue
 	t.Cleanup(func() {
 		_ = c.Delete(context.Background(), cq)
-		_ = c.Delete(context.Background(), flavor)
+		_ = c.Delete(context.Background(), q.Flavor)
 	})
 	cluster.Eventually(t, time.Minute, "the ClusterQueue to be active", func() (bool, error) {
 		err := c.Get(ctx, client.ObjectKeyFromObject(cq), cq)
-		conds, _, _ := unstructured.NestedSlice(cq.Object, "status", "conditions")
-		for _, cond := range conds {
-			if m, _ := cond.(map[string]any); m["type"] == "Active" && m["status"] == "True" {
-				return true, err
-			}
-		}
-		return false, err
+		return cluster.KueueActive(cq), err
 	})
 
 	cluster.StartOperator(t, "operator", "--kubeconfig", kubeconfig, "--namespaces", ns, "--submission-workers", "8",
@@ -191,7 +168,7 @@ func TestKueue(t *testing.T) {
 func checkWorkload(t *testing.T, c client.Client, app *v1beta2.SparkApplication) {
 	t.Helper()
 	var wls unstructured.UnstructuredList
-	wls.SetGroupVersionKind(kueueGV.WithKind("WorkloadList"))
+	wls.SetGroupVersionKind(cluster.KueueGV.WithKind("WorkloadList"))
 	if err := c.List(context.Background(), &wls, client.InNamespace(app.Namespace)); err != nil {
 		t.Error(err)
 		return

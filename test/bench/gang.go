@@ -23,6 +23,7 @@ import (
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/examples/external-scheduler/sjf"
+	"github.com/sparkop/spark-operator/scheduler"
 )
 
 // gangSizes are the executor counts of the mixed load, in turn (2 CPU each, 1-CPU drivers).
@@ -32,7 +33,7 @@ var gangSizes = []int32{2, 4, 8, 12}
 // the gang scheduler (--gang, the default) or without it, with this process playing Spark
 // (spark.go). It prints
 //
-//	RESULT mode=gang scheduler=gang|kubernetes|kubernetes-naive|external|volcano|yunikorn|kube-scheduler enforcement=advisory|placeholders|plugin load=none|competing apps=… decisions_per_s=… partial_starts=… unschedulable_executors=… placeholder_pods=… utilisation=… makespan_s=… state_lag_p50_ms=… state_lag_p99_ms=… api_writes_per_app=… api_reads_per_app=… [external_rtt_ms=…]
+//	RESULT mode=gang scheduler=gang|kubernetes|kubernetes-naive|external|volcano|yunikorn|kube-scheduler|kueue enforcement=advisory|placeholders|plugin load=none|competing apps=… decisions_per_s=… partial_starts=… unschedulable_executors=… placeholder_pods=… utilisation=… makespan_s=… state_lag_p50_ms=… state_lag_p99_ms=… api_writes_per_app=… api_reads_per_app=… [external_rtt_ms=…]
 //	gang: mode=gang allocated=… apps_ever_partial=… unschedulable_peak=… stuck=… unfinished=… ramp_s=… ramp_max_s=… (created …, ungated …, bound …)
 //	gang: mode=gang unschedulable executors=… bound_after_s=… bound_after_max_s=…   (when there were any, with their messages)
 //
@@ -85,8 +86,17 @@ func runGang(ctx context.Context, c config) error {
 		case "kube-scheduler":
 			// scheduler-plugins' coscheduling (hack/local-cluster.sh coscheduling).
 			args = append(args, "--enable-batch-scheduler", "--kube-scheduler-names=kube-scheduler")
+		case "kueue":
+			// Kueue's own SparkApplication integration (hack/local-cluster.sh kueue) queues the
+			// applications labelled for its LocalQueue and resumes them (spec.suspend) as its
+			// ClusterQueue has quota: the operator runs with no batch scheduler, as for any user.
+			cleanup, err := setUpKueue(ctx, e)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
 		default:
-			return fmt.Errorf("--scheduler %q: want gang, kubernetes, kubernetes-naive, external, volcano, yunikorn or kube-scheduler", sched)
+			return fmt.Errorf("--scheduler %q: want gang, kubernetes, kubernetes-naive, external, volcano, yunikorn, kube-scheduler or kueue", sched)
 		}
 		if c.enforcement != "" && gangCore(sched) {
 			args = append(args, "--gang-enforcement="+c.enforcement)
@@ -227,12 +237,8 @@ func startCompetingLoad(ctx context.Context, e *benchEnv) (*competingLoad, error
 	if err := e.cl.List(ctx, &nodes); err != nil {
 		return nil, err
 	}
-	var cpu int64
-	for i := range nodes.Items {
-		q := nodes.Items[i].Status.Allocatable[corev1.ResourceCPU]
-		cpu += q.Value()
-	}
-	load := newCompetingLoad(e.cl, e.ns, cpu)
+	cpu := allocatable(nodes.Items, corev1.ResourceCPU)[corev1.ResourceCPU]
+	load := newCompetingLoad(e.cl, e.ns, cpu.Value())
 	go load.run(ctx)
 	deadline := time.Now().Add(competingSeconds * time.Second)
 	for time.Now().Before(deadline) && load.created.Load() < int64(load.target) {
@@ -276,12 +282,19 @@ func gangApp(ns string, i int, sched string) *v1beta2.SparkApplication {
 	app.Spec.Executor.Cores = ptr.To[int32](2)
 	app.Spec.Executor.Memory = ptr.To("1024m")
 	app.Spec.Executor.Instances = ptr.To(n)
+	switch {
+	case sched == "kueue":
+		// Kueue queues by label, with no batch scheduler (setUpKueue). It counts CPU by
+		// coreRequest alone, so the pods' request (cores) is said again there.
+		app.Labels = map[string]string{scheduler.LabelKueueQueueName: kueueLocalQueue}
+		app.Spec.Driver.CoreRequest = ptr.To(fmt.Sprint(*app.Spec.Driver.Cores))
+		app.Spec.Executor.CoreRequest = ptr.To(fmt.Sprint(*app.Spec.Executor.Cores))
+	case sched != "" && sched != "gang": // gang is the operator's default there
+		app.Spec.BatchScheduler = ptr.To(sched)
+	}
 	if gangCore(sched) {
 		// A queue of the run's own; the other schedulers' queues are theirs (their defaults).
 		app.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To(ns)}
-	}
-	if sched != "" && sched != "gang" { // gang is the operator's default there
-		app.Spec.BatchScheduler = ptr.To(sched)
 	}
 	return app
 }

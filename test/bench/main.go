@@ -101,7 +101,8 @@ func main() {
 	flag.BoolVar(&c.gang, "gang", true, `gang: run the operator with the gang scheduler as the default (false: the same load without it)`)
 	flag.StringVar(&c.scheduler, "scheduler", "gang", `gang: the applications' batch scheduler: "gang" (the embedded one), "kubernetes" (its Workload API variant; `+
 		`a cluster up with --workload-api), "kubernetes-naive" (Workload and PodGroups with no admission), "external" (the example external scheduler, run in this process), `+
-		`"volcano", "yunikorn", "kube-scheduler" (coscheduling): the real schedulers, started on the cluster by hack/local-cluster.sh volcano, yunikorn, coscheduling`)
+		`"volcano", "yunikorn", "kube-scheduler" (coscheduling), "kueue" (its SparkApplication integration; the run makes its ClusterQueue and LocalQueue): `+
+		`the real schedulers, started on the cluster by hack/local-cluster.sh volcano, yunikorn, coscheduling, kueue`)
 	flag.StringVar(&c.enforcement, "enforcement", "", `gang: the operator's --gang-enforcement, "advisory", "placeholders" or "plugin" (the cluster's scheduler must be spark-scheduler: hack/local-cluster.sh up --spark-scheduler) (empty: its default); prints the RESULT line of the gang comparisons`)
 	flag.StringVar(&c.load, "load", "none", `gang: "competing" runs plain pods beside the applications, arriving and leaving steadily and taking ~30% of the CPU`)
 	flag.Parse()
