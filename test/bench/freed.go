@@ -38,13 +38,23 @@ type runSpan struct {
 	nodes []string
 }
 
-// freedToDriver returns, sorted, for each run whose end freed capacity while some application
-// still waited for admission (not admitted yet, or never), the time from that end to the
-// driver pod of the next application admitted at or after it onto one of the nodes it freed.
-// unmatched counts those ends no application followed onto their nodes: their room stayed
-// free to the end of what was seen. The applications are taken as created at once, before
-// any run ended, as the scale scenario creates them.
-func freedToDriver(runs []runSpan) (waits []time.Duration, unmatched int) {
+// freedWaits is what freedToDriver found.
+type freedWaits struct {
+	// toDriver and toAdmitted are, sorted, for each run whose end freed capacity while some
+	// application still waited for admission (not admitted yet, or never), the time from that
+	// end to the driver pod of the next application admitted at or after it onto one of the
+	// nodes it freed, and to that application's admission.
+	toDriver, toAdmitted []time.Duration
+	// unmatched counts those ends no application followed onto their nodes: their room stayed
+	// free to the end of what was seen.
+	unmatched int
+}
+
+// freedToDriver matches the ends of runs to the applications that took their room (see
+// freedWaits). The applications are taken as created at once, before any run ended, as the
+// scale scenario creates them.
+func freedToDriver(runs []runSpan) freedWaits {
+	var out freedWaits
 	var admissions []time.Time
 	never := 0
 	// byNode lists, per node, the runs admitted onto it whose driver appeared, by admission.
@@ -85,13 +95,15 @@ func freedToDriver(runs []runSpan) (waits []time.Duration, unmatched int) {
 			}
 		}
 		if next == nil {
-			unmatched++
+			out.unmatched++
 			continue
 		}
-		waits = append(waits, max(next.driver.Sub(r.freed), 0))
+		out.toDriver = append(out.toDriver, max(next.driver.Sub(r.freed), 0))
+		out.toAdmitted = append(out.toAdmitted, next.admitted.Sub(r.freed))
 	}
-	slices.Sort(waits)
-	return waits, unmatched
+	slices.Sort(out.toDriver)
+	slices.Sort(out.toAdmitted)
+	return out
 }
 
 // runSpans records runSpans from the stand-in's watches of pods and Reservations.

@@ -27,11 +27,17 @@ func at(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Seco
 func TestFreedToDriver(t *testing.T) {
 	// waiting is an application never admitted: one waited throughout.
 	waiting := runSpan{}
+	ms := func(ms ...float64) []time.Duration {
+		var out []time.Duration
+		for _, m := range ms {
+			out = append(out, time.Duration(m*float64(time.Millisecond)))
+		}
+		return out
+	}
 	cases := []struct {
-		name      string
-		runs      []runSpan
-		want      []time.Duration
-		unmatched int
+		name string
+		runs []runSpan
+		want freedWaits
 	}{{
 		name: "the next run admitted onto a freed node: from the end to its driver",
 		runs: []runSpan{
@@ -39,7 +45,7 @@ func TestFreedToDriver(t *testing.T) {
 			{admitted: at(30.1), driver: at(30.4), nodes: []string{"n2"}},
 			waiting,
 		},
-		want: []time.Duration{400 * time.Millisecond},
+		want: freedWaits{toDriver: ms(400), toAdmitted: ms(100)},
 	}, {
 		name: "a run admitted before the end does not take its room, though its driver comes after",
 		runs: []runSpan{
@@ -48,7 +54,7 @@ func TestFreedToDriver(t *testing.T) {
 			{admitted: at(31), driver: at(32), nodes: []string{"n1"}},
 			waiting,
 		},
-		want: []time.Duration{2 * time.Second},
+		want: freedWaits{toDriver: ms(2000), toAdmitted: ms(1000)},
 	}, {
 		name: "a run admitted onto other nodes does not take it",
 		runs: []runSpan{
@@ -57,7 +63,7 @@ func TestFreedToDriver(t *testing.T) {
 			{admitted: at(35), driver: at(36), nodes: []string{"n3", "n1"}},
 			waiting,
 		},
-		want: []time.Duration{6 * time.Second},
+		want: freedWaits{toDriver: ms(6000), toAdmitted: ms(5000)},
 	}, {
 		name: "the first admitted takes it, whichever node, even if another's driver came first",
 		runs: []runSpan{
@@ -66,7 +72,7 @@ func TestFreedToDriver(t *testing.T) {
 			{admitted: at(32), driver: at(33), nodes: []string{"n1"}},
 			waiting,
 		},
-		want: []time.Duration{4 * time.Second},
+		want: freedWaits{toDriver: ms(4000), toAdmitted: ms(1000)},
 	}, {
 		name: "two ends can be taken by the same run",
 		runs: []runSpan{
@@ -75,7 +81,7 @@ func TestFreedToDriver(t *testing.T) {
 			{admitted: at(32), driver: at(33), nodes: []string{"n1"}},
 			waiting,
 		},
-		want: []time.Duration{2 * time.Second, 3 * time.Second},
+		want: freedWaits{toDriver: ms(2000, 3000), toAdmitted: ms(1000, 2000)},
 	}, {
 		name: "an end with no run after it on its nodes is unmatched",
 		runs: []runSpan{
@@ -83,14 +89,14 @@ func TestFreedToDriver(t *testing.T) {
 			{admitted: at(31), driver: at(32), nodes: []string{"n2"}},
 			waiting,
 		},
-		unmatched: 1,
+		want: freedWaits{unmatched: 1},
 	}, {
 		name: "an end after the last admission, nothing waiting, is not counted",
 		runs: []runSpan{
 			{admitted: at(0), driver: at(1), freed: at(30), nodes: []string{"n1"}},
 			{admitted: at(10), driver: at(11), freed: at(40), nodes: []string{"n1"}},
 		},
-		want: nil,
+		want: freedWaits{},
 	}, {
 		name: "a run admitted whose driver never appeared takes nothing",
 		runs: []runSpan{
@@ -98,7 +104,7 @@ func TestFreedToDriver(t *testing.T) {
 			{admitted: at(31), nodes: []string{"n1"}},
 			{admitted: at(33), driver: at(34), nodes: []string{"n1"}},
 		},
-		want: []time.Duration{4 * time.Second},
+		want: freedWaits{toDriver: ms(4000), toAdmitted: ms(3000)},
 	}, {
 		name: "a driver seen before its admission counts as no wait",
 		runs: []runSpan{
@@ -106,18 +112,15 @@ func TestFreedToDriver(t *testing.T) {
 			{admitted: at(30.5), driver: at(29.9), nodes: []string{"n1"}},
 			waiting,
 		},
-		want: []time.Duration{0},
+		want: freedWaits{toDriver: ms(0), toAdmitted: ms(500)},
 	}, {
 		name: "no runs",
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, unmatched := freedToDriver(tc.runs)
-			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("waits (-want +got):\n%s", diff)
-			}
-			if unmatched != tc.unmatched {
-				t.Errorf("unmatched = %d, want %d", unmatched, tc.unmatched)
+			got := freedToDriver(tc.runs)
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(freedWaits{}), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("freedToDriver (-want +got):\n%s", diff)
 			}
 		})
 	}

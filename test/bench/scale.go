@@ -27,7 +27,7 @@ import (
 // stand-in playing the gang scenario's mixed load (spark.go, gangApp). It prints
 //
 //	RESULT scenario=scale nodes=… apps=… queues=… decisions_per_s=… freed_to_driver_p50_ms=… freed_to_driver_p99_ms=… partial_starts=… rss_mib=… settled_rss_mib=… api_requests_per_app=…
-//	scale: finished=… unfinished=… stuck=… makespan_s=… utilisation=… freed_ends=… unmatched=… api_writes_per_app=… api_reads_per_app=…
+//	scale: finished=… unfinished=… stuck=… makespan_s=… utilisation=… freed_ends=… unmatched=… freed_to_admitted_p50_ms=… freed_to_admitted_p99_ms=… api_writes_per_app=… api_reads_per_app=…
 //
 // decisions_per_s and partial_starts are the gang scenario's; freed_to_driver is from a run's
 // end to the next application's driver on the room it freed (freed.go); rss_mib is the
@@ -107,7 +107,7 @@ func runScale(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	waits, unmatched := freedToDriver(runs.spans(c.apps))
+	freed := freedToDriver(runs.spans(c.apps))
 
 	j, obs := play.j, play.obs
 	fmt.Printf("scale: %s\n", j.stages())
@@ -115,11 +115,11 @@ func runScale(ctx context.Context, c config) error {
 		fmt.Printf("scale: %s\n", q)
 	}
 	fmt.Printf("scale: %s\n", use.top)
-	fmt.Printf("scale: finished=%d unfinished=%d stuck=%d makespan_s=%.1f utilisation=%.3f freed_ends=%d unmatched=%d api_writes_per_app=%.1f api_reads_per_app=%.1f\n",
+	fmt.Printf("scale: finished=%d unfinished=%d stuck=%d makespan_s=%.1f utilisation=%.3f freed_ends=%d unmatched=%d freed_to_admitted_p50_ms=%.0f freed_to_admitted_p99_ms=%.0f api_writes_per_app=%.1f api_reads_per_app=%.1f\n",
 		obs.finished, c.apps-obs.finished, obs.stuck, play.makespan().Seconds(), j.workingShareSeconds/max(j.seconds, 1e-9),
-		len(waits), unmatched, use.writes, use.reads)
+		len(freed.toDriver), freed.unmatched, ms(percentile(freed.toAdmitted, 50)), ms(percentile(freed.toAdmitted, 99)), use.writes, use.reads)
 	fmt.Printf("RESULT scenario=scale nodes=%d apps=%d queues=%d decisions_per_s=%.0f freed_to_driver_p50_ms=%.0f freed_to_driver_p99_ms=%.0f partial_starts=%d rss_mib=%.1f settled_rss_mib=%.1f api_requests_per_app=%.1f\n",
-		len(nodes.Items), c.apps, c.queues, decisionsPerS, ms(percentile(waits, 50)), ms(percentile(waits, 99)), j.partialPeak,
+		len(nodes.Items), c.apps, c.queues, decisionsPerS, ms(percentile(freed.toDriver, 50)), ms(percentile(freed.toDriver, 99)), j.partialPeak,
 		rss, settled, use.writes+use.reads)
 	return nil
 }
