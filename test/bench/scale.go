@@ -27,6 +27,7 @@ import (
 // stand-in playing the gang scenario's mixed load (spark.go, gangApp). It prints
 //
 //	RESULT scenario=scale nodes=… apps=… queues=… decisions_per_s=… freed_to_driver_p50_ms=… freed_to_driver_p99_ms=… partial_starts=… rss_mib=… settled_rss_mib=… api_requests_per_app=…
+//	scale: cycles=… every_ms=… deciding_ms=…   (the gang scheduler's cycles, their mean interval and deciding time)
 //	scale: finished=… unfinished=… stuck=… makespan_s=… utilisation=… freed_ends=… unmatched=… freed_to_admitted_p50_ms=… freed_to_admitted_p99_ms=… api_writes_per_app=… api_reads_per_app=…
 //
 // decisions_per_s and partial_starts are the gang scenario's; freed_to_driver is from a run's
@@ -97,6 +98,14 @@ func runScale(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
+	cycles, err := op.counter("spark_operator_gang_cycles_total", "", "") // one series, no labels
+	if err != nil {
+		return err
+	}
+	_, deciding, err := op.gangDecisions()
+	if err != nil {
+		return err
+	}
 	rss, err := op.rssMiB("VmHWM")
 	if err != nil {
 		return err
@@ -115,6 +124,9 @@ func runScale(ctx context.Context, c config) error {
 		fmt.Printf("scale: %s\n", q)
 	}
 	fmt.Printf("scale: %s\n", use.top)
+	// A cycle decides, stores its reservations and writes the queues' status and held reasons;
+	// triggers arriving meanwhile wait for the next one.
+	fmt.Printf("scale: cycles=%.0f every_ms=%.0f deciding_ms=%.1f\n", cycles, ms(play.makespan())/max(cycles, 1), deciding*1000/max(cycles, 1))
 	fmt.Printf("scale: finished=%d unfinished=%d stuck=%d makespan_s=%.1f utilisation=%.3f freed_ends=%d unmatched=%d freed_to_admitted_p50_ms=%.0f freed_to_admitted_p99_ms=%.0f api_writes_per_app=%.1f api_reads_per_app=%.1f\n",
 		obs.finished, c.apps-obs.finished, obs.stuck, play.makespan().Seconds(), j.workingShareSeconds/max(j.seconds, 1e-9),
 		len(freed.toDriver), freed.unmatched, ms(percentile(freed.toAdmitted, 50)), ms(percentile(freed.toAdmitted, 99)), use.writes, use.reads)
