@@ -43,8 +43,8 @@ var gangSizes = []int32{2, 4, 8, 12}
 // share of the nodes' allocatable CPU at work over the run: requested by the running executors
 // of jobs that progress, and by their drivers; allocated is the mean share requested by all
 // running pods, idle drivers included. The run ends when
-// every application has finished, or gives up when no job has progressed for stallLimit (or
-// --timeout has passed): stuck counts the applications then left whose driver runs with no
+// every application has finished, or gives up when no job has progressed (nor any driver
+// started) for stallLimit after all were created (or --timeout has passed): stuck counts the applications then left whose driver runs with no
 // executor running, unfinished all those not finished. ramp is the mean time from a driver
 // running to all its executors running, and within it to all created, ungated and bound.
 func runGang(ctx context.Context, c config) error {
@@ -200,8 +200,9 @@ type gangPlay struct {
 func (p gangPlay) makespan() time.Duration { return p.last.Sub(p.start) }
 
 // playGang creates n applications at once (newApp(i), 32 create calls side by side) and plays
-// Spark for them with spark until every one has finished, no job has progressed for
-// stallLimit, or timeout has passed. Its API calls run on runCtx.
+// Spark for them with spark until every one has finished, no job has progressed (nor any
+// driver started) for stallLimit since they were all created, or timeout has passed. Its API
+// calls run on runCtx.
 func playGang(ctx, runCtx context.Context, spark *standIn, n int, timeout time.Duration, newApp func(i int) *v1beta2.SparkApplication) (gangPlay, error) {
 	p := gangPlay{j: newJobs(), start: time.Now()}
 	if failed := inParallel(n, 32, 0, func(i int) error {
@@ -210,7 +211,9 @@ func playGang(ctx, runCtx context.Context, spark *standIn, n int, timeout time.D
 		return p, fmt.Errorf("%d of %d applications could not be created", failed, n)
 	}
 	p.last = p.start
-	lastProgress := p.start
+	// The stall clock starts once every application exists: at scale the creation alone takes
+	// longer than stallLimit.
+	lastProgress := time.Now()
 	deadline := p.start.Add(timeout)
 	tick := time.NewTicker(standInTick)
 	defer tick.Stop()
@@ -229,14 +232,16 @@ func playGang(ctx, runCtx context.Context, spark *standIn, n int, timeout time.D
 			return p, err
 		}
 		now := time.Now()
-		finishedBefore := p.obs.finished
+		finishedBefore, unstartedBefore := p.obs.finished, p.obs.unstarted
 		var acts []action
 		acts, p.obs = p.j.step(now, now.Sub(p.last), apps, pods, nodes)
 		p.last = now
 		for _, a := range acts {
 			spark.run(runCtx, a)
 		}
-		if p.obs.progress || p.obs.finished > finishedBefore {
+		// A driver starting is progress too: many admitted at once take a while to get their
+		// executors running.
+		if p.obs.progress || p.obs.finished > finishedBefore || p.obs.unstarted < unstartedBefore {
 			lastProgress = now
 		}
 		if p.obs.finished == n || now.Sub(lastProgress) > stallLimit || now.After(deadline) {
