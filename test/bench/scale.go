@@ -28,6 +28,7 @@ import (
 //
 //	RESULT scenario=scale nodes=… apps=… queues=… decisions_per_s=… freed_to_driver_p50_ms=… freed_to_driver_p99_ms=… partial_starts=… rss_mib=… settled_rss_mib=… api_requests_per_app=…
 //	scale: cycles=… every_ms=… deciding_ms=…   (the gang scheduler's cycles, their mean interval and deciding time)
+//	scale: apps_ever_partial=… unschedulable_peak=… unschedulable_executors=…   (as the gang scenario's)
 //	scale: finished=… unfinished=… stuck=… makespan_s=… utilisation=… freed_ends=… unmatched=… freed_to_admitted_p50_ms=… freed_to_admitted_p99_ms=… api_writes_per_app=… api_reads_per_app=…
 //
 // decisions_per_s and partial_starts are the gang scenario's; freed_to_driver is from a run's
@@ -127,6 +128,7 @@ func runScale(ctx context.Context, c config) error {
 	// A cycle decides, stores its reservations and writes the queues' status and held reasons;
 	// triggers arriving meanwhile wait for the next one.
 	fmt.Printf("scale: cycles=%.0f every_ms=%.0f deciding_ms=%.1f\n", cycles, ms(play.makespan())/max(cycles, 1), deciding*1000/max(cycles, 1))
+	fmt.Printf("scale: apps_ever_partial=%d unschedulable_peak=%d unschedulable_executors=%d\n", len(j.everPartial), j.unschedulablePeak, j.unschedulableExecutors())
 	fmt.Printf("scale: finished=%d unfinished=%d stuck=%d makespan_s=%.1f utilisation=%.3f freed_ends=%d unmatched=%d freed_to_admitted_p50_ms=%.0f freed_to_admitted_p99_ms=%.0f api_writes_per_app=%.1f api_reads_per_app=%.1f\n",
 		obs.finished, c.apps-obs.finished, obs.stuck, play.makespan().Seconds(), j.workingShareSeconds/max(j.seconds, 1e-9),
 		len(freed.toDriver), freed.unmatched, ms(percentile(freed.toAdmitted, 50)), ms(percentile(freed.toAdmitted, 99)), use.writes, use.reads)
