@@ -103,6 +103,20 @@ bench-gang: build
 		bin/bench --kubeconfig $$kc --scenario gang --scheduler $$s --apps 1000 --webhook; \
 	done
 
+## bench-scale: the gang scheduler at scale: SCALE_APPS (10,000) of the gang scenario's applications queued at once across 20 Queues of different priorities and quotas, on SCALE_NODES (1,000) kwok nodes of a cluster of its own, stopped after the run; one RESULT line; not part of `make bench`; see docs/benchmarks.md
+SCALE_NODES ?= 1000
+SCALE_APPS ?= 10000
+SCALE_TIMEOUT ?= 60m
+.PHONY: bench-scale
+bench-scale: build
+	@mkdir -p bin && go build -o bin/bench ./test/bench
+	@dir=$(CURDIR)/.cache/bench-scale-cluster; \
+	kc=$$(LOCAL_CLUSTER_DIR=$$dir hack/local-cluster.sh up --nodes $(SCALE_NODES) | tail -n 1); \
+	status=0; \
+	bin/bench --kubeconfig $$kc --scenario scale --apps $(SCALE_APPS) --queues 20 --webhook --timeout $(SCALE_TIMEOUT) || status=$$?; \
+	LOCAL_CLUSTER_DIR=$$dir hack/local-cluster.sh down; \
+	exit $$status
+
 ## cluster-up: build (once) the control plane, helm, cert-manager and the batch schedulers the
 ## tests start (scheduler-plugins, Kueue, spark-scheduler), and start the control plane
 .PHONY: cluster-up

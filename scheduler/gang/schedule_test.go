@@ -845,6 +845,28 @@ func BenchmarkSchedule(b *testing.B) {
 	}
 }
 
+// BenchmarkScheduleScale: one cycle at the sizes of the scale scenario (docs/benchmarks.md, #25
+// §5), ten queued applications per node, up to 1,000 nodes and 10,000 applications: how the
+// decision core's rate grows with the cluster, apart from any API server.
+func BenchmarkScheduleScale(b *testing.B) {
+	for _, nodes := range []int{100, 300, 1000} {
+		b.Run(fmt.Sprintf("nodes=%d,apps=%d", nodes, 10*nodes), func(b *testing.B) {
+			snap := randomSnapshot(rand.New(rand.NewPCG(3, 4)), nodes, 10*nodes)
+			waiting := 0
+			for _, w := range snap.Workloads {
+				if w.Admission == nil {
+					waiting++
+				}
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				gang.Schedule(snap, gang.Options{})
+			}
+			b.ReportMetric(float64(waiting)*float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+		})
+	}
+}
+
 // TestIssueScenario is the end-to-end scenario of the gang scheduler's issue, decided in one
 // cycle: 4 nodes of 16 cpu, 20 applications of a 1-cpu driver and 8 executors of 2 cpu. Each
 // needs 17 cpu, more than a node: 3 fit at once (51 of 64 cpu), the 4th waits at the head.

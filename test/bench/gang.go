@@ -44,8 +44,8 @@ var gangSizes = []int32{2, 4, 8, 12}
 // share of the nodes' allocatable CPU at work over the run: requested by the running executors
 // of jobs that progress, and by their drivers; allocated is the mean share requested by all
 // running pods, idle drivers included. The run ends when
-// every application has finished, or gives up when no job has progressed for stallLimit (or
-// --timeout has passed): stuck counts the applications then left whose driver runs with no
+// every application has finished, or gives up when no job has progressed (nor any driver
+// started) for stallLimit after all were created (or --timeout has passed): stuck counts the applications then left whose driver runs with no
 // executor running, unfinished all those not finished. ramp is the mean time from a driver
 // running to all its executors running, and within it to all created, ungated and bound.
 func runGang(ctx context.Context, c config) error {
@@ -102,8 +102,7 @@ func runGang(ctx context.Context, c config) error {
 			args = append(args, "--gang-enforcement="+c.enforcement)
 		}
 	}
-	op, err := startOperator(ctx, c, e.ns, "gang-"+mode, append(args, "--submission-workers", "32", "--enable-spark-connect=false",
-		"--kube-api-qps", "1000", "--kube-api-burst", "2000")...)
+	op, err := startOperator(ctx, c, e.ns, "gang-"+mode, append(args, gangOperatorArgs...)...)
 	if err != nil {
 		return err
 	}
@@ -126,48 +125,14 @@ func runGang(ctx context.Context, c config) error {
 		}
 	}
 
-	start := time.Now()
-	if failed := inParallel(c.apps, 32, 0, func(i int) error {
-		return e.cl.Create(ctx, gangApp(e.ns, i, sched))
-	}); failed > 0 {
-		return fmt.Errorf("%d of %d applications could not be created", failed, c.apps)
+	play, err := playGang(ctx, runCtx, spark, c.apps, c.timeout, func(i int) *v1beta2.SparkApplication {
+		return gangApp(e.ns, i, sched)
+	})
+	if err != nil {
+		return err
 	}
-	j := newJobs()
-	var obs observation
-	last, lastProgress := start, start
-	deadline := start.Add(c.timeout)
-	tick := time.NewTicker(standInTick)
-	defer tick.Stop()
-	for {
-		select {
-		case r := <-spark.results:
-			j.done(r.a, r.ok)
-			continue
-		case <-tick.C:
-		}
-		apps, pods, nodes, err := spark.read(ctx)
-		if err != nil {
-			return err
-		}
-		if j.reservations, err = spark.reservations(ctx); err != nil {
-			return err
-		}
-		now := time.Now()
-		finishedBefore := obs.finished
-		var acts []action
-		acts, obs = j.step(now, now.Sub(last), apps, pods, nodes)
-		last = now
-		for _, a := range acts {
-			spark.run(runCtx, a)
-		}
-		if obs.progress || obs.finished > finishedBefore {
-			lastProgress = now
-		}
-		if obs.finished == c.apps || now.Sub(lastProgress) > stallLimit || now.After(deadline) {
-			break
-		}
-	}
-	makespan := last.Sub(start)
+	j, obs := play.j, play.obs
+	makespan := play.makespan()
 	use, err := cost.per(ctx, c.apps)
 	if err != nil {
 		return err
@@ -175,12 +140,8 @@ func runGang(ctx context.Context, c config) error {
 	lagP50, lagP99, lags := spark.lag.percentiles()
 	decisionsPerS := 0.0
 	if c.gang && gangCore(sched) { // the others' admissions are not the gang core's to count
-		decisions, busy, err := op.gangDecisions()
-		if err != nil {
+		if decisionsPerS, err = op.decisionRate(); err != nil {
 			return err
-		}
-		if busy > 0 {
-			decisionsPerS = decisions / busy
 		}
 	}
 	created, ungated, bound, running, longest := j.ramp()
@@ -228,6 +189,85 @@ func runGang(ctx context.Context, c config) error {
 		mode, schedField, enforcement, c.load, c.apps, decisionsPerS, j.partialPeak, j.unschedulableExecutors(), placeholders, utilisation, makespan.Seconds(),
 		ms(lagP50), ms(lagP99), use.writes, use.reads, extra)
 	return nil
+}
+
+// gangOperatorArgs are the operator's flags in every run of the gang and scale scenarios,
+// beside its scheduler's: 32 submission workers, no SparkConnect controller, and the API rate
+// limits of the submit scenario.
+var gangOperatorArgs = []string{"--submission-workers", "32", "--enable-spark-connect=false",
+	"--kube-api-qps", "1000", "--kube-api-burst", "2000"}
+
+// gangPlay is what the stand-in saw of one run of applications created at once.
+type gangPlay struct {
+	j *jobs
+	// obs is the last step's observation.
+	obs observation
+	// start is the first create call, last the last step.
+	start, last time.Time
+}
+
+// makespan is from the first creation to the last application finished (or to giving up).
+func (p gangPlay) makespan() time.Duration { return p.last.Sub(p.start) }
+
+// playGang creates n applications at once (newApp(i), 32 create calls side by side) and plays
+// Spark for them with spark until every one has finished, no job has progressed (nor any
+// driver started) for stallLimit since they were all created, or timeout has passed. Its API
+// calls run on runCtx.
+func playGang(ctx, runCtx context.Context, spark *standIn, n int, timeout time.Duration, newApp func(i int) *v1beta2.SparkApplication) (gangPlay, error) {
+	p := gangPlay{j: newJobs(), start: time.Now()}
+	if failed := inParallel(n, 32, 0, func(i int) error {
+		return spark.cl.Create(ctx, newApp(i))
+	}); failed > 0 {
+		return p, fmt.Errorf("%d of %d applications could not be created", failed, n)
+	}
+	p.last = p.start
+	// The stall clock starts once every application exists: at scale the creation alone takes
+	// longer than stallLimit.
+	lastProgress := time.Now()
+	deadline := p.start.Add(timeout)
+	tick := time.NewTicker(standInTick)
+	defer tick.Stop()
+	for {
+		select {
+		case r := <-spark.results:
+			p.j.done(r.a, r.ok)
+			continue
+		case <-tick.C:
+		}
+		apps, pods, nodes, err := spark.read(ctx)
+		if err != nil {
+			return p, err
+		}
+		if p.j.reservations, err = spark.reservations(ctx); err != nil {
+			return p, err
+		}
+		now := time.Now()
+		finishedBefore, unstartedBefore := p.obs.finished, p.obs.unstarted
+		var acts []action
+		acts, p.obs = p.j.step(now, now.Sub(p.last), apps, pods, nodes)
+		p.last = now
+		for _, a := range acts {
+			spark.run(runCtx, a)
+		}
+		// A driver starting is progress too: many admitted at once take a while to get their
+		// executors running.
+		if p.obs.progress || p.obs.finished > finishedBefore || p.obs.unstarted < unstartedBefore {
+			lastProgress = now
+		}
+		if p.obs.finished == n || now.Sub(lastProgress) > stallLimit || now.After(deadline) {
+			return p, nil
+		}
+	}
+}
+
+// decisionRate is the gang scheduler's decisions per second of deciding (see gangDecisions);
+// 0 before it has decided anything.
+func (o *operatorProcess) decisionRate() (float64, error) {
+	decisions, busy, err := o.gangDecisions()
+	if err != nil || busy == 0 {
+		return 0, err
+	}
+	return decisions / busy, nil
 }
 
 // startCompetingLoad starts the competing load in e's namespace and waits until it takes its

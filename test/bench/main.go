@@ -17,6 +17,10 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 // restart and failover (restart.go) time how soon a new application gets its driver after the
 // operator is killed, with N finished applications present.
 //
+// gang (gang.go) runs N mixed-size applications at once, with a Spark stand-in (spark.go),
+// with or without the gang scheduler; scale (scale.go) runs the gang scheduler with N of them
+// queued at once across many Queues on a cluster of many kwok nodes.
+//
 // See docs/benchmarks.md for how to run it and the figures measured.
 package main
 
@@ -80,6 +84,8 @@ type config struct {
 	// and competing load ("none" or "competing").
 	enforcement string
 	load        string
+	// queues is the scale scenario's number of Queues.
+	queues int
 }
 
 func main() {
@@ -97,7 +103,8 @@ func main() {
 	flag.BoolVar(&c.webhook, "webhook", false, "run the operator with its admission webhooks and report their latency")
 	flag.StringVar(&c.scenario, "scenario", "submit", `what to measure: "submit" (submission speed), "restart" or "failover" `+
 		`(time to a new application's driver after the operator is killed, with --apps finished applications present), `+
-		`"gang" (--apps mixed-size applications at once, with or without (--gang=false) the gang scheduler)`)
+		`"gang" (--apps mixed-size applications at once, with or without (--gang=false) the gang scheduler), `+
+		`"scale" (the gang scheduler with --apps of the gang scenario's applications queued at once across --queues Queues, on every node of the cluster)`)
 	flag.BoolVar(&c.gang, "gang", true, `gang: run the operator with the gang scheduler as the default (false: the same load without it)`)
 	flag.StringVar(&c.scheduler, "scheduler", "gang", `gang: the applications' batch scheduler: "gang" (the embedded one), "kubernetes" (its Workload API variant; `+
 		`a cluster up with --workload-api), "kubernetes-naive" (Workload and PodGroups with no admission), "external" (the example external scheduler, run in this process), `+
@@ -105,6 +112,7 @@ func main() {
 		`the real schedulers, started on the cluster by hack/local-cluster.sh volcano, yunikorn, coscheduling, kueue`)
 	flag.StringVar(&c.enforcement, "enforcement", "", `gang: the operator's --gang-enforcement, "advisory", "placeholders" or "plugin" (the cluster's scheduler must be spark-scheduler: hack/local-cluster.sh up --spark-scheduler) (empty: its default); prints the RESULT line of the gang comparisons`)
 	flag.StringVar(&c.load, "load", "none", `gang: "competing" runs plain pods beside the applications, arriving and leaving steadily and taking ~30% of the CPU`)
+	flag.IntVar(&c.queues, "queues", 20, `scale: Queues of different priorities and quotas the applications are spread over`)
 	flag.Parse()
 	if c.load != "none" && c.load != "competing" {
 		fmt.Fprintf(os.Stderr, "--load: %q is neither none nor competing\n", c.load)
@@ -115,6 +123,7 @@ func main() {
 		"restart":  runRestart,
 		"failover": runFailover,
 		"gang":     runGang,
+		"scale":    runScale,
 	}
 	scenario, ok := scenarios[c.scenario]
 	if !ok {

@@ -528,6 +528,17 @@ func newStandIn(ctx context.Context, cfg *rest.Config, cl client.Client, ns stri
 	return &standIn{cl: cl, cache: c, ns: ns, sem: make(chan struct{}, apiCalls), results: make(chan result, 1024), lag: lag}, nil
 }
 
+// watch adds h to the handlers of the stand-in's informer of obj's kind, starting it if
+// needed; it returns once that informer has synced.
+func (s *standIn) watch(ctx context.Context, obj client.Object, h toolscache.ResourceEventHandler) error {
+	inf, err := s.cache.GetInformer(ctx, obj)
+	if err != nil {
+		return fmt.Errorf("watching %T: %w", obj, err)
+	}
+	_, err = inf.AddEventHandler(h)
+	return err
+}
+
 // read returns what the cache holds now, without copying it: step only reads.
 func (s *standIn) read(ctx context.Context) ([]v1beta2.SparkApplication, []corev1.Pod, []corev1.Node, error) {
 	var apps v1beta2.SparkApplicationList
