@@ -130,7 +130,18 @@ require (
 )
 
 replace (
+	// Pinned to the versions the control plane's build (hack/tools/kubernetes) uses, which the
+	// operator's module would raise: the same versions reuse that build from Go's cache, instead
+	// of compiling the whole scheduler again (most minutes of a cold build).
+	github.com/google/gnostic-models => github.com/google/gnostic-models v0.7.0
 	github.com/sparkop/spark-operator => ../..
+	go.yaml.in/yaml/v3 => go.yaml.in/yaml/v3 v3.0.4
+	golang.org/x/crypto => golang.org/x/crypto v0.54.0
+	golang.org/x/net => golang.org/x/net v0.57.0
+	golang.org/x/sync => golang.org/x/sync v0.22.0
+	golang.org/x/sys => golang.org/x/sys v0.47.0
+	golang.org/x/term => golang.org/x/term v0.45.0
+	golang.org/x/text => golang.org/x/text v0.40.0
 	k8s.io/api => k8s.io/api v0.37.1
 	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.37.1
 	k8s.io/apimachinery => k8s.io/apimachinery v0.37.1
