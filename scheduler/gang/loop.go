@@ -46,7 +46,7 @@ type loop struct {
 	// not show them started yet (newStartGate).
 	let map[boundMember]time.Time
 	// dropped holds the stale reservations (by UID) this loop deleted, with the plugin
-	// enforcement, that the cache may still show (stale.go).
+	// enforcement, that the cache may still show (plugin.go).
 	dropped map[types.UID]bool
 }
 
@@ -123,8 +123,9 @@ func (l *loop) cycle(ctx context.Context) error {
 		return err
 	}
 	if s.cfg.Enforcement == EnforcementPlugin {
-		// Before any reservation is stored, the room that holds nothing here let go of in
-		// the pod scheduler too (stale.go). A deletion that failed is tried again next cycle.
+		// Before any reservation is stored, delete those that hold nothing here any more, so
+		// that the pod scheduler lets go of their room first (plugin.go). A deletion that
+		// failed is tried again by the next cycle.
 		if err := l.dropStale(ctx, w); err != nil {
 			log.FromContext(ctx).Error(err, "deleting stale reservations")
 		}
