@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/sparkop/spark-operator/scheduler/external"
+	"github.com/sparkop/spark-operator/scheduler/reservation"
 	"github.com/sparkop/spark-operator/scheduler/yunikorn"
 	"github.com/sparkop/spark-operator/submission"
 	"github.com/sparkop/spark-operator/webhook"
@@ -152,7 +153,7 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.BoolVar(&o.gangBackfill, "gang-backfill", false, "Let a smaller application of a queue be admitted before the head of its queue when it cannot delay it.")
 	fs.BoolVar(&o.gangPreemption, "gang-preemption", false, "Let a waiting application evict whole lower-priority applications of its queue (or ones borrowing beyond their quota).")
 	fs.IntVar(&o.gangStartBacklog, "gang-start-backlog", 256, "Start admitted applications' drivers only while fewer executors than this, of drivers started just before, wait to be released to their nodes; 0 starts them all at once.")
-	fs.DurationVar(&o.gangReservationTimeout, "gang-reservation-timeout", 5*time.Minute, "How long node capacity planned for an admitted application's pod is kept while the pod is not bound.")
+	fs.DurationVar(&o.gangReservationTimeout, "gang-reservation-timeout", reservation.DefaultTimeout, "How long node capacity planned for an admitted application's pod is kept while the pod is not bound.")
 	fs.StringVar(&o.gangEnforcement, "gang-enforcement", string(gang.EnforcementAdvisory), `How reserved capacity is kept from pods the gang scheduler did not admit: "placeholders" (placeholder pods hold it; works with the stock kube-scheduler), "plugin" (the cluster's scheduler is spark-scheduler, whose plugin holds it) or "advisory" (not kept: other pods may take it). See docs/gang-scheduling.md.`)
 	fs.StringVar(&o.gangPlaceholderImage, "gang-placeholder-image", gang.DefaultPlaceholderImage, "Image of the gang scheduler's placeholder pods (--gang-enforcement=placeholders): a container that does nothing, such as pause.")
 	fs.DurationVar(&o.gangPreemptionWait, "gang-preemption-wait", 2*time.Minute, "How long an admitted application's driver waits for the pods of the applications it preempted to end on its planned node before it is planned again.")

@@ -27,6 +27,7 @@ import (
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/reservation"
 )
 
 // Name is the value of spec.batchScheduler that selects the gang scheduler.
@@ -131,7 +132,7 @@ var (
 // validates applications without one.
 func New(cfg Config) *Scheduler {
 	if cfg.ReservationTimeout <= 0 {
-		cfg.ReservationTimeout = 5 * time.Minute
+		cfg.ReservationTimeout = reservation.DefaultTimeout
 	}
 	if cfg.PreemptionWait <= 0 {
 		cfg.PreemptionWait = 2 * time.Minute

@@ -76,6 +76,11 @@ func Name(kind, workload string) string {
 	return workload
 }
 
+// DefaultTimeout is how long after its admission a reservation holds room for members still
+// unbound, unless told otherwise: the gang scheduler's --gang-reservation-timeout and the
+// plugin's reservationTimeout, which must agree.
+const DefaultTimeout = 5 * time.Minute
+
 // Ledger holds the reservations a pod scheduler honours, indexed by node. It is safe for
 // concurrent use: an informer writes it while scheduling cycles read it.
 type Ledger struct {

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -54,29 +55,10 @@ const Name = "SparkReservations"
 // Args are the plugin's arguments (pluginConfig args).
 type Args struct {
 	// ReservationTimeout is the gang scheduler's --gang-reservation-timeout: how long after
-	// its admission a reservation holds room for members still unbound. Default 5m; "0s"
-	// holds it for ever.
-	ReservationTimeout *metav1Duration `json:"reservationTimeout,omitempty"`
+	// its admission a reservation holds room for members still unbound, such as "5m".
+	// Unset or not positive: reservation.DefaultTimeout, as the operator's flag.
+	ReservationTimeout metav1.Duration `json:"reservationTimeout,omitempty"`
 }
-
-// metav1Duration reads a duration written as Go writes one ("5m", "90s").
-type metav1Duration struct{ time.Duration }
-
-func (d *metav1Duration) UnmarshalJSON(b []byte) error {
-	s := string(b)
-	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
-		return fmt.Errorf("reservationTimeout: want a duration such as \"5m\", got %s", s)
-	}
-	v, err := time.ParseDuration(s[1 : len(s)-1])
-	if err != nil {
-		return fmt.Errorf("reservationTimeout: %w", err)
-	}
-	d.Duration = v
-	return nil
-}
-
-// DefaultReservationTimeout is the gang scheduler's default.
-const DefaultReservationTimeout = 5 * time.Minute
 
 // reservations is the Reservation resource, as the dynamic client and the scheduler's event
 // registration name it.
@@ -136,8 +118,8 @@ func timeoutOf(obj runtime.Object) (time.Duration, error) {
 			return 0, fmt.Errorf("%s args: %w", Name, err)
 		}
 	}
-	if args.ReservationTimeout == nil {
-		return DefaultReservationTimeout, nil
+	if args.ReservationTimeout.Duration <= 0 {
+		return reservation.DefaultTimeout, nil
 	}
 	return args.ReservationTimeout.Duration, nil
 }

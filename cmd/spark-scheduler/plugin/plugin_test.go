@@ -146,10 +146,10 @@ func TestArgs(t *testing.T) {
 		want    time.Duration
 		wantErr string
 	}{
-		{raw: `{}`, want: DefaultReservationTimeout},
+		{raw: `{}`, want: reservation.DefaultTimeout},
 		{raw: `{"reservationTimeout":"90s"}`, want: 90 * time.Second},
-		{raw: `{"reservationTimeout":"0s"}`, want: 0},
-		{raw: `{"reservationTimeout":300}`, wantErr: `want a duration such as "5m"`},
+		{raw: `{"reservationTimeout":"0s"}`, want: reservation.DefaultTimeout},
+		{raw: `{"reservationTimeout":300}`, wantErr: `cannot unmarshal number`},
 		{raw: `{"reservationTimeout":"soon"}`, wantErr: `invalid duration "soon"`},
 	}
 	for _, tc := range cases {
