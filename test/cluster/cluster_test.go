@@ -165,6 +165,17 @@ func TestLocalClusterLifecycle(t *testing.T) {
 		}
 	})
 
+	t.Run("up --spark-scheduler refuses to change the running cluster", func(t *testing.T) {
+		before := readPids(t, state)
+		_, err := cluster.Up(ctx, state, "--spark-scheduler")
+		if err == nil || !strings.Contains(err.Error(), "started without --spark-scheduler") {
+			t.Errorf("up --spark-scheduler on a cluster without it: err = %v, want it refused", err)
+		}
+		if after := readPids(t, state); !slices.Equal(before, after) {
+			t.Errorf("up --spark-scheduler restarted components: pids %v -> %v", before, after)
+		}
+	})
+
 	t.Run("up again reuses the running cluster", func(t *testing.T) {
 		before := readPids(t, state)
 		again, err := cluster.Up(ctx, state)

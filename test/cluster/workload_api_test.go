@@ -158,6 +158,34 @@ func workloadResources(t *testing.T, cs kubernetes.Interface) []string {
 }
 
 // cmdline returns the arguments of a component the cluster in state runs.
+// TestLocalClusterSparkScheduler starts a cluster of its own with --spark-scheduler and checks
+// that its scheduler is spark-scheduler with the SparkReservations plugin in its profile, and
+// that the state folder remembers it.
+func TestLocalClusterSparkScheduler(t *testing.T) {
+	ctx := context.Background()
+	state := filepath.Join(t.TempDir(), "cluster")
+	if _, err := cluster.Up(ctx, state, "--spark-scheduler", "--nodes", "1"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cluster.Down(context.Background(), state) })
+	if args := cmdline(t, state, "kube-scheduler"); filepath.Base(args[0]) != "spark-scheduler" {
+		t.Errorf("the cluster's scheduler runs %s, want spark-scheduler", args[0])
+	}
+	if plugins := schedulerPlugins(t, state); !slices.Contains(plugins, "SparkReservations") {
+		t.Errorf("the scheduler's multiPoint plugins are %v, without SparkReservations", plugins)
+	}
+	before := readPids(t, state)
+	if _, err := cluster.Up(ctx, state); err != nil {
+		t.Fatalf("up again: %v", err)
+	}
+	if after := readPids(t, state); !slices.Equal(before, after) {
+		t.Errorf("up again restarted components: pids %v -> %v", before, after)
+	}
+	if args := cmdline(t, state, "kube-scheduler"); filepath.Base(args[0]) != "spark-scheduler" {
+		t.Errorf("after up again the scheduler runs %s, want spark-scheduler", args[0])
+	}
+}
+
 func cmdline(t *testing.T, state, component string) []string {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(state, "pids", component+".pid"))
@@ -193,18 +221,26 @@ func schedulerPlugins(t *testing.T, state string) []string {
 		Certificates:       []tls.Certificate{cert},
 		InsecureSkipVerify: true, //nolint:gosec // the scheduler's own self-signed serving certificate, on 127.0.0.1
 	}}}
-	resp, err := hc.Get("https://127.0.0.1:" + args[i+1] + "/configz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("kube-scheduler /configz: %s: %s", resp.Status, body)
-	}
+	// Just after its start the scheduler may not have read the cluster's client CA yet, and
+	// takes the certificate for an anonymous user: asked again until it knows it.
+	var body []byte
+	cluster.Eventually(t, 30*time.Second, "kube-scheduler's /configz", func() (bool, error) {
+		resp, err := hc.Get("https://127.0.0.1:" + args[i+1] + "/configz")
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		if body, err = io.ReadAll(resp.Body); err != nil {
+			return false, err
+		}
+		switch resp.StatusCode {
+		case http.StatusOK:
+			return true, nil
+		case http.StatusUnauthorized, http.StatusForbidden:
+			return false, nil
+		}
+		return false, fmt.Errorf("kube-scheduler /configz: %s: %s", resp.Status, body)
+	})
 	var configz struct {
 		ComponentConfig struct {
 			Profiles []struct {
