@@ -14,6 +14,7 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package reservation
 
 import (
+	"iter"
 	"sort"
 	"strings"
 	"sync"
@@ -255,7 +256,9 @@ func (l *Ledger) Unbook(pod *corev1.Pod) {
 //
 // Not the reservation's status: it counts a member bound once it is let go onto its node,
 // before its pod is there.
-func (l *Ledger) HeldOn(node string, pods []*corev1.Pod, pod *corev1.Pod, now time.Time) Holding {
+//
+// pods is read only when node holds something: a scheduler asks for every node and pod.
+func (l *Ledger) HeldOn(node string, pods iter.Seq[*corev1.Pod], pod *corev1.Pod, now time.Time) Holding {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	entries := l.byNode[node]
@@ -263,7 +266,7 @@ func (l *Ledger) HeldOn(node string, pods []*corev1.Pod, pod *corev1.Pod, now ti
 		return Holding{}
 	}
 	present := map[claim]int{}
-	for _, p := range pods {
+	for p := range pods {
 		if c, ok := claimOn(p, node); ok && entries[c.reservation] != nil {
 			present[c]++
 		}

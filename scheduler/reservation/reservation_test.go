@@ -8,6 +8,7 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package reservation
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -135,7 +136,7 @@ func TestHeldOn(t *testing.T) {
 			if now.IsZero() {
 				now = admitted
 			}
-			got := l.HeldOn(tc.node, tc.on, tc.pod, now)
+			got := l.HeldOn(tc.node, slices.Values(tc.on), tc.pod, now)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("HeldOn (-want +got):\n%s", diff)
 			}
@@ -149,7 +150,7 @@ func TestHeldOn(t *testing.T) {
 func TestBookedMembersStayTaken(t *testing.T) {
 	l := &Ledger{}
 	l.Set(res("a", "n1", []string{"n1", "n1"}))
-	held := func() string { return l.HeldOn("n1", nil, other(), admitted).String() }
+	held := func() string { return l.HeldOn("n1", noPods, other(), admitted).String() }
 	e1, e2 := pod("a", "run-1", "executor", "n1"), pod("a", "run-1", "executor", "n1")
 	e1.UID, e2.UID = "e1", "e2"
 	l.Book(e1, "n1")
@@ -180,14 +181,14 @@ func TestLedgerSetReplacesAndRemoveForgets(t *testing.T) {
 	l := &Ledger{}
 	l.Set(res("a", "n1", []string{"n1"}))
 	l.Set(res("a", "n2", nil)) // replanned: the driver moved, no executors
-	if h := l.HeldOn("n1", nil, other(), admitted); h.Requests != nil {
+	if h := l.HeldOn("n1", noPods, other(), admitted); h.Requests != nil {
 		t.Errorf("n1 still holds %v after the reservation was replaced", h)
 	}
-	if h := l.HeldOn("n2", nil, other(), admitted); h.String() != "cpu=1 for ns/a" {
+	if h := l.HeldOn("n2", noPods, other(), admitted); h.String() != "cpu=1 for ns/a" {
 		t.Errorf("n2 holds %q, want the driver's cpu=1 for ns/a", h)
 	}
 	l.Remove(types.NamespacedName{Namespace: "ns", Name: "a"})
-	if h := l.HeldOn("n2", nil, other(), admitted); h.Requests != nil {
+	if h := l.HeldOn("n2", noPods, other(), admitted); h.Requests != nil {
 		t.Errorf("n2 still holds %v after the reservation was removed", h)
 	}
 }
@@ -224,3 +225,6 @@ func TestPlannedNode(t *testing.T) {
 		})
 	}
 }
+
+// noPods is a node with no pods on it.
+var noPods = slices.Values([]*corev1.Pod(nil))

@@ -190,10 +190,12 @@ func (p *Reservations) Filter(_ context.Context, _ fwk.CycleState, pod *v1.Pod, 
 	if planned, ok := p.ledger.PlannedNode(pod, now); ok && planned != node {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "node(s) other than the one its Spark reservation planned for it")
 	}
-	infos := ni.GetPods()
-	pods := make([]*v1.Pod, len(infos))
-	for i, info := range infos {
-		pods[i] = info.GetPod()
+	pods := func(yield func(*v1.Pod) bool) {
+		for _, info := range ni.GetPods() {
+			if !yield(info.GetPod()) {
+				return
+			}
+		}
 	}
 	held := p.ledger.HeldOn(node, pods, pod, now)
 	if len(held.Requests) == 0 {
