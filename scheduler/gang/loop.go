@@ -48,6 +48,9 @@ type loop struct {
 	// dropped holds the stale reservations (by UID) this loop deleted, with the plugin
 	// enforcement, that the cache may still show (plugin.go).
 	dropped map[types.UID]bool
+	// warnedUnheld holds the runs, by workload, told they started without the pod scheduler
+	// holding their room (plugin.go).
+	warnedUnheld map[Key]string
 }
 
 func (l *loop) NeedLeaderElection() bool { return true }
@@ -150,7 +153,11 @@ func (l *loop) cycle(ctx context.Context) error {
 			time.AfterFunc(recheck, s.trigger)
 		}
 	case EnforcementPlugin:
-		gate.holdForPlugin(w, snap, s.unseenStored())
+		recheck, unheld := gate.holdForPlugin(w, snap, s.unseenStored(), now)
+		if recheck > 0 {
+			time.AfterFunc(recheck, s.trigger)
+		}
+		l.warnUnheld(objects, unheld)
 	}
 	replan := map[Key]string{}
 	for i := range w.Workloads {

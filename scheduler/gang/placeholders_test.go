@@ -75,7 +75,7 @@ func TestReservationObjectRoundTrip(t *testing.T) {
 	obj.UID = "uid-res"
 	back, ok := reservationFrom(obj, &a)
 	want := res
-	want.UID = "uid-res"
+	want.UID, want.Enforcement = "uid-res", EnforcementPlaceholders
 	if !ok {
 		t.Fatal("the stored reservation does not read back")
 	}

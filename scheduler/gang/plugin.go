@@ -14,6 +14,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -113,25 +114,36 @@ func (l *loop) dropStale(ctx context.Context, w world) error {
 }
 
 // Room taken before it was held. The gang scheduler plans from its cache, and the pod
-// scheduler learns of a reservation only once it is stored: a pod it binds in between (one the
-// cache did not show yet, or one bound just after the decision) can take room planned for a
-// member, which would then wait unschedulable beside its running driver. So, as with
-// placeholders, a run's driver starts only once the cache shows its Reservation (the pod
-// scheduler sees it about as soon) and its planned nodes hold what is planned on them: the
-// pods on them that are not ending, and the members of every run not on them yet, fit. A run
-// with a member planned on a node they do not fit is planned again at once. Pods that are
-// ending (those of runs a preemptor was admitted in place of) are on their way out: the driver
-// waits for them as always (startgate.go).
+// scheduler learns of a reservation only once it is stored, through a watch of its own: a pod
+// it places in between (one the cache did not show yet, or one placed just after the decision,
+// or before its watch delivered the reservation) can take room planned for a member, which
+// would then wait unschedulable beside its running driver. So a run's driver starts only once
+// the pod scheduler says it holds the room (the Reservation's Held condition, for its current
+// plan, which spark-scheduler's plugin sets as soon as it reads it), and the run's planned
+// nodes hold what is planned on them: the pods on them that are not ending, and the members of
+// every run not on them yet, fit. A run with a member planned on a node they do not fit is
+// planned again at once. Pods that are ending (those of runs a preemptor was admitted in place
+// of) are on their way out: the driver waits for them as always (startgate.go).
+//
+// A pod scheduler that never says so (the operator runs with the plugin enforcement, the
+// cluster with the stock kube-scheduler) would hold every run for ever: after heldWait the run
+// starts without it, as advisory, and its workload gets a warning event.
 
-// pluginReason is what a workload waiting for the cache to show its Reservation shows, should
-// its status be written (it lasts a cycle).
+// pluginReason is what a workload waiting for the pod scheduler to hold its room shows, should
+// its status be written (it lasts moments).
 const pluginReason = "admitted; starting once the pod scheduler holds the room planned for it"
 
+// heldWait is how long after its admission a run waits for the pod scheduler to say it holds
+// its room before it starts without.
+const heldWait = 30 * time.Second
+
 // holdForPlugin makes the gate hold, of w's runs waiting to start, those whose Reservation the
-// cache does not show yet (unseen: stored by this loop, not in the cache), and take for
-// planning again those with a member planned on a node snap finds over-committed by pods that
-// are not ending.
-func (g *startGate) holdForPlugin(w world, snap Snapshot, unseen map[Key]bool) {
+// pod scheduler does not say it holds yet (unseen: stored by this loop, not in the cache;
+// or not Held), for heldWait after their admission at most; and take for planning again those
+// with a member planned on a node snap finds over-committed by pods that are not ending. It
+// returns when a run held would stop waiting (0: none is), and the runs that started without
+// the pod scheduler holding their room.
+func (g *startGate) holdForPlugin(w world, snap Snapshot, unseen map[Key]bool, now time.Time) (recheck time.Duration, unheld []Key) {
 	g.placing, g.taken = map[Key]string{}, map[Key]string{}
 	ending := map[string]corev1.ResourceList{}
 	for i := range w.Pods {
@@ -165,9 +177,15 @@ func (g *startGate) holdForPlugin(w world, snap Snapshot, unseen map[Key]bool) {
 		if !ok || !o.waits() {
 			continue
 		}
-		if unseen[o.Key] {
-			g.placing[o.Key] = pluginReason
-			continue
+		if unseen[o.Key] || (r.Enforcement == EnforcementPlugin && !r.Held) {
+			if left := heldWait - now.Sub(r.Admitted); left > 0 {
+				g.placing[o.Key] = pluginReason
+				if recheck == 0 || left < recheck {
+					recheck = left
+				}
+				continue
+			}
+			unheld = append(unheld, o.Key)
 		}
 		for _, node := range append([]string{r.Driver}, slices.Sorted(maps.Keys(r.Executors))...) {
 			if over[node] {
@@ -176,4 +194,27 @@ func (g *startGate) holdForPlugin(w world, snap Snapshot, unseen map[Key]bool) {
 			}
 		}
 	}
+	return recheck, unheld
+}
+
+// warnUnheld tells the owners of the runs unheld, that start without the pod scheduler holding
+// their room, once a run.
+func (l *loop) warnUnheld(objects map[Key]*object, unheld []Key) {
+	warned := make(map[Key]string, len(l.warnedUnheld))
+	for key, run := range l.warnedUnheld {
+		if o := objects[key]; o != nil && o.Run == run {
+			warned[key] = run
+		}
+	}
+	for _, key := range unheld {
+		o := objects[key]
+		if o == nil || warned[key] == o.Run {
+			continue
+		}
+		warned[key] = o.Run
+		l.s.recorder.Eventf(o.Object, nil, corev1.EventTypeWarning, "ReservationNotHeld", "Start",
+			"the pod scheduler did not say within %s that it holds Reservation %s (the gang enforcement is plugin); starting without: other pods may take the room planned for its members. Run spark-scheduler (the SparkReservations plugin) as the cluster's scheduler, or use another enforcement",
+			heldWait, ReservationName(key))
+	}
+	l.warnedUnheld = warned
 }

@@ -8,6 +8,8 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package gang
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
@@ -82,37 +85,74 @@ func TestHoldForPlugin(t *testing.T) {
 	cases := []struct {
 		name        string
 		unseen      bool
+		notHeld     bool          // the pod scheduler does not say it holds the room
+		admittedAgo time.Duration // 0: just now
 		pods        []corev1.Pod
 		wantPlacing bool
+		wantUnheld  bool
 		wantTaken   string
 	}{
-		{name: "its room free, its Reservation in the cache: it may start"},
+		{name: "its room free and held: it may start"},
 		{name: "its Reservation not in the cache yet: it waits", unseen: true, wantPlacing: true},
+		{name: "its room not said held yet: it waits", notHeld: true, wantPlacing: true},
+		{name: "its room not said held within the wait: it starts without, told", notHeld: true, admittedAgo: heldWait, wantUnheld: true},
 		{name: "a pod took room planned for an executor: planned again", pods: []corev1.Pod{foreign("5", false)}, wantTaken: "n2"},
+		{name: "a pod took room of a run that waited in vain: planned again", notHeld: true, admittedAgo: time.Minute,
+			pods: []corev1.Pod{foreign("5", false)}, wantUnheld: true, wantTaken: "n2"},
 		{name: "a pod that fits beside the plan: it may start", pods: []corev1.Pod{foreign("4", false)}},
 		{name: "an ending pod over the plan: not taken, on its way out", pods: []corev1.Pod{foreign("5", true)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			res := &Reservation{SubmissionID: "s1", Queue: "q", Driver: "n1", Executors: map[string]int32{"n2": 2}, Admitted: time.Now(), UID: "uid-s1"}
+			now := time.Now()
+			res := &Reservation{SubmissionID: "s1", Queue: "q", Driver: "n1", Executors: map[string]int32{"n2": 2},
+				Admitted: now.Add(-tc.admittedAgo), UID: "uid-s1", Enforcement: EnforcementPlugin, Held: !tc.notHeld}
 			a := app("a", "s1", v1beta2.ApplicationStateNew, 2, nil)
 			o := applicationObject(&a)
 			o.res = res
 			// n1: the driver (1 CPU); n2: two executors of 2 CPUs, of 8.
 			w := world{Nodes: []corev1.Node{kwokNode("n1"), kwokNode("n2")}, Workloads: []object{o}, Pods: tc.pods}
 			w.Nodes[1].Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")}
-			snap, err := snapshot(w, snapshotOptions{Now: time.Now()})
+			snap, err := snapshot(w, snapshotOptions{Now: now})
 			if err != nil {
 				t.Fatal(err)
 			}
-			g := newStartGate(w, snap, time.Now(), 0, 0, nil)
-			g.holdForPlugin(w, snap, map[Key]bool{key: tc.unseen})
+			g := newStartGate(w, snap, now, 0, 0, nil)
+			recheck, unheld := g.holdForPlugin(w, snap, map[Key]bool{key: tc.unseen}, now)
 			if _, placing := g.placing[key]; placing != tc.wantPlacing {
 				t.Errorf("placing = %v, want %v", placing, tc.wantPlacing)
+			}
+			if tc.wantPlacing && (recheck <= 0 || recheck > heldWait) {
+				t.Errorf("recheck in %v, want within %v", recheck, heldWait)
+			}
+			if got := slices.Contains(unheld, key); got != tc.wantUnheld {
+				t.Errorf("started without its room held = %v, want %v", got, tc.wantUnheld)
 			}
 			if got := g.taken[key]; got != tc.wantTaken {
 				t.Errorf("taken = %q, want %q", got, tc.wantTaken)
 			}
 		})
+	}
+}
+
+func TestWarnUnheldOncePerRun(t *testing.T) {
+	rec := events.NewFakeRecorder(10)
+	l := &loop{s: &Scheduler{recorder: rec}}
+	a := app("a", "s1", v1beta2.ApplicationStateNew, 2, nil)
+	o := applicationObject(&a)
+	objects := map[Key]*object{o.Key: &o}
+	l.warnUnheld(objects, []Key{o.Key})
+	l.warnUnheld(objects, []Key{o.Key})
+	if got := len(rec.Events); got != 1 {
+		t.Fatalf("%d events for one run, want 1", got)
+	}
+	if e := <-rec.Events; !strings.Contains(e, "ReservationNotHeld") || !strings.Contains(e, "spark-scheduler") {
+		t.Errorf("event %q", e)
+	}
+	// Its next run is told again.
+	o.Run = "s2"
+	l.warnUnheld(objects, []Key{o.Key})
+	if got := len(rec.Events); got != 1 {
+		t.Errorf("%d events for the next run, want 1", got)
 	}
 }

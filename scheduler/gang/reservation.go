@@ -63,6 +63,10 @@ type Reservation struct {
 	UID types.UID `json:"-"`
 	// Status is the stored object's status as last read.
 	Status schedv1alpha1.ReservationStatus `json:"-"`
+	// Enforcement is the stored object's; Held whether the pod scheduler says it holds the
+	// room of its current plan (reservation.Held).
+	Enforcement Enforcement `json:"-"`
+	Held        bool        `json:"-"`
 }
 
 func newReservation(o *object, a Admission, d sparkpod.Demand, now time.Time) Reservation {
@@ -151,7 +155,8 @@ func ReservationOf(obj *schedv1alpha1.Reservation) (Reservation, bool) {
 		return Reservation{}, false
 	}
 	r := Reservation{SubmissionID: obj.Spec.Run, Queue: obj.Spec.Queue, Admitted: obj.Spec.Admitted.Time,
-		PriorityClassName: obj.Spec.PriorityClassName, UID: obj.UID, Status: obj.Status}
+		PriorityClassName: obj.Spec.PriorityClassName, UID: obj.UID, Status: obj.Status,
+		Enforcement: Enforcement(obj.Spec.Enforcement), Held: reservation.Held(obj)}
 	executors := 0
 	for _, m := range obj.Spec.Members {
 		switch m.Role {

@@ -21,7 +21,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
@@ -37,6 +39,13 @@ const (
 	KindApplication = "SparkApplication"
 	KindSession     = "SparkConnect"
 )
+
+// Held reports whether r says the pod scheduler holds its room: its Held condition is true for
+// its current generation (the plan the pod scheduler read is the plan there is).
+func Held(r *schedv1alpha1.Reservation) bool {
+	c := meta.FindStatusCondition(r.Status.Conditions, schedv1alpha1.ConditionHeld)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == r.Generation
+}
 
 // Member is what a pod the operator launched is to the gang scheduler: a member of one run of
 // one workload, in one role.

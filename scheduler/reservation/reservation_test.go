@@ -228,3 +228,27 @@ func TestPlannedNode(t *testing.T) {
 
 // noPods is a node with no pods on it.
 var noPods = slices.Values([]*corev1.Pod(nil))
+
+func TestHeld(t *testing.T) {
+	held := func(status metav1.ConditionStatus, generation int64) []metav1.Condition {
+		return []metav1.Condition{{Type: schedv1alpha1.ConditionHeld, Status: status, ObservedGeneration: generation}}
+	}
+	cases := []struct {
+		name       string
+		conditions []metav1.Condition
+		want       bool
+	}{
+		{name: "not said", want: false},
+		{name: "held, for this plan", conditions: held(metav1.ConditionTrue, 2), want: true},
+		{name: "held, for an earlier plan", conditions: held(metav1.ConditionTrue, 1), want: false},
+		{name: "said not held", conditions: held(metav1.ConditionFalse, 2), want: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &schedv1alpha1.Reservation{ObjectMeta: metav1.ObjectMeta{Generation: 2}, Status: schedv1alpha1.ReservationStatus{Conditions: tc.conditions}}
+			if got := Held(r); got != tc.want {
+				t.Errorf("Held = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

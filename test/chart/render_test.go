@@ -329,12 +329,15 @@ func TestRender(t *testing.T) {
 					}
 				}
 				rules, _, _ := unstructured.NestedSlice(find(objs, "ClusterRole", "", sched).Object, "rules")
-				if !slices.ContainsFunc(rules, func(r any) bool {
-					resources, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "resources")
-					verbs, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "verbs")
-					return slices.Equal(resources, []string{"reservations"}) && slices.Contains(verbs, "watch")
-				}) {
-					t.Errorf("spark-scheduler may not watch Reservations: %v", rules)
+				may := func(resource, verb string) bool {
+					return slices.ContainsFunc(rules, func(r any) bool {
+						resources, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "resources")
+						verbs, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "verbs")
+						return slices.Contains(resources, resource) && slices.Contains(verbs, verb)
+					})
+				}
+				if !may("reservations", "watch") || !may("reservations/status", "patch") {
+					t.Errorf("spark-scheduler may not watch Reservations and say they are held: %v", rules)
 				}
 				for _, role := range []string{"kube-scheduler", "volume-scheduler"} {
 					if find(objs, "ClusterRoleBinding", "", sched+"-"+role) == nil {

@@ -19,6 +19,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
@@ -131,11 +132,30 @@ func TestEnforcement(t *testing.T) {
 				if created+deleted+nominated != 0 {
 					t.Errorf("placeholder writes with the plugin: %d created, %d deleted, %d nominated; want none", created, deleted, nominated)
 				}
+				// spark-scheduler said it held the room, and the driver started only then.
+				r := &schedv1alpha1.Reservation{}
+				if err := f.c.Get(f.ctx, client.ObjectKeyFromObject(res), r); err != nil {
+					t.Fatal(err)
+				}
+				held := meta.FindStatusCondition(r.Status.Conditions, schedv1alpha1.ConditionHeld)
+				if held == nil || held.Status != metav1.ConditionTrue || held.ObservedGeneration != r.Generation {
+					t.Fatalf("the reservation's Held condition = %+v, want true for generation %d", held, r.Generation)
+				}
+				driver := &corev1.Pod{}
+				if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: f.get("spark").DriverPodName()}, driver); err != nil {
+					t.Fatal(err)
+				}
+				if driver.CreationTimestamp.Before(&held.LastTransitionTime) {
+					t.Errorf("the driver was created at %v, before spark-scheduler held the room at %v", driver.CreationTimestamp, held.LastTransitionTime)
+				}
 				// What a user saw of the competing pods while the members arrived: why they waited
 				// (their conditions now say the nodes are full, which they are).
 				var events corev1.EventList
 				if err := f.c.List(f.ctx, &events, client.InNamespace(f.ns)); err != nil {
 					t.Fatal(err)
+				}
+				if slices.ContainsFunc(events.Items, func(e corev1.Event) bool { return e.Reason == "ReservationNotHeld" }) {
+					t.Error("the application was told spark-scheduler did not hold its room")
 				}
 				if !slices.ContainsFunc(events.Items, func(e corev1.Event) bool {
 					return e.Reason == "FailedScheduling" && strings.HasPrefix(e.InvolvedObject.Name, "competitor-") &&
@@ -151,6 +171,40 @@ func TestEnforcement(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPluginEnforcementWithoutSparkScheduler: the operator runs with the plugin enforcement on a
+// cluster whose scheduler is the stock kube-scheduler, which never says it holds a reservation.
+// The application is not held for ever: it starts once the wait for the pod scheduler is over,
+// and its owner is told why its room may not be held.
+func TestPluginEnforcementWithoutSparkScheduler(t *testing.T) {
+	f := newFixture(t)
+	f.node("a", "2", nil)
+	f.startOperator("--gang-enforcement=" + string(gang.EnforcementPlugin))
+	f.create(f.app("spark", "default", 1))
+	app, pods := f.waitRunning("spark")
+	r := &schedv1alpha1.Reservation{}
+	if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: "spark"}, r); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(r.Status.Conditions, schedv1alpha1.ConditionHeld); c != nil {
+		t.Errorf("the stock kube-scheduler's reservation says %+v", c)
+	}
+	for _, p := range pods {
+		if p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleDriver && p.CreationTimestamp.Sub(r.Spec.Admitted.Time) < 25*time.Second {
+			t.Errorf("the driver was created %v after the admission; want it to wait for the pod scheduler first", p.CreationTimestamp.Sub(r.Spec.Admitted.Time))
+		}
+	}
+	f.waitFor("the warning that the room is not held", func() (bool, error) {
+		var events corev1.EventList
+		if err := f.c.List(f.ctx, &events, client.InNamespace(f.ns)); err != nil {
+			return false, err
+		}
+		return slices.ContainsFunc(events.Items, func(e corev1.Event) bool {
+			return e.Reason == "ReservationNotHeld" && e.InvolvedObject.Name == app.Name && e.Type == corev1.EventTypeWarning &&
+				strings.Contains(e.Message, "spark-scheduler")
+		}), nil
+	})
 }
 
 func podUnschedulable(p *corev1.Pod) bool {

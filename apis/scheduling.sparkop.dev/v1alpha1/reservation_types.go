@@ -29,6 +29,12 @@ const (
 	EnforcementPlugin = "plugin"
 )
 
+// ConditionHeld is the condition the pod scheduler that holds a reservation's room sets, true,
+// once it holds it (spark-scheduler's SparkReservations plugin, for the generation it read): the
+// gang scheduler starts a plugin-enforced run's driver only then, so that no pod the pod
+// scheduler placed before it knew the reservation is left in the planned room.
+const ConditionHeld = "Held"
+
 func init() {
 	SchemeBuilder.Register(&Reservation{}, &ReservationList{})
 }
@@ -50,6 +56,7 @@ func init() {
 // +kubebuilder:printcolumn:name="Nodes",type=string,JSONPath=`.status.nodes`,description="the nodes planned for its members"
 // +kubebuilder:printcolumn:name="Bound",type=string,JSONPath=`.status.bound`,description="members bound to their node, of all members"
 // +kubebuilder:printcolumn:name="Enforcement",type=string,JSONPath=`.spec.enforcement`,priority=1
+// +kubebuilder:printcolumn:name="Held",type=string,JSONPath=`.status.conditions[?(@.type=="Held")].status`,description="whether the pod scheduler holds the room (plugin enforcement)",priority=1
 // +kubebuilder:printcolumn:name="Placeholders",type=integer,JSONPath=`.status.placeholders`,description="placeholder pods holding room for members not created yet",priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Reservation struct {
@@ -136,6 +143,11 @@ type ReservationStatus struct {
 	// the placeholders enforcement).
 	// +optional
 	Placeholders int32 `json:"placeholders,omitempty"`
+	// Conditions: Held (ConditionHeld), written by the pod scheduler that holds the room.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }
 
 // +kubebuilder:object:root=true

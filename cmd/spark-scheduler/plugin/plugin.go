@@ -19,6 +19,9 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 // scheduler lets them go only within their queue's quota. Pods of no Spark application
 // schedule as with the stock kube-scheduler, but for the held room.
 //
+// Saying so: once the ledger holds a reservation, the plugin sets its Held condition (held.go),
+// and the gang scheduler starts the run's driver only then.
+//
 // Booking and giving back: a member counts as on its node from the moment the scheduler
 // assumes it there (HeldOn reads the pods of the node as the scheduler's cache has them,
 // assumed ones included), and Reserve books its place in the ledger, so that it stays taken
@@ -68,6 +71,8 @@ var reservations = schedv1alpha1.GroupVersion.WithResource("reservations")
 type Reservations struct {
 	ledger *reservation.Ledger
 	now    func() time.Time
+	// acks says the reservations the ledger holds are held (held.go); nil: it does not.
+	acks *acknowledger
 }
 
 var (
@@ -93,6 +98,8 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
 	p := &Reservations{ledger: &reservation.Ledger{Timeout: timeout}, now: time.Now}
+	p.acks = newAcknowledger(dyn.Resource(reservations), p.now)
+	go p.acks.run(ctx)
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 	informer := factory.ForResource(reservations).Informer()
 	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -157,6 +164,9 @@ func (p *Reservations) set(obj any) {
 		return
 	}
 	p.ledger.Set(&r)
+	if p.acks != nil {
+		p.acks.held(&r)
+	}
 }
 
 func (p *Reservations) remove(obj any) {

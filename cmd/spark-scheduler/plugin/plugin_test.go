@@ -14,11 +14,13 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
@@ -165,5 +167,76 @@ func TestArgs(t *testing.T) {
 				t.Errorf("timeoutOf = %v, %v; want %v", got, err, tc.want)
 			}
 		})
+	}
+}
+
+func TestHeldIsSaidOncePerGeneration(t *testing.T) {
+	ctx := context.Background()
+	obj := reservationOf("a", schedv1alpha1.EnforcementPlugin)
+	obj.SetUID("uid-a")
+	obj.SetGeneration(2)
+	scheme := runtime.NewScheme()
+	if err := schedv1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	client := dynamicfake.NewSimpleDynamicClient(scheme, obj.DeepCopy())
+	p := &Reservations{ledger: &reservation.Ledger{}, now: func() time.Time { return now },
+		acks: newAcknowledger(client.Resource(reservations), func() time.Time { return now })}
+	defer p.acks.queue.ShutDown()
+	heldOf := func() *metav1.Condition {
+		t.Helper()
+		got, err := client.Resource(reservations).Namespace("ns").Get(ctx, "a", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r schedv1alpha1.Reservation
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(got.Object, &r); err != nil {
+			t.Fatal(err)
+		}
+		return apimeta.FindStatusCondition(r.Status.Conditions, schedv1alpha1.ConditionHeld)
+	}
+
+	p.set(obj)
+	if n := p.acks.queue.Len(); n != 1 {
+		t.Fatalf("%d Held writes queued for a reservation the ledger took, want 1", n)
+	}
+	p.acks.next(ctx)
+	c := heldOf()
+	if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != 2 || c.Reason != heldReason {
+		t.Fatalf("Held condition = %+v, want true for generation 2", c)
+	}
+
+	// Its own write comes back through the watch: nothing more to say.
+	said := obj.DeepCopy()
+	if err := unstructured.SetNestedSlice(said.Object, []any{map[string]any{"type": schedv1alpha1.ConditionHeld,
+		"status": "True", "observedGeneration": int64(2)}}, "status", "conditions"); err != nil {
+		t.Fatal(err)
+	}
+	p.set(said)
+	if n := p.acks.queue.Len(); n != 0 {
+		t.Errorf("%d Held writes queued for a reservation that says it is held", n)
+	}
+
+	// A new plan (a generation the condition is not for) is said held again.
+	said.SetGeneration(3)
+	p.set(said)
+	if n := p.acks.queue.Len(); n != 1 {
+		t.Fatalf("%d Held writes queued for generation 3, want 1", n)
+	}
+
+	// Not said of another enforcement's reservation, nor retried for one that is gone.
+	gone := heldGeneration{name: types.NamespacedName{Namespace: "ns", Name: "gone"}, uid: "uid-gone", generation: 1}
+	p.acks.queue.Add(gone)
+	p.acks.next(ctx) // generation 3 of a
+	p.acks.next(ctx) // gone: not found
+	if n := p.acks.queue.NumRequeues(gone); n != 0 {
+		t.Errorf("a reservation that is gone was retried %d times", n)
+	}
+	if c := heldOf(); c == nil || c.ObservedGeneration != 3 {
+		t.Errorf("Held condition = %+v, want it for generation 3", c)
+	}
+	p.set(reservationOf("b", schedv1alpha1.EnforcementPlaceholders))
+	if n := p.acks.queue.Len(); n != 0 {
+		t.Errorf("%d Held writes queued after a reservation gone and one of placeholders, want 0", n)
 	}
 }
