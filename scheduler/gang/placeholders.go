@@ -248,37 +248,45 @@ type placeholderBook struct {
 	created map[types.NamespacedName]time.Time
 	deleted map[types.NamespacedName]time.Time
 	swapped map[types.NamespacedName]time.Time
-	// nodes serialises the swaps onto each node.
-	nodes map[string]*nodeLock
+	// nodes holds, for each node a swap runs onto, the members waiting for the next (swapOnto).
+	nodes map[string][]pendingSwap
 }
 
-type nodeLock struct {
-	mu      sync.Mutex
-	waiting int // goroutines holding or waiting for mu
+// pendingSwap is a member waiting to take its placeholder's place, with what lets it go once
+// the placeholder is gone (or says why it could not be).
+type pendingSwap struct {
+	rel    toUngate
+	finish func(toUngate, error)
 }
 
-// lockNode takes the swap lock of node; the function returned releases it.
-func (b *placeholderBook) lockNode(node string) func() {
+// queueSwaps adds group to the members waiting to swap onto node, and reports whether a swap
+// runs there already (which takes them next); if not, the caller runs them, and then those
+// nextSwaps gives it.
+func (b *placeholderBook) queueSwaps(node string, group []pendingSwap) (running bool) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.nodes == nil {
-		b.nodes = map[string]*nodeLock{}
+		b.nodes = map[string][]pendingSwap{}
 	}
-	l := b.nodes[node]
-	if l == nil {
-		l = &nodeLock{}
-		b.nodes[node] = l
+	if _, running = b.nodes[node]; running {
+		b.nodes[node] = append(b.nodes[node], group...)
+	} else {
+		b.nodes[node] = []pendingSwap{}
 	}
-	l.waiting++
-	b.mu.Unlock()
-	l.mu.Lock()
-	return func() {
-		l.mu.Unlock()
-		b.mu.Lock()
-		if l.waiting--; l.waiting == 0 {
-			delete(b.nodes, node)
-		}
-		b.mu.Unlock()
+	return running
+}
+
+// nextSwaps takes all the members waiting to swap onto node; none: the swaps there are done.
+func (b *placeholderBook) nextSwaps(node string) []pendingSwap {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	next := b.nodes[node]
+	if len(next) == 0 {
+		delete(b.nodes, node)
+		return nil
 	}
+	b.nodes[node] = []pendingSwap{}
+	return next
 }
 
 // bookLag bounds how long the book trusts itself over the cache.

@@ -251,3 +251,39 @@ func TestReservationStatus(t *testing.T) {
 		t.Errorf("status (-want +got):\n%s", diff)
 	}
 }
+
+// TestSwapsOntoANodeBatch: while a swap runs onto a node, the members that arrive for it wait,
+// and the next swap takes all of them at once; other nodes' swaps do not wait.
+func TestSwapsOntoANodeBatch(t *testing.T) {
+	var b placeholderBook
+	member := func(name string) []pendingSwap {
+		return []pendingSwap{{rel: toUngate{pod: types.NamespacedName{Namespace: "ns", Name: name}}}}
+	}
+	names := func(ps []pendingSwap) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.rel.pod.Name)
+		}
+		return out
+	}
+	if b.queueSwaps("n1", member("e1")) {
+		t.Fatal("the first swap onto n1 found one running")
+	}
+	if b.queueSwaps("n2", member("f1")) {
+		t.Error("a swap onto n2 waits for n1's")
+	}
+	for _, name := range []string{"e2", "e3"} {
+		if !b.queueSwaps("n1", member(name)) {
+			t.Fatalf("%s did not wait for the swap running onto n1", name)
+		}
+	}
+	if diff := cmp.Diff([]string{"e2", "e3"}, names(b.nextSwaps("n1"))); diff != "" {
+		t.Errorf("next swap onto n1 (-want +got):\n%s", diff)
+	}
+	if next := b.nextSwaps("n1"); next != nil {
+		t.Errorf("a swap after all were taken: %v", names(next))
+	}
+	if b.queueSwaps("n1", member("e4")) {
+		t.Error("a member arriving once the swaps onto n1 were done waits for none")
+	}
+}

@@ -170,7 +170,7 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 	// (swapGroup): each is nominated there while its placeholder still stands, which
 	// kube-scheduler counts twice until the placeholder goes, and would find a sibling let go
 	// meanwhile short of room.
-	swaps := map[string][]toUngate{}
+	swaps := map[string][]pendingSwap{}
 	finish := func(rel toUngate, err error) {
 		if err == nil {
 			err = s.ungate(ctx, cached[rel.pod], rel.node)
@@ -196,7 +196,7 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 			// From now on the swap alone deletes the placeholder, after the nomination: a
 			// cycle that sees the member given must not delete it first.
 			s.placeholders.note(&s.placeholders.swapped, rel.placeholder)
-			swaps[rel.node] = append(swaps[rel.node], rel)
+			swaps[rel.node] = append(swaps[rel.node], pendingSwap{rel: rel, finish: finish})
 			continue
 		}
 		go func() {
@@ -206,26 +206,38 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 		}()
 	}
 	for node, group := range swaps {
-		go func() {
-			// One swap at a time on a node, until its members are bound: a member let go and
-			// not bound yet would be found short of room by a swap's nominations beside
-			// standing placeholders (see swapGroup).
-			unlock := s.placeholders.lockNode(node)
-			defer unlock()
-			errs := s.swapGroup(ctx, group, r.calls)
-			var wg sync.WaitGroup
-			for i, rel := range group {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					r.calls <- struct{}{}
-					defer func() { <-r.calls }()
-					finish(rel, errs[i])
-				}()
-			}
-			wg.Wait()
-			s.awaitBound(ctx, group, errs)
-		}()
+		go s.swapOnto(ctx, node, group)
+	}
+}
+
+// swapOnto swaps group onto node (swapGroup) and lets its members go, unless a swap runs there
+// already, which then takes them too. One swap at a time on a node, until its members are
+// bound: a member let go and not bound yet would be found short of room by a swap's
+// nominations beside standing placeholders. The members that arrive meanwhile, for that node,
+// wait for the next swap, all together: executors created one by one onto one node are let go
+// in a few batches, not one swap after another.
+func (s *Scheduler) swapOnto(ctx context.Context, node string, group []pendingSwap) {
+	if s.placeholders.queueSwaps(node, group) {
+		return
+	}
+	for ; len(group) > 0; group = s.placeholders.nextSwaps(node) {
+		rels := make([]toUngate, len(group))
+		for i := range group {
+			rels[i] = group[i].rel
+		}
+		errs := s.swapGroup(ctx, rels, s.ungating.calls)
+		var wg sync.WaitGroup
+		for i, p := range group {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.ungating.calls <- struct{}{}
+				defer func() { <-s.ungating.calls }()
+				p.finish(p.rel, errs[i])
+			}()
+		}
+		wg.Wait()
+		s.awaitBound(ctx, rels, errs)
 	}
 }
 
