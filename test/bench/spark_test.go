@@ -9,6 +9,9 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -256,5 +259,47 @@ func TestUnschedulableSummary(t *testing.T) {
 	want := "unschedulable executors=2 bound_after_s=3.0 bound_after_max_s=3.0\n  2× " + noRoom.Message
 	if got := j.unschedulableSummary(); got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestParseStatCPU(t *testing.T) {
+	cases := []struct {
+		stat    string
+		want    float64
+		wantErr bool
+	}{
+		// utime 250 and stime 50 ticks: 3 s.
+		{stat: "4242 (kube-scheduler) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 50 0 0 20 0 12 0 100 0 0", want: 3},
+		{stat: "7 (a (odd) name) R 1 7 7 0 -1 0 0 0 0 0 100 100 0 0 20 0 1 0 1 0 0", want: 2},
+		{stat: "7 (short) R 1", wantErr: true},
+		{stat: "no parentheses", wantErr: true},
+	}
+	for _, tc := range cases {
+		got, err := parseStatCPU(tc.stat)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("parseStatCPU(%q) = %v, %v; want %v (error %v)", tc.stat, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+// TestCPUMeter: the meter reads the pid files beside the kubeconfig and the operator's pid, and
+// reports what each used over the run.
+func TestCPUMeter(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "pids"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pids", "kube-scheduler.pid"), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := startCPUMeter(filepath.Join(dir, "kubeconfig"), os.Getpid())
+	for deadline := time.Now().Add(300 * time.Millisecond); time.Now().Before(deadline); {
+	}
+	used := m.finish()
+	if used["kube-scheduler"] <= 0 || used["operator"] <= 0 {
+		t.Errorf("used %v, want both processes (this one) to have used CPU", used)
+	}
+	if got := sumOf(used, schedulerComponentsOf("volcano")); got != used["kube-scheduler"] {
+		t.Errorf("volcano's schedulers used %v, want kube-scheduler's %v (its others are not running)", got, used["kube-scheduler"])
 	}
 }
