@@ -119,9 +119,10 @@ func (l *loop) dropStale(ctx context.Context, w world) error {
 // or before its watch delivered the reservation) can take room planned for a member, which
 // would then wait unschedulable beside its running driver. So a run's driver starts only once
 // the pod scheduler says it holds the room (the Reservation's Held condition, for its current
-// plan, which spark-scheduler's plugin sets as soon as it reads it), and the run's planned
-// nodes hold what is planned on them: the pods on them that are not ending, and the members of
-// every run not on them yet, fit. A run with a member planned on a node they do not fit is
+// plan, which spark-scheduler's plugin sets as soon as it reads it; false when it finds pods it
+// placed before in the planned room, and the run is then planned again at once), and the run's
+// planned nodes hold what is planned on them as the cache shows them: the pods on them that are
+// not ending, and the members of every run not on them yet, fit. A run with a member planned on a node they do not fit is
 // planned again at once. Pods that are ending (those of runs a preemptor was admitted in place
 // of) are on their way out: the driver waits for them as always (startgate.go).
 //
@@ -175,6 +176,11 @@ func (g *startGate) holdForPlugin(w world, snap Snapshot, unseen map[Key]bool, n
 		o := &w.Workloads[i]
 		r, ok := o.liveReservation()
 		if !ok || !o.waits() {
+			continue
+		}
+		if r.TakenOn != "" {
+			// The pod scheduler found pods it placed before it read the plan in its room.
+			g.taken[o.Key] = r.TakenOn
 			continue
 		}
 		if unseen[o.Key] || (r.Enforcement == EnforcementPlugin && !r.Held) {

@@ -86,6 +86,7 @@ func TestHoldForPlugin(t *testing.T) {
 		name        string
 		unseen      bool
 		notHeld     bool          // the pod scheduler does not say it holds the room
+		takenOn     string        // the pod scheduler says room was taken on this node
 		admittedAgo time.Duration // 0: just now
 		pods        []corev1.Pod
 		wantPlacing bool
@@ -97,6 +98,7 @@ func TestHoldForPlugin(t *testing.T) {
 		{name: "its room not said held yet: it waits", notHeld: true, wantPlacing: true},
 		{name: "its room not said held within the wait: it starts without, told", notHeld: true, admittedAgo: heldWait, wantUnheld: true},
 		{name: "a pod took room planned for an executor: planned again", pods: []corev1.Pod{foreign("5", false)}, wantTaken: "n2"},
+		{name: "the pod scheduler found its room taken: planned again", notHeld: true, takenOn: "n2", wantTaken: "n2"},
 		{name: "a pod took room of a run that waited in vain: planned again", notHeld: true, admittedAgo: time.Minute,
 			pods: []corev1.Pod{foreign("5", false)}, wantUnheld: true, wantTaken: "n2"},
 		{name: "a pod that fits beside the plan: it may start", pods: []corev1.Pod{foreign("4", false)}},
@@ -106,7 +108,7 @@ func TestHoldForPlugin(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			now := time.Now()
 			res := &Reservation{SubmissionID: "s1", Queue: "q", Driver: "n1", Executors: map[string]int32{"n2": 2},
-				Admitted: now.Add(-tc.admittedAgo), UID: "uid-s1", Enforcement: EnforcementPlugin, Held: !tc.notHeld}
+				Admitted: now.Add(-tc.admittedAgo), UID: "uid-s1", Enforcement: EnforcementPlugin, Held: !tc.notHeld, TakenOn: tc.takenOn}
 			a := app("a", "s1", v1beta2.ApplicationStateNew, 2, nil)
 			o := applicationObject(&a)
 			o.res = res

@@ -64,9 +64,11 @@ type Reservation struct {
 	// Status is the stored object's status as last read.
 	Status schedv1alpha1.ReservationStatus `json:"-"`
 	// Enforcement is the stored object's; Held whether the pod scheduler says it holds the
-	// room of its current plan (reservation.Held).
+	// room of its current plan (reservation.Held), TakenOn the node it says room was taken on
+	// before it held it (reservation.TakenOn).
 	Enforcement Enforcement `json:"-"`
 	Held        bool        `json:"-"`
+	TakenOn     string      `json:"-"`
 }
 
 func newReservation(o *object, a Admission, d sparkpod.Demand, now time.Time) Reservation {
@@ -157,6 +159,7 @@ func ReservationOf(obj *schedv1alpha1.Reservation) (Reservation, bool) {
 	r := Reservation{SubmissionID: obj.Spec.Run, Queue: obj.Spec.Queue, Admitted: obj.Spec.Admitted.Time,
 		PriorityClassName: obj.Spec.PriorityClassName, UID: obj.UID, Status: obj.Status,
 		Enforcement: Enforcement(obj.Spec.Enforcement), Held: reservation.Held(obj)}
+	r.TakenOn, _ = reservation.TakenOn(obj)
 	executors := 0
 	for _, m := range obj.Spec.Members {
 		switch m.Role {

@@ -47,6 +47,35 @@ func Held(r *schedv1alpha1.Reservation) bool {
 	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == r.Generation
 }
 
+// ReasonRoomTaken is the reason of a Held condition that is false because, by the time the pod
+// scheduler read the reservation, pods it had placed took room planned on a node: the plan no
+// longer fits there, and the gang scheduler plans the run again.
+const ReasonRoomTaken = "RoomTaken"
+
+// TakenMessage is the message of a Held condition of reason ReasonRoomTaken about node.
+func TakenMessage(node string) string {
+	return takenPrefix + node + takenSuffix
+}
+
+const (
+	takenPrefix = "the room planned on "
+	takenSuffix = " was taken by pods placed before the pod scheduler held it"
+)
+
+// TakenOn is the node r's Held condition says room was taken on, for its current generation
+// (TakenMessage); false when it does not say so.
+func TakenOn(r *schedv1alpha1.Reservation) (string, bool) {
+	c := meta.FindStatusCondition(r.Status.Conditions, schedv1alpha1.ConditionHeld)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonRoomTaken || c.ObservedGeneration != r.Generation {
+		return "", false
+	}
+	node, ok := strings.CutPrefix(c.Message, takenPrefix)
+	if node, ok = strings.CutSuffix(node, takenSuffix); !ok || node == "" {
+		return "", false
+	}
+	return node, true
+}
+
 // Member is what a pod the operator launched is to the gang scheduler: a member of one run of
 // one workload, in one role.
 type Member struct {
@@ -261,7 +290,8 @@ func (l *Ledger) Unbook(pod *corev1.Pod) {
 // the pods booked there (Book) and those among pods (the pods on the node, bound or being
 // bound) that take a member's place there (claimOn). pod, the pod being placed, takes one of
 // the members of its own run and role planned on node, if it takes a member's place there and
-// one is left: that room is not held from it.
+// one is left: that room is not held from it. With pod nil, HeldOn is the room held from every
+// pod.
 //
 // Not the reservation's status: it counts a member bound once it is let go onto its node,
 // before its pod is there.
@@ -280,7 +310,11 @@ func (l *Ledger) HeldOn(node string, pods iter.Seq[*corev1.Pod], pod *corev1.Pod
 			present[c]++
 		}
 	}
-	own, isMember := claimOn(pod, node)
+	var own claim
+	isMember := false
+	if pod != nil {
+		own, isMember = claimOn(pod, node)
+	}
 	var h Holding
 	for _, e := range entries {
 		if l.Timeout > 0 && now.Sub(e.admitted) >= l.Timeout {
@@ -323,6 +357,23 @@ func (l *Ledger) bookedOn(name types.NamespacedName, node, role string) int {
 		}
 	}
 	return n
+}
+
+// Nodes are the nodes the reservation name plans members on, sorted; none when the ledger does
+// not hold it.
+func (l *Ledger) Nodes(name types.NamespacedName) []string {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	e := l.byName[name]
+	if e == nil {
+		return nil
+	}
+	nodes := make([]string, 0, len(e.slots))
+	for n := range e.slots {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	return nodes
 }
 
 // PlannedNode is the node pod is kept to as a member of a reservation that holds room: its

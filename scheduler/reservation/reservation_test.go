@@ -252,3 +252,31 @@ func TestHeld(t *testing.T) {
 		})
 	}
 }
+
+func TestTakenOn(t *testing.T) {
+	taken := func(reason, message string, generation int64) []metav1.Condition {
+		return []metav1.Condition{{Type: schedv1alpha1.ConditionHeld, Status: metav1.ConditionFalse, Reason: reason, Message: message, ObservedGeneration: generation}}
+	}
+	cases := []struct {
+		name       string
+		conditions []metav1.Condition
+		want       string
+	}{
+		{name: "not said"},
+		{name: "taken on a node", conditions: taken(ReasonRoomTaken, TakenMessage("kwok-node-12"), 2), want: "kwok-node-12"},
+		{name: "taken, of an earlier plan", conditions: taken(ReasonRoomTaken, TakenMessage("kwok-node-12"), 1)},
+		{name: "another reason", conditions: taken("Other", TakenMessage("kwok-node-12"), 2)},
+		{name: "a message that names no node", conditions: taken(ReasonRoomTaken, "taken", 2)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &schedv1alpha1.Reservation{ObjectMeta: metav1.ObjectMeta{Generation: 2}, Status: schedv1alpha1.ReservationStatus{Conditions: tc.conditions}}
+			if got, ok := TakenOn(r); got != tc.want || ok != (tc.want != "") {
+				t.Errorf("TakenOn = %q, %v; want %q", got, ok, tc.want)
+			}
+			if Held(r) {
+				t.Error("a reservation whose room was taken reads as held")
+			}
+		})
+	}
+}

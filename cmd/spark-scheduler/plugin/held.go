@@ -11,26 +11,42 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/workqueue"
+	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/scheduler/reservation"
 )
 
-// Saying a reservation is held. The gang scheduler checks a run's planned room against the pods
-// its own cache shows, and this plugin learns of the reservation through a watch of its own,
-// which may lag behind: a pod placed in between takes room the plan counted on, and a member
-// then waits beside its running driver. So once the ledger holds a reservation, the plugin sets
-// its Held condition, for the generation it read, and the gang scheduler starts the run's driver
-// only when it sees that: from then on no pod is placed into the room but its members.
+// Saying a reservation is held. The gang scheduler plans from its cache, and this plugin learns
+// of the reservation through a watch of its own: a pod this scheduler placed before it read the
+// reservation (its binding perhaps not yet in the operator's cache) may have taken room the plan
+// counted on, and a member would then wait beside its running driver. So once the ledger holds
+// a reservation, the plugin judges it against what it placed itself, and says so in its Held
+// condition, for the generation it read:
+//   - true (RoomHeld) when the pods on each planned node (those bound, and those it placed whose
+//     binding its watch has not shown yet; not those ending) fit beside all the room held there:
+//     from then on no pod is placed into the room but its members;
+//   - false (RoomTaken, naming the node) when they do not: the gang scheduler plans the run again
+//     at once.
+// The gang scheduler starts the run's driver only on the first. The judgement waits ackDelay
+// after the ledger takes the reservation, so that a scheduling cycle that filtered nodes before
+// has reserved its pod by then.
 //
 // Every replica of spark-scheduler writes it, the standbys of a leader election too: they hold
 // the same ledger from the same watch, and the leader's lags theirs by moments at most.
@@ -44,6 +60,9 @@ const (
 // ackWorkers is how many Held writes are in flight at most.
 const ackWorkers = 4
 
+// ackDelay is how long after the ledger takes a reservation the plugin judges it.
+const ackDelay = 100 * time.Millisecond
+
 // heldGeneration is a generation of a reservation the ledger holds.
 type heldGeneration struct {
 	name       types.NamespacedName
@@ -51,26 +70,35 @@ type heldGeneration struct {
 	generation int64
 }
 
-// acknowledger writes the Held condition of the reservation generations it is given.
+// acknowledger writes the Held condition of the reservation generations it is given, as judge
+// finds them: the node room was taken on, "" for none.
 type acknowledger struct {
 	queue  workqueue.TypedRateLimitingInterface[heldGeneration]
 	client dynamic.NamespaceableResourceInterface
+	judge  func(types.NamespacedName) (string, error)
 	now    func() time.Time
 }
 
-func newAcknowledger(client dynamic.NamespaceableResourceInterface, now func() time.Time) *acknowledger {
+func newAcknowledger(client dynamic.NamespaceableResourceInterface, judge func(types.NamespacedName) (string, error), now func() time.Time) *acknowledger {
 	return &acknowledger{
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[heldGeneration](),
 			workqueue.TypedRateLimitingQueueConfig[heldGeneration]{Name: "spark-reservations-held"}),
-		client: client, now: now}
+		client: client, judge: judge, now: now}
 }
 
-// held asks for r's Held condition to be written, unless it says so already.
+// said reports whether r's Held condition speaks of its current generation already.
+func said(r *schedv1alpha1.Reservation) bool {
+	c := meta.FindStatusCondition(r.Status.Conditions, schedv1alpha1.ConditionHeld)
+	return c != nil && c.ObservedGeneration == r.Generation
+}
+
+// held asks for r's Held condition to be judged and written, unless it speaks of r's generation
+// already.
 func (a *acknowledger) held(r *schedv1alpha1.Reservation) {
-	if reservation.Held(r) {
+	if said(r) {
 		return
 	}
-	a.queue.Add(heldGeneration{name: types.NamespacedName{Namespace: r.Namespace, Name: r.Name}, uid: r.UID, generation: r.Generation})
+	a.queue.AddAfter(heldGeneration{name: types.NamespacedName{Namespace: r.Namespace, Name: r.Name}, uid: r.UID, generation: r.Generation}, ackDelay)
 }
 
 // run writes Held conditions until ctx ends.
@@ -104,16 +132,22 @@ func (a *acknowledger) next(ctx context.Context) bool {
 	return true
 }
 
-// write sets g's Held condition. The patch names the uid the ledger read, so that it cannot land
-// on another reservation stored since under the same name. The condition is the only one, so a
-// merge patch of the list is whole.
+// write judges g and sets its Held condition. The patch names the uid the ledger read, so that
+// it cannot land on another reservation stored since under the same name. The condition is the
+// only one, so a merge patch of the list is whole.
 func (a *acknowledger) write(ctx context.Context, g heldGeneration) error {
+	taken, err := a.judge(g.name)
+	if err != nil {
+		return err
+	}
+	held := metav1.Condition{Type: schedv1alpha1.ConditionHeld, Status: metav1.ConditionTrue, ObservedGeneration: g.generation,
+		LastTransitionTime: metav1.NewTime(a.now()), Reason: heldReason, Message: heldMessage}
+	if taken != "" {
+		held.Status, held.Reason, held.Message = metav1.ConditionFalse, reservation.ReasonRoomTaken, reservation.TakenMessage(taken)
+	}
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"uid": g.uid},
-		"status": map[string]any{"conditions": []metav1.Condition{{
-			Type: schedv1alpha1.ConditionHeld, Status: metav1.ConditionTrue, ObservedGeneration: g.generation,
-			LastTransitionTime: metav1.NewTime(a.now()), Reason: heldReason, Message: heldMessage,
-		}}},
+		"status":   map[string]any{"conditions": []metav1.Condition{held}},
 	})
 	if err != nil {
 		return err
@@ -124,4 +158,125 @@ func (a *acknowledger) write(ctx context.Context, g heldGeneration) error {
 		return fmt.Errorf("writing the Held condition of %s: %w", g.name, err)
 	}
 	return nil
+}
+
+// takenOn judges the reservation name as the ledger holds it: the first of its planned nodes
+// where the pods on it and the room held there (its own and every other reservation's) do not
+// fit the node; "" when they fit everywhere, or the ledger no longer holds it. The pods on a
+// node are those its informer shows bound there, and those this scheduler placed there whose
+// binding it does not show yet (placements); not those ending, whose room is on its way back
+// (the gang scheduler waits for them), though they still take their member's place.
+func (p *Reservations) takenOn(name types.NamespacedName) (string, error) {
+	nodes := p.ledger.Nodes(name)
+	if len(nodes) == 0 {
+		return "", nil
+	}
+	all, err := p.pods.List(labels.Everything())
+	if err != nil {
+		return "", err
+	}
+	planned := sets.New(nodes...)
+	on := map[string][]*v1.Pod{}
+	bound := sets.New[types.UID]()
+	for _, pod := range all {
+		if pod.Spec.NodeName == "" || pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+			continue
+		}
+		bound.Insert(pod.UID)
+		if planned.Has(pod.Spec.NodeName) {
+			on[pod.Spec.NodeName] = append(on[pod.Spec.NodeName], pod)
+		}
+	}
+	now := p.now()
+	for _, pl := range p.placed.since(now.Add(-placedFor)) {
+		if planned.Has(pl.node) && !bound.Has(pl.pod.UID) {
+			on[pl.node] = append(on[pl.node], pl.pod)
+		}
+	}
+	for _, node := range nodes {
+		n, err := p.nodes.Get(node)
+		if apierrors.IsNotFound(err) {
+			continue // gone: the gang scheduler plans the run again
+		}
+		if err != nil {
+			return "", err
+		}
+		used := v1.ResourceList{}
+		for _, pod := range on[node] {
+			if pod.DeletionTimestamp != nil {
+				continue
+			}
+			for res, q := range resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}) {
+				sum := used[res]
+				sum.Add(q)
+				used[res] = sum
+			}
+			pods := used[v1.ResourcePods]
+			pods.Add(*resource.NewQuantity(1, resource.DecimalSI))
+			used[v1.ResourcePods] = pods
+		}
+		held := p.ledger.HeldOn(node, slices.Values(on[node]), nil, now)
+		for res, h := range held.Requests {
+			alloc, ok := n.Status.Allocatable[res]
+			if !ok {
+				continue
+			}
+			total := used[res].DeepCopy()
+			total.Add(h)
+			if total.Cmp(alloc) > 0 {
+				return node, nil
+			}
+		}
+	}
+	return "", nil
+}
+
+// placedFor is how long the plugin remembers a pod it placed, for takenOn: its informer shows
+// the binding well within that.
+const placedFor = 30 * time.Second
+
+// placement is a pod this scheduler placed on node (Reserve) at.
+type placement struct {
+	pod  *v1.Pod
+	node string
+	at   time.Time
+}
+
+// placements are the pods this scheduler placed in the last placedFor, by UID.
+type placements struct {
+	mu    sync.Mutex
+	byUID map[types.UID]placement
+}
+
+func (ps *placements) add(pod *v1.Pod, node string, at time.Time) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if ps.byUID == nil {
+		ps.byUID = map[types.UID]placement{}
+	}
+	for uid, pl := range ps.byUID {
+		if at.Sub(pl.at) > placedFor {
+			delete(ps.byUID, uid)
+		}
+	}
+	ps.byUID[pod.UID] = placement{pod: pod, node: node, at: at}
+}
+
+func (ps *placements) remove(uid types.UID) {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	delete(ps.byUID, uid)
+}
+
+// since lists the placements made after t.
+func (ps *placements) since(t time.Time) []placement {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	var out []placement
+	for _, pl := range ps.byUID {
+		if pl.at.After(t) {
+			out = append(out, pl)
+		}
+	}
+	return out
 }

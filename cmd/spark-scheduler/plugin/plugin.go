@@ -42,6 +42,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
+	listersv1 "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"k8s.io/klog/v2"
@@ -73,6 +74,11 @@ type Reservations struct {
 	now    func() time.Time
 	// acks says the reservations the ledger holds are held (held.go); nil: it does not.
 	acks *acknowledger
+	// placed, pods and nodes are what takenOn judges a reservation by: the pods this scheduler
+	// placed lately, and its informers' pods and nodes.
+	placed placements
+	pods   listersv1.PodLister
+	nodes  listersv1.NodeLister
 }
 
 var (
@@ -98,7 +104,8 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
 	p := &Reservations{ledger: &reservation.Ledger{Timeout: timeout}, now: time.Now}
-	p.acks = newAcknowledger(dyn.Resource(reservations), p.now)
+	p.pods, p.nodes = h.SharedInformerFactory().Core().V1().Pods().Lister(), h.SharedInformerFactory().Core().V1().Nodes().Lister()
+	p.acks = newAcknowledger(dyn.Resource(reservations), p.takenOn, p.now)
 	go p.acks.run(ctx)
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 	informer := factory.ForResource(reservations).Informer()
@@ -245,15 +252,18 @@ func shortOf(need, held v1.ResourceList, ni fwk.NodeInfo) string {
 	return ""
 }
 
-// Reserve books pod's place, if it takes a member's on node.
+// Reserve books pod's place, if it takes a member's on node, and remembers where it placed it
+// (held.go).
 func (p *Reservations) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
 	p.ledger.Book(pod, node)
+	p.placed.add(pod, node, p.now())
 	return nil
 }
 
 // Unreserve gives back what Reserve booked.
 func (p *Reservations) Unreserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, _ string) {
 	p.ledger.Unbook(pod)
+	p.placed.remove(pod.UID)
 }
 
 // EventsToRegister: what may make room for a pod this plugin refused. A pod deleted or ended

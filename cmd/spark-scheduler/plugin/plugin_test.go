@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	listersv1 "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
@@ -180,9 +182,15 @@ func TestHeldIsSaidOncePerGeneration(t *testing.T) {
 		t.Fatal(err)
 	}
 	client := dynamicfake.NewSimpleDynamicClient(scheme, obj.DeepCopy())
+	taken := ""
+	judge := func(types.NamespacedName) (string, error) { return taken, nil }
 	p := &Reservations{ledger: &reservation.Ledger{}, now: func() time.Time { return now },
-		acks: newAcknowledger(client.Resource(reservations), func() time.Time { return now })}
+		acks: newAcknowledger(client.Resource(reservations), judge, func() time.Time { return now })}
 	defer p.acks.queue.ShutDown()
+	queued := func() int {
+		time.Sleep(2 * ackDelay) // judged a moment after the ledger takes it
+		return p.acks.queue.Len()
+	}
 	heldOf := func() *metav1.Condition {
 		t.Helper()
 		got, err := client.Resource(reservations).Namespace("ns").Get(ctx, "a", metav1.GetOptions{})
@@ -197,7 +205,7 @@ func TestHeldIsSaidOncePerGeneration(t *testing.T) {
 	}
 
 	p.set(obj)
-	if n := p.acks.queue.Len(); n != 1 {
+	if n := queued(); n != 1 {
 		t.Fatalf("%d Held writes queued for a reservation the ledger took, want 1", n)
 	}
 	p.acks.next(ctx)
@@ -213,14 +221,14 @@ func TestHeldIsSaidOncePerGeneration(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.set(said)
-	if n := p.acks.queue.Len(); n != 0 {
+	if n := queued(); n != 0 {
 		t.Errorf("%d Held writes queued for a reservation that says it is held", n)
 	}
 
 	// A new plan (a generation the condition is not for) is said held again.
 	said.SetGeneration(3)
 	p.set(said)
-	if n := p.acks.queue.Len(); n != 1 {
+	if n := queued(); n != 1 {
 		t.Fatalf("%d Held writes queued for generation 3, want 1", n)
 	}
 
@@ -235,8 +243,92 @@ func TestHeldIsSaidOncePerGeneration(t *testing.T) {
 	if c := heldOf(); c == nil || c.ObservedGeneration != 3 {
 		t.Errorf("Held condition = %+v, want it for generation 3", c)
 	}
+
+	// Room taken before it was held: said, not held, naming the node; and said once.
+	taken = "n1"
+	said.SetGeneration(4)
+	p.set(said)
+	if n := queued(); n != 1 {
+		t.Fatalf("%d Held writes queued for generation 4, want 1", n)
+	}
+	p.acks.next(ctx)
+	c = heldOf()
+	r := &schedv1alpha1.Reservation{ObjectMeta: metav1.ObjectMeta{Generation: 4}, Status: schedv1alpha1.ReservationStatus{Conditions: []metav1.Condition{*c}}}
+	if node, ok := reservation.TakenOn(r); !ok || node != "n1" || c.Status != metav1.ConditionFalse {
+		t.Fatalf("Held condition = %+v, want false, room taken on n1", c)
+	}
+	if err := unstructured.SetNestedSlice(said.Object, []any{map[string]any{"type": schedv1alpha1.ConditionHeld,
+		"status": "False", "reason": reservation.ReasonRoomTaken, "observedGeneration": int64(4)}}, "status", "conditions"); err != nil {
+		t.Fatal(err)
+	}
+	p.set(said)
+	if n := queued(); n != 0 {
+		t.Errorf("%d Held writes queued for a generation said taken already", n)
+	}
 	p.set(reservationOf("b", schedv1alpha1.EnforcementPlaceholders))
-	if n := p.acks.queue.Len(); n != 0 {
+	if n := queued(); n != 0 {
 		t.Errorf("%d Held writes queued after a reservation gone and one of placeholders, want 0", n)
 	}
+}
+
+// TestTakenOn: a reservation is judged against the pods on its planned nodes as this scheduler
+// knows them: bound ones, and ones it placed whose binding its informer does not show yet; not
+// ending ones.
+func TestTakenOn(t *testing.T) {
+	bound := func(name, cpu, node string) *v1.Pod {
+		p := plainPod(name, cpu)
+		p.Spec.NodeName = node
+		return p
+	}
+	ending := bound("leaving", "4", "n1")
+	ending.DeletionTimestamp = &metav1.Time{Time: now}
+	cases := []struct {
+		name   string
+		pods   []*v1.Pod // in the informer
+		placed []*v1.Pod // placed on n1 by this scheduler, at placedAt before now
+		ago    time.Duration
+		want   string
+	}{
+		// n1: 8 CPUs; a holds 5 (the driver, two executors).
+		{name: "nothing else on the nodes", want: ""},
+		{name: "a bound pod that fits beside the plan", pods: []*v1.Pod{bound("web", "3", "n1")}, want: ""},
+		{name: "a bound pod that took planned room", pods: []*v1.Pod{bound("web", "4", "n1")}, want: "n1"},
+		{name: "a pod placed, its binding not seen yet", pods: []*v1.Pod{plainPod("web", "4")}, placed: []*v1.Pod{plainPod("web", "4")}, want: "n1"},
+		{name: "a placement long since forgotten", placed: []*v1.Pod{plainPod("web", "4")}, ago: placedFor + time.Second, want: ""},
+		{name: "an ending pod: its room is on its way back", pods: []*v1.Pod{ending}, want: ""},
+		{name: "a member on its node takes its own place", pods: []*v1.Pod{bound("web", "3", "n1"), sparkPodOn("a", "executor", "2", "n1")}, want: ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pods := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+			for _, pod := range tc.pods {
+				if err := pods.Add(pod); err != nil {
+					t.Fatal(err)
+				}
+			}
+			nodes := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+			for _, n := range []string{"n1", "n2"} {
+				if err := nodes.Add(nodeInfo(n).Node()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := &Reservations{ledger: &reservation.Ledger{}, now: func() time.Time { return now },
+				pods: listersv1.NewPodLister(pods), nodes: listersv1.NewNodeLister(nodes)}
+			for _, pod := range tc.placed {
+				p.placed.add(pod, "n1", now.Add(-tc.ago))
+			}
+			p.set(reservationOf("a", schedv1alpha1.EnforcementPlugin))
+			got, err := p.takenOn(types.NamespacedName{Namespace: "ns", Name: "a"})
+			if err != nil || got != tc.want {
+				t.Errorf("takenOn = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+// sparkPodOn is sparkPod bound to node.
+func sparkPodOn(app, role, cpu, node string) *v1.Pod {
+	p := sparkPod(app, role, cpu, node)
+	p.Spec.NodeName = node
+	return p
 }
