@@ -10,6 +10,7 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -63,6 +64,12 @@ const ackWorkers = 4
 // ackDelay is how long after the ledger takes a reservation the plugin judges it.
 const ackDelay = 100 * time.Millisecond
 
+// endingRecheck is how often a reservation waiting for pods ending on its nodes is judged again.
+const endingRecheck = 250 * time.Millisecond
+
+// errEnding: the reservation waits for pods ending on its nodes; nothing is written yet.
+var errEnding = errors.New("waiting for pods ending on its planned nodes")
+
 // heldGeneration is a generation of a reservation the ledger holds.
 type heldGeneration struct {
 	name       types.NamespacedName
@@ -71,15 +78,15 @@ type heldGeneration struct {
 }
 
 // acknowledger writes the Held condition of the reservation generations it is given, as judge
-// finds them: the node room was taken on, "" for none.
+// finds them.
 type acknowledger struct {
 	queue  workqueue.TypedRateLimitingInterface[heldGeneration]
 	client dynamic.NamespaceableResourceInterface
-	judge  func(types.NamespacedName) (string, error)
+	judge  func(types.NamespacedName) (verdict, error)
 	now    func() time.Time
 }
 
-func newAcknowledger(client dynamic.NamespaceableResourceInterface, judge func(types.NamespacedName) (string, error), now func() time.Time) *acknowledger {
+func newAcknowledger(client dynamic.NamespaceableResourceInterface, judge func(types.NamespacedName) (verdict, error), now func() time.Time) *acknowledger {
 	return &acknowledger{
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[heldGeneration](),
 			workqueue.TypedRateLimitingQueueConfig[heldGeneration]{Name: "spark-reservations-held"}),
@@ -121,6 +128,9 @@ func (a *acknowledger) next(ctx context.Context) bool {
 	}
 	defer a.queue.Done(g)
 	switch err := a.write(ctx, g); {
+	case errors.Is(err, errEnding):
+		a.queue.Forget(g)
+		a.queue.AddAfter(g, endingRecheck)
 	case err == nil, apierrors.IsNotFound(err), apierrors.IsConflict(err), apierrors.IsInvalid(err):
 		// Written; or the reservation is gone, or replaced by another (the uid in the patch
 		// no longer matches), which has its own generation to say held.
@@ -136,14 +146,17 @@ func (a *acknowledger) next(ctx context.Context) bool {
 // it cannot land on another reservation stored since under the same name. The condition is the
 // only one, so a merge patch of the list is whole.
 func (a *acknowledger) write(ctx context.Context, g heldGeneration) error {
-	taken, err := a.judge(g.name)
+	v, err := a.judge(g.name)
 	if err != nil {
 		return err
 	}
 	held := metav1.Condition{Type: schedv1alpha1.ConditionHeld, Status: metav1.ConditionTrue, ObservedGeneration: g.generation,
 		LastTransitionTime: metav1.NewTime(a.now()), Reason: heldReason, Message: heldMessage}
-	if taken != "" {
-		held.Status, held.Reason, held.Message = metav1.ConditionFalse, reservation.ReasonRoomTaken, reservation.TakenMessage(taken)
+	switch {
+	case v.taken != "":
+		held.Status, held.Reason, held.Message = metav1.ConditionFalse, reservation.ReasonRoomTaken, reservation.TakenMessage(v.taken)
+	case v.ending:
+		return errEnding
 	}
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"uid": g.uid},
@@ -160,60 +173,69 @@ func (a *acknowledger) write(ctx context.Context, g heldGeneration) error {
 	return nil
 }
 
-// takenOn judges the reservation name as the ledger holds it: the first of its planned nodes
-// where the pods on it and the room held there (its own and every other reservation's) do not
-// fit the node; "" when they fit everywhere, or the ledger no longer holds it. The pods on a
-// node are those its informer shows bound there, and those this scheduler placed there whose
-// binding it does not show yet (placements); not those ending, whose room is on its way back
-// (the gang scheduler waits for them), though they still take their member's place.
-func (p *Reservations) takenOn(name types.NamespacedName) (string, error) {
+// verdict is what takenOn finds of a reservation: room taken on a node, or pods ending on one
+// that it waits for, or neither (it is held).
+type verdict struct {
+	taken  string // the first planned node its room was taken on
+	ending bool   // the plan fits only once pods ending on a planned node are gone
+}
+
+// takenOn judges the reservation name as the ledger holds it, on each of its planned nodes: the
+// pods on the node beside the room held there (its own and every other reservation's) must fit
+// the node. The pods on a node are those its informer shows bound there, and those this
+// scheduler placed there whose binding it does not show yet (placements). Pods ending (deleted,
+// not gone yet) are waited for: their room is on its way back (the gang scheduler planned into
+// it, having seen them go, or as their run's preemptor), and the plan is said held once they
+// are gone. Nothing to judge (the ledger no longer holds it): held.
+func (p *Reservations) takenOn(name types.NamespacedName) (verdict, error) {
 	nodes := p.ledger.Nodes(name)
 	if len(nodes) == 0 {
-		return "", nil
+		return verdict{}, nil
 	}
 	all, err := p.pods.List(labels.Everything())
 	if err != nil {
-		return "", err
+		return verdict{}, err
 	}
 	planned := sets.New(nodes...)
 	on := map[string][]*v1.Pod{}
-	bound := sets.New[types.UID]()
+	unbound := sets.New[types.UID]()
 	for _, pod := range all {
-		if pod.Spec.NodeName == "" || pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+		if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
 			continue
 		}
-		bound.Insert(pod.UID)
-		if planned.Has(pod.Spec.NodeName) {
+		if pod.Spec.NodeName == "" {
+			unbound.Insert(pod.UID)
+		} else if planned.Has(pod.Spec.NodeName) {
 			on[pod.Spec.NodeName] = append(on[pod.Spec.NodeName], pod)
 		}
 	}
 	now := p.now()
 	for _, pl := range p.placed.since(now.Add(-placedFor)) {
-		if planned.Has(pl.node) && !bound.Has(pl.pod.UID) {
+		// Placed, and its informer shows it still waiting to be bound: its binding is on its
+		// way. One the informer no longer has is gone.
+		if planned.Has(pl.node) && unbound.Has(pl.pod.UID) {
 			on[pl.node] = append(on[pl.node], pl.pod)
 		}
 	}
+	var v verdict
 	for _, node := range nodes {
 		n, err := p.nodes.Get(node)
 		if apierrors.IsNotFound(err) {
 			continue // gone: the gang scheduler plans the run again
 		}
 		if err != nil {
-			return "", err
+			return verdict{}, err
 		}
-		used := v1.ResourceList{}
+		live, ending := v1.ResourceList{}, v1.ResourceList{}
 		for _, pod := range on[node] {
+			sum := live
 			if pod.DeletionTimestamp != nil {
-				continue
+				sum = ending
 			}
 			for res, q := range resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}) {
-				sum := used[res]
-				sum.Add(q)
-				used[res] = sum
+				addQuantity(sum, res, q)
 			}
-			pods := used[v1.ResourcePods]
-			pods.Add(*resource.NewQuantity(1, resource.DecimalSI))
-			used[v1.ResourcePods] = pods
+			addQuantity(sum, v1.ResourcePods, *resource.NewQuantity(1, resource.DecimalSI))
 		}
 		held := p.ledger.HeldOn(node, slices.Values(on[node]), nil, now)
 		for res, h := range held.Requests {
@@ -221,14 +243,24 @@ func (p *Reservations) takenOn(name types.NamespacedName) (string, error) {
 			if !ok {
 				continue
 			}
-			total := used[res].DeepCopy()
+			total := live[res].DeepCopy()
 			total.Add(h)
 			if total.Cmp(alloc) > 0 {
-				return node, nil
+				return verdict{taken: node}, nil
+			}
+			total.Add(ending[res])
+			if total.Cmp(alloc) > 0 {
+				v.ending = true
 			}
 		}
 	}
-	return "", nil
+	return v, nil
+}
+
+func addQuantity(sum v1.ResourceList, res v1.ResourceName, q resource.Quantity) {
+	cur := sum[res]
+	cur.Add(q)
+	sum[res] = cur
 }
 
 // placedFor is how long the plugin remembers a pod it placed, for takenOn: its informer shows

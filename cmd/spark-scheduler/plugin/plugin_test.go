@@ -183,7 +183,8 @@ func TestHeldIsSaidOncePerGeneration(t *testing.T) {
 	}
 	client := dynamicfake.NewSimpleDynamicClient(scheme, obj.DeepCopy())
 	taken := ""
-	judge := func(types.NamespacedName) (string, error) { return taken, nil }
+	waiting := false // pods ending on its nodes
+	judge := func(types.NamespacedName) (verdict, error) { return verdict{taken: taken, ending: waiting}, nil }
 	p := &Reservations{ledger: &reservation.Ledger{}, now: func() time.Time { return now },
 		acks: newAcknowledger(client.Resource(reservations), judge, func() time.Time { return now })}
 	defer p.acks.queue.ShutDown()
@@ -265,6 +266,27 @@ func TestHeldIsSaidOncePerGeneration(t *testing.T) {
 	if n := queued(); n != 0 {
 		t.Errorf("%d Held writes queued for a generation said taken already", n)
 	}
+
+	// Pods ending in the planned room: nothing said until they are gone, judged again meanwhile.
+	taken, waiting = "", true
+	said.SetGeneration(5)
+	p.set(said)
+	if n := queued(); n != 1 {
+		t.Fatalf("%d Held writes queued for generation 5, want 1", n)
+	}
+	p.acks.next(ctx)
+	if c := heldOf(); c.ObservedGeneration != 4 {
+		t.Errorf("Held condition = %+v written while pods are ending", c)
+	}
+	time.Sleep(endingRecheck)
+	waiting = false
+	if n := queued(); n != 1 {
+		t.Fatalf("%d judgements queued while pods end, want 1", n)
+	}
+	p.acks.next(ctx)
+	if c := heldOf(); c.ObservedGeneration != 5 || c.Status != metav1.ConditionTrue {
+		t.Errorf("Held condition = %+v once the pods are gone, want true for generation 5", c)
+	}
 	p.set(reservationOf("b", schedv1alpha1.EnforcementPlaceholders))
 	if n := queued(); n != 0 {
 		t.Errorf("%d Held writes queued after a reservation gone and one of placeholders, want 0", n)
@@ -282,21 +304,26 @@ func TestTakenOn(t *testing.T) {
 	}
 	ending := bound("leaving", "4", "n1")
 	ending.DeletionTimestamp = &metav1.Time{Time: now}
+	ended := bound("done", "4", "n1")
+	ended.Status.Phase = v1.PodSucceeded
 	cases := []struct {
 		name   string
 		pods   []*v1.Pod // in the informer
-		placed []*v1.Pod // placed on n1 by this scheduler, at placedAt before now
+		placed []*v1.Pod // placed on n1 by this scheduler, ago
 		ago    time.Duration
-		want   string
+		want   verdict
 	}{
 		// n1: 8 CPUs; a holds 5 (the driver, two executors).
-		{name: "nothing else on the nodes", want: ""},
-		{name: "a bound pod that fits beside the plan", pods: []*v1.Pod{bound("web", "3", "n1")}, want: ""},
-		{name: "a bound pod that took planned room", pods: []*v1.Pod{bound("web", "4", "n1")}, want: "n1"},
-		{name: "a pod placed, its binding not seen yet", pods: []*v1.Pod{plainPod("web", "4")}, placed: []*v1.Pod{plainPod("web", "4")}, want: "n1"},
-		{name: "a placement long since forgotten", placed: []*v1.Pod{plainPod("web", "4")}, ago: placedFor + time.Second, want: ""},
-		{name: "an ending pod: its room is on its way back", pods: []*v1.Pod{ending}, want: ""},
-		{name: "a member on its node takes its own place", pods: []*v1.Pod{bound("web", "3", "n1"), sparkPodOn("a", "executor", "2", "n1")}, want: ""},
+		{name: "nothing else on the nodes"},
+		{name: "a bound pod that fits beside the plan", pods: []*v1.Pod{bound("web", "3", "n1")}},
+		{name: "a bound pod that took planned room", pods: []*v1.Pod{bound("web", "4", "n1")}, want: verdict{taken: "n1"}},
+		{name: "a pod placed, its binding not seen yet", pods: []*v1.Pod{plainPod("web", "4")}, placed: []*v1.Pod{plainPod("web", "4")}, want: verdict{taken: "n1"}},
+		{name: "a pod placed and gone since", placed: []*v1.Pod{plainPod("web", "4")}},
+		{name: "a pod placed and ended since", pods: []*v1.Pod{ended}, placed: []*v1.Pod{ended}},
+		{name: "a placement long since forgotten", pods: []*v1.Pod{plainPod("web", "4")}, placed: []*v1.Pod{plainPod("web", "4")}, ago: placedFor + time.Second},
+		{name: "a pod ending in the planned room: waited for", pods: []*v1.Pod{ending}, want: verdict{ending: true}},
+		{name: "a pod ending beside room taken: taken", pods: []*v1.Pod{ending, bound("web", "4", "n1")}, want: verdict{taken: "n1"}},
+		{name: "a member on its node takes its own place", pods: []*v1.Pod{bound("web", "3", "n1"), sparkPodOn("a", "executor", "2", "n1")}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -320,7 +347,7 @@ func TestTakenOn(t *testing.T) {
 			p.set(reservationOf("a", schedv1alpha1.EnforcementPlugin))
 			got, err := p.takenOn(types.NamespacedName{Namespace: "ns", Name: "a"})
 			if err != nil || got != tc.want {
-				t.Errorf("takenOn = %q, %v; want %q", got, err, tc.want)
+				t.Errorf("takenOn = %+v, %v; want %+v", got, err, tc.want)
 			}
 		})
 	}
