@@ -145,11 +145,39 @@ type booking struct{ node, role string }
 
 // entry is one reservation as the ledger keeps it.
 type entry struct {
-	name     types.NamespacedName
-	run      string
-	admitted time.Time
-	driver   string                      // the driver's planned node
-	slots    map[string]map[string]*slot // node → role → the members planned there
+	name       types.NamespacedName
+	run        string
+	generation int64
+	admitted   time.Time
+	driver     string                      // the driver's planned node
+	slots      map[string]map[string]*slot // node → role → the members planned there
+	judged     Judgement
+}
+
+// Judgement is what the pod scheduler found of a reservation's plan (its Held condition).
+type Judgement int
+
+const (
+	// Unjudged: not yet judged. Its room is held from every pod but the members of held
+	// reservations: a plan the gang scheduler made from a lagging cache may not fit, and must
+	// not keep out the members of plans that were found to fit.
+	Unjudged Judgement = iota
+	// JudgedHeld: the plan fits; its room is held from every pod but its members.
+	JudgedHeld
+	// JudgedTaken: the plan did not fit (ReasonRoomTaken); it holds nothing, its run is planned
+	// again.
+	JudgedTaken
+)
+
+// judgementOf reads r's Held condition for its current generation.
+func judgementOf(r *schedv1alpha1.Reservation) Judgement {
+	if Held(r) {
+		return JudgedHeld
+	}
+	if _, taken := TakenOn(r); taken {
+		return JudgedTaken
+	}
+	return Unjudged
 }
 
 // slot is the members of one role planned on one node: what each requests.
@@ -157,8 +185,8 @@ type slot struct{ requests []corev1.ResourceList }
 
 // Set records r, or replaces what the ledger had under its name.
 func (l *Ledger) Set(r *schedv1alpha1.Reservation) {
-	e := &entry{name: types.NamespacedName{Namespace: r.Namespace, Name: r.Name}, run: r.Spec.Run,
-		admitted: r.Spec.Admitted.Time, slots: map[string]map[string]*slot{}}
+	e := &entry{name: types.NamespacedName{Namespace: r.Namespace, Name: r.Name}, run: r.Spec.Run, generation: r.Generation,
+		admitted: r.Spec.Admitted.Time, slots: map[string]map[string]*slot{}, judged: judgementOf(r)}
 	for _, m := range r.Spec.Members {
 		if m.Role == schedv1alpha1.MemberRoleDriver {
 			e.driver = m.Node
@@ -177,6 +205,10 @@ func (l *Ledger) Set(r *schedv1alpha1.Reservation) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if old := l.byName[e.name]; old != nil && old.run == e.run && old.generation == e.generation && e.judged == Unjudged {
+		// Judged here (Judge) before the object says so.
+		e.judged = old.judged
+	}
 	if old := l.byName[e.name]; old != nil {
 		// Replaced, not removed: the pods booked into it keep their places.
 		b := l.booked[e.name]
@@ -197,6 +229,16 @@ func (l *Ledger) Set(r *schedv1alpha1.Reservation) {
 			l.byNode[node] = map[types.NamespacedName]*entry{}
 		}
 		l.byNode[node][e.name] = e
+	}
+}
+
+// Judge records the judgement of the generation of the reservation name, ahead of its object
+// saying so; nothing when the ledger holds another generation.
+func (l *Ledger) Judge(name types.NamespacedName, generation int64, j Judgement) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e := l.byName[name]; e != nil && e.generation == generation {
+		e.judged = j
 	}
 }
 
@@ -315,9 +357,16 @@ func (l *Ledger) HeldOn(node string, pods iter.Seq[*corev1.Pod], pod *corev1.Pod
 	if pod != nil {
 		own, isMember = claimOn(pod, node)
 	}
+	// A member of a plan found to fit takes its place beside the other plans found to fit
+	// only: an unjudged plan is judged against those (their room counts in takenOn), so it
+	// never keeps their members out.
+	ownHeld := false
+	if e := entries[own.reservation]; isMember && e != nil && e.run == own.run && e.judged == JudgedHeld {
+		ownHeld = true
+	}
 	var h Holding
 	for _, e := range entries {
-		if l.Timeout > 0 && now.Sub(e.admitted) >= l.Timeout {
+		if l.Timeout > 0 && now.Sub(e.admitted) >= l.Timeout || e.judged == JudgedTaken || ownHeld && e.judged == Unjudged {
 			continue
 		}
 		held := false

@@ -280,3 +280,47 @@ func TestTakenOn(t *testing.T) {
 		})
 	}
 }
+
+// TestJudgedPlans: a plan not judged yet is held from other pods but not from the members of
+// plans found to fit; a plan whose room was taken holds nothing; a judgement made here stands
+// until the object says otherwise.
+func TestJudgedPlans(t *testing.T) {
+	held := func(r *schedv1alpha1.Reservation) *schedv1alpha1.Reservation {
+		r.Generation = 1
+		r.Status.Conditions = []metav1.Condition{{Type: schedv1alpha1.ConditionHeld, Status: metav1.ConditionTrue, ObservedGeneration: 1}}
+		return r
+	}
+	unjudged := res("b", "n2", []string{"n1"})
+	unjudged.Generation = 1
+	l := &Ledger{}
+	l.Set(held(res("a", "n2", []string{"n1", "n1"})))
+	l.Set(unjudged)
+	cases := []struct {
+		name string
+		pod  *corev1.Pod
+		want []string
+	}{
+		{name: "another pod: both plans held from it", pod: other(), want: []string{"ns/a", "ns/b"}},
+		{name: "a member of the plan found to fit: only it", pod: pod("a", "run-1", "executor", "n1"), want: []string{"ns/a"}},
+		{name: "a member of the unjudged plan: the plan found to fit (its own one slot it takes)", pod: pod("b", "run-1", "executor", "n1"), want: []string{"ns/a"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := l.HeldOn("n1", slices.Values([]*corev1.Pod(nil)), tc.pod, admitted).Reservations; !slices.Equal(got, tc.want) {
+				t.Errorf("held by %v, want %v", got, tc.want)
+			}
+		})
+	}
+	b := types.NamespacedName{Namespace: "ns", Name: "b"}
+	l.Judge(b, 1, JudgedTaken)
+	l.Set(unjudged) // its object, read again before it says so
+	if got := l.HeldOn("n1", slices.Values([]*corev1.Pod(nil)), other(), admitted).Reservations; !slices.Equal(got, []string{"ns/a"}) {
+		t.Errorf("after b's room was found taken, held by %v, want only a", got)
+	}
+	next := res("b", "n2", []string{"n1"})
+	next.Generation = 2
+	l.Set(next)
+	if got := l.HeldOn("n1", slices.Values([]*corev1.Pod(nil)), other(), admitted).Reservations; !slices.Equal(got, []string{"ns/a", "ns/b"}) {
+		t.Errorf("b's next plan, not judged yet, held by %v, want both", got)
+	}
+}

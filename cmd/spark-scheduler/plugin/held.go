@@ -78,19 +78,21 @@ type heldGeneration struct {
 }
 
 // acknowledger writes the Held condition of the reservation generations it is given, as judge
-// finds them.
+// finds them, and records each judgement written (the ledger's Judge, ahead of the watch).
 type acknowledger struct {
 	queue  workqueue.TypedRateLimitingInterface[heldGeneration]
 	client dynamic.NamespaceableResourceInterface
 	judge  func(types.NamespacedName) (verdict, error)
+	record func(types.NamespacedName, int64, reservation.Judgement)
 	now    func() time.Time
 }
 
-func newAcknowledger(client dynamic.NamespaceableResourceInterface, judge func(types.NamespacedName) (verdict, error), now func() time.Time) *acknowledger {
+func newAcknowledger(client dynamic.NamespaceableResourceInterface, judge func(types.NamespacedName) (verdict, error),
+	record func(types.NamespacedName, int64, reservation.Judgement), now func() time.Time) *acknowledger {
 	return &acknowledger{
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[heldGeneration](),
 			workqueue.TypedRateLimitingQueueConfig[heldGeneration]{Name: "spark-reservations-held"}),
-		client: client, judge: judge, now: now}
+		client: client, judge: judge, record: record, now: now}
 }
 
 // said reports whether r's Held condition speaks of its current generation already.
@@ -152,9 +154,11 @@ func (a *acknowledger) write(ctx context.Context, g heldGeneration) error {
 	}
 	held := metav1.Condition{Type: schedv1alpha1.ConditionHeld, Status: metav1.ConditionTrue, ObservedGeneration: g.generation,
 		LastTransitionTime: metav1.NewTime(a.now()), Reason: heldReason, Message: heldMessage}
+	judged := reservation.JudgedHeld
 	switch {
 	case v.taken != "":
 		held.Status, held.Reason, held.Message = metav1.ConditionFalse, reservation.ReasonRoomTaken, reservation.TakenMessage(v.taken)
+		judged = reservation.JudgedTaken
 	case v.ending:
 		return errEnding
 	}
@@ -169,6 +173,9 @@ func (a *acknowledger) write(ctx context.Context, g heldGeneration) error {
 		metav1.PatchOptions{FieldManager: "spark-scheduler"}, "status")
 	if err != nil {
 		return fmt.Errorf("writing the Held condition of %s: %w", g.name, err)
+	}
+	if a.record != nil {
+		a.record(g.name, g.generation, judged)
 	}
 	return nil
 }

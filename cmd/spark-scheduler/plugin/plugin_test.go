@@ -186,7 +186,7 @@ func TestHeldIsSaidOncePerGeneration(t *testing.T) {
 	waiting := false // pods ending on its nodes
 	judge := func(types.NamespacedName) (verdict, error) { return verdict{taken: taken, ending: waiting}, nil }
 	p := &Reservations{ledger: &reservation.Ledger{}, now: func() time.Time { return now },
-		acks: newAcknowledger(client.Resource(reservations), judge, func() time.Time { return now })}
+		acks: newAcknowledger(client.Resource(reservations), judge, nil, func() time.Time { return now })}
 	defer p.acks.queue.ShutDown()
 	queued := func() int {
 		time.Sleep(2 * ackDelay) // judged a moment after the ledger takes it
