@@ -41,16 +41,20 @@ import (
 // a reservation, the plugin judges it against what it placed itself, and says so in its Held
 // condition, for the generation it read:
 //   - true (RoomHeld) when the pods on each planned node (those bound, and those it placed whose
-//     binding its watch has not shown yet; not those ending) fit beside all the room held there:
-//     from then on no pod is placed into the room but its members;
-//   - false (RoomTaken, naming the node) when they do not: the gang scheduler plans the run again
-//     at once.
+//     binding its watch has not shown yet) fit beside all the room held there: from then on no
+//     pod is placed into the room but its members;
+//   - false (RoomTaken, naming the node) when they do not even without the pods ending there:
+//     the gang scheduler plans the run again at once;
+//   - nothing yet while they fit only once the pods ending there are gone (judged again every
+//     endingRecheck).
 // The gang scheduler starts the run's driver only on the first. The judgement waits ackDelay
 // after the ledger takes the reservation, so that a scheduling cycle that filtered nodes before
 // has reserved its pod by then.
 //
-// Every replica of spark-scheduler writes it, the standbys of a leader election too: they hold
-// the same ledger from the same watch, and the leader's lags theirs by moments at most.
+// Every replica of spark-scheduler judges and writes it, the standbys of a leader election too:
+// they hold the same ledger from the same watch, but a standby places nothing, so its verdict
+// rests on the bound pods alone, without the leader's placements not yet bound. With one
+// replica (the chart's default) that does not arise.
 
 // heldReason and heldMessage are the Held condition's.
 const (
