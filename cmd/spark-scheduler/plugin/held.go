@@ -287,20 +287,27 @@ type placement struct {
 
 // placements are the pods this scheduler placed in the last placedFor, by UID.
 type placements struct {
-	mu    sync.Mutex
-	byUID map[types.UID]placement
+	mu     sync.Mutex
+	byUID  map[types.UID]placement
+	pruned time.Time // when the old ones were last dropped
 }
 
+// add records a placement. It runs in every scheduling cycle (Reserve): the placements older
+// than placedFor are dropped once every placedFor, not on each call, so the set holds at most
+// two placedFor's worth.
 func (ps *placements) add(pod *v1.Pod, node string, at time.Time) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.byUID == nil {
 		ps.byUID = map[types.UID]placement{}
 	}
-	for uid, pl := range ps.byUID {
-		if at.Sub(pl.at) > placedFor {
-			delete(ps.byUID, uid)
+	if at.Sub(ps.pruned) > placedFor {
+		for uid, pl := range ps.byUID {
+			if at.Sub(pl.at) > placedFor {
+				delete(ps.byUID, uid)
+			}
 		}
+		ps.pruned = at
 	}
 	ps.byUID[pod.UID] = placement{pod: pod, node: node, at: at}
 }

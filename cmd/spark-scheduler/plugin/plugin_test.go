@@ -359,3 +359,18 @@ func sparkPodOn(app, role, cpu, node string) *v1.Pod {
 	p.Spec.NodeName = node
 	return p
 }
+
+// TestPlacementsForgetOldOnes: placements older than placedFor are dropped as new ones come,
+// and are never listed.
+func TestPlacementsForgetOldOnes(t *testing.T) {
+	var ps placements
+	ps.add(plainPod("old", "1"), "n1", now)
+	ps.add(plainPod("new", "1"), "n1", now.Add(placedFor+2*time.Second))
+	if n := len(ps.byUID); n != 1 {
+		t.Errorf("%d placements kept, want only the new one", n)
+	}
+	got := ps.since(now.Add(placedFor))
+	if len(got) != 1 || got[0].pod.Name != "new" {
+		t.Errorf("since = %v, want the new one", got)
+	}
+}
