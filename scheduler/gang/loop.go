@@ -153,7 +153,7 @@ func (l *loop) cycle(ctx context.Context) error {
 			time.AfterFunc(recheck, s.trigger)
 		}
 	case EnforcementPlugin:
-		recheck, unheld := gate.holdForPlugin(w, snap, s.unseenStored(), now)
+		recheck, unheld := gate.holdForPlugin(w, snap, now)
 		if recheck > 0 {
 			time.AfterFunc(recheck, s.trigger)
 		}
@@ -382,7 +382,9 @@ func (l *loop) store(ctx context.Context, o *object, res Reservation, room *shar
 	if err != nil {
 		return res, fmt.Errorf("storing the reservation of %s: %w", o.Key, err)
 	}
-	res.UID = obj.UID
+	// As the cache will show it: until it does, the overlay says the pod scheduler does not
+	// hold it yet (holdForPlugin).
+	res.UID, res.Enforcement = obj.UID, Enforcement(obj.Spec.Enforcement)
 	s.mu.Lock()
 	s.stored[o.Key] = res
 	s.mu.Unlock()
@@ -424,18 +426,6 @@ func (s *Scheduler) overlayStored(objects []object, forget bool) {
 			delete(s.stored, key)
 		}
 	}
-}
-
-// unseenStored are the workloads whose reservation this loop stored and the cluster cache does
-// not show yet (overlayStored forgets the others).
-func (s *Scheduler) unseenStored() map[Key]bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	unseen := make(map[Key]bool, len(s.stored))
-	for key := range s.stored {
-		unseen[key] = true
-	}
-	return unseen
 }
 
 // overlayMarked puts on the cached workloads the preemption marks this loop wrote that the

@@ -139,12 +139,12 @@ const pluginReason = "admitted; starting once the pod scheduler holds the room p
 const heldWait = 30 * time.Second
 
 // holdForPlugin makes the gate hold, of w's runs waiting to start, those whose Reservation the
-// pod scheduler does not say it holds yet (unseen: stored by this loop, not in the cache;
-// or not Held), for heldWait after their admission at most; and take for planning again those
+// pod scheduler does not say it holds yet (not Held; one this loop stored that the cache does
+// not show yet says nothing), for heldWait after their admission at most; and take for planning again those
 // with a member planned on a node snap finds over-committed by pods that are not ending. It
 // returns when a run held would stop waiting (0: none is), and the runs that started without
 // the pod scheduler holding their room.
-func (g *startGate) holdForPlugin(w world, snap Snapshot, unseen map[Key]bool, now time.Time) (recheck time.Duration, unheld []Key) {
+func (g *startGate) holdForPlugin(w world, snap Snapshot, now time.Time) (recheck time.Duration, unheld []Key) {
 	g.placing, g.taken = map[Key]string{}, map[Key]string{}
 	ending := map[string]corev1.ResourceList{}
 	for i := range w.Pods {
@@ -183,7 +183,7 @@ func (g *startGate) holdForPlugin(w world, snap Snapshot, unseen map[Key]bool, n
 			g.taken[o.Key] = r.TakenOn
 			continue
 		}
-		if unseen[o.Key] || (r.Enforcement == EnforcementPlugin && !r.Held) {
+		if r.Enforcement == EnforcementPlugin && !r.Held {
 			if left := heldWait - now.Sub(r.Admitted); left > 0 {
 				g.placing[o.Key] = pluginReason
 				if recheck == 0 || left < recheck {
