@@ -9,6 +9,7 @@ package sparkapplication
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -22,11 +23,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
 )
 
 // TestEndedRunMovesOnInOneReconcile: a driver that ended takes its application through
 // SUCCEEDING or FAILING to what follows at once, in one reconcile (two status writes, no trip
-// through the queue in between); a retry that must wait still waits.
+// through the queue in between); a retry that must wait still waits. The run's batch scheduler
+// releases it once, after what follows is stored.
 func TestEndedRunMovesOnInOneReconcile(t *testing.T) {
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{v1beta2.AddToScheme, corev1.AddToScheme} {
@@ -55,8 +58,11 @@ func TestEndedRunMovesOnInOneReconcile(t *testing.T) {
 			driver := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a-driver", Labels: map[string]string{
 				v1beta2.LabelAppName: "a", v1beta2.SparkRoleLabel: v1beta2.SparkRoleDriver, v1beta2.LabelSubmissionID: "s1"}},
 				Status: corev1.PodStatus{Phase: tt.phase}}
+			app.Status.BatchScheduler = "recorder"
 			cl := fake.NewClientBuilder().WithScheme(scheme).WithObjects(app, driver).WithStatusSubresource(app).Build()
-			r := &Reconciler{Client: cl, APIReader: cl, Clock: clocktesting.NewFakeClock(time.Now())}
+			rec := &releaseRecorder{c: cl}
+			r := &Reconciler{Client: cl, APIReader: cl, Clock: clocktesting.NewFakeClock(time.Now()),
+				Schedulers: scheduler.NewRegistry(rec)}
 			if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(app)}); err != nil {
 				t.Fatalf("Reconcile: %v", err)
 			}
@@ -67,6 +73,31 @@ func TestEndedRunMovesOnInOneReconcile(t *testing.T) {
 			if got.Status.AppState.State != tt.want {
 				t.Errorf("after one reconcile: %s, want %s", got.Status.AppState.State, tt.want)
 			}
+			if want := []v1beta2.ApplicationStateType{tt.want}; !slices.Equal(rec.storedAtRelease, want) {
+				t.Errorf("released with the stored state %v, want %v", rec.storedAtRelease, want)
+			}
 		})
 	}
+}
+
+// releaseRecorder is a batch scheduler that records, at each release, the application's state
+// as stored.
+type releaseRecorder struct {
+	c               client.Client
+	storedAtRelease []v1beta2.ApplicationStateType
+}
+
+func (r *releaseRecorder) Name() string { return "recorder" }
+
+func (r *releaseRecorder) Admit(context.Context, scheduler.Workload) (scheduler.Decision, error) {
+	return scheduler.Decision{Admit: true}, nil
+}
+
+func (r *releaseRecorder) Release(ctx context.Context, w scheduler.Workload) error {
+	app := &v1beta2.SparkApplication{}
+	if err := r.c.Get(ctx, w.Key.NamespacedName, app); err != nil {
+		return err
+	}
+	r.storedAtRelease = append(r.storedAtRelease, app.Status.AppState.State)
+	return nil
 }

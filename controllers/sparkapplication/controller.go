@@ -28,7 +28,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -173,7 +172,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				return !ok || !settled(app)
 			},
 		})).
-		Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(podToApp), builder.WithPredicates(launched)).
+		Watches(&corev1.Pod{}, podEvents(), builder.WithPredicates(launched)).
 		Complete(r)
 }
 
@@ -226,18 +225,35 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// Owner references remove the pods and UI resources.
 		return ctrl.Result{}, nil
 	}
-	res, next, err := r.reconcileApp(ctx, req, app)
-	if err == nil && next != nil {
-		// The run just ended (SUCCEEDING, FAILING): its next state follows at once, without a
-		// trip through the queue, which under load is most of the time a user waits to see it.
-		res, _, err = r.reconcileApp(ctx, req, next)
+	from := app.Status.AppState.State
+	res, written, err := r.reconcileApp(ctx, req, app)
+	if err != nil || written == nil {
+		return res, err
 	}
-	return res, err
+	if to := written.Status.AppState.State; to != from && (to == v1beta2.ApplicationStateSucceeding || to == v1beta2.ApplicationStateFailing) {
+		// The run just ended: what follows (COMPLETED, FAILED, a rerun) is taken at once,
+		// without a trip through the queue, which under load is most of the time a user waits
+		// to see it. Releasing what its batch scheduler held (an API request) waits for it.
+		ended := written
+		res, written, err = r.reconcileApp(ctx, req, ended)
+		if err != nil || written == nil || !holdsNothing(written.Status.AppState.State) {
+			// What follows is not written yet, or holds nothing of the ended run either (a
+			// rerun waits for a new admission): the ended run's hold goes now.
+			return res, errors.Join(err, r.release(ctx, ended, true))
+		}
+		from = ended.Status.AppState.State
+	}
+	// Also when nothing was written: a release that failed is retried by the next reconcile.
+	if err := r.release(ctx, written, written.Status.AppState.State != from); err != nil {
+		return ctrl.Result{}, err
+	}
+	return res, nil
 }
 
-// reconcileApp takes one step of app, as read. next is the application as written when the
-// step ended its run, for the step that follows at once.
-func (r *Reconciler) reconcileApp(ctx context.Context, req ctrl.Request, app *v1beta2.SparkApplication) (res ctrl.Result, next *v1beta2.SparkApplication, err error) {
+// reconcileApp takes one step of app, as read, and returns app as it is now (written, or as
+// read when the step changed nothing); nil when the step ended early (the cache is behind, the
+// application is gone, or a write waits), leaving nothing else to do.
+func (r *Reconciler) reconcileApp(ctx context.Context, req ctrl.Request, app *v1beta2.SparkApplication) (ctrl.Result, *v1beta2.SparkApplication, error) {
 	s, err := r.observe(ctx, app)
 	if err != nil {
 		return ctrl.Result{}, nil, err
@@ -283,14 +299,7 @@ func (r *Reconciler) reconcileApp(ctx context.Context, req ctrl.Request, app *v1
 		}
 	}
 	r.afterWrite(ctx, s, written)
-	// Also when nothing was written: a release that failed is retried by the next reconcile.
-	if err := r.release(ctx, written, s.from != written.Status.AppState.State); err != nil {
-		return ctrl.Result{}, nil, err
-	}
-	if to := written.Status.AppState.State; to != s.from && (to == v1beta2.ApplicationStateSucceeding || to == v1beta2.ApplicationStateFailing) {
-		next = written
-	}
-	return ctrl.Result{RequeueAfter: s.requeueAfter}, next, nil
+	return ctrl.Result{RequeueAfter: s.requeueAfter}, written, nil
 }
 
 // afterWrite performs the effects of a step that must not happen unless its status was
