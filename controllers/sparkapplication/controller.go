@@ -19,6 +19,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -63,10 +64,11 @@ type Options struct {
 	// (no PodScheduled condition: it names a scheduler that does not run) before the status
 	// says so. Default 30s.
 	NotPickedUpAfter time.Duration
-	// ExecutorStateBatch is how long a change of executor states alone (the application's
-	// state unchanged, nothing to tell in an event) may wait to be written, so that the
-	// executors of a starting or ending run, whose pods change within moments of each other,
-	// cost one status write instead of one each. Default 2s; negative writes each at once.
+	// ExecutorStateBatch is how long a change of executor states alone, or of where the UI is
+	// (the application's state unchanged, nothing to tell in an event), may wait to be written,
+	// so that the executors of a starting or ending run, whose pods change within moments of
+	// each other, cost one status write instead of one each. Default 2s; negative writes each
+	// at once.
 	ExecutorStateBatch time.Duration
 }
 
@@ -139,7 +141,12 @@ type Reconciler struct {
 	nodes nodeCapacity
 	// executorWrites holds back writes of executor states alone (Options.ExecutorStateBatch).
 	executorWrites executorBatch
+	// uiWrites writes UI Services and Ingresses beside the reconciles.
+	uiWrites *uiWrites
 }
+
+// uiWriteConcurrency bounds the UI resources written at once.
+const uiWriteConcurrency = 16
 
 // SetupWithManager registers the controller and the submission pool with mgr. The pool only
 // runs on the leader.
@@ -173,6 +180,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			},
 		})).
 		Watches(&corev1.Pod{}, podEvents(), builder.WithPredicates(launched)).
+		// A UI Service or Ingress written beside the reconciles (uiWrites) brings its
+		// application back once the cache has it, for the status to say where the UI is.
+		Owns(&corev1.Service{}, builder.WithPredicates(launched)).
+		Owns(&networkingv1.Ingress{}, builder.WithPredicates(launched)).
 		Complete(r)
 }
 
@@ -189,6 +200,9 @@ func (r *Reconciler) setDefaults() {
 	}
 	if r.APIReader == nil {
 		r.APIReader = r.Client
+	}
+	if r.uiWrites == nil {
+		r.uiWrites = newUIWrites(uiWriteConcurrency)
 	}
 }
 

@@ -54,12 +54,14 @@ func (b *executorBatch) forget(uid types.UID) {
 }
 
 // holdExecutorWrite reports how long to wait before writing the step's status, when all it
-// changes is executor states: the application's state as it was, nothing to tell (no event),
-// nothing to hand to the pool. Otherwise it returns 0, and the write that follows carries the
-// executor states held back so far.
+// changes is bookkeeping: executor states, or where the UI is (its Service, written beside the
+// reconciles, shows up moments after the driver starts, as the executors do). The
+// application's state as it was, nothing to tell (no event), nothing to hand to the pool.
+// Otherwise it returns 0, and the write that follows carries what was held back so far.
 func (r *Reconciler) holdExecutorWrite(app *v1beta2.SparkApplication, s *step) time.Duration {
 	window := r.Options.ExecutorStateBatch
-	if window <= 0 || !s.executorsChanged || len(s.events) > 0 || s.enqueue || !executorStatesOnly(&app.Status, &s.app.Status) {
+	if window <= 0 || len(s.events) > 0 || s.enqueue || statusEqual(&app.Status, &s.app.Status) ||
+		!bookkeepingOnly(&app.Status, &s.app.Status) {
 		r.executorWrites.forget(app.UID)
 		return 0
 	}
@@ -70,12 +72,15 @@ func (r *Reconciler) holdExecutorWrite(app *v1beta2.SparkApplication, s *step) t
 	return wait
 }
 
-// executorStatesOnly reports whether next differs from prev in executor states alone.
-func executorStatesOnly(prev, next *v1beta2.SparkApplicationStatus) bool {
+// bookkeepingOnly reports whether next differs from prev in executor states and the UI's
+// whereabouts alone.
+func bookkeepingOnly(prev, next *v1beta2.SparkApplicationStatus) bool {
 	if prev.AppState != next.AppState {
 		return false
 	}
 	same := *next // shallow: only read
 	same.ExecutorState = prev.ExecutorState
+	same.DriverInfo = prev.DriverInfo
+	same.DriverInfo.PodName = next.DriverInfo.PodName
 	return statusEqual(prev, &same)
 }

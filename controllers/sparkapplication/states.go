@@ -517,23 +517,6 @@ func mapsEqual(a, b map[string]v1beta2.ExecutorState) bool {
 	return true
 }
 
-// ensureUI keeps the UI Service (and Ingress), and those of spec.driverIngressOptions, of a
-// live run in place and records where the UI is. A failure is logged, not fatal: the run goes
-// on without them.
-func (s *step) ensureUI(ctx context.Context) {
-	info, err := uiresources.Ensure(ctx, s.r.Client, s.app, s.r.UI)
-	if err != nil {
-		log.FromContext(ctx).Error(err, "could not create the Spark UI resources")
-		return
-	}
-	di := &s.app.Status.DriverInfo
-	di.WebUIServiceName = info.ServiceName
-	di.WebUIPort = info.Port
-	di.WebUIAddress = info.Address
-	di.WebUIIngressName = info.IngressName
-	di.WebUIIngressAddress = info.IngressAddress
-}
-
 // protectDriver keeps the PodDisruptionBudget of a live driver that asks for one, when the
 // operator runs with DriverPDB. A failure is logged, not fatal, like the UI's.
 func (s *step) protectDriver(ctx context.Context, driver *corev1.Pod) {
@@ -559,6 +542,10 @@ func (s *step) releaseDriver(ctx context.Context) {
 // PodDisruptionBudget, found by label whatever the spec names now.
 func (s *step) deleteUI(ctx context.Context) error {
 	if err := s.confirmCurrent(ctx); err != nil {
+		return err
+	}
+	// A write begun by an earlier reconcile would otherwise make them again.
+	if err := s.r.uiWrites.wait(ctx, s.app.UID); err != nil {
 		return err
 	}
 	if err := uiresources.Delete(ctx, s.r.Client, s.app); err != nil {

@@ -72,16 +72,31 @@ func TestEnsureAgainstCluster(t *testing.T) {
 		IngressURLFormat: "spark.example.com/{{$appNamespace}}/{{$appName}}",
 		IngressClassName: "nginx",
 	}
+	if info, ok, err := uiresources.Observe(ctx, c, app, opts); err != nil || ok || info != (uiresources.Info{}) {
+		t.Fatalf("Observe before Ensure: %+v, %t, %v; want nothing current", info, ok, err)
+	}
 	first, err := uiresources.Ensure(ctx, c, app, opts)
 	if err != nil {
 		t.Fatalf("first Ensure: %v", err)
+	}
+	// Observe sees what Ensure made, as Ensure says it, without writing.
+	counting := cluster.CountWrites(c)
+	if info, ok, err := uiresources.Observe(ctx, counting, app, opts); err != nil || !ok || info != first {
+		t.Errorf("Observe after Ensure: %+v, %t, %v; want %+v, current", info, ok, err, first)
+	}
+	changed := app.DeepCopy()
+	changed.Spec.SparkUIOptions.ServiceLabels["team"] = "other"
+	if _, ok, err := uiresources.Observe(ctx, counting, changed, opts); err != nil || ok {
+		t.Errorf("Observe of a changed spec: %t, %v; want not current", ok, err)
+	}
+	if counting.Writes() != 0 {
+		t.Errorf("Observe wrote %d objects", counting.Writes())
 	}
 	svc := &corev1.Service{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: app.UIServiceName()}, svc); err != nil {
 		t.Fatal(err)
 	}
 	// A second Ensure for the same spec finds everything as wanted and writes nothing.
-	counting := cluster.CountWrites(c)
 	second, err := uiresources.Ensure(ctx, counting, app, opts)
 	if err != nil {
 		t.Fatalf("second Ensure: %v", err)

@@ -86,29 +86,63 @@ func driverIngressPortName(o *v1beta2.DriverIngressConfiguration) string {
 // and, whatever the options, those of spec.driverIngressOptions. It returns where the UI is.
 // Every URL is checked before anything is written, so a bad format leaves nothing half made.
 func Ensure(ctx context.Context, c client.Client, app *v1beta2.SparkApplication, opts Options) (Info, error) {
+	info, _, err := ensure(ctx, c, app, opts, func(o object) (bool, error) { return o.apply(ctx, c) })
+	return info, err
+}
+
+// Observe reports whether the application's driver-facing objects are as Ensure would make
+// them, reading only through c (the manager's cache) and writing nothing, so that a reconcile
+// can tell in microseconds whether a write (a Service's creation takes seconds on a busy API
+// server) is due. The Info is complete only when they are.
+func Observe(ctx context.Context, c client.Reader, app *v1beta2.SparkApplication, opts Options) (Info, bool, error) {
+	return ensure(ctx, c, app, opts, func(o object) (bool, error) { return o.current(ctx, c) })
+}
+
+// object is one Service or Ingress to keep: applied, or checked against the cache.
+type object struct {
+	apply   func(ctx context.Context, c client.Client) (bool, error)
+	current func(ctx context.Context, c client.Reader) (bool, error)
+}
+
+func objectOf[T ssa.Config[T]](cfg T, stored client.Object, owns ssa.Owner) object {
+	return object{
+		apply: func(ctx context.Context, c client.Client) (bool, error) {
+			_, err := ssa.Apply(ctx, c, nil, cfg, stored, owns)
+			return true, err
+		},
+		current: func(ctx context.Context, c client.Reader) (bool, error) {
+			return ssa.Current(ctx, c, cfg, stored, owns)
+		},
+	}
+}
+
+// ensure builds the objects app wants and hands each to do, which applies or checks it; ok is
+// whether do found each as wanted (Ensure's always are, once applied).
+func ensure(ctx context.Context, c client.Reader, app *v1beta2.SparkApplication, opts Options,
+	do func(object) (bool, error)) (Info, bool, error) {
 	if app == nil {
-		return Info{}, nil
+		return Info{}, true, nil
 	}
 	var (
 		info     Info
 		uiSvc    *corev1ac.ServiceApplyConfiguration
 		uiStored = &corev1.Service{}
-		objects  []func() error
+		objects  []object
 	)
 	owns := owner(app)
 	if opts.ServiceEnabled {
 		uiSvc = desiredService(app, app.UIServiceName(), uinames.ServicePortName(app), uinames.ServicePort(app), uinames.UIPort(app), uiServiceOptions(app))
-		objects = append(objects, func() error { return apply(ctx, c, uiSvc, uiStored, owns) })
+		objects = append(objects, objectOf(uiSvc, uiStored, owns))
 		info = Info{ServiceName: app.UIServiceName(), Port: uinames.ServicePort(app)}
 		if opts.IngressURLFormat != "" {
 			tls := ingressTLS(app, opts)
 			u, err := uinames.IngressURL(opts.IngressURLFormat, app, len(tls) > 0)
 			if err != nil {
-				return Info{}, err
+				return Info{}, false, err
 			}
 			ing := desiredIngress(app, uinames.IngressName(app), app.UIServiceName(), uinames.ServicePort(app),
 				uiIngressAnnotations(app, opts), opts.IngressClassName, u, tls)
-			objects = append(objects, func() error { return apply(ctx, c, ing, &networkingv1.Ingress{}, owns) })
+			objects = append(objects, objectOf(ing, &networkingv1.Ingress{}, owns))
 			info.IngressName = uinames.IngressName(app)
 			info.IngressAddress = u.String()
 		}
@@ -118,22 +152,25 @@ func Ensure(ctx context.Context, c client.Client, app *v1beta2.SparkApplication,
 		name := uinames.DriverIngressServiceName(app, o.ServicePort)
 		svc := desiredService(app, name, driverIngressPortName(o), o.ServicePort, o.ServicePort,
 			serviceOptions{labels: o.ServiceLabels, annotations: o.ServiceAnnotations, serviceType: o.ServiceType})
-		objects = append(objects, func() error { return apply(ctx, c, svc, &corev1.Service{}, owns) })
+		objects = append(objects, objectOf(svc, &corev1.Service{}, owns))
 		if o.IngressURLFormat == "" {
 			continue
 		}
 		u, err := uinames.IngressURL(o.IngressURLFormat, app, len(o.IngressTLS) > 0)
 		if err != nil {
-			return Info{}, fmt.Errorf("driverIngressOptions[%d]: %w", i, err)
+			return Info{}, false, fmt.Errorf("driverIngressOptions[%d]: %w", i, err)
 		}
 		ing := desiredIngress(app, uinames.DriverIngressName(app, o.ServicePort), name, o.ServicePort,
 			o.IngressAnnotations, opts.IngressClassName, u, o.IngressTLS)
-		objects = append(objects, func() error { return apply(ctx, c, ing, &networkingv1.Ingress{}, owns) })
+		objects = append(objects, objectOf(ing, &networkingv1.Ingress{}, owns))
 	}
 
-	for _, apply := range objects {
-		if err := apply(); err != nil {
-			return Info{}, err
+	for _, o := range objects {
+		switch ok, err := do(o); {
+		case err != nil:
+			return Info{}, false, err
+		case !ok:
+			return Info{}, false, nil
 		}
 	}
 	if uiSvc != nil {
@@ -146,13 +183,7 @@ func Ensure(ctx context.Context, c client.Client, app *v1beta2.SparkApplication,
 			info.Address = net.JoinHostPort(ip, strconv.Itoa(int(info.Port)))
 		}
 	}
-	return info, nil
-}
-
-// apply writes one object with server-side apply (ssa.Apply), reading only through c.
-func apply[T ssa.Config[T]](ctx context.Context, c client.Client, cfg T, stored client.Object, owner ssa.Owner) error {
-	_, err := ssa.Apply(ctx, c, nil, cfg, stored, owner)
-	return err
+	return info, true, nil
 }
 
 // owner tells what an existing Service or Ingress of a name to write is to app: its own when

@@ -109,9 +109,50 @@ func (e *NotOwnedError) Error() string {
 // It gets AppliedAnnotation.
 func Apply[T Config[T]](ctx context.Context, c client.Client, api client.Reader, cfg T, existing client.Object, owner Owner) (bool, error) {
 	kind, name, ns := ptr.Deref(cfg.GetKind(), ""), ptr.Deref(cfg.GetName(), ""), ptr.Deref(cfg.GetNamespace(), "")
+	found, err := compare(ctx, c, api, cfg, existing, owner)
+	switch {
+	case err != nil:
+		return false, err
+	case found == current:
+		return false, nil
+	case found == stale:
+		uid := existing.GetUID()
+		if err := c.Delete(ctx, existing, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("deleting %s %s/%s of an earlier %s: %w", kind, ns, name, owner.Name, err)
+		}
+	}
+	if err := c.Apply(ctx, cfg, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
+		return false, fmt.Errorf("applying %s %s/%s: %w", kind, ns, name, err)
+	}
+	return true, nil
+}
+
+// Current reports whether Apply would leave the object as it is: c (the manager's cache) shows
+// it owned and carrying cfg's hash. It writes nothing and reads only through c; existing is
+// where the object is read into. An object of the name that is not the owner's is a
+// *NotOwnedError, as in Apply.
+func Current[T Config[T]](ctx context.Context, c client.Reader, cfg T, existing client.Object, owner Owner) (bool, error) {
+	found, err := compare(ctx, c, nil, cfg, existing, owner)
+	return found == current, err
+}
+
+// found is what compare found of the object cfg names.
+type found int
+
+const (
+	absent  found = iota // no object of the name
+	current              // the owner's, as cfg wants it
+	changed              // the owner's, not as cfg wants it (or being deleted)
+	stale                // an earlier owner's
+)
+
+// compare reads the object cfg names into existing, through c and then api (as Apply), and
+// tells what it is to owner and to cfg. It gives cfg its AppliedAnnotation.
+func compare[T Config[T]](ctx context.Context, c, api client.Reader, cfg T, existing client.Object, owner Owner) (found, error) {
+	kind, name, ns := ptr.Deref(cfg.GetKind(), ""), ptr.Deref(cfg.GetName(), ""), ptr.Deref(cfg.GetNamespace(), "")
 	hash, err := Hash(cfg)
 	if err != nil {
-		return false, fmt.Errorf("encoding %s %s/%s: %w", kind, ns, name, err)
+		return absent, fmt.Errorf("encoding %s %s/%s: %w", kind, ns, name, err)
 	}
 	cfg.WithAnnotations(map[string]string{AppliedAnnotation: hash})
 	key := client.ObjectKey{Namespace: ns, Name: name}
@@ -121,27 +162,20 @@ func Apply[T Config[T]](ctx context.Context, c client.Client, api client.Reader,
 	}
 	switch {
 	case apierrors.IsNotFound(err):
+		return absent, nil
 	case err != nil:
-		return false, fmt.Errorf("getting %s %s/%s: %w", kind, ns, name, err)
-	default:
-		switch owner.Of(existing) {
-		case Foreign:
-			return false, &NotOwnedError{Kind: kind, Namespace: ns, Name: name, Owner: owner.Name}
-		case Owned:
-			if existing.GetAnnotations()[AppliedAnnotation] == hash && existing.GetDeletionTimestamp().IsZero() {
-				return false, nil
-			}
-		case Stale:
-			uid := existing.GetUID()
-			if err := c.Delete(ctx, existing, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
-				return false, fmt.Errorf("deleting %s %s/%s of an earlier %s: %w", kind, ns, name, owner.Name, err)
-			}
-		}
+		return absent, fmt.Errorf("getting %s %s/%s: %w", kind, ns, name, err)
 	}
-	if err := c.Apply(ctx, cfg, client.FieldOwner(FieldOwner), client.ForceOwnership); err != nil {
-		return false, fmt.Errorf("applying %s %s/%s: %w", kind, ns, name, err)
+	switch owner.Of(existing) {
+	case Foreign:
+		return absent, &NotOwnedError{Kind: kind, Namespace: ns, Name: name, Owner: owner.Name}
+	case Stale:
+		return stale, nil
 	}
-	return true, nil
+	if existing.GetAnnotations()[AppliedAnnotation] == hash && existing.GetDeletionTimestamp().IsZero() {
+		return current, nil
+	}
+	return changed, nil
 }
 
 // Hash is the hash of cfg's fields that AppliedAnnotation records, computed before the
