@@ -59,7 +59,8 @@ func TestEndedRunMovesOnInOneReconcile(t *testing.T) {
 				v1beta2.LabelAppName: "a", v1beta2.SparkRoleLabel: v1beta2.SparkRoleDriver, v1beta2.LabelSubmissionID: "s1"}},
 				Status: corev1.PodStatus{Phase: tt.phase}}
 			app.Status.BatchScheduler = "recorder"
-			cl := fake.NewClientBuilder().WithScheme(scheme).WithObjects(app, driver).WithStatusSubresource(app).Build()
+			cl := fake.NewClientBuilder().WithScheme(scheme).WithObjects(app, driver).WithStatusSubresource(app).
+				WithIndex(&corev1.Pod{}, indexPodsByApp, podApp).Build()
 			rec := &releaseRecorder{c: cl}
 			r := &Reconciler{Client: cl, APIReader: cl, Clock: clocktesting.NewFakeClock(time.Now()),
 				Schedulers: scheduler.NewRegistry(rec)}

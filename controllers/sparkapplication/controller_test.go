@@ -807,6 +807,18 @@ func (c staleCache) Get(ctx context.Context, key client.ObjectKey, obj client.Ob
 	return c.Client.Get(ctx, key, obj, opts...)
 }
 
+// List reads the API server as the cache would; the cache's index of pods by application is
+// the cache's own, and the labels select the same pods without it.
+func (c staleCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	var api []client.ListOption
+	for _, o := range opts {
+		if _, ok := o.(client.MatchingFields); !ok {
+			api = append(api, o)
+		}
+	}
+	return c.Client.List(ctx, list, api...)
+}
+
 // TestStaleCacheNeverDeletesTheNewDriver: the submission pool has recorded submission "new"
 // and created its driver, but the reconcile's cache still shows the previous submission. The
 // driver must not be mistaken for a leftover and deleted.
