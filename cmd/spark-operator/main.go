@@ -54,6 +54,7 @@ import (
 	"github.com/sparkop/spark-operator/internal/eventnote"
 	"github.com/sparkop/spark-operator/internal/leaderlock"
 	"github.com/sparkop/spark-operator/internal/nsfilter"
+	"github.com/sparkop/spark-operator/internal/restconn"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/submission"
 	"github.com/sparkop/spark-operator/submission/native"
@@ -130,6 +131,14 @@ func run(ctx context.Context, o *options) error {
 		// A standby fills its caches before it leads, so a failover does not start with a
 		// list of every application.
 		Controller: config.Controller{MaxConcurrentReconciles: o.controllerWorkers, EnableWarmup: ptr.To(true)},
+	}
+	mgrOpts.NewCache = func(config *rest.Config, opts cache.Options) (cache.Cache, error) {
+		hc, err := restconn.Own(config)
+		if err != nil {
+			return nil, err
+		}
+		opts.HTTPClient = hc
+		return cache.New(config, opts)
 	}
 	if o.webhookEnabled {
 		mgrOpts.WebhookServer = webhook.NewServer(o.webhook)

@@ -24,6 +24,7 @@ import (
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/internal/restconn"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -33,7 +34,12 @@ import (
 // separate from the manager's, which holds only the operator's own pods and may be limited to
 // some namespaces. Pods are trimmed to what capacity accounting reads.
 func newClusterCache(mgr manager.Manager) (cache.Cache, error) {
+	hc, err := restconn.Own(mgr.GetConfig())
+	if err != nil {
+		return nil, err
+	}
 	return cache.New(mgr.GetConfig(), cache.Options{
+		HTTPClient:       hc,
 		Scheme:           mgr.GetScheme(),
 		Mapper:           mgr.GetRESTMapper(),
 		DefaultTransform: cache.TransformStripManagedFields(),
