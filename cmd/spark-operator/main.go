@@ -204,6 +204,17 @@ func newManager(cfg *rest.Config, opts manager.Options) (manager.Manager, error)
 	return eventnote.Manager(mgr), nil
 }
 
+// ownClient is a client like mgr's (reads from its cache, writes to the API server) on an API
+// server connection of its own (internal/restconn).
+func ownClient(cfg *rest.Config, mgr manager.Manager) (client.Client, error) {
+	hc, err := restconn.Own(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return client.New(cfg, client.Options{HTTPClient: hc, Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper(),
+		Cache: &client.CacheOptions{Reader: mgr.GetCache()}})
+}
+
 // setupControllers adds the SparkApplication and ScheduledSparkApplication controllers and the
 // submission pool to mgr.
 func setupControllers(mgr manager.Manager, o *options, cfg *rest.Config, scheme *runtime.Scheme, schedulers *scheduler.Registry) error {
@@ -211,7 +222,14 @@ func setupControllers(mgr manager.Manager, o *options, cfg *rest.Config, scheme 
 	if !o.namespaceSelector.Empty() {
 		namespaces = &nsfilter.Filter{Reader: mgr.GetClient(), Selector: o.namespaceSelector}
 	}
-	submitters, err := buildSubmitters(o, cfg, mgr.GetClient(), mgr.GetAPIReader())
+	// What submissions and the UI write (drivers, their ConfigMaps and Services, UI Services:
+	// dozens at once, each waiting seconds on a busy API server) goes on a connection of its
+	// own, so that the status writes a user waits for never wait for a stream behind them.
+	objects, err := ownClient(cfg, mgr)
+	if err != nil {
+		return err
+	}
+	submitters, err := buildSubmitters(o, cfg, objects, mgr.GetAPIReader())
 	if err != nil {
 		return err
 	}
@@ -227,6 +245,7 @@ func setupControllers(mgr manager.Manager, o *options, cfg *rest.Config, scheme 
 		DefaultMode:           o.submissionMode,
 		Schedulers:            schedulers,
 		DefaultBatchScheduler: o.defaultBatchSched,
+		UIClient:              objects,
 		UI: uiresources.Options{
 			ServiceEnabled:   o.uiServiceEnabled,
 			IngressURLFormat: o.ingressURLFormat,

@@ -109,6 +109,8 @@ type Reconciler struct {
 	// Client reads from the manager's cache, which holds only pods labelled
 	// v1beta2.LabelLaunchedByOperator, and writes to the API server.
 	Client client.Client
+	// UIClient writes UI Services and Ingresses (beside the reconciles); Client when nil.
+	UIClient client.Client
 	// APIReader reads straight from the API server: status writes and the submission pool
 	// must decide on the latest object, not on a possibly stale cache.
 	APIReader client.Reader
@@ -203,6 +205,9 @@ func (r *Reconciler) setDefaults() {
 	}
 	if r.APIReader == nil {
 		r.APIReader = r.Client
+	}
+	if r.UIClient == nil {
+		r.UIClient = r.Client
 	}
 	if r.uiWrites == nil {
 		r.uiWrites = newUIWrites(uiWriteConcurrency)

@@ -98,7 +98,7 @@ func (s *step) ensureUI(ctx context.Context) {
 	}
 	if !current {
 		s.r.uiWrites.start(ctx, s.app, func(ctx context.Context, app *v1beta2.SparkApplication) error {
-			_, err := uiresources.Ensure(ctx, s.r.Client, app, s.r.UI)
+			_, err := uiresources.Ensure(ctx, s.r.UIClient, app, s.r.UI)
 			return err
 		})
 		return
