@@ -184,6 +184,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 				return !ok || !settled(app)
 			},
 		})).
+		Watches(&v1beta2.SparkApplication{}, stateChanges()).
 		Watches(&corev1.Pod{}, podEvents(), builder.WithPredicates(launched)).
 		// A UI Service or Ingress written beside the reconciles (uiWrites) brings its
 		// application back once the cache has it, for the status to say where the UI is.

@@ -9,10 +9,12 @@ package sparkapplication
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -112,3 +114,33 @@ func TestPodEventsPutStateChangesFirst(t *testing.T) {
 }
 
 type pq = priorityqueue.PriorityQueue[reconcile.Request]
+
+// TestStateChangesGoFirst: an application whose state another writer changed (the pool's
+// SUBMITTED) moves ahead of applications queued for other changes of theirs.
+func TestStateChangesGoFirst(t *testing.T) {
+	app := func(name string, state v1beta2.ApplicationStateType, rv string) *v1beta2.SparkApplication {
+		a := &v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv}}
+		a.Status.AppState.State = state
+		return a
+	}
+	q := priorityqueue.New[reconcile.Request]("test")
+	defer q.ShutDown()
+	for _, e := range []ctrlevent.UpdateEvent{
+		{ObjectOld: app("queued", v1beta2.ApplicationStateNew, "1"), ObjectNew: app("queued", v1beta2.ApplicationStateNew, "2")},
+		{ObjectOld: app("running", v1beta2.ApplicationStateRunning, "1"), ObjectNew: app("running", v1beta2.ApplicationStateRunning, "2")},
+		{ObjectOld: app("submitted", v1beta2.ApplicationStateNew, "1"), ObjectNew: app("submitted", v1beta2.ApplicationStateSubmitted, "2")},
+	} {
+		// As the controller's For handler and this one both see each update.
+		q.Add(reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.ObjectNew)})
+		stateChanges().Update(context.Background(), e, q)
+	}
+	var got []string
+	for range 3 {
+		req, _, _ := q.GetWithPriority()
+		got = append(got, req.Name)
+		q.Done(req)
+	}
+	if want := []string{"submitted", "queued", "running"}; !slices.Equal(got, want) {
+		t.Errorf("order %v, want %v", got, want)
+	}
+}

@@ -23,10 +23,11 @@ import (
 )
 
 // PriorityStateChange is the work-queue priority of an application whose driver pod changed
-// its state (or went away): a change a user, a workflow engine or Kueue waits to see in the
-// application's state. Under load the queue holds many applications whose executors came or
-// went, or whose own status write came back through the watch; those reconciles change no
-// state, and the ones that do go first.
+// its state (or went away), or whose state another writer changed (the submission pool's
+// SUBMITTED, when the driver may already run): a change a user, a workflow engine or Kueue
+// waits to see in the application's state. Under load the queue holds many applications whose
+// executors came or went, or whose own status write came back through the watch; those
+// reconciles change no state, and the ones that do go first.
 const PriorityStateChange = 10
 
 // podEvents queues an application on every change of the pods it launched, the changes that
@@ -48,6 +49,20 @@ func podEvents() handler.EventHandler {
 	}
 }
 
+// stateChanges queues, ahead of the others, an application whose state was changed (the
+// controller's For handler queues it for every change; this raises its priority).
+func stateChanges() handler.EventHandler {
+	return handler.Funcs{
+		UpdateFunc: func(_ context.Context, e ctrlevent.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			before, ok1 := e.ObjectOld.(*v1beta2.SparkApplication)
+			after, ok2 := e.ObjectNew.(*v1beta2.SparkApplication)
+			if ok1 && ok2 && before.Status.AppState.State != after.Status.AppState.State {
+				addUrgent(q, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(after)})
+			}
+		},
+	}
+}
+
 // movesState reports whether a pod's update can move its application's state: the pod is a
 // driver and its state (as the state machine reads it) changed.
 func movesState(old, updated client.Object) bool {
@@ -62,12 +77,19 @@ func isDriver(o client.Object) bool {
 
 func enqueuePod(q workqueue.TypedRateLimitingInterface[reconcile.Request], pod client.Object, urgent bool) {
 	for _, req := range podToApp(context.Background(), pod) {
-		pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request])
-		if !ok || !urgent {
+		if urgent {
+			addUrgent(q, req)
+		} else {
 			q.Add(req)
-			continue
 		}
-		// An application already queued at a lower priority moves up.
-		pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(PriorityStateChange)}, req)
 	}
+}
+
+// addUrgent queues req at PriorityStateChange; already queued at a lower priority, it moves up.
+func addUrgent(q workqueue.TypedRateLimitingInterface[reconcile.Request], req reconcile.Request) {
+	if pq, ok := q.(priorityqueue.PriorityQueue[reconcile.Request]); ok {
+		pq.AddWithOpts(priorityqueue.AddOpts{Priority: ptr.To(PriorityStateChange)}, req)
+		return
+	}
+	q.Add(req)
 }
