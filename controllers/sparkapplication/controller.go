@@ -304,7 +304,10 @@ func (r *Reconciler) reconcileApp(ctx context.Context, req ctrl.Request, app *v1
 		return ctrl.Result{}, nil, nil
 	}
 	syncConditions(&s.app.Status, s.now)
-	if wait := r.holdExecutorWrite(app, s); wait > 0 {
+	switch wait := r.holdExecutorWrite(app, s); {
+	case wait == untilStateChange:
+		return ctrl.Result{RequeueAfter: s.requeueAfter}, nil, nil
+	case wait > 0:
 		return ctrl.Result{RequeueAfter: wait}, nil, nil
 	}
 

@@ -8,6 +8,7 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package sparkapplication
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -58,6 +59,10 @@ func (b *executorBatch) forget(uid types.UID) {
 // reconciles, shows up moments after the driver starts, as the executors do). The
 // application's state as it was, nothing to tell (no event), nothing to hand to the pool.
 // Otherwise it returns 0, and the write that follows carries what was held back so far.
+//
+// Where the UI is, found before the driver runs, waits for the write of RUNNING (or of the run's
+// end): untilStateChange. A UI that does not serve yet is worth no write of its own, and the
+// driver's change brings that write.
 func (r *Reconciler) holdExecutorWrite(app *v1beta2.SparkApplication, s *step) time.Duration {
 	window := r.Options.ExecutorStateBatch
 	if window <= 0 || len(s.events) > 0 || s.enqueue || statusEqual(&app.Status, &s.app.Status) ||
@@ -65,12 +70,18 @@ func (r *Reconciler) holdExecutorWrite(app *v1beta2.SparkApplication, s *step) t
 		r.executorWrites.forget(app.UID)
 		return 0
 	}
+	if app.Status.AppState.State == v1beta2.ApplicationStateSubmitted && mapsEqual(app.Status.ExecutorState, s.app.Status.ExecutorState) {
+		return untilStateChange
+	}
 	wait := r.executorWrites.hold(app.UID, s.now, window)
 	if s.requeueAfter > 0 && s.requeueAfter < wait {
 		return s.requeueAfter
 	}
 	return wait
 }
+
+// untilStateChange is holdExecutorWrite's wait for a write that the next change of state makes.
+const untilStateChange = time.Duration(math.MaxInt64)
 
 // bookkeepingOnly reports whether next differs from prev in executor states and the UI's
 // whereabouts alone.
