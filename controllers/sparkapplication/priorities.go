@@ -50,7 +50,9 @@ func podEvents() handler.EventHandler {
 }
 
 // stateChanges queues, ahead of the others, an application whose state was changed (the
-// controller's For handler queues it for every change; this raises its priority).
+// controller's For handler queues it for every change; this raises its priority). The change
+// that matters is another writer's (the pool's SUBMITTED); the echo of the controller's own
+// write goes first too, and costs one reconcile that reads only the cache.
 func stateChanges() handler.EventHandler {
 	return handler.Funcs{
 		UpdateFunc: func(_ context.Context, e ctrlevent.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
