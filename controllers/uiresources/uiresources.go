@@ -86,7 +86,7 @@ func driverIngressPortName(o *v1beta2.DriverIngressConfiguration) string {
 // and, whatever the options, those of spec.driverIngressOptions. It returns where the UI is.
 // Every URL is checked before anything is written, so a bad format leaves nothing half made.
 func Ensure(ctx context.Context, c client.Client, app *v1beta2.SparkApplication, opts Options) (Info, error) {
-	info, _, err := ensure(ctx, c, app, opts, func(o object) (bool, error) { return o.apply(ctx, c) })
+	info, _, err := ensure(ctx, c, app, opts, func(o object) (bool, error) { return true, o.apply(ctx, c) })
 	return info, err
 }
 
@@ -100,15 +100,15 @@ func Observe(ctx context.Context, c client.Reader, app *v1beta2.SparkApplication
 
 // object is one Service or Ingress to keep: applied, or checked against the cache.
 type object struct {
-	apply   func(ctx context.Context, c client.Client) (bool, error)
+	apply   func(ctx context.Context, c client.Client) error
 	current func(ctx context.Context, c client.Reader) (bool, error)
 }
 
 func objectOf[T ssa.Config[T]](cfg T, stored client.Object, owns ssa.Owner) object {
 	return object{
-		apply: func(ctx context.Context, c client.Client) (bool, error) {
+		apply: func(ctx context.Context, c client.Client) error {
 			_, err := ssa.Apply(ctx, c, nil, cfg, stored, owns)
-			return true, err
+			return err
 		},
 		current: func(ctx context.Context, c client.Reader) (bool, error) {
 			return ssa.Current(ctx, c, cfg, stored, owns)
