@@ -248,8 +248,8 @@ type placeholderBook struct {
 	created map[types.NamespacedName]time.Time
 	deleted map[types.NamespacedName]time.Time
 	swapped map[types.NamespacedName]time.Time
-	// nodes holds, for each node a swap runs onto, the members waiting for the next (swapOnto).
-	nodes map[string][]pendingSwap
+	// nodes holds the swap running onto each node (swapOnto).
+	nodes map[string]*nodeSwap
 }
 
 // pendingSwap is a member waiting to take its placeholder's place, with what lets it go once
@@ -259,34 +259,95 @@ type pendingSwap struct {
 	finish func(toUngate, error)
 }
 
-// queueSwaps adds group to the members waiting to swap onto node, and reports whether a swap
-// runs there already (which takes them next); if not, the caller runs them, and then those
-// nextSwaps gives it.
-func (b *placeholderBook) queueSwaps(node string, group []pendingSwap) (running bool) {
+// nodeSwap is the swap running onto one node: first its members make room (makeRoom), then,
+// all together, they are let go and awaited bound. Members that arrive while it makes room
+// join it; those that arrive while its members are let go wait for the next swap.
+type nodeSwap struct {
+	letting bool           // its members are being let go: arrivals wait for the next
+	making  sync.WaitGroup // groups of it still making room
+	members []pendingSwap
+	errs    []error // what failed making room, aligned with members
+	next    []pendingSwap
+}
+
+// swapTurn is what a group arriving for a node does (queueSwaps).
+type swapTurn int
+
+const (
+	// swapLead: it starts the swap onto the node; the caller makes its room and lets the swap's
+	// members go.
+	swapLead swapTurn = iota
+	// swapJoin: it joins the swap making room there; the caller makes its room, and the swap's
+	// lead lets it go with the others.
+	swapJoin
+	// swapWait: it waits for the next swap, which the lead of the one there runs.
+	swapWait
+)
+
+// queueSwaps adds group to the swap onto node: it starts one, joins the one making room there,
+// or waits for the next (swapTurn). A lead or joiner gets the offset of its members in the
+// swap's, for doneMaking.
+func (b *placeholderBook) queueSwaps(node string, group []pendingSwap) (*nodeSwap, int, swapTurn) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.nodes == nil {
-		b.nodes = map[string][]pendingSwap{}
+		b.nodes = map[string]*nodeSwap{}
 	}
-	if _, running = b.nodes[node]; running {
-		b.nodes[node] = append(b.nodes[node], group...)
-	} else {
-		b.nodes[node] = []pendingSwap{}
+	st := b.nodes[node]
+	switch {
+	case st == nil:
+		st = &nodeSwap{}
+		b.nodes[node] = st
+		return st, st.joinLocked(group), swapLead
+	case st.letting:
+		st.next = append(st.next, group...)
+		return st, 0, swapWait
+	default:
+		return st, st.joinLocked(group), swapJoin
 	}
-	return running
 }
 
-// nextSwaps takes all the members waiting to swap onto node; none: the swaps there are done.
-func (b *placeholderBook) nextSwaps(node string) []pendingSwap {
+func (st *nodeSwap) joinLocked(group []pendingSwap) int {
+	off := len(st.members)
+	st.members = append(st.members, group...)
+	st.errs = append(st.errs, make([]error, len(group))...)
+	st.making.Add(1)
+	return off
+}
+
+// doneMaking records what failed making room for the members of st from off.
+func (b *placeholderBook) doneMaking(st *nodeSwap, off int, errs []error) {
+	b.mu.Lock()
+	copy(st.errs[off:], errs)
+	b.mu.Unlock()
+	st.making.Done()
+}
+
+// letGo closes st to arrivals and returns its members, with what failed making room, once all
+// have made theirs.
+func (b *placeholderBook) letGo(st *nodeSwap) ([]pendingSwap, []error) {
+	b.mu.Lock()
+	st.letting = true
+	b.mu.Unlock()
+	st.making.Wait()
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	next := b.nodes[node]
-	if len(next) == 0 {
+	return st.members, st.errs
+}
+
+// nextSwap starts the next swap onto node after st, with the members that waited for it, or
+// ends the swaps there when none did (nil).
+func (b *placeholderBook) nextSwap(node string, st *nodeSwap) (*nodeSwap, []pendingSwap) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(st.next) == 0 {
 		delete(b.nodes, node)
-		return nil
+		return nil, nil
 	}
-	b.nodes[node] = []pendingSwap{}
-	return next
+	next := &nodeSwap{}
+	next.joinLocked(st.next)
+	b.nodes[node] = next
+	return next, st.next
 }
 
 // bookLag bounds how long the book trusts itself over the cache.
@@ -558,46 +619,44 @@ func (s *Scheduler) swaps(rel toUngate, hasPlaceholder bool) bool {
 	return hasPlaceholder || s.placeholders.has(s.placeholders.created, rel.placeholder)
 }
 
-// swapGroup makes room for the members of group, all to be let go onto one node, in their
-// placeholders' places: all nominated to the node, then all their placeholders deleted, and it
-// returns once this process's watch shows them gone, with what failed for each member (aligned
-// with group). The caller then removes the gates: none of the members is let go while a
-// placeholder of another still stands and is counted with that member's nomination.
-func (s *Scheduler) swapGroup(ctx context.Context, group []toUngate, calls chan struct{}) []error {
+// makeRoom makes room for the members of group, to be let go onto one node, in their
+// placeholders' places: each nominated to the node, then its placeholder deleted, and it
+// returns once this process's watch shows their placeholders gone, with what failed for each
+// member (aligned with group). The caller then removes the gates: none of the members of a
+// swap is let go while a placeholder of another still stands and is counted with that
+// member's nomination.
+func (s *Scheduler) makeRoom(ctx context.Context, group []toUngate, calls chan struct{}) []error {
 	errs := make([]error, len(group))
-	each := func(f func(i int, rel toUngate) error) {
-		var wg sync.WaitGroup
-		for i, rel := range group {
-			if errs[i] != nil {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				calls <- struct{}{}
-				defer func() { <-calls }()
-				errs[i] = f(i, rel)
-			}()
-		}
-		wg.Wait()
+	call := func(f func() error) error {
+		calls <- struct{}{}
+		defer func() { <-calls }()
+		return f()
 	}
-	each(func(_ int, rel toUngate) error {
-		patch := []byte(fmt.Sprintf(`{"status":{"nominatedNodeName":%q}}`, rel.node))
-		err := s.client.Status().Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: rel.pod.Namespace, Name: rel.pod.Name}},
-			client.RawPatch(types.MergePatchType, patch))
-		if err != nil {
-			return fmt.Errorf("nominating %s to node %s: %w", rel.pod, rel.node, err)
-		}
-		placeholderWritesTotal.WithLabelValues("nominate").Inc()
-		s.placeholders.note(&s.placeholders.swapped, rel.placeholder)
-		return nil
-	})
-	each(func(_ int, rel toUngate) error { return s.deletePlaceholder(ctx, rel.placeholder) })
+	var wg sync.WaitGroup
 	for i, rel := range group {
-		if errs[i] == nil {
-			s.awaitGone(ctx, rel.placeholder)
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = call(func() error {
+				patch := []byte(fmt.Sprintf(`{"status":{"nominatedNodeName":%q}}`, rel.node))
+				err := s.client.Status().Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: rel.pod.Namespace, Name: rel.pod.Name}},
+					client.RawPatch(types.MergePatchType, patch))
+				if err != nil {
+					return fmt.Errorf("nominating %s to node %s: %w", rel.pod, rel.node, err)
+				}
+				placeholderWritesTotal.WithLabelValues("nominate").Inc()
+				s.placeholders.note(&s.placeholders.swapped, rel.placeholder)
+				return nil
+			})
+			if errs[i] != nil {
+				return
+			}
+			if errs[i] = call(func() error { return s.deletePlaceholder(ctx, rel.placeholder) }); errs[i] == nil {
+				s.awaitGone(ctx, rel.placeholder)
+			}
+		}()
 	}
+	wg.Wait()
 	return errs
 }
 

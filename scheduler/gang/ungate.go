@@ -167,7 +167,7 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 	}
 	chosenAt := time.Now()
 	// With placeholders, the members taking placeholders' places on one node swap together
-	// (swapGroup): each is nominated there while its placeholder still stands, which
+	// (swapOnto): each is nominated there while its placeholder still stands, which
 	// kube-scheduler counts twice until the placeholder goes, and would find a sibling let go
 	// meanwhile short of room.
 	swaps := map[string][]pendingSwap{}
@@ -210,24 +210,26 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 	}
 }
 
-// swapOnto swaps group onto node (swapGroup) and lets its members go, unless a swap runs there
-// already, which then takes them too. One swap at a time on a node, until its members are
-// bound: a member let go and not bound yet would be found short of room by a swap's
-// nominations beside standing placeholders. The members that arrive meanwhile, for that node,
-// wait for the next swap, all together: executors created one by one onto one node are let go
+// swapOnto swaps group onto node: its members make room (makeRoom) and are let go. One swap
+// at a time lets members go onto a node, and awaits them bound before the next: a member let
+// go and not bound yet would be found short of room by the nominations of a later swap beside
+// its standing placeholders. Members that arrive while a swap makes room join it (they make
+// room beside it, and are let go with it); those that arrive while it lets its members go wait
+// for the next swap, all together. So executors created one by one onto one node are let go
 // in a few batches, not one swap after another.
 func (s *Scheduler) swapOnto(ctx context.Context, node string, group []pendingSwap) {
-	if s.placeholders.queueSwaps(node, group) {
+	st, off, turn := s.placeholders.queueSwaps(node, group)
+	if turn == swapWait {
 		return
 	}
-	for ; len(group) > 0; group = s.placeholders.nextSwaps(node) {
-		rels := make([]toUngate, len(group))
-		for i := range group {
-			rels[i] = group[i].rel
-		}
-		errs := s.swapGroup(ctx, rels, s.ungating.calls)
+	s.placeholders.doneMaking(st, off, s.makeRoom(ctx, rels(group), s.ungating.calls))
+	if turn == swapJoin {
+		return
+	}
+	for st != nil {
+		members, errs := s.placeholders.letGo(st)
 		var wg sync.WaitGroup
-		for i, p := range group {
+		for i, p := range members {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -237,8 +239,20 @@ func (s *Scheduler) swapOnto(ctx context.Context, node string, group []pendingSw
 			}()
 		}
 		wg.Wait()
-		s.awaitBound(ctx, rels, errs)
+		s.awaitBound(ctx, rels(members), errs)
+		if st, group = s.placeholders.nextSwap(node, st); st != nil {
+			s.placeholders.doneMaking(st, 0, s.makeRoom(ctx, rels(group), s.ungating.calls))
+		}
 	}
+}
+
+// rels are the members of group.
+func rels(group []pendingSwap) []toUngate {
+	out := make([]toUngate, len(group))
+	for i := range group {
+		out[i] = group[i].rel
+	}
+	return out
 }
 
 // ungateLoop runs the ungating loop until ctx ends: whenever a gated executor appears or
