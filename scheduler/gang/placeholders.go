@@ -32,9 +32,10 @@ package gang
 // itself. Pod events reach kube-scheduler in the order they were written, so it knows the
 // nomination before it sees the placeholder gone.
 //
-// Placeholders take the workload's priority class: not a lower one (any pod of a higher
-// priority preempts a lower one, so ordinary pods would evict them and take the room) nor a
-// higher one (which would let Spark preempt what it could not as itself).
+// Placeholders take the workload's priority: not a lower one (any pod of a higher priority
+// preempts a lower one, so ordinary pods would evict them and take the room) nor a higher one
+// (which would let Spark preempt what it could not as itself). They take it through a class of
+// their own that never preempts (placeholderclass.go).
 //
 // Placeholders are never counted twice: while their reservation keeps node capacity the
 // reservation counts the member (snapshot skips its placeholders); once it stops (the run
@@ -166,8 +167,10 @@ func placeholderPod(key Key, r Reservation, member, node string, requests corev1
 			// Through kube-scheduler, not nodeName: its fit checks apply, and it counts the
 			// placeholder as it binds it. Tolerating every taint is safe: the node was chosen
 			// for the member, whose tolerations the gang scheduler checked.
-			Affinity:                      nodeAffinity(node),
-			Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			Affinity:    nodeAffinity(node),
+			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+			// The workload's, until writePlaceholders gives it the placeholders' class of the
+			// same value.
 			PriorityClassName:             r.PriorityClassName,
 			TerminationGracePeriodSeconds: ptr.To[int64](0),
 			AutomountServiceAccountToken:  ptr.To(false),
@@ -250,6 +253,8 @@ type placeholderBook struct {
 	swapped map[types.NamespacedName]time.Time
 	// nodes holds the swap running onto each node (swapOnto).
 	nodes map[string]*nodeSwap
+	// classes are the placeholders' PriorityClasses.
+	classes placeholderClasses
 }
 
 // pendingSwap is a member waiting to take its placeholder's place, with what lets it go once
@@ -568,7 +573,16 @@ func (s *Scheduler) writePlaceholders(ctx context.Context, create []*corev1.Pod,
 			}
 		}()
 	}
+	classes := map[string]string{}
 	for _, p := range create {
+		if s.cluster != nil {
+			class, ok := classes[p.Spec.PriorityClassName]
+			if !ok {
+				class = s.placeholders.classes.of(ctx, s.cluster, s.client, p.Spec.PriorityClassName)
+				classes[p.Spec.PriorityClassName] = class
+			}
+			p.Spec.PriorityClassName = class
+		}
 		run(func() error {
 			err := s.client.Create(ctx, p)
 			if apierrors.IsAlreadyExists(err) {

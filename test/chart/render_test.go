@@ -281,14 +281,18 @@ func TestRender(t *testing.T) {
 					t.Fatal("no gang ClusterRole")
 				}
 				rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
-				var resources []string
+				verbs := map[string][]string{} // resource → verbs
 				for _, r := range rules {
 					res, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "resources")
-					resources = append(resources, res...)
+					vs, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "verbs")
+					for _, name := range res {
+						verbs[name] = append(verbs[name], vs...)
+					}
 				}
-				for _, want := range []string{"reservations", "reservations/status", "pods/status"} {
-					if !slices.Contains(resources, want) {
-						t.Errorf("the gang ClusterRole's resources %v lack %s", resources, want)
+				for resource, verb := range map[string]string{"reservations": "create", "reservations/status": "patch",
+					"pods/status": "patch", "priorityclasses": "create"} {
+					if !slices.Contains(verbs[resource], verb) {
+						t.Errorf("the gang ClusterRole lets %s %v, not %s", resource, verbs[resource], verb)
 					}
 				}
 			},

@@ -124,7 +124,7 @@ func TestEnforcement(t *testing.T) {
 			if bound, pending := competitors(); bound > 0 || pending != executorCount+1 {
 				t.Errorf("competing pods: %d bound, %d pending; want none bound, %d pending", bound, pending, executorCount+1)
 			}
-			created, deleted, nominated := writes()
+			created, deleted, nominated, preempting := writes()
 			if enforcement == gang.EnforcementPlugin {
 				if res.Spec.Enforcement != schedv1alpha1.EnforcementPlugin {
 					t.Errorf("the reservation says enforcement %q, want %q", res.Spec.Enforcement, schedv1alpha1.EnforcementPlugin)
@@ -168,6 +168,9 @@ func TestEnforcement(t *testing.T) {
 			t.Logf("placeholder writes for 1 driver + %d executors: %d placeholders created, %d deleted, %d members nominated", executorCount, created, deleted, nominated)
 			if created != executorCount+1 || deleted != executorCount+1 || nominated != executorCount+1 {
 				t.Errorf("placeholder writes: %d created, %d deleted, %d nominated; want %d of each", created, deleted, nominated, executorCount+1)
+			}
+			if preempting > 0 {
+				t.Errorf("%d of %d placeholders may preempt; want none (a class that never preempts)", preempting, created)
 			}
 		})
 	}
@@ -275,8 +278,9 @@ func (f *fixture) competingDeployment(name string, replicas int32) {
 }
 
 // countPlaceholderWrites watches the scenario's pods and returns what it counted so far: the
-// placeholder pods created and deleted, and the members nominated to a node.
-func (f *fixture) countPlaceholderWrites() func() (created, deleted, nominated int) {
+// placeholder pods created and deleted, the members nominated to a node, and the placeholders
+// created that may preempt (their PriorityClass's preemption policy is not Never).
+func (f *fixture) countPlaceholderWrites() func() (created, deleted, nominated, preempting int) {
 	f.t.Helper()
 	_, cs := cluster.Clients(f.t, f.kubeconfig)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -286,7 +290,7 @@ func (f *fixture) countPlaceholderWrites() func() (created, deleted, nominated i
 		f.t.Fatal(err)
 	}
 	var mu sync.Mutex
-	var created, deleted int
+	var created, deleted, preempting int
 	nominated := map[string]bool{}
 	go func() {
 		for ev := range w.ResultChan() {
@@ -298,6 +302,9 @@ func (f *fixture) countPlaceholderWrites() func() (created, deleted, nominated i
 			switch {
 			case p.Labels[gang.LabelPlaceholder] != "" && ev.Type == watch.Added:
 				created++
+				if ptr.Deref(p.Spec.PreemptionPolicy, corev1.PreemptLowerPriority) != corev1.PreemptNever {
+					preempting++
+				}
 			case p.Labels[gang.LabelPlaceholder] != "" && ev.Type == watch.Deleted:
 				deleted++
 			case p.Labels[v1beta2.LabelAppName] != "" && p.Status.NominatedNodeName != "":
@@ -306,9 +313,9 @@ func (f *fixture) countPlaceholderWrites() func() (created, deleted, nominated i
 			mu.Unlock()
 		}
 	}()
-	return func() (int, int, int) {
+	return func() (int, int, int, int) {
 		mu.Lock()
 		defer mu.Unlock()
-		return created, deleted, len(nominated)
+		return created, deleted, len(nominated), preempting
 	}
 }
