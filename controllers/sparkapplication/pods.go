@@ -109,7 +109,9 @@ func unschedulable(pod *corev1.Pod) *corev1.PodCondition {
 	}
 	for i := range pod.Status.Conditions {
 		c := &pod.Status.Conditions[i]
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+		// A gated pod is not the scheduler's to place yet (notPickedUp speaks of it): the
+		// condition the API server gives it says so, and is no verdict.
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason != corev1.PodReasonSchedulingGated {
 			return c
 		}
 	}
@@ -131,20 +133,32 @@ func unschedulableMessage(pod *corev1.Pod, c *corev1.PodCondition) string {
 
 // notPickedUp says, once a pending driver has waited threshold since it was created without
 // any scheduler looking at it (no PodScheduled condition at all: a scheduler that cannot place
-// a pod says so in that condition), which scheduler it waits for. Before then it returns how
-// much longer to wait; for a placed pod, or one a scheduler has looked at, nothing.
+// a pod says so in that condition) or with scheduling gates no one removed, which scheduler or
+// gates it waits for. Before then it returns how much longer to wait; for a placed pod, or one
+// a scheduler has looked at, nothing. A batch scheduler's gate (the gang scheduler's until the
+// driver's room is held) is lifted within moments: a driver is not said to wait for it, nor
+// written, before the threshold.
 func notPickedUp(pod *corev1.Pod, now time.Time, threshold time.Duration) (string, time.Duration) {
 	if pod == nil || pod.Spec.NodeName != "" {
 		return "", 0
 	}
+	gated := len(pod.Spec.SchedulingGates) > 0
 	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodScheduled {
+		if c.Type == corev1.PodScheduled && !gated {
 			return "", 0
 		}
 	}
 	waited := now.Sub(pod.CreationTimestamp.Time)
 	if waited < threshold {
 		return "", threshold - waited
+	}
+	if gated {
+		gates := make([]string, len(pod.Spec.SchedulingGates))
+		for i, g := range pod.Spec.SchedulingGates {
+			gates[i] = g.Name
+		}
+		return fmt.Sprintf("driver pod %s waits for its scheduling gates to be removed (%s): no scheduler may place it until they are, and none was in %s",
+			pod.Name, strings.Join(gates, ", "), threshold), 0
 	}
 	name := pod.Spec.SchedulerName
 	if name == "" {

@@ -61,8 +61,9 @@ import (
 //	                Pending → SUBMITTED, with the scheduler's reason if it cannot place the
 //	                driver, and whether it asks for more than any node has [DriverUnschedulable];
 //	                after UnschedulableTimeout → FAILING [DriverUnschedulable] (driver deleted);
-//	                looked at by no scheduler for NotPickedUpAfter → SUBMITTED, naming the
-//	                scheduler it waits for [DriverNotPickedUp]; Running → RUNNING [DriverRunning],
+//	                looked at by no scheduler, or gated, for NotPickedUpAfter → SUBMITTED, naming
+//	                the scheduler or gates it waits for [DriverNotPickedUp] (a gated driver is
+//	                not unschedulable, and does not time out); Running → RUNNING [DriverRunning],
 //	                Succeeded → SUCCEEDING [DriverCompleted], Failed → FAILING [DriverFailed],
 //	                Unknown → UNKNOWN, missing after DriverPodGracePeriod → FAILING
 //	SUCCEEDING      restart policy Always                → PENDING_RERUN, else COMPLETED

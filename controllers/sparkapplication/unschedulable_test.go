@@ -38,6 +38,11 @@ func TestNotPickedUp(t *testing.T) {
 	placed.Spec.NodeName = "node-1"
 	lookedAt := waiting.DeepCopy()
 	lookedAt.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable"}}
+	gated := waiting.DeepCopy()
+	gated.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "scheduling.sparkop.dev/gang"}, {Name: "example.com/other"}}
+	gated.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonSchedulingGated}}
+	ungated := gated.DeepCopy() // gates removed; the condition not updated yet
+	ungated.Spec.SchedulingGates = nil
 	const threshold = 30 * time.Second
 	for _, tc := range []struct {
 		name     string
@@ -53,6 +58,10 @@ func TestNotPickedUp(t *testing.T) {
 			`driver pod pi-driver waits for scheduler "default-scheduler": no scheduler has picked it up in 30s`, 0},
 		{"placed", placed, time.Minute, "", 0},
 		{"looked at by its scheduler", lookedAt, time.Minute, "", 0},
+		{"gated, before the threshold", gated, 10 * time.Second, "", 20 * time.Second},
+		{"gated, after the threshold", gated, 31 * time.Second,
+			"driver pod pi-driver waits for its scheduling gates to be removed (scheduling.sparkop.dev/gang, example.com/other): no scheduler may place it until they are, and none was in 30s", 0},
+		{"gates just removed", ungated, time.Minute, "", 0},
 		{"no pod", nil, time.Minute, "", 0},
 	} {
 		msg, wait := notPickedUp(tc.pod, created.Add(tc.after), threshold)
@@ -113,6 +122,9 @@ func TestUnschedulable(t *testing.T) {
 		{"placed", placed, ""},
 		{"not looked at yet", waiting, ""},
 		{"refused", refused, "driver pod pi-driver cannot be scheduled (Unschedulable): 0/4 nodes are available: 4 Insufficient memory."},
+		{"gated: no verdict", &corev1.Pod{Spec: corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: "g"}}},
+			Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled,
+				Status: corev1.ConditionFalse, Reason: corev1.PodReasonSchedulingGated, Message: "Scheduling is blocked due to non-empty scheduling gates"}}}}, ""},
 	} {
 		got := ""
 		if c := unschedulable(tc.pod); c != nil {

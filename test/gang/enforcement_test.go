@@ -172,6 +172,17 @@ func TestEnforcement(t *testing.T) {
 			if preempting > 0 {
 				t.Errorf("%d of %d placeholders may preempt; want none (a class that never preempts)", preempting, created)
 			}
+			// The driver waited gated for its placeholder's place: held by its batch scheduler, a
+			// moment, not refused by the pod scheduler; its owner is not warned of it.
+			var events corev1.EventList
+			if err := f.c.List(f.ctx, &events, client.InNamespace(f.ns)); err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range events.Items {
+				if e.Reason == "DriverUnschedulable" {
+					t.Errorf("event %s %s: %s; want none for a driver waiting for its gate", e.Type, e.Reason, e.Message)
+				}
+			}
 		})
 	}
 }
