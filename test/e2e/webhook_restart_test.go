@@ -102,6 +102,7 @@ func TestWebhookProcessRestartedServesAtOnce(t *testing.T) {
 	var (
 		mu      sync.Mutex
 		ready   bool // the new process is ready: from now on nothing may fail
+		epoch   int  // counts the changes of ready: a request that spans one saw a stop begin
 		created int
 		down    int // refused while no process ran
 		bad     []string
@@ -118,14 +119,17 @@ func TestWebhookProcessRestartedServesAtOnce(t *testing.T) {
 			app := cluster.SparkPi(ns, fmt.Sprintf("app-%05d", i))
 			app.Spec.Suspend = ptr.To(true)
 			mu.Lock()
-			afterReady := ready
+			readyWhenSent, sent := ready, epoch
 			mu.Unlock()
 			err := c.Create(ctx, app)
 			mu.Lock()
+			// Only a request that started and ended while the new process was ready, no stop
+			// begun in between, must succeed.
+			readyThroughout := readyWhenSent && epoch == sent
 			switch {
 			case err == nil:
 				created++
-			case strings.Contains(err.Error(), "serving certificate"), afterReady:
+			case strings.Contains(err.Error(), "serving certificate"), readyThroughout:
 				bad = append(bad, fmt.Sprintf("%s at %s: %v", app.Name, time.Now().Format("15:04:05.000"), err))
 			default:
 				down++
@@ -139,10 +143,12 @@ func TestWebhookProcessRestartedServesAtOnce(t *testing.T) {
 		current = start(i)
 		mu.Lock()
 		ready = true
+		epoch++
 		mu.Unlock()
 		time.Sleep(time.Second) // creations against the restarted process, at the loop's pace
 		mu.Lock()
 		ready = false
+		epoch++
 		mu.Unlock()
 	}
 	close(stop)
