@@ -64,7 +64,7 @@ type Key = scheduler.WorkloadKey
 type Workload struct {
 	Key      Key
 	Queue    string
-	Priority int32     // the value of spec.driver.priorityClassName's PriorityClass, else 0
+	Priority int32     // its pods' (priorityOf): their PriorityClass's value, else the global default's, else 0
 	Created  time.Time // creationTimestamp (queue order tie-break)
 	Demand   sparkpod.Demand
 	// Admission is set for an admitted workload: its reservation, which counts against its

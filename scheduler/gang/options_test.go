@@ -27,9 +27,13 @@ func TestBatchSchedulerOptions(t *testing.T) {
 		name                 string
 		options              *v1beta2.BatchSchedulerConfiguration
 		driverPriority       *string
+		globalDefault        bool // a global default PriorityClass exists, "default"
 		wantQueue, wantClass string
 	}{
 		{name: "none", wantQueue: schedv1alpha1.DefaultQueueName},
+		{name: "none, a global default", globalDefault: true, wantQueue: schedv1alpha1.DefaultQueueName, wantClass: "default"},
+		{name: "driver's priority class over the global default", driverPriority: ptr.To("low"), globalDefault: true,
+			wantQueue: schedv1alpha1.DefaultQueueName, wantClass: "low"},
 		{name: "driver's priority class", driverPriority: ptr.To("low"), wantQueue: schedv1alpha1.DefaultQueueName, wantClass: "low"},
 		{
 			name:           "queue and priorityClassName",
@@ -44,11 +48,14 @@ func TestBatchSchedulerOptions(t *testing.T) {
 			a.Spec.Driver.PriorityClassName = tt.driverPriority
 			w := world{Workloads: []object{applicationObject(&a)}, PriorityClasses: []schedulingv1.PriorityClass{
 				{ObjectMeta: metav1.ObjectMeta{Name: "low"}, Value: 1}, {ObjectMeta: metav1.ObjectMeta{Name: "high"}, Value: 2}}}
+			if tt.globalDefault {
+				w.PriorityClasses = append(w.PriorityClasses, schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Value: 5, GlobalDefault: true})
+			}
 			snap, err := snapshot(w, snapshotOptions{})
 			if err != nil || len(snap.Workloads) != 1 {
 				t.Fatalf("snapshot: %v, %d workloads", err, len(snap.Workloads))
 			}
-			priorities := map[string]int32{"": 0, "low": 1, "high": 2}
+			priorities := map[string]int32{"": 0, "low": 1, "high": 2, "default": 5}
 			got := []any{snap.Workloads[0].Queue, snap.Workloads[0].Priority}
 			if d := cmp.Diff([]any{tt.wantQueue, priorities[tt.wantClass]}, got); d != "" {
 				t.Errorf("[queue, priority] (-want +got):\n%s", d)

@@ -58,6 +58,13 @@ func priorityValue(class string, classes []schedulingv1.PriorityClass) (int32, b
 	return 0, class == ""
 }
 
+// priorityOf is a workload's priority, as its pods get it: priorityValue, 0 for a class that
+// does not exist (its pods are refused; the controller says why).
+func priorityOf(class string, classes []schedulingv1.PriorityClass) int32 {
+	v, _ := priorityValue(class, classes)
+	return v
+}
+
 // placeholderClasses remembers the placeholders' classes created until the cluster cache shows
 // them, and when a class last could not be had, so that a missing permission is logged once a
 // minute, not on every write.

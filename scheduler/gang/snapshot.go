@@ -96,10 +96,6 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 	}
 	executors := executorsOf(w.Pods, w.Seen)
 
-	priorities := map[string]int32{}
-	for _, pc := range w.PriorityClasses {
-		priorities[pc.Name] = pc.Value
-	}
 	for i := range w.Queues {
 		q := &w.Queues[i]
 		gq := &Queue{Name: q.Name, Parent: q.Spec.Parent, Priority: q.Spec.Priority, Quota: q.Spec.Quota, Usage: corev1.ResourceList{}}
@@ -129,7 +125,7 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 			continue
 		}
 		wo.Demand = demand
-		wl := Workload{Key: wo.Key, Queue: wo.Queue, Priority: priorities[wo.PriorityClassName],
+		wl := Workload{Key: wo.Key, Queue: wo.Queue, Priority: priorityOf(wo.PriorityClassName, w.PriorityClasses),
 			Created: wo.Object.GetCreationTimestamp().Time, Demand: demand, Unrecorded: unrecorded}
 		if wl.Queue == "" {
 			wl.Queue = schedv1alpha1.DefaultQueueName
