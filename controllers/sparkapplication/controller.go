@@ -353,7 +353,7 @@ func (r *Reconciler) afterWrite(ctx context.Context, s *step, app *v1beta2.Spark
 			latency := s.now.Sub(app.Status.LastSubmissionAttemptTime.Time)
 			r.metrics(func(m MetricsRecorder) { m.Started(app, latency) })
 		}
-		if to.IsTerminal() {
+		if endsRun(from, to) {
 			r.finished(ctx, app)
 		}
 	}
@@ -364,6 +364,18 @@ func (r *Reconciler) afterWrite(ctx context.Context, s *step, app *v1beta2.Spark
 	if s.enqueue {
 		r.Pool.Enqueue(client.ObjectKeyFromObject(app))
 	}
+}
+
+// endsRun tells whether a change of state ends a run, so that each run's end is counted once:
+// SUCCEEDING or FAILING (a rerun follows), or COMPLETED or FAILED when not reached through them.
+func endsRun(from, to v1beta2.ApplicationStateType) bool {
+	switch to {
+	case v1beta2.ApplicationStateSucceeding, v1beta2.ApplicationStateFailing:
+		return true
+	case v1beta2.ApplicationStateCompleted, v1beta2.ApplicationStateFailed:
+		return from != v1beta2.ApplicationStateSucceeding && from != v1beta2.ApplicationStateFailing
+	}
+	return false
 }
 
 // finished records the end of a run. (What its batch scheduler held is released by release,

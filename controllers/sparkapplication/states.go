@@ -65,7 +65,9 @@ import (
 //	                the scheduler or gates it waits for [DriverNotPickedUp] (a gated driver is
 //	                not unschedulable, and does not time out); Running → RUNNING [DriverRunning],
 //	                Succeeded → SUCCEEDING [DriverCompleted], Failed → FAILING [DriverFailed],
-//	                Unknown → UNKNOWN, missing after DriverPodGracePeriod → FAILING
+//	                Unknown → UNKNOWN, missing after DriverPodGracePeriod → FAILING; a run
+//	                that ended with nothing to follow is written COMPLETED or FAILED at once
+//	                (see end)
 //	SUCCEEDING      restart policy Always                → PENDING_RERUN, else COMPLETED
 //	FAILING         retries left, after onFailureRetryInterval → PENDING_RERUN, else FAILED
 //	SUBMISSION_FAILED retries left, after onSubmissionFailureRetryInterval → PENDING_RERUN,
@@ -266,7 +268,7 @@ func (s *step) followDriver(ctx context.Context) error {
 			name = "of submission " + st.SubmissionID
 		}
 		s.updateExecutors(v1beta2.DriverStateFailed)
-		s.terminate(v1beta2.ApplicationStateFailing, fmt.Sprintf("driver pod %s not found", name))
+		s.end(false, fmt.Sprintf("driver pod %s not found", name))
 		s.warning("DriverFailed", "Monitor", st.AppState.ErrorMessage)
 		return nil
 	}
@@ -291,10 +293,10 @@ func (s *step) followDriver(ctx context.Context) error {
 			s.normal("DriverRunning", "Monitor", fmt.Sprintf("driver pod %s is running", driver.Name))
 		}
 	case v1beta2.DriverStateCompleted:
-		s.terminate(v1beta2.ApplicationStateSucceeding, "")
+		s.end(true, "")
 		s.normal("DriverCompleted", "Monitor", fmt.Sprintf("driver pod %s completed", driver.Name))
 	case v1beta2.DriverStateFailed:
-		s.terminate(v1beta2.ApplicationStateFailing, driverFailureMessage(driver))
+		s.end(false, driverFailureMessage(driver))
 		s.warning("DriverFailed", "Monitor", st.AppState.ErrorMessage)
 	default:
 		s.moveTo(v1beta2.ApplicationStateUnknown, fmt.Sprintf("driver pod %s is in phase %q", driver.Name, driver.Status.Phase))
@@ -338,7 +340,7 @@ func (s *step) driverPending(ctx context.Context, driver *corev1.Pod) error {
 			if err := s.deletePod(ctx, driver); err != nil {
 				return err
 			}
-			s.terminate(v1beta2.ApplicationStateFailing, fmt.Sprintf("%s for more than %s", msg, timeout))
+			s.end(false, fmt.Sprintf("%s for more than %s", msg, timeout))
 			s.warning("DriverUnschedulable", "Monitor", st.AppState.ErrorMessage)
 			return nil
 		}
@@ -371,8 +373,27 @@ func (s *step) confirmDriverMissing(ctx context.Context) (*corev1.Pod, error) {
 	return &pods.Items[0], nil
 }
 
-// terminate records the end of a run: SUCCEEDING or FAILING, from which the restart policy
-// decides what follows.
+// end records the end of a run. SUCCEEDING and FAILING are the states from which the restart
+// policy reruns it; a run the policy does not rerun (success without restart policy Always,
+// failure without a retry left) is written COMPLETED or FAILED straight away. That is one
+// status write instead of two at the moment a user, a workflow engine or a queue waits to see
+// the end, on an API server that is busiest when many runs end at once. A watcher never sees
+// SUCCEEDING or FAILING for such a run; the Kubeflow states' meaning is unchanged (the -ING
+// states were always passing), and what waits for COMPLETED or FAILED sees it sooner.
+func (s *step) end(succeeded bool, message string) {
+	switch {
+	case succeeded && restartPolicy(s.app).Type == v1beta2.RestartPolicyAlways:
+		s.terminate(v1beta2.ApplicationStateSucceeding, message)
+	case succeeded:
+		s.terminate(v1beta2.ApplicationStateCompleted, message)
+	case retryAfterFailure(s.app):
+		s.terminate(v1beta2.ApplicationStateFailing, message)
+	default:
+		s.terminate(v1beta2.ApplicationStateFailed, message)
+	}
+}
+
+// terminate records the end of a run in state, with the time it ended.
 func (s *step) terminate(state v1beta2.ApplicationStateType, message string) {
 	s.moveTo(state, message)
 	s.app.Status.TerminationTime = metav1.NewTime(s.now)

@@ -25,12 +25,12 @@ import (
 
 // statusWriteBudget is the most writes an application of statusWriteExecutors executors may
 // take from creation to COMPLETED: recording the submission, SUBMITTED, RUNNING, the executors
-// coming up (one write for all of them, give or take the scheduler's pace), their end,
-// SUCCEEDING and COMPLETED. Each write is an API request, a watch event for every client, and a
-// reconcile.
+// coming up (one write for all of them, give or take the scheduler's pace), their end, and
+// COMPLETED (written at once: nothing follows a run of restart policy Never). Each write is an
+// API request, a watch event for every client, and a reconcile.
 const (
 	statusWriteExecutors = 6
-	statusWriteBudget    = 9
+	statusWriteBudget    = 8
 )
 
 // TestStatusWritesPerApplication: an application's life, from creation to COMPLETED with
