@@ -270,6 +270,8 @@ type Holding struct {
 	Requests corev1.ResourceList
 	// Reservations names the reservations holding it ("namespace/name"), sorted.
 	Reservations []string
+	// By is what each of them holds, by name, for messages that explain a refusal.
+	By map[string]corev1.ResourceList
 }
 
 // claim is the reservation, run and role a pod would take a member's place in.
@@ -378,9 +380,13 @@ func (l *Ledger) HeldOn(node string, pods iter.Seq[*corev1.Pod], pod *corev1.Pod
 			}
 			for i := taken; i < len(s.requests); i++ {
 				if h.Requests == nil {
-					h.Requests = corev1.ResourceList{}
+					h.Requests, h.By = corev1.ResourceList{}, map[string]corev1.ResourceList{}
+				}
+				if h.By[e.name.String()] == nil {
+					h.By[e.name.String()] = corev1.ResourceList{}
 				}
 				addTo(h.Requests, s.requests[i])
+				addTo(h.By[e.name.String()], s.requests[i])
 				held = true
 			}
 		}

@@ -78,42 +78,43 @@ func TestHeldOn(t *testing.T) {
 		name: "a pod of no application sees the whole gang held",
 		res:  []*schedv1alpha1.Reservation{res("a", "n1", []string{"n1", "n1", "n2"})},
 		node: "n1", pod: other(),
-		want: Holding{Requests: cpu("5"), Reservations: []string{"ns/a"}},
+		want: Holding{Requests: cpu("5"), Reservations: []string{"ns/a"}, By: map[string]corev1.ResourceList{"ns/a": cpu("5")}},
 	}, {
 		name: "members whose pods are on the node hold nothing more",
 		res:  []*schedv1alpha1.Reservation{res("a", "n1", []string{"n1", "n1"})},
 		node: "n1", on: []*corev1.Pod{pod("a", "run-1", "driver", ""), pod("a", "run-1", "executor", "n1")}, pod: other(),
-		want: Holding{Requests: cpu("2"), Reservations: []string{"ns/a"}},
+		want: Holding{Requests: cpu("2"), Reservations: []string{"ns/a"}, By: map[string]corev1.ResourceList{"ns/a": cpu("2")}},
 	}, {
 		name: "members the status shows bound but whose pods are not there yet (let go) still hold",
 		res:  []*schedv1alpha1.Reservation{res("a", "n1", []string{"n1"}, "driver", "executor-1")},
 		node: "n1", pod: other(),
-		want: Holding{Requests: cpu("3"), Reservations: []string{"ns/a"}},
+		want: Holding{Requests: cpu("3"), Reservations: []string{"ns/a"}, By: map[string]corev1.ResourceList{"ns/a": cpu("3")}},
 	}, {
 		name: "a pod of another run of the same application is no member",
 		res:  []*schedv1alpha1.Reservation{res("a", "n1", []string{"n1"})},
 		node: "n1", on: []*corev1.Pod{pod("a", "run-0", "driver", "")}, pod: other(),
-		want: Holding{Requests: cpu("3"), Reservations: []string{"ns/a"}},
+		want: Holding{Requests: cpu("3"), Reservations: []string{"ns/a"}, By: map[string]corev1.ResourceList{"ns/a": cpu("3")}},
 	}, {
 		name: "the executor being placed takes one of its run's executor slots there",
 		res:  []*schedv1alpha1.Reservation{res("a", "n1", []string{"n1", "n1"})},
 		node: "n1", pod: pod("a", "run-1", "executor", "n1"),
-		want: Holding{Requests: cpu("3"), Reservations: []string{"ns/a"}},
+		want: Holding{Requests: cpu("3"), Reservations: []string{"ns/a"}, By: map[string]corev1.ResourceList{"ns/a": cpu("3")}},
 	}, {
 		name: "an executor not released onto the node (beyond the plan) takes no slot",
 		res:  []*schedv1alpha1.Reservation{res("a", "n1", []string{"n1"})},
 		node: "n1", on: []*corev1.Pod{pod("a", "run-1", "executor", "")}, pod: pod("a", "run-1", "executor", "n2"),
-		want: Holding{Requests: cpu("3"), Reservations: []string{"ns/a"}},
+		want: Holding{Requests: cpu("3"), Reservations: []string{"ns/a"}, By: map[string]corev1.ResourceList{"ns/a": cpu("3")}},
 	}, {
 		name: "the driver being placed takes its slot, not an executor's",
 		res:  []*schedv1alpha1.Reservation{res("a", "n1", []string{"n1"})},
 		node: "n1", pod: pod("a", "run-1", "driver", ""),
-		want: Holding{Requests: cpu("2"), Reservations: []string{"ns/a"}},
+		want: Holding{Requests: cpu("2"), Reservations: []string{"ns/a"}, By: map[string]corev1.ResourceList{"ns/a": cpu("2")}},
 	}, {
 		name: "another application's members hold their room from it",
 		res:  []*schedv1alpha1.Reservation{res("a", "n1", []string{"n1"}), res("b", "n1", nil)},
 		node: "n1", pod: pod("a", "run-1", "driver", ""),
-		want: Holding{Requests: cpu("3"), Reservations: []string{"ns/a", "ns/b"}},
+		want: Holding{Requests: cpu("3"), Reservations: []string{"ns/a", "ns/b"},
+			By: map[string]corev1.ResourceList{"ns/a": cpu("2"), "ns/b": cpu("1")}},
 	}, {
 		name:    "a reservation past its timeout holds nothing",
 		timeout: time.Minute, now: admitted.Add(time.Minute),
@@ -124,7 +125,7 @@ func TestHeldOn(t *testing.T) {
 		timeout: time.Minute, now: admitted.Add(59 * time.Second),
 		res:  []*schedv1alpha1.Reservation{res("a", "n1", nil)},
 		node: "n1", pod: other(),
-		want: Holding{Requests: cpu("1"), Reservations: []string{"ns/a"}},
+		want: Holding{Requests: cpu("1"), Reservations: []string{"ns/a"}, By: map[string]corev1.ResourceList{"ns/a": cpu("1")}},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

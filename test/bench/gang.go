@@ -175,7 +175,7 @@ func runGang(ctx context.Context, c config) error {
 		fmt.Printf("gang: mode=%s competing pods created=%d (target %d live of %d CPU each, %d s each)\n", mode, load.created.Load(), load.target, competingCPU, competingSeconds)
 	}
 	fmt.Printf("gang: mode=%s %s\n", mode, use.top)
-	fmt.Printf("gang: mode=%s state_lag over %d driver starts and ends\n", mode, lags)
+	fmt.Printf("gang: mode=%s state_lag over %d driver starts and ends; %s\n", mode, lags, spark.lag.split())
 	fmt.Printf("gang: mode=%s %s\n", mode, cpuLine(cpuUsed))
 	extra := ""
 	if sched == "external" {

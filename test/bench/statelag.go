@@ -8,6 +8,7 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package main
 
 import (
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -87,11 +88,23 @@ func (l *stateLag) seen(m map[lagKey]time.Time, k lagKey) {
 // status, and how many there were. A status seen before its pod's stage (the application
 // failed for another reason, say) counts as no lag.
 func (l *stateLag) percentiles() (p50, p99 time.Duration, n int) {
+	return l.percentilesOf(func(lagKey) bool { return true })
+}
+
+// split is the lag's p50 and p99 of the drivers' starts and of their ends apart, for the
+// diagnostics: a start is one status write, an end may be more.
+func (l *stateLag) split() string {
+	s50, s99, sn := l.percentilesOf(func(k lagKey) bool { return !k.ended })
+	e50, e99, en := l.percentilesOf(func(k lagKey) bool { return k.ended })
+	return fmt.Sprintf("state_lag starts p50=%.0fms p99=%.0fms (%d), ends p50=%.0fms p99=%.0fms (%d)", ms(s50), ms(s99), sn, ms(e50), ms(e99), en)
+}
+
+func (l *stateLag) percentilesOf(keep func(lagKey) bool) (p50, p99 time.Duration, n int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var lags []time.Duration
 	for k, at := range l.pod {
-		if shown, ok := l.shown[k]; ok {
+		if shown, ok := l.shown[k]; ok && keep(k) {
 			lags = append(lags, max(shown.Sub(at), 0))
 		}
 	}

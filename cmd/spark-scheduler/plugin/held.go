@@ -163,6 +163,8 @@ func (a *acknowledger) write(ctx context.Context, g heldGeneration) error {
 	case v.taken != "":
 		held.Status, held.Reason, held.Message = metav1.ConditionFalse, reservation.ReasonRoomTaken, reservation.TakenMessage(v.taken)
 		judged = reservation.JudgedTaken
+		klog.FromContext(ctx).Info("a Spark reservation's planned room was taken; the gang scheduler plans its run again",
+			"reservation", g.name, "generation", g.generation, "node", v.taken)
 	case v.ending:
 		return errEnding
 	}

@@ -218,10 +218,38 @@ func (p *Reservations) Filter(_ context.Context, _ fwk.CycleState, pod *v1.Pod, 
 	if len(held.Requests) == 0 {
 		return nil
 	}
-	if short := shortOf(resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}), held.Requests, ni); short != "" {
+	need := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+	if short := shortOf(need, held.Requests, ni); short != "" {
+		if planned, ok := p.ledger.PlannedNode(pod, now); ok && planned == node {
+			// A member kept out of its own planned node: the plans and the placements
+			// disagree, which the Held judgement exists to prevent. Say everything that
+			// went into the verdict, so that it can be traced.
+			p.explainRefusal(pod, need, ni, held)
+		}
 		return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("node(s) had %s reserved for Spark applications' members (Reservation %s)", short, held.Reservations[0]))
 	}
 	return nil
+}
+
+// explainRefusal logs why a member was refused on its planned node: the node's room, what
+// each reservation holds there, and every pod the scheduler counts on it.
+func (p *Reservations) explainRefusal(pod *v1.Pod, need v1.ResourceList, ni fwk.NodeInfo, held reservation.Holding) {
+	alloc, used := ni.GetAllocatable(), ni.GetRequested()
+	onNode := make([]string, 0, len(ni.GetPods()))
+	for _, info := range ni.GetPods() {
+		q := info.GetPod()
+		cpu := resourcehelper.PodRequests(q, resourcehelper.PodResourcesOptions{})[v1.ResourceCPU]
+		onNode = append(onNode, fmt.Sprintf("%s/%s cpu=%s phase=%s node-annotation=%q deleting=%t",
+			q.Namespace, q.Name, cpu.String(), q.Status.Phase, q.Annotations[reservation.AnnotationNode], q.DeletionTimestamp != nil))
+	}
+	by := make([]string, 0, len(held.By))
+	for _, name := range held.Reservations {
+		cpu := held.By[name][v1.ResourceCPU]
+		by = append(by, name+" cpu="+cpu.String())
+	}
+	klog.InfoS("a Spark member was refused on its planned node", "pod", klog.KObj(pod), "node", ni.Node().Name,
+		"needCPU", need.Cpu().String(), "allocatableMilliCPU", alloc.GetMilliCPU(), "requestedMilliCPU", used.GetMilliCPU(),
+		"held", by, "pods", onNode)
 }
 
 // shortOf names the first resource, by name, that need does not find free on ni beside held
