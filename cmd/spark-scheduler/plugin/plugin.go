@@ -79,6 +79,8 @@ type Reservations struct {
 	placed placements
 	pods   listersv1.PodLister
 	nodes  listersv1.NodeLister
+	// nodeInfo is the node as the current scheduling cycle's snapshot has it (Reserve).
+	nodeInfo func(node string) (fwk.NodeInfo, error)
 }
 
 var (
@@ -105,6 +107,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	}
 	p := &Reservations{ledger: &reservation.Ledger{Timeout: timeout}, now: time.Now}
 	p.pods, p.nodes = h.SharedInformerFactory().Core().V1().Pods().Lister(), h.SharedInformerFactory().Core().V1().Nodes().Lister()
+	p.nodeInfo = func(node string) (fwk.NodeInfo, error) { return h.SnapshotSharedLister().NodeInfos().Get(node) }
 	p.acks = newAcknowledger(dyn.Resource(reservations), p.takenOn, p.ledger.Judge, p.now)
 	go p.acks.run(ctx)
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
@@ -207,6 +210,12 @@ func (p *Reservations) Filter(_ context.Context, _ fwk.CycleState, pod *v1.Pod, 
 	if planned, ok := p.ledger.PlannedNode(pod, now); ok && planned != node {
 		return fwk.NewStatus(fwk.UnschedulableAndUnresolvable, "node(s) other than the one its Spark reservation planned for it")
 	}
+	return p.besideHeld(pod, ni, now)
+}
+
+// besideHeld refuses pod on ni unless it fits beside the room held there for others.
+func (p *Reservations) besideHeld(pod *v1.Pod, ni fwk.NodeInfo, now time.Time) *fwk.Status {
+	node := ni.Node().Name
 	pods := func(yield func(*v1.Pod) bool) {
 		for _, info := range ni.GetPods() {
 			if !yield(info.GetPod()) {
@@ -280,11 +289,30 @@ func shortOf(need, held v1.ResourceList, ni fwk.NodeInfo) string {
 	return ""
 }
 
-// Reserve books pod's place, if it takes a member's on node, and remembers where it placed it
-// (held.go).
+// Reserve remembers where pod was placed (held.go), checks again that it fits beside the room
+// held there now, and books its place if it takes a member's on node.
+//
+// The check again closes a window Filter leaves open: a reservation the ledger took after the
+// cycle filtered nodes (it arrived while the cycle scored them, on a scheduler short of CPU)
+// was judged without this pod, which it did not know of yet, and said held; the pod, placed
+// into its room, would then keep one of its members out. The placement is recorded first, so
+// that a judgement from then on counts the pod, and a reservation taken before the check
+// refuses it here.
 func (p *Reservations) Reserve(_ context.Context, _ fwk.CycleState, pod *v1.Pod, node string) *fwk.Status {
+	now := p.now()
+	p.placed.add(pod, node, now)
+	if p.nodeInfo != nil {
+		ni, err := p.nodeInfo(node)
+		if err != nil {
+			p.placed.remove(pod.UID)
+			return fwk.AsStatus(fmt.Errorf("%s: reading node %s of the cycle's snapshot: %w", Name, node, err))
+		}
+		if st := p.besideHeld(pod, ni, now); !st.IsSuccess() {
+			p.placed.remove(pod.UID)
+			return st
+		}
+	}
 	p.ledger.Book(pod, node)
-	p.placed.add(pod, node, p.now())
 	return nil
 }
 

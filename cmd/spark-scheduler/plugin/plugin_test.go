@@ -125,6 +125,40 @@ func TestFilter(t *testing.T) {
 	}
 }
 
+// TestReserveChecksAgain: a reservation the ledger takes between a cycle's Filter and its
+// Reserve keeps the pod out of its room (Reserve refuses it, and nothing of it is remembered);
+// one that fits beside it is placed, and remembered for the judgements.
+func TestReserveChecksAgain(t *testing.T) {
+	cases := []struct {
+		name string
+		pod  *v1.Pod
+		want fwk.Code
+	}{
+		// n1: 8 CPUs; a holds 5 (the driver, two executors) once the ledger has it.
+		{name: "a pod placed into room held since Filter", pod: plainPod("web", "4"), want: fwk.Unschedulable},
+		{name: "a pod that still fits beside it", pod: plainPod("web", "3"), want: fwk.Success},
+		{name: "a member into its own room", pod: sparkPod("a", "executor", "2", "n1"), want: fwk.Success},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Reservations{ledger: &reservation.Ledger{}, now: func() time.Time { return now },
+				nodeInfo: func(string) (fwk.NodeInfo, error) { return nodeInfo("n1"), nil }}
+			if st := p.Filter(context.Background(), nil, tc.pod, nodeInfo("n1")); !st.IsSuccess() {
+				t.Fatalf("Filter before the reservation = %v, want success", st)
+			}
+			p.set(reservationOf("a", schedv1alpha1.EnforcementPlugin))
+			st := p.Reserve(context.Background(), nil, tc.pod, "n1")
+			if st.Code() != tc.want {
+				t.Fatalf("Reserve = %v, want %v", st, tc.want)
+			}
+			placed := len(p.placed.since(now.Add(-time.Second))) == 1
+			if placed != (tc.want == fwk.Success) {
+				t.Errorf("placement remembered: %t, want %t", placed, tc.want == fwk.Success)
+			}
+		})
+	}
+}
+
 func TestReservationsGoWithTheirObjects(t *testing.T) {
 	p := &Reservations{ledger: &reservation.Ledger{}, now: func() time.Time { return now }}
 	obj := reservationOf("a", schedv1alpha1.EnforcementPlugin)
