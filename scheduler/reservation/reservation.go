@@ -242,6 +242,17 @@ func (l *Ledger) Judge(name types.NamespacedName, generation int64, j Judgement)
 	}
 }
 
+// Generation is the generation of the reservation name the ledger holds; false when it holds
+// none of that name.
+func (l *Ledger) Generation(name types.NamespacedName) (int64, bool) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if e := l.byName[name]; e != nil {
+		return e.generation, true
+	}
+	return 0, false
+}
+
 // Remove forgets the reservation of that name.
 func (l *Ledger) Remove(name types.NamespacedName) {
 	l.mu.Lock()

@@ -88,15 +88,18 @@ type acknowledger struct {
 	client dynamic.NamespaceableResourceInterface
 	judge  func(types.NamespacedName) (verdict, error)
 	record func(types.NamespacedName, int64, reservation.Judgement)
-	now    func() time.Time
+	// current is the generation the ledger holds of a reservation (nil: not asked).
+	current func(types.NamespacedName) (int64, bool)
+	now     func() time.Time
 }
 
 func newAcknowledger(client dynamic.NamespaceableResourceInterface, judge func(types.NamespacedName) (verdict, error),
-	record func(types.NamespacedName, int64, reservation.Judgement), now func() time.Time) *acknowledger {
+	record func(types.NamespacedName, int64, reservation.Judgement), current func(types.NamespacedName) (int64, bool),
+	now func() time.Time) *acknowledger {
 	return &acknowledger{
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[heldGeneration](),
 			workqueue.TypedRateLimitingQueueConfig[heldGeneration]{Name: "spark-reservations-held"}),
-		client: client, judge: judge, record: record, now: now}
+		client: client, judge: judge, record: record, current: current, now: now}
 }
 
 // said reports whether r's Held condition speaks of its current generation already.
@@ -152,6 +155,15 @@ func (a *acknowledger) next(ctx context.Context) bool {
 // it cannot land on another reservation stored since under the same name. The condition is the
 // only one, so a merge patch of the list is whole.
 func (a *acknowledger) write(ctx context.Context, g heldGeneration) error {
+	if a.current != nil {
+		if gen, ok := a.current(g.name); !ok || gen != g.generation {
+			// A newer plan, queued under its own generation, or none: judge deals with the
+			// ledger's plan, and a verdict on it written for this generation would say
+			// nothing the gang scheduler reads, while replacing one it does (the condition
+			// is the only one).
+			return nil
+		}
+	}
 	v, err := a.judge(g.name)
 	if err != nil {
 		return err

@@ -220,7 +220,7 @@ func TestHeldIsSaidOncePerGeneration(t *testing.T) {
 	waiting := false // pods ending on its nodes
 	judge := func(types.NamespacedName) (verdict, error) { return verdict{taken: taken, ending: waiting}, nil }
 	p := &Reservations{ledger: &reservation.Ledger{}, now: func() time.Time { return now },
-		acks: newAcknowledger(client.Resource(reservations), judge, nil, func() time.Time { return now })}
+		acks: newAcknowledger(client.Resource(reservations), judge, nil, nil, func() time.Time { return now })}
 	defer p.acks.queue.ShutDown()
 	queued := func() int {
 		time.Sleep(2 * ackDelay) // judged a moment after the ledger takes it
@@ -324,6 +324,51 @@ func TestHeldIsSaidOncePerGeneration(t *testing.T) {
 	p.set(reservationOf("b", schedv1alpha1.EnforcementPlaceholders))
 	if n := queued(); n != 0 {
 		t.Errorf("%d Held writes queued after a reservation gone and one of placeholders, want 0", n)
+	}
+}
+
+// TestStaleGenerationIsNotSaid: a Held write queued for a generation the ledger no longer holds
+// (a new plan came meanwhile) writes nothing: judged, it would speak of the new plan under the
+// old generation and replace the new plan's condition.
+func TestStaleGenerationIsNotSaid(t *testing.T) {
+	ctx := context.Background()
+	obj := reservationOf("a", schedv1alpha1.EnforcementPlugin)
+	obj.SetUID("uid-a")
+	obj.SetGeneration(3)
+	scheme := runtime.NewScheme()
+	if err := schedv1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	client := dynamicfake.NewSimpleDynamicClient(scheme, obj.DeepCopy())
+	ledger := &reservation.Ledger{}
+	judged := 0
+	judge := func(types.NamespacedName) (verdict, error) { judged++; return verdict{}, nil }
+	acks := newAcknowledger(client.Resource(reservations), judge, ledger.Judge, ledger.Generation, func() time.Time { return now })
+	defer acks.queue.ShutDown()
+	var r schedv1alpha1.Reservation
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &r); err != nil {
+		t.Fatal(err)
+	}
+	ledger.Set(&r)
+	name := types.NamespacedName{Namespace: "ns", Name: "a"}
+	for _, tc := range []struct {
+		generation int64
+		written    bool
+	}{{generation: 2}, {generation: 3, written: true}} {
+		if err := acks.write(ctx, heldGeneration{name: name, uid: "uid-a", generation: tc.generation}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := client.Resource(reservations).Namespace("ns").Get(ctx, "a", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		conds, _, _ := unstructured.NestedSlice(got.Object, "status", "conditions")
+		if written := len(conds) > 0; written != tc.written {
+			t.Errorf("generation %d (the ledger holds 3): written %t, want %t", tc.generation, written, tc.written)
+		}
+	}
+	if judged != 1 {
+		t.Errorf("judged %d times, want once (generation 3 only)", judged)
 	}
 }
 
