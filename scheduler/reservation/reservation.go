@@ -242,15 +242,15 @@ func (l *Ledger) Judge(name types.NamespacedName, generation int64, j Judgement)
 	}
 }
 
-// Generation is the generation of the reservation name the ledger holds; false when it holds
-// none of that name.
-func (l *Ledger) Generation(name types.NamespacedName) (int64, bool) {
+// Judged is the generation of the reservation name the ledger holds, and what was found of it;
+// false when it holds none of that name.
+func (l *Ledger) Judged(name types.NamespacedName) (int64, Judgement, bool) {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if e := l.byName[name]; e != nil {
-		return e.generation, true
+		return e.generation, e.judged, true
 	}
-	return 0, false
+	return 0, Unjudged, false
 }
 
 // Remove forgets the reservation of that name.

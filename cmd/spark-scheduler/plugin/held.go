@@ -88,13 +88,14 @@ type acknowledger struct {
 	client dynamic.NamespaceableResourceInterface
 	judge  func(types.NamespacedName) (verdict, error)
 	record func(types.NamespacedName, int64, reservation.Judgement)
-	// current is the generation the ledger holds of a reservation (nil: not asked).
-	current func(types.NamespacedName) (int64, bool)
+	// current is the generation the ledger holds of a reservation, and what was found of it
+	// (nil: not asked).
+	current func(types.NamespacedName) (int64, reservation.Judgement, bool)
 	now     func() time.Time
 }
 
 func newAcknowledger(client dynamic.NamespaceableResourceInterface, judge func(types.NamespacedName) (verdict, error),
-	record func(types.NamespacedName, int64, reservation.Judgement), current func(types.NamespacedName) (int64, bool),
+	record func(types.NamespacedName, int64, reservation.Judgement), current func(types.NamespacedName) (int64, reservation.Judgement, bool),
 	now func() time.Time) *acknowledger {
 	return &acknowledger{
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[heldGeneration](),
@@ -156,11 +157,19 @@ func (a *acknowledger) next(ctx context.Context) bool {
 // only one, so a merge patch of the list is whole.
 func (a *acknowledger) write(ctx context.Context, g heldGeneration) error {
 	if a.current != nil {
-		if gen, ok := a.current(g.name); !ok || gen != g.generation {
+		switch gen, judged, ok := a.current(g.name); {
+		case !ok || gen != g.generation:
 			// A newer plan, queued under its own generation, or none: judge deals with the
 			// ledger's plan, and a verdict on it written for this generation would say
 			// nothing the gang scheduler reads, while replacing one it does (the condition
 			// is the only one).
+			return nil
+		case judged != reservation.Unjudged:
+			// Said already (written, and on its way back through the watch: an update that
+			// came before it asked again). Once held, a plan's room is kept from other pods,
+			// and its run may have started on the verdict: judged again, beside plans made
+			// since from a lagging cache that do not fit, it would be found taken and hold
+			// nothing under its running driver.
 			return nil
 		}
 	}

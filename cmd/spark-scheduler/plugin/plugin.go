@@ -108,7 +108,7 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 	p := &Reservations{ledger: &reservation.Ledger{Timeout: timeout}, now: time.Now}
 	p.pods, p.nodes = h.SharedInformerFactory().Core().V1().Pods().Lister(), h.SharedInformerFactory().Core().V1().Nodes().Lister()
 	p.nodeInfo = func(node string) (fwk.NodeInfo, error) { return h.SnapshotSharedLister().NodeInfos().Get(node) }
-	p.acks = newAcknowledger(dyn.Resource(reservations), p.takenOn, p.ledger.Judge, p.ledger.Generation, p.now)
+	p.acks = newAcknowledger(dyn.Resource(reservations), p.takenOn, p.ledger.Judge, p.ledger.Judged, p.now)
 	go p.acks.run(ctx)
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 	informer := factory.ForResource(reservations).Informer()

@@ -327,10 +327,12 @@ func TestHeldIsSaidOncePerGeneration(t *testing.T) {
 	}
 }
 
-// TestStaleGenerationIsNotSaid: a Held write queued for a generation the ledger no longer holds
+// TestJudgedOncePerGeneration: a Held write queued for a generation the ledger no longer holds
 // (a new plan came meanwhile) writes nothing: judged, it would speak of the new plan under the
-// old generation and replace the new plan's condition.
-func TestStaleGenerationIsNotSaid(t *testing.T) {
+// old generation and replace the new plan's condition. One queued again for a generation already
+// judged (an update that came before the verdict's echo) is not judged again: a plan held may
+// have started its run, and must not be found taken beside plans made since.
+func TestJudgedOncePerGeneration(t *testing.T) {
 	ctx := context.Background()
 	obj := reservationOf("a", schedv1alpha1.EnforcementPlugin)
 	obj.SetUID("uid-a")
@@ -343,7 +345,7 @@ func TestStaleGenerationIsNotSaid(t *testing.T) {
 	ledger := &reservation.Ledger{}
 	judged := 0
 	judge := func(types.NamespacedName) (verdict, error) { judged++; return verdict{}, nil }
-	acks := newAcknowledger(client.Resource(reservations), judge, ledger.Judge, ledger.Generation, func() time.Time { return now })
+	acks := newAcknowledger(client.Resource(reservations), judge, ledger.Judge, ledger.Judged, func() time.Time { return now })
 	defer acks.queue.ShutDown()
 	var r schedv1alpha1.Reservation
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &r); err != nil {
@@ -354,7 +356,7 @@ func TestStaleGenerationIsNotSaid(t *testing.T) {
 	for _, tc := range []struct {
 		generation int64
 		written    bool
-	}{{generation: 2}, {generation: 3, written: true}} {
+	}{{generation: 2}, {generation: 3, written: true}, {generation: 3, written: true}} {
 		if err := acks.write(ctx, heldGeneration{name: name, uid: "uid-a", generation: tc.generation}); err != nil {
 			t.Fatal(err)
 		}
@@ -368,7 +370,10 @@ func TestStaleGenerationIsNotSaid(t *testing.T) {
 		}
 	}
 	if judged != 1 {
-		t.Errorf("judged %d times, want once (generation 3 only)", judged)
+		t.Errorf("judged %d times, want once (generation 3, the first time)", judged)
+	}
+	if _, j, _ := ledger.Judged(name); j != reservation.JudgedHeld {
+		t.Errorf("the ledger's judgement of generation 3: %v, want held", j)
 	}
 }
 
