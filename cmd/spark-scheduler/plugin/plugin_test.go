@@ -206,16 +206,23 @@ func TestArgs(t *testing.T) {
 	}
 }
 
-func TestHeldIsSaidOncePerGeneration(t *testing.T) {
-	ctx := context.Background()
+// stored is reservation a of the plugin's enforcement at generation, and a fake API server
+// holding it.
+func stored(t *testing.T, generation int64) (*unstructured.Unstructured, *dynamicfake.FakeDynamicClient) {
+	t.Helper()
 	obj := reservationOf("a", schedv1alpha1.EnforcementPlugin)
 	obj.SetUID("uid-a")
-	obj.SetGeneration(2)
+	obj.SetGeneration(generation)
 	scheme := runtime.NewScheme()
 	if err := schedv1alpha1.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	client := dynamicfake.NewSimpleDynamicClient(scheme, obj.DeepCopy())
+	return obj, dynamicfake.NewSimpleDynamicClient(scheme, obj.DeepCopy())
+}
+
+func TestHeldIsSaidOncePerGeneration(t *testing.T) {
+	ctx := context.Background()
+	obj, client := stored(t, 2)
 	taken := ""
 	waiting := false // pods ending on its nodes
 	judge := func(types.NamespacedName) (verdict, error) { return verdict{taken: taken, ending: waiting}, nil }
@@ -334,14 +341,7 @@ func TestHeldIsSaidOncePerGeneration(t *testing.T) {
 // have started its run, and must not be found taken beside plans made since.
 func TestJudgedOncePerGeneration(t *testing.T) {
 	ctx := context.Background()
-	obj := reservationOf("a", schedv1alpha1.EnforcementPlugin)
-	obj.SetUID("uid-a")
-	obj.SetGeneration(3)
-	scheme := runtime.NewScheme()
-	if err := schedv1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	client := dynamicfake.NewSimpleDynamicClient(scheme, obj.DeepCopy())
+	obj, client := stored(t, 3)
 	ledger := &reservation.Ledger{}
 	judged := 0
 	judge := func(types.NamespacedName) (verdict, error) { judged++; return verdict{}, nil }
