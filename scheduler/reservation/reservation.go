@@ -281,7 +281,8 @@ type Holding struct {
 	Requests corev1.ResourceList
 	// Reservations names the reservations holding it ("namespace/name"), sorted.
 	Reservations []string
-	// By is what each of them holds, by name, for messages that explain a refusal.
+	// By is what each of them holds, by name: filled by HeldOnBy only, for messages that
+	// explain a refusal.
 	By map[string]corev1.ResourceList
 }
 
@@ -353,6 +354,16 @@ func (l *Ledger) Unbook(pod *corev1.Pod) {
 //
 // pods is read only when node holds something: a scheduler asks for every node and pod.
 func (l *Ledger) HeldOn(node string, pods iter.Seq[*corev1.Pod], pod *corev1.Pod, now time.Time) Holding {
+	return l.heldOn(node, pods, pod, now, false)
+}
+
+// HeldOnBy is HeldOn with what each reservation holds (Holding.By). A scheduler asks HeldOn for
+// every node and pod; this is for the rare refusal to be explained.
+func (l *Ledger) HeldOnBy(node string, pods iter.Seq[*corev1.Pod], pod *corev1.Pod, now time.Time) Holding {
+	return l.heldOn(node, pods, pod, now, true)
+}
+
+func (l *Ledger) heldOn(node string, pods iter.Seq[*corev1.Pod], pod *corev1.Pod, now time.Time, by bool) Holding {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	entries := l.byNode[node]
@@ -391,13 +402,18 @@ func (l *Ledger) HeldOn(node string, pods iter.Seq[*corev1.Pod], pod *corev1.Pod
 			}
 			for i := taken; i < len(s.requests); i++ {
 				if h.Requests == nil {
-					h.Requests, h.By = corev1.ResourceList{}, map[string]corev1.ResourceList{}
-				}
-				if h.By[e.name.String()] == nil {
-					h.By[e.name.String()] = corev1.ResourceList{}
+					h.Requests = corev1.ResourceList{}
 				}
 				addTo(h.Requests, s.requests[i])
-				addTo(h.By[e.name.String()], s.requests[i])
+				if by {
+					if h.By == nil {
+						h.By = map[string]corev1.ResourceList{}
+					}
+					if h.By[e.name.String()] == nil {
+						h.By[e.name.String()] = corev1.ResourceList{}
+					}
+					addTo(h.By[e.name.String()], s.requests[i])
+				}
 				held = true
 			}
 		}

@@ -137,8 +137,14 @@ func TestHeldOn(t *testing.T) {
 			if now.IsZero() {
 				now = admitted
 			}
-			got := l.HeldOn(tc.node, slices.Values(tc.on), tc.pod, now)
+			got := l.HeldOnBy(tc.node, slices.Values(tc.on), tc.pod, now)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("HeldOnBy (-want +got):\n%s", diff)
+			}
+			// HeldOn, on every scheduling cycle's path, is the same without the breakdown.
+			want := tc.want
+			want.By = nil
+			if diff := cmp.Diff(want, l.HeldOn(tc.node, slices.Values(tc.on), tc.pod, now)); diff != "" {
 				t.Errorf("HeldOn (-want +got):\n%s", diff)
 			}
 		})

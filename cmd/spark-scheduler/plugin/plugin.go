@@ -233,7 +233,7 @@ func (p *Reservations) besideHeld(pod *v1.Pod, ni fwk.NodeInfo, now time.Time) *
 			// A member kept out of its own planned node: the plans and the placements
 			// disagree, which the Held judgement exists to prevent. Say everything that
 			// went into the verdict, so that it can be traced.
-			p.explainRefusal(pod, need, ni, held)
+			p.explainRefusal(pod, need, ni, p.ledger.HeldOnBy(node, pods, pod, now))
 		}
 		return fwk.NewStatus(fwk.Unschedulable, fmt.Sprintf("node(s) had %s reserved for Spark applications' members (Reservation %s)", short, held.Reservations[0]))
 	}

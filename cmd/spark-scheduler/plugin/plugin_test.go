@@ -96,6 +96,10 @@ func TestFilter(t *testing.T) {
 			node: nodeInfo("n1", sparkPod("a", "executor", "2", "n1")), want: fwk.Success},
 		{name: "a member takes its own room", pod: sparkPod("a", "executor", "2", "n1"),
 			node: nodeInfo("n1", plainPod("other", "3")), want: fwk.Success},
+		// 8 - 6 (another pod) = 2 free, 3 held for its run's others: refused, and explained.
+		{name: "a member whose room another pod took", pod: sparkPod("a", "executor", "2", "n1"),
+			node: nodeInfo("n1", plainPod("other", "6")), want: fwk.Unschedulable,
+			wantReason: "node(s) had cpu reserved for Spark applications' members (Reservation ns/a)"},
 		{name: "a member is kept to the node it was released onto", pod: sparkPod("a", "executor", "2", "n1"),
 			node: nodeInfo("n2"), want: fwk.UnschedulableAndUnresolvable},
 		{name: "the driver is kept to its planned node", pod: sparkPod("a", "driver", "1", ""),
