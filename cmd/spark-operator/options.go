@@ -152,7 +152,8 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.DurationVar(&o.yunikorn.PlaceholderTimeout, "yunikorn-placeholder-timeout", 0, "YuniKorn's placeholderTimeoutInSeconds for every application it schedules: how long its placeholders wait for the real pods; 0: YuniKorn's default (15m).")
 	fs.BoolVar(&o.gangBackfill, "gang-backfill", false, "Let a smaller application of a queue be admitted before the head of its queue when it cannot delay it.")
 	fs.BoolVar(&o.gangPreemption, "gang-preemption", false, "Let a waiting application evict whole lower-priority applications of its queue (or ones borrowing beyond their quota).")
-	fs.IntVar(&o.gangStartBacklog, "gang-start-backlog", 256, "Start admitted applications' drivers only while fewer executors than this, of drivers started just before, wait to be released to their nodes; 0 starts them all at once.")
+	fs.IntVar(&o.gangStartBacklog, "gang-start-backlog", gang.DefaultStartBacklog(gang.EnforcementAdvisory), "Start admitted applications' drivers only while fewer executors than this, of drivers started just before, wait to be released to their nodes; 0 starts them all at once. "+
+		fmt.Sprintf("Unset: %d with --gang-enforcement=placeholders, whose releases take three writes each.", gang.DefaultStartBacklog(gang.EnforcementPlaceholders)))
 	fs.DurationVar(&o.gangReservationTimeout, "gang-reservation-timeout", reservation.DefaultTimeout, "How long node capacity planned for an admitted application's pod is kept while the pod is not bound.")
 	fs.StringVar(&o.gangEnforcement, "gang-enforcement", string(gang.EnforcementAdvisory), `How reserved capacity is kept from pods the gang scheduler did not admit: "placeholders" (placeholder pods hold it; works with the stock kube-scheduler), "plugin" (the cluster's scheduler is spark-scheduler, whose plugin holds it) or "advisory" (not kept: other pods may take it). See docs/gang-scheduling.md.`)
 	fs.StringVar(&o.gangPlaceholderImage, "gang-placeholder-image", gang.DefaultPlaceholderImage, "Image of the gang scheduler's placeholder pods (--gang-enforcement=placeholders): a container that does nothing, such as pause.")
@@ -195,6 +196,11 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if !isSet(fs, "gang-start-backlog") {
+		if e, err := gang.ParseEnforcement(o.gangEnforcement); err == nil {
+			o.gangStartBacklog = gang.DefaultStartBacklog(e)
+		}
 	}
 
 	var errs []error
@@ -368,4 +374,11 @@ func parseKubeSchedulerNames(list string) ([]string, error) {
 		}
 	}
 	return names, errors.Join(errs...)
+}
+
+// isSet reports whether the flag name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

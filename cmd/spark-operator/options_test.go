@@ -99,6 +99,41 @@ func TestParseOptions(t *testing.T) {
 			},
 		},
 		{
+			name: "start backlog by enforcement when unset",
+			check: func(t *testing.T, o *options) {
+				if o.gangStartBacklog != 256 {
+					t.Errorf("start backlog = %d, want 256", o.gangStartBacklog)
+				}
+			},
+		},
+		{
+			name: "a smaller start backlog with placeholders",
+			args: []string{"--gang-enforcement", "placeholders"},
+			check: func(t *testing.T, o *options) {
+				if o.gangStartBacklog != 96 {
+					t.Errorf("start backlog = %d, want 96", o.gangStartBacklog)
+				}
+			},
+		},
+		{
+			name: "a start backlog given wins over the placeholders' default",
+			args: []string{"--gang-enforcement", "placeholders", "--gang-start-backlog", "256"},
+			check: func(t *testing.T, o *options) {
+				if o.gangStartBacklog != 256 {
+					t.Errorf("start backlog = %d, want 256", o.gangStartBacklog)
+				}
+			},
+		},
+		{
+			name: "pacing off with placeholders",
+			args: []string{"--gang-enforcement", "placeholders", "--gang-start-backlog=0"},
+			check: func(t *testing.T, o *options) {
+				if o.gangStartBacklog != 0 {
+					t.Errorf("start backlog = %d, want 0", o.gangStartBacklog)
+				}
+			},
+		},
+		{
 			name: "the plugin enforcement",
 			args: []string{"--gang-enforcement", "plugin"},
 			check: func(t *testing.T, o *options) {

@@ -43,6 +43,19 @@ import (
 // any workload start, however large.
 const owedFor = 30 * time.Second
 
+// DefaultStartBacklog is the start backlog (Config.StartBacklog) an operator uses unless told
+// otherwise. With placeholders it is smaller: an owed executor is let go by a swap of three
+// writes in sequence (nomination, placeholder deleted, gate removed), not by one or none, so
+// the same backlog makes the last executors of a burst wait longer. At 256, executors of the
+// 1,000-application benchmark waited past 10 s and dozens of applications ran in part at once;
+// at 96, 0–1, with as much CPU at work (docs/benchmarks.md, "Pacing with placeholders").
+func DefaultStartBacklog(e Enforcement) int {
+	if e == EnforcementPlaceholders {
+		return 96
+	}
+	return 256
+}
+
 // pacedReason is what a workload held back by pacing shows, should its status be written.
 const pacedReason = "admitted; starting once the executors of applications started just before it are placed"
 

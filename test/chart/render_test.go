@@ -276,6 +276,10 @@ func TestRender(t *testing.T) {
 				if !slices.Contains(args, "--gang-enforcement=placeholders") {
 					t.Errorf("controller args %v lack --gang-enforcement=placeholders", args)
 				}
+				// The operator paces by the enforcement's own default.
+				if i := slices.IndexFunc(args, func(a string) bool { return strings.HasPrefix(a, "--gang-start-backlog") }); i >= 0 {
+					t.Errorf("controller args %v set %s, overriding the operator's default for placeholders", args, args[i])
+				}
 				role := find(objs, "ClusterRole", "", controller+"-gang")
 				if role == nil {
 					t.Fatal("no gang ClusterRole")
@@ -299,11 +303,14 @@ func TestRender(t *testing.T) {
 		},
 		{
 			name: "gang scheduler, advisory",
-			set:  []string{"controller.batchScheduler.gang.enable=true", "controller.batchScheduler.gang.enforcement=advisory"},
+			set: []string{"controller.batchScheduler.gang.enable=true", "controller.batchScheduler.gang.enforcement=advisory",
+				"controller.batchScheduler.gang.startBacklog=0"},
 			check: func(t *testing.T, objs []unstructured.Unstructured) {
 				args := containerArgs(t, find(objs, "Deployment", ns, controller))
-				if !slices.Contains(args, "--gang-enforcement=advisory") {
-					t.Errorf("controller args %v lack --gang-enforcement=advisory", args)
+				for _, want := range []string{"--gang-enforcement=advisory", "--gang-start-backlog=0"} {
+					if !slices.Contains(args, want) {
+						t.Errorf("controller args %v lack %s", args, want)
+					}
 				}
 				if find(objs, "Deployment", ns, "rel-spark-operator-spark-scheduler") != nil {
 					t.Error("spark-scheduler deployed though sparkScheduler.enable is false")

@@ -23,7 +23,9 @@ applications naming a scheduler that is not enabled, and unknown gang queues). *
 - --gang-preemption={{ $b.gang.preemption }}
 - --gang-preemption-wait={{ $b.gang.preemptionWait }}
 - --gang-reservation-timeout={{ $b.gang.reservationTimeout }}
+{{- if not (kindIs "invalid" $b.gang.startBacklog) }}
 - --gang-start-backlog={{ $b.gang.startBacklog }}
+{{- end }}
 - --gang-enforcement={{ $b.gang.enforcement }}
 {{- with $b.gang.placeholderImage }}
 - --gang-placeholder-image={{ . }}
