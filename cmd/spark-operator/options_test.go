@@ -98,41 +98,11 @@ func TestParseOptions(t *testing.T) {
 				}
 			},
 		},
-		{
-			name: "start backlog by enforcement when unset",
-			check: func(t *testing.T, o *options) {
-				if o.gangStartBacklog != 256 {
-					t.Errorf("start backlog = %d, want 256", o.gangStartBacklog)
-				}
-			},
-		},
-		{
-			name: "a smaller start backlog with placeholders",
-			args: []string{"--gang-enforcement", "placeholders"},
-			check: func(t *testing.T, o *options) {
-				if o.gangStartBacklog != 96 {
-					t.Errorf("start backlog = %d, want 96", o.gangStartBacklog)
-				}
-			},
-		},
-		{
-			name: "a start backlog given wins over the placeholders' default",
-			args: []string{"--gang-enforcement", "placeholders", "--gang-start-backlog", "256"},
-			check: func(t *testing.T, o *options) {
-				if o.gangStartBacklog != 256 {
-					t.Errorf("start backlog = %d, want 256", o.gangStartBacklog)
-				}
-			},
-		},
-		{
-			name: "pacing off with placeholders",
-			args: []string{"--gang-enforcement", "placeholders", "--gang-start-backlog=0"},
-			check: func(t *testing.T, o *options) {
-				if o.gangStartBacklog != 0 {
-					t.Errorf("start backlog = %d, want 0", o.gangStartBacklog)
-				}
-			},
-		},
+		{name: "start backlog when unset", check: wantStartBacklog(256)},
+		{name: "a smaller start backlog with placeholders", args: []string{"--gang-enforcement", "placeholders"}, check: wantStartBacklog(96)},
+		{name: "a start backlog given wins over the placeholders' default", args: []string{"--gang-enforcement", "placeholders", "--gang-start-backlog", "256"},
+			check: wantStartBacklog(256)},
+		{name: "pacing off with placeholders", args: []string{"--gang-enforcement", "placeholders", "--gang-start-backlog=0"}, check: wantStartBacklog(0)},
 		{
 			name: "the plugin enforcement",
 			args: []string{"--gang-enforcement", "plugin"},
@@ -271,5 +241,14 @@ func TestParseOptions(t *testing.T) {
 			}
 			tt.check(t, o)
 		})
+	}
+}
+
+// wantStartBacklog checks the gang start backlog parsed.
+func wantStartBacklog(want int) func(*testing.T, *options) {
+	return func(t *testing.T, o *options) {
+		if o.gangStartBacklog != want {
+			t.Errorf("start backlog = %d, want %d", o.gangStartBacklog, want)
+		}
 	}
 }
