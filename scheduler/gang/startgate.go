@@ -48,7 +48,8 @@ const owedFor = 30 * time.Second
 // writes in sequence (nomination, placeholder deleted, gate removed), not by one or none, so
 // the same backlog makes the last executors of a burst wait longer. At 256, executors of the
 // 1,000-application benchmark waited past 10 s and dozens of applications ran in part at once;
-// at 96, 0–1, with as much CPU at work (docs/benchmarks.md, "Pacing with placeholders").
+// at 96, 0–1, for up to a tenth less CPU at work (docs/benchmarks.md, "Pacing with
+// placeholders").
 func DefaultStartBacklog(e Enforcement) int {
 	if e == EnforcementPlaceholders {
 		return 96
