@@ -56,6 +56,8 @@ const (
 var ApplicationOwned = []string{
 	KeyNamespace, KeyAppName, KeyDriverPodName, KeyWaitAppCompletion,
 	KeyDriverTemplate, KeyExecutorTemplate, KeyDriverTemplateCtr, KeyExecutorTemplateCtr,
+	// A pod so labelled skips the pod-mutating webhook (v1beta2.LabelCustomised).
+	"spark.kubernetes.driver.label." + v1beta2.LabelCustomised, "spark.kubernetes.executor.label." + v1beta2.LabelCustomised,
 }
 
 // SessionOwned are the properties the operator decides for a SparkConnect server: a user value
@@ -448,6 +450,7 @@ func roleConf(c *confList, app *v1beta2.SparkApplication, r roleInfo, extraJavaO
 		labels = map[string]string{}
 	}
 	maps.Copy(labels, p.Labels)
+	delete(labels, v1beta2.LabelCustomised) // the native submitter's alone to set
 	for _, k := range slices.Sorted(maps.Keys(labels)) {
 		c.add(r.k8sPrefix+"label."+k, labels[k])
 	}

@@ -79,6 +79,19 @@ func TestBuildMap(t *testing.T) {
 		},
 		want: map[string]string{"spark.driver.memory": "2g", "spark.hadoop.fs.s3a.impl": "S3"},
 	}, {
+		// A pod so labelled skips the pod-mutating webhook: only the native submitter sets it.
+		name: "the customised label is the operator's",
+		modify: func(a *v1beta2.SparkApplication) {
+			a.Labels = map[string]string{v1beta2.LabelCustomised: "true", "team": "a"}
+			a.Spec.Executor.Labels = map[string]string{v1beta2.LabelCustomised: "true"}
+			a.Spec.SparkConf = map[string]string{"spark.kubernetes.driver.label." + v1beta2.LabelCustomised: "true"}
+		},
+		want: map[string]string{
+			"spark.kubernetes.driver.label." + v1beta2.LabelCustomised:   "",
+			"spark.kubernetes.executor.label." + v1beta2.LabelCustomised: "",
+			"spark.kubernetes.driver.label.team":                         "a",
+		},
+	}, {
 		name: "templates",
 		opts: Options{DriverPodTemplateFile: "/t/d.yaml"},
 		want: map[string]string{

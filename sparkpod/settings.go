@@ -159,6 +159,8 @@ func Template(app *v1beta2.SparkApplication, role Role) (*corev1.Pod, error) {
 	if spec.Template != nil {
 		t := spec.Template.DeepCopy()
 		pod.ObjectMeta, pod.Spec = t.ObjectMeta, t.Spec
+		// A pod so labelled skips the pod-mutating webhook: the native submitter's to set.
+		delete(pod.Labels, v1beta2.LabelCustomised)
 	}
 	idx := SparkContainerIndex(pod, role)
 	if idx < 0 {

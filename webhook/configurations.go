@@ -52,6 +52,15 @@ func hostPort(host string, port int) string {
 	return fmt.Sprintf("%s:%d", host, port)
 }
 
+// podObjectSelector selects the pods the pod-mutating webhook is sent: those the operator
+// launched, but for those built with every customisation on them (v1beta2.LabelCustomised).
+func podObjectSelector() *metav1.LabelSelector {
+	return &metav1.LabelSelector{
+		MatchLabels:      map[string]string{v1beta2.LabelLaunchedByOperator: "true"},
+		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: v1beta2.LabelCustomised, Operator: metav1.LabelSelectorOpDoesNotExist}},
+	}
+}
+
 // Configurations returns the webhook configurations for opts with caBundle.
 func Configurations(opts Options, caBundle []byte) (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration) {
 	o := opts.withDefaults()
@@ -83,7 +92,8 @@ func Configurations(opts Options, caBundle []byte) (*admissionregistrationv1.Mut
 			MatchPolicy:       &equivalent,
 			NamespaceSelector: nsSel.DeepCopy(),
 			// Only the operator's pods: every other pod of the cluster never reaches the webhook.
-			ObjectSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{v1beta2.LabelLaunchedByOperator: "true"}},
+			// Nor do the native submitter's drivers, which carry their customisations already.
+			ObjectSelector:          podObjectSelector(),
 			SideEffects:             &none,
 			TimeoutSeconds:          &timeout,
 			AdmissionReviewVersions: []string{"v1"},

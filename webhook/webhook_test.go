@@ -67,7 +67,11 @@ func TestConfigurations(t *testing.T) {
 		t.Errorf("names %q, %q", m.Name, v.Name)
 	}
 	pod := m.Webhooks[0]
-	if d := cmp.Diff(&metav1.LabelSelector{MatchLabels: map[string]string{"sparkoperator.k8s.io/launched-by-spark-operator": "true"}}, pod.ObjectSelector); d != "" {
+	wantSel := &metav1.LabelSelector{
+		MatchLabels:      map[string]string{"sparkoperator.k8s.io/launched-by-spark-operator": "true"},
+		MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "sparkoperator.k8s.io/customised", Operator: metav1.LabelSelectorOpDoesNotExist}},
+	}
+	if d := cmp.Diff(wantSel, pod.ObjectSelector); d != "" {
 		t.Errorf("pod webhook object selector (-want +got):\n%s", d)
 	}
 	if d := cmp.Diff([]admissionregistrationv1.OperationType{admissionregistrationv1.Create}, pod.Rules[0].Operations); d != "" {

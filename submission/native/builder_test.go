@@ -9,6 +9,7 @@ package native
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -77,7 +78,7 @@ func TestBuildSparkPi(t *testing.T) {
 	wantPod := &corev1.Pod{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{
-			Name: "spark-pi-driver", Namespace: "default", Labels: labels,
+			Name: "spark-pi-driver", Namespace: "default", Labels: withLabel(labels, v1beta2.LabelCustomised, "true"),
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: "sparkoperator.k8s.io/v1beta2", Kind: "SparkApplication",
 				Name: "spark-pi", UID: "app-uid", Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true),
@@ -461,4 +462,11 @@ func TestBuildLikeSparkSubmitTemplates(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withLabel is labels and key=value.
+func withLabel(labels map[string]string, key, value string) map[string]string {
+	out := maps.Clone(labels)
+	out[key] = value
+	return out
 }

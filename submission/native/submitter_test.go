@@ -56,7 +56,7 @@ func TestSubmitSparkPi(t *testing.T) {
 		"spark-version": "4.0.4", "app.kubernetes.io/part-of": "spark-pi-demo",
 		v1beta2.LabelAppName: "spark-pi", v1beta2.LabelLaunchedByOperator: "true", v1beta2.LabelSubmissionID: attempt.SubmissionID,
 	}
-	if diff := cmp.Diff(wantLabels, pod.Labels); diff != "" {
+	if diff := cmp.Diff(withLabel(wantLabels, v1beta2.LabelCustomised, "true"), pod.Labels); diff != "" {
 		t.Errorf("pod labels (-want +got):\n%s", diff)
 	}
 	if len(pod.OwnerReferences) != 1 || pod.OwnerReferences[0].UID != app.UID || !*pod.OwnerReferences[0].Controller {

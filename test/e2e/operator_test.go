@@ -158,8 +158,9 @@ func TestKilledMidSubmissionNeverSubmitsTwice(t *testing.T) {
 
 // TestOperatorServesItsWebhooks starts the operator with its webhooks registered by URL, as
 // `make dev` does, and checks both through the API server: a SparkApplication setting a key
-// the operator owns is refused, and a driver gets the mutation that only the webhook makes
-// (SPARK_CONF_DIR pointing at the application's Spark ConfigMap, after Spark's own).
+// the operator owns is refused, and a pod as Spark creates an executor gets the mutation that
+// only the webhook makes for it (SPARK_CONF_DIR pointing at the application's Spark
+// ConfigMap); the native submitter's driver, which has it already, is not sent to the webhook.
 func TestOperatorServesItsWebhooks(t *testing.T) {
 	ctx := context.Background()
 	c := cluster.Client(t)
@@ -192,18 +193,52 @@ func TestOperatorServesItsWebhooks(t *testing.T) {
 	})
 	confDir := ""
 	for _, ctr := range driver.Spec.Containers {
-		if ctr.Name != v1beta2.SparkDriverContainerName {
-			continue
-		}
-		for _, e := range ctr.Env {
-			if e.Name == "SPARK_CONF_DIR" {
-				confDir = e.Value // the last definition is the one the container sees
-			}
+		if ctr.Name == v1beta2.SparkDriverContainerName {
+			confDir = envValue(ctr.Env, "SPARK_CONF_DIR")
 		}
 	}
 	if confDir != "/etc/spark/conf" {
-		t.Errorf("driver SPARK_CONF_DIR = %q, want /etc/spark/conf from the webhook", confDir)
+		t.Errorf("driver SPARK_CONF_DIR = %q, want /etc/spark/conf", confDir)
 	}
+	// The native submitter's driver has its customisations written already, and is so
+	// labelled that the webhook is not asked. Pods as Spark creates its executors are.
+	if driver.Labels[v1beta2.LabelCustomised] != "true" {
+		t.Errorf("driver labels %v: want %s=true from the native submitter", driver.Labels, v1beta2.LabelCustomised)
+	}
+	for _, tc := range []struct {
+		name       string
+		customised bool
+		wantDir    string
+	}{
+		{name: "with-conf-exec-1", wantDir: "/etc/spark/conf"},
+		{name: "with-conf-exec-2", customised: true}, // left out by the webhook's object selector
+	} {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tc.name, Labels: map[string]string{
+				v1beta2.LabelAppName: app.Name, v1beta2.LabelLaunchedByOperator: "true", v1beta2.SparkRoleLabel: v1beta2.SparkRoleExecutor}},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: v1beta2.SparkExecutorContainerName, Image: "spark"}}},
+		}
+		if tc.customised {
+			pod.Labels[v1beta2.LabelCustomised] = "true"
+		}
+		if err := c.Create(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		if got := envValue(pod.Spec.Containers[0].Env, "SPARK_CONF_DIR"); got != tc.wantDir {
+			t.Errorf("%s (customised label %t): SPARK_CONF_DIR = %q, want %q", tc.name, tc.customised, got, tc.wantDir)
+		}
+	}
+}
+
+// envValue is the value of the last definition of name in env: the one a container sees.
+func envValue(env []corev1.EnvVar, name string) string {
+	value := ""
+	for _, e := range env {
+		if e.Name == name {
+			value = e.Value
+		}
+	}
+	return value
 }
 
 // TestUnreachableWebhookFailsSubmission registers a pod webhook that nothing serves, with

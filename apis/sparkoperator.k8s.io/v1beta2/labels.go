@@ -25,6 +25,12 @@ const (
 	LabelSubmissionID = GroupName + "/submission-id"
 	// LabelScheduledAppName carries the ScheduledSparkApplication that created a SparkApplication.
 	LabelScheduledAppName = GroupName + "/scheduled-app-name"
+	// LabelCustomised ("true") marks a driver pod the native submitter built with every
+	// customisation of its application already written (sparkpod.Customise): the pod-mutating
+	// webhook would change nothing, so its configuration leaves such pods out, and their
+	// creation costs no admission round trip. It is the operator's to set: a user's label of
+	// that key is dropped (sparkconf).
+	LabelCustomised = GroupName + "/customised"
 
 	// AnnotationSubmitter overrides, per application, the operator's submission mode:
 	// "native" or "spark-submit".
