@@ -62,6 +62,13 @@ var allowed = []allowance{
 		onlySparkSubmit: true,
 		reason:          "goes with spark.kubernetes.driver.podTemplateFile, above",
 	},
+	{
+		path:       `Pod.ObjectMeta.Labels["sparkoperator.k8s.io/customised"]`,
+		onlyNative: `"true"`,
+		reason: "the native submitter writes the webhook's customisations into its driver pod and " +
+			"so labels it, for the webhook's object selector to leave it out; the spark-submit " +
+			"driver goes through the webhook",
+	},
 }
 
 // allowance is one accepted difference.
@@ -70,7 +77,10 @@ type allowance struct {
 	// onlySparkSubmit accepts the difference only when the value is absent natively: the
 	// native submitter must not have a value of its own there.
 	onlySparkSubmit bool
-	reason          string
+	// onlyNative, when set, accepts the difference only when spark-submit has no value and
+	// the native submitter this one (JSON).
+	onlyNative string
+	reason     string
 }
 
 // sparkSubmitSlots bounds the spark-submit JVMs running at once (each wants a core for its
@@ -566,7 +576,8 @@ func orAbsent(v string) string {
 
 func (d difference) allowedBy() (allowance, bool) {
 	for _, a := range allowed {
-		if a.path == d.path && (!a.onlySparkSubmit || d.native == "") {
+		if a.path == d.path && (!a.onlySparkSubmit || d.native == "") &&
+			(a.onlyNative == "" || d.sparkSubmit == "" && d.native == a.onlyNative) {
 			return a, true
 		}
 	}

@@ -193,9 +193,10 @@ func Build(driver *corev1.Pod, id int, opts Options) (*corev1.Pod, error) {
 	}
 	for k, v := range driver.Labels {
 		// The operator's labels are on the driver because it set them there; Spark copies
-		// them to executors because the operator passes them as executor labels too.
+		// them to executors because the operator passes them as executor labels too. All
+		// but the native submitter's mark of a driver it customised, which executors lack.
 		if k == v1beta2.SparkAppSelectorLabel || k == v1beta2.SparkAppNameLabel ||
-			strings.HasPrefix(k, v1beta2.GroupName+"/") {
+			strings.HasPrefix(k, v1beta2.GroupName+"/") && k != v1beta2.LabelCustomised {
 			labels[k] = v
 		}
 	}
