@@ -108,6 +108,7 @@ func (l *loop) Start(ctx context.Context) error {
 // applications admitted; then it brings the queues' status and held reasons up to date.
 func (l *loop) cycle(ctx context.Context) error {
 	s := l.s
+	clock := phaseClock{last: time.Now()}
 	w, err := s.read(ctx)
 	if err != nil {
 		return err
@@ -125,6 +126,7 @@ func (l *loop) cycle(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	clock.done("read")
 	if s.cfg.Enforcement == EnforcementPlugin {
 		// Before any reservation is stored, delete those that hold nothing here any more, so
 		// that the pod scheduler lets go of their room first (plugin.go). A deletion that
@@ -195,6 +197,7 @@ func (l *loop) cycle(ctx context.Context) error {
 			startNow[a.Key] = gate.start(a.Key, o.Run, a.Admission.Driver, a.Admission.Executors)
 		}
 	}
+	clock.done("decide")
 	s.mu.Lock()
 	s.held = gate.held
 	for key, why := range replan {
@@ -272,6 +275,8 @@ func (l *loop) cycle(ctx context.Context) error {
 		}
 	}
 
+	clock.done("store")
+
 	judged := make(map[Key]judgement, len(snap.Workloads))
 	for _, wl := range snap.Workloads {
 		if o := objects[wl.Key]; o != nil && wl.Admission == nil && !wl.Unrecorded {
@@ -315,17 +320,32 @@ func (l *loop) cycle(ctx context.Context) error {
 		s.waker.Wake(wake...)
 		s.waker.Refresh(refresh...)
 	}
+	clock.done("wake")
 	s.ungateExecutors(ctx, w, opts, out.Ungated)
+	clock.done("ungate")
 	// The reservations this cycle stored hold their room once their placeholders do.
 	s.overlayStored(w.Workloads, false)
 	logPlaceholderError(ctx, s.reconcilePlaceholders(ctx, w, opts))
+	clock.done("placeholders")
 	s.writeReservationStatus(ctx, w)
+	clock.done("reservation_status")
 	// The ungating loop lets go executors that appeared while this cycle ran.
 	s.triggerUngate()
 	if err := s.writeQueueStatus(ctx, w, snap, out); err != nil {
 		errs = append(errs, err)
 	}
+	clock.done("queue_status")
 	return errors.Join(errs...)
+}
+
+// phaseClock times the phases of a cycle (cyclePhaseSeconds).
+type phaseClock struct{ last time.Time }
+
+// done counts the time since the last phase ended to phase.
+func (c *phaseClock) done(phase string) {
+	now := time.Now()
+	cyclePhaseSeconds.WithLabelValues(phase).Add(now.Sub(c.last).Seconds())
+	c.last = now
 }
 
 // explainReplanned puts, before the reason a workload planned again waits for, why it was

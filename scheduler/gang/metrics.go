@@ -27,6 +27,12 @@ var (
 	admittedTotal = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "spark_operator_gang_admitted_total", Help: "Applications admitted by the gang scheduler.",
 	})
+	// A trigger that arrives while a cycle runs waits for the whole of it, its API calls
+	// included: where a cycle's time goes is how long a run's end can wait to be acted on.
+	cyclePhaseSeconds = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "spark_operator_gang_cycle_seconds_total",
+		Help: "Time the gang scheduler's cycles spent in each phase, summed over cycles: read (the caches into a snapshot), decide, store (reservations and placeholders created, preemptions), wake, ungate, placeholders, reservation_status, queue_status.",
+	}, []string{"phase"})
 	// An executor waits for its release: first for the gang scheduler to see it and choose its
 	// node, then for the API call that lets it go. Long waits mean drivers run without their
 	// executors (see --gang-start-backlog).
@@ -64,6 +70,6 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(cyclesTotal, decisionsTotal, scheduleSeconds, admittedTotal, ungateWaitSeconds, ungateCallSeconds, placedAtCreationTotal,
+	ctrlmetrics.Registry.MustRegister(cyclesTotal, decisionsTotal, scheduleSeconds, admittedTotal, cyclePhaseSeconds, ungateWaitSeconds, ungateCallSeconds, placedAtCreationTotal,
 		externalRequestSeconds, externalAnswersTotal, externalRefusedTotal)
 }

@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +29,7 @@ import (
 //
 //	RESULT scenario=scale nodes=… apps=… queues=… decisions_per_s=… freed_to_driver_p50_ms=… freed_to_driver_p99_ms=… partial_starts=… rss_mib=… settled_rss_mib=… api_requests_per_app=…
 //	scale: cycles=… every_ms=… deciding_ms=…   (the gang scheduler's cycles, their mean interval and deciding time)
+//	scale: cycle_ms read=… decide=… store=… wake=… ungate=… placeholders=… reservation_status=… queue_status=…   (a cycle's mean time in each phase)
 //	scale: apps_ever_partial=… unschedulable_peak=… unschedulable_executors=…   (as the gang scenario's)
 //	scale: finished=… unfinished=… stuck=… makespan_s=… utilisation=… freed_ends=… unmatched=… freed_to_admitted_p50_ms=… freed_to_admitted_p99_ms=… api_writes_per_app=… api_reads_per_app=…
 //
@@ -128,6 +130,7 @@ func runScale(ctx context.Context, c config) error {
 	// A cycle decides, stores its reservations and writes the queues' status and held reasons;
 	// triggers arriving meanwhile wait for the next one.
 	fmt.Printf("scale: cycles=%.0f every_ms=%.0f deciding_ms=%.1f\n", cycles, ms(play.makespan())/max(cycles, 1), deciding*1000/max(cycles, 1))
+	fmt.Printf("scale: cycle_ms%s\n", cyclePhases(op, cycles))
 	fmt.Printf("scale: apps_ever_partial=%d unschedulable_peak=%d unschedulable_executors=%d\n", len(j.everPartial), j.unschedulablePeak, j.unschedulableExecutors())
 	fmt.Printf("scale: finished=%d unfinished=%d stuck=%d makespan_s=%.1f utilisation=%.3f freed_ends=%d unmatched=%d freed_to_admitted_p50_ms=%.0f freed_to_admitted_p99_ms=%.0f api_writes_per_app=%.1f api_reads_per_app=%.1f\n",
 		obs.finished, c.apps-obs.finished, obs.stuck, play.makespan().Seconds(), j.workingShareSeconds/max(j.seconds, 1e-9),
@@ -187,4 +190,18 @@ func scaleApp(ns string, i int, queues []*schedv1alpha1.Queue) *v1beta2.SparkApp
 	q := queues[(i/len(gangSizes))%len(queues)]
 	app.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To(q.Name)}
 	return app
+}
+
+// cyclePhases is the mean time a cycle of op's spent in each of its phases
+// (spark_operator_gang_cycle_seconds_total), as " phase=ms" fields in the cycle's order.
+func cyclePhases(op *operatorProcess, cycles float64) string {
+	var b strings.Builder
+	for _, phase := range []string{"read", "decide", "store", "wake", "ungate", "placeholders", "reservation_status", "queue_status"} {
+		s, err := op.counter("spark_operator_gang_cycle_seconds_total", "phase", phase)
+		if err != nil {
+			return " unknown"
+		}
+		fmt.Fprintf(&b, " %s=%.1f", phase, s*1000/max(cycles, 1))
+	}
+	return b.String()
 }
