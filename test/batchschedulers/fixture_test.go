@@ -109,6 +109,9 @@ type fixture struct {
 	pending map[string]time.Time
 	waited  time.Duration
 	slowest string
+	// unplaced are the executors whose driver ended (or that were gone) before they were
+	// bound: their application ran in part.
+	unplaced []string
 	// peakDrivers is the most drivers seen bound and not ended at once.
 	peakDrivers int
 	// seen holds every Spark pod as last seen (executors are deleted when their driver ends).
@@ -249,10 +252,50 @@ func (f *fixture) observe(pods []corev1.Pod) {
 			delete(f.pending, key)
 		}
 	}
+	executors := map[string]*corev1.Pod{}
+	for i := range pods {
+		if p := &pods[i]; p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleExecutor {
+			executors[p.Namespace+"/"+p.Name] = p
+		}
+	}
 	for key, since := range f.pending {
 		if d := now.Sub(since); d > f.waited {
 			f.waited, f.slowest = d, key
 		}
+		// Its wait ends with its driver: an executor still unbound then never ran.
+		if p, ok := executors[key]; !ok || !running[p.Labels[v1beta2.LabelSubmissionID]] {
+			f.unplaced = append(f.unplaced, key)
+			delete(f.pending, key)
+		}
+	}
+}
+
+// fixtureDriverSeconds is how long the fixture's drivers run. An executor not bound by then never
+// runs: long enough for a batch scheduler that is starved of CPU by the tests beside it (one
+// took 16 s to bind an executor at 4 s), short enough for 20 applications to pass through a
+// cluster that fits 4 in about a minute.
+const fixtureDriverSeconds = 10
+
+// maxExecutorWait is the longest an executor of a running driver may wait for its node: the
+// batch schedulers here bind a pod whose room they reserved within a scheduling period (0.5–1 s).
+const maxExecutorWait = 10 * time.Second
+
+// checkNoPartialStarts fails t if an application ran in part: at most 4 of them (the cluster's
+// room) and at least 2 ran at once, and every executor got its node while its driver ran,
+// within maxExecutorWait.
+func (f *fixture) checkNoPartialStarts(t *testing.T) {
+	t.Helper()
+	if f.peakDrivers > 4 {
+		t.Errorf("%d drivers ran at once on a cluster that fits 4 applications", f.peakDrivers)
+	}
+	if f.peakDrivers < 2 {
+		t.Errorf("at most %d driver ran at once: the applications did not share the cluster", f.peakDrivers)
+	}
+	if len(f.unplaced) > 0 {
+		t.Errorf("executors %v got no node before their driver ended: their applications ran in part", f.unplaced)
+	}
+	if f.waited > maxExecutorWait {
+		t.Errorf("executor %s of a running driver waited %s for a node: its application started in part", f.slowest, f.waited.Round(time.Millisecond))
 	}
 }
 

@@ -67,7 +67,7 @@ func TestVolcano(t *testing.T) {
 
 	// An application of a Volcano queue that does not exist yet waits, saying so, with no pod;
 	// created, the queue lets it run with the others.
-	early := f.app("early", volcano.Name, 1, 4)
+	early := f.app("early", volcano.Name, 1, fixtureDriverSeconds)
 	early.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To("later")}
 	if err := c.Create(ctx, early); err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestVolcano(t *testing.T) {
 
 	apps := names("pi", 20)
 	f.createAtOnce(apps, func(name string) *v1beta2.SparkApplication {
-		app := f.app(name, volcano.Name, 1, 4)
+		app := f.app(name, volcano.Name, 1, fixtureDriverSeconds)
 		app.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To("spark"), PriorityClassName: ptr.To("spark-batch")}
 		return app
 	})
@@ -111,16 +111,7 @@ func TestVolcano(t *testing.T) {
 	f.runToCompletion(4*time.Minute, append([]string{"early"}, apps...), recordGroups)
 
 	t.Run("no partial starts", func(t *testing.T) {
-		if f.peakDrivers > 4 {
-			t.Errorf("%d drivers ran at once on a cluster that fits 4 applications", f.peakDrivers)
-		}
-		if f.peakDrivers < 2 {
-			t.Errorf("at most %d driver ran at once: the applications did not share the cluster", f.peakDrivers)
-		}
-		// Volcano binds a pod within a scheduling period (500ms) when its room is reserved.
-		if f.waited > 10*time.Second {
-			t.Errorf("executor %s of a running driver waited %s for a node: its application started in part", f.slowest, f.waited.Round(time.Millisecond))
-		}
+		f.checkNoPartialStarts(t)
 		t.Logf("peak drivers %d; longest executor wait %s", f.peakDrivers, f.waited.Round(time.Millisecond))
 	})
 

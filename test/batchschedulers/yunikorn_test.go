@@ -47,7 +47,7 @@ func TestYuniKorn(t *testing.T) {
 
 	apps := names("pi", 20)
 	f.createAtOnce(apps, func(name string) *v1beta2.SparkApplication {
-		app := f.app(name, yunikorn.Name, 1, 4)
+		app := f.app(name, yunikorn.Name, 1, fixtureDriverSeconds)
 		app.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To("root.spark")}
 		// Every kwok node has it; the task groups must carry it to the placeholders.
 		app.Spec.NodeSelector = map[string]string{"type": "kwok"}
@@ -76,15 +76,7 @@ func TestYuniKorn(t *testing.T) {
 	f.runToCompletion(4*time.Minute, apps, recordPlaceholders)
 
 	t.Run("no partial starts", func(t *testing.T) {
-		if f.peakDrivers > 4 {
-			t.Errorf("%d drivers ran at once on a cluster that fits 4 applications", f.peakDrivers)
-		}
-		if f.peakDrivers < 2 {
-			t.Errorf("at most %d driver ran at once: the applications did not share the cluster", f.peakDrivers)
-		}
-		if f.waited > 10*time.Second {
-			t.Errorf("executor %s of a running driver waited %s for a node: its application started in part", f.slowest, f.waited.Round(time.Millisecond))
-		}
+		f.checkNoPartialStarts(t)
 		// Each gang is reserved by placeholders: one per driver and executor. Polling may miss
 		// some that lived briefly; most must have been seen.
 		for _, group := range []string{yunikorn.TaskGroupDriver, yunikorn.TaskGroupExecutor} {
