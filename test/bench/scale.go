@@ -195,13 +195,17 @@ func scaleApp(ns string, i int, queues []*schedv1alpha1.Queue) *v1beta2.SparkApp
 // cyclePhases is the mean time a cycle of op's spent in each of its phases
 // (spark_operator_gang_cycle_seconds_total), as " phase=ms" fields in the cycle's order.
 func cyclePhases(op *operatorProcess, cycles float64) string {
+	families, err := op.metrics()
+	if err != nil {
+		return " unknown"
+	}
+	seconds := map[string]float64{}
+	for _, m := range families["spark_operator_gang_cycle_seconds_total"].GetMetric() {
+		seconds[labelValue(m, "phase")] = m.GetCounter().GetValue()
+	}
 	var b strings.Builder
 	for _, phase := range []string{"read", "decide", "store", "wake", "ungate", "placeholders", "reservation_status", "queue_status"} {
-		s, err := op.counter("spark_operator_gang_cycle_seconds_total", "phase", phase)
-		if err != nil {
-			return " unknown"
-		}
-		fmt.Fprintf(&b, " %s=%.1f", phase, s*1000/max(cycles, 1))
+		fmt.Fprintf(&b, " %s=%.1f", phase, seconds[phase]*1000/max(cycles, 1))
 	}
 	return b.String()
 }
