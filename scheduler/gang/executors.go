@@ -365,6 +365,19 @@ type toUngate struct {
 	pod         types.NamespacedName
 	node        string
 	placeholder types.NamespacedName
+	// id is the executor's id (0: none read), shared the node group of its planned slot, whose
+	// placeholder holds its room while it has none of its own (nil: not planned by id).
+	id     int
+	shared *sharedSlots
+}
+
+// sharedSlots is one node group of a run's plan (nodeGroups), with its workload and
+// reservation, which a placeholder of one of its members is made from.
+type sharedSlots struct {
+	key         Key
+	res         Reservation
+	group       nodeGroup
+	placeholder types.NamespacedName
 }
 
 // executorsToUngate decides which gated executors to let go, and where: an admitted
@@ -392,17 +405,31 @@ func executorsToUngate(w world, released map[Key][]string, o snapshotOptions) []
 			continue
 		}
 		beyond := released[m.app]
+		var groups []*sharedSlots
 		for i, node := range planSlots(res, ep, o) {
-			var placeholder types.NamespacedName
+			rel := toUngate{pod: types.NamespacedName{Namespace: m.app.Namespace, Name: ep.gated[i].name}, node: node}
 			if node == "" {
 				if len(beyond) == 0 {
 					continue
 				}
-				node, beyond = beyond[0], beyond[1:]
+				rel.node, beyond = beyond[0], beyond[1:]
 			} else if id := ep.gated[i].id; !ep.unnumbered && id > 0 {
-				placeholder = types.NamespacedName{Namespace: m.app.Namespace, Name: placeholderName(ReservationName(m.app), executorMember(id))}
+				resName := ReservationName(m.app)
+				rel.id = id
+				rel.placeholder = types.NamespacedName{Namespace: m.app.Namespace, Name: placeholderName(resName, executorMember(id))}
+				if groups == nil {
+					for _, g := range nodeGroups(res) {
+						groups = append(groups, &sharedSlots{key: m.app, res: res, group: g,
+							placeholder: types.NamespacedName{Namespace: m.app.Namespace, Name: placeholderName(resName, g.member())}})
+					}
+				}
+				for _, g := range groups {
+					if g.group.lo <= id && id <= g.group.hi {
+						rel.shared = g
+					}
+				}
 			}
-			out = append(out, toUngate{pod: types.NamespacedName{Namespace: m.app.Namespace, Name: ep.gated[i].name}, node: node, placeholder: placeholder})
+			out = append(out, rel)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -42,9 +42,18 @@ package gang
 // ended or was released, or the reservation timed out), they are deleted, and count as the
 // pods they are until they are gone.
 //
-// Cost, per application of N initial executors: N+1 placeholder creations and N+1 deletions,
-// and one nomination per member swapped in (up to N+1 status writes), on top of advisory's one
-// ungating write per executor: about 3(N+1) more pod writes.
+// A run's executors planned onto one node share one placeholder (nodeGroups): it holds the
+// room of them all, and they take its place together, in one swap, once they all exist (Spark
+// asks for its executors in batches moments apart). An executor of the group that is not there
+// groupWait after the first one arrived does not hold the others back: the swap that lets them
+// go gives each missing member a placeholder of its own first, created gated and nominated to
+// the node beside the members, so the group's room stays held while its placeholder goes; the
+// latecomer later takes its own placeholder's place, as above.
+//
+// Cost, per application of N initial executors on K nodes: K+1 placeholder creations and K+1
+// deletions (each placeholder also bound, started and reported by kube-scheduler and the
+// kubelet), and one nomination per member swapped in (up to N+1 status writes), on top of
+// advisory's one ungating write per executor; a missing member costs a placeholder of its own.
 
 import (
 	"context"
@@ -59,6 +68,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -117,6 +127,46 @@ func init() { ctrlmetrics.Registry.MustRegister(placeholderWritesTotal) }
 
 // placeholderName names the placeholder of member of the reservation resName.
 func placeholderName(resName, member string) string { return resName + "-ph-" + member }
+
+// GatePlaceholder holds back a placeholder created for a member of a node group that was not
+// there when the others took the group's place, until the group's placeholder is gone.
+const GatePlaceholder = "scheduling.sparkop.dev/placeholder"
+
+// nodeGroup is the executor slots a plan gives one node: ids lo to hi (plannedSlots fills the
+// nodes one after the other).
+type nodeGroup struct {
+	node   string
+	lo, hi int
+}
+
+// member names the placeholder member holding the group's room.
+func (g nodeGroup) member() string { return fmt.Sprintf("executors-%d-%d", g.lo, g.hi) }
+
+func (g nodeGroup) size() int { return g.hi - g.lo + 1 }
+
+// nodeGroups are the node groups of r's executor slots, in slot order.
+func nodeGroups(r Reservation) []nodeGroup {
+	var out []nodeGroup
+	for i, node := range plannedSlots(r) {
+		if n := len(out); n > 0 && out[n-1].node == node {
+			out[n-1].hi = i + 1
+			continue
+		}
+		out = append(out, nodeGroup{node: node, lo: i + 1, hi: i + 1})
+	}
+	return out
+}
+
+// times scales requests, a member's, to n members.
+func times(requests corev1.ResourceList, n int) corev1.ResourceList {
+	out := make(corev1.ResourceList, len(requests))
+	for name, q := range requests {
+		q = q.DeepCopy()
+		q.Mul(int64(n))
+		out[name] = q
+	}
+	return out
+}
 
 func isPlaceholder(p *corev1.Pod) bool { return p.Labels[LabelPlaceholder] != "" }
 
@@ -196,10 +246,30 @@ type wantedPlaceholder struct {
 	requests corev1.ResourceList
 }
 
-// placeholdersOf lists the placeholders the live reservations of w want, by pod: one per
-// member whose pod is not placed yet (not created, or gated), while the reservation keeps node
-// capacity and its run has not ended: exactly the members reserveUnbound counts. Executors
-// without readable ids get none (their slots are counted per node).
+// members is how many members the placeholder holds room for.
+func (w wantedPlaceholder) members() int {
+	if g, ok := parseGroupMember(w.member); ok {
+		return g.size()
+	}
+	return 1
+}
+
+// parseGroupMember reads a node group's member name (nodeGroup.member), without its node.
+func parseGroupMember(member string) (nodeGroup, bool) {
+	var g nodeGroup
+	if _, err := fmt.Sscanf(member, "executors-%d-%d", &g.lo, &g.hi); err != nil || g.lo < 1 || g.hi < g.lo ||
+		member != g.member() {
+		return nodeGroup{}, false
+	}
+	return g, true
+}
+
+// placeholdersOf lists the placeholders the live reservations of w want, by pod: for the
+// members whose pods are not placed yet (not created, or gated), while the reservation keeps
+// node capacity and its run has not ended: exactly the members reserveUnbound counts. The
+// driver has one of its own, the executors one per node group (nodeGroups) until one of the
+// group was given its slot, then one each. Executors without readable ids get none (their
+// slots are counted per node).
 func placeholdersOf(w world, o snapshotOptions) map[types.NamespacedName]wantedPlaceholder {
 	out := map[types.NamespacedName]wantedPlaceholder{}
 	placed := map[boundMember]bool{}
@@ -210,6 +280,7 @@ func placeholdersOf(w world, o snapshotOptions) map[types.NamespacedName]wantedP
 	}
 	ended := endedRuns(w.Pods)
 	executors := executorsOf(w.Pods, w.Seen)
+	existing := existingPlaceholders(w)
 	for i := range w.Workloads {
 		wo := &w.Workloads[i]
 		r, ok := wo.liveReservation()
@@ -228,13 +299,31 @@ func placeholdersOf(w world, o snapshotOptions) map[types.NamespacedName]wantedP
 		if !placed[boundMember{wo.Key, r.SubmissionID, v1beta2.SparkRoleDriver}] {
 			add(schedv1alpha1.MemberRoleDriver, r.Driver, r.DriverRequests)
 		}
-		slots := plannedSlots(r)
 		ids, ok := slotIDsToGive(r, executors[exec])
 		if !ok {
 			continue
 		}
+		toGive := make(map[int]bool, len(ids))
 		for _, id := range ids {
-			add(executorMember(id), slots[id-1], r.ExecutorRequests)
+			toGive[id] = true
+		}
+		for _, g := range nodeGroups(r) {
+			// The group's placeholder while none of its slots was given or has a placeholder
+			// of its own; after that each slot still to give has its own.
+			whole := true
+			for id := g.lo; id <= g.hi && whole; id++ {
+				own := existing[types.NamespacedName{Namespace: wo.Key.Namespace, Name: placeholderName(resName, executorMember(id))}]
+				whole = toGive[id] && (own == nil || own.Labels[LabelRun] != r.SubmissionID)
+			}
+			if whole {
+				add(g.member(), g.node, times(r.ExecutorRequests, g.size()))
+				continue
+			}
+			for id := g.lo; id <= g.hi; id++ {
+				if toGive[id] {
+					add(executorMember(id), g.node, r.ExecutorRequests)
+				}
+			}
 		}
 	}
 	return out
@@ -388,6 +477,12 @@ func (b *placeholderBook) sync(existing map[types.NamespacedName]*corev1.Pod) {
 	}
 }
 
+func (b *placeholderBook) forget(m *map[types.NamespacedName]time.Time, key types.NamespacedName) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(*m, key)
+}
+
 func (b *placeholderBook) has(m map[types.NamespacedName]time.Time, key types.NamespacedName) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -445,7 +540,8 @@ func (s *Scheduler) reconcilePlaceholders(ctx context.Context, w world, o snapsh
 		// Only into room that is free by the pods there now, as kube-scheduler counts them:
 		// where the pods of the applications a run preempted are ending, its placeholders wait
 		// for them, so that kube-scheduler never preempts pods itself for a placeholder.
-		need := memberRequests(sparkpod.PodDemand{Requests: want.requests})
+		need := want.requests.DeepCopy()
+		need[corev1.ResourcePods] = *resource.NewQuantity(int64(want.members()), resource.DecimalSI)
 		if !fits(room[want.node], need) {
 			continue
 		}
@@ -472,6 +568,9 @@ func memberLess(a, b string) bool {
 func memberIndex(member string) int {
 	if member == schedv1alpha1.MemberRoleDriver {
 		return 0
+	}
+	if g, ok := parseGroupMember(member); ok {
+		return g.lo
 	}
 	id, err := strconv.Atoi(strings.TrimPrefix(member, schedv1alpha1.MemberRoleExecutor+"-"))
 	if err != nil {
@@ -542,13 +641,13 @@ func (s *Scheduler) createPlaceholders(ctx context.Context, key Key, r Reservati
 		name, node string
 		requests   corev1.ResourceList
 	}
-	members := []member{{schedv1alpha1.MemberRoleDriver, r.Driver, r.DriverRequests}}
-	for i, node := range plannedSlots(r) {
-		members = append(members, member{executorMember(i + 1), node, r.ExecutorRequests})
+	members := []member{{schedv1alpha1.MemberRoleDriver, r.Driver, memberRequests(sparkpod.PodDemand{Requests: r.DriverRequests})}}
+	for _, g := range nodeGroups(r) {
+		members = append(members, member{g.member(), g.node, times(memberRequests(sparkpod.PodDemand{Requests: r.ExecutorRequests}), g.size())})
 	}
 	var pods []*corev1.Pod
 	for _, m := range members {
-		if room.take(m.node, memberRequests(sparkpod.PodDemand{Requests: m.requests})) {
+		if room.take(m.node, m.requests) {
 			pods = append(pods, placeholderPod(key, r, m.name, m.node, m.requests, s.cfg.PlaceholderImage))
 		}
 	}
@@ -638,7 +737,8 @@ func (s *Scheduler) swaps(rel toUngate, hasPlaceholder bool) bool {
 // returns once this process's watch shows their placeholders gone, with what failed for each
 // member (aligned with group). The caller then removes the gates: none of the members of a
 // swap is let go while a placeholder of another still stands and is counted with that
-// member's nomination.
+// member's nomination. Members sharing a placeholder (a node group's) are all nominated before
+// it goes; should one nomination fail, it stays, and so do they all, to be tried again.
 func (s *Scheduler) makeRoom(ctx context.Context, group []toUngate, calls chan struct{}) []error {
 	errs := make([]error, len(group))
 	call := func(f func() error) error {
@@ -646,32 +746,211 @@ func (s *Scheduler) makeRoom(ctx context.Context, group []toUngate, calls chan s
 		defer func() { <-calls }()
 		return f()
 	}
-	var wg sync.WaitGroup
+	sharing := map[types.NamespacedName][]int{}
 	for i, rel := range group {
+		sharing[rel.placeholder] = append(sharing[rel.placeholder], i)
+	}
+	var wg sync.WaitGroup
+	for placeholder, members := range sharing {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = call(func() error {
-				patch := []byte(fmt.Sprintf(`{"status":{"nominatedNodeName":%q}}`, rel.node))
-				err := s.client.Status().Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: rel.pod.Namespace, Name: rel.pod.Name}},
-					client.RawPatch(types.MergePatchType, patch))
-				if err != nil {
-					return fmt.Errorf("nominating %s to node %s: %w", rel.pod, rel.node, err)
-				}
-				placeholderWritesTotal.WithLabelValues("nominate").Inc()
-				s.placeholders.note(&s.placeholders.swapped, rel.placeholder)
-				return nil
-			})
-			if errs[i] != nil {
-				return
+			var nominated sync.WaitGroup
+			for _, i := range members {
+				nominated.Add(1)
+				go func() {
+					defer nominated.Done()
+					errs[i] = call(func() error { return s.nominate(ctx, group[i]) })
+				}()
 			}
-			if errs[i] = call(func() error { return s.deletePlaceholder(ctx, rel.placeholder) }); errs[i] == nil {
-				s.awaitGone(ctx, rel.placeholder)
+			nominated.Wait()
+			var failed error
+			for _, i := range members {
+				if errs[i] != nil {
+					failed = errs[i]
+				}
+			}
+			if failed == nil {
+				if failed = call(func() error { return s.deletePlaceholder(ctx, placeholder) }); failed == nil {
+					s.awaitGone(ctx, placeholder)
+				}
+			}
+			if failed != nil {
+				// Its members are tried again, in its place again.
+				s.placeholders.forget(&s.placeholders.swapped, placeholder)
+				for _, i := range members {
+					errs[i] = failed
+				}
 			}
 		}()
 	}
 	wg.Wait()
 	return errs
+}
+
+// nominate sets rel's status.nominatedNodeName to its node (a member gone needs no room).
+func (s *Scheduler) nominate(ctx context.Context, rel toUngate) error {
+	patch := []byte(fmt.Sprintf(`{"status":{"nominatedNodeName":%q}}`, rel.node))
+	err := s.client.Status().Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: rel.pod.Namespace, Name: rel.pod.Name}},
+		client.RawPatch(types.MergePatchType, patch))
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("nominating %s to node %s: %w", rel.pod, rel.node, err)
+	}
+	placeholderWritesTotal.WithLabelValues("nominate").Inc()
+	s.placeholders.note(&s.placeholders.swapped, rel.placeholder)
+	return nil
+}
+
+// groupWait is how long the executors of a node group that arrived wait for the rest of the
+// group before they take its placeholder's place without them. Spark creates a run's executors
+// in batches a second apart (spark.kubernetes.allocation.batch.delay).
+const groupWait = 2 * time.Second
+
+// takeGroups decides, of the executors chosen to be let go, those whose room their node
+// group's placeholder holds (they have none of their own: toUngate.shared): they take its place
+// together, once all of the group is among them, or once the first of them was created
+// groupWait ago, the group's missing members then given placeholders of their own, gated
+// (missing, by node: made in the same swap, see the top of this file). Until then they wait,
+// left out of the executors returned, and the ungating loop runs again when the wait is over.
+// The caller holds the ungating lock, so no two passes take one group.
+func (s *Scheduler) takeGroups(chosen []toUngate, pods []corev1.Pod, placeholders map[types.NamespacedName]*corev1.Pod, now time.Time) ([]toUngate, map[string][]standIn) {
+	if s.cfg.Enforcement != EnforcementPlaceholders {
+		return chosen, nil
+	}
+	arrivals := map[*sharedSlots][]int{} // group → its members among chosen
+	for i, rel := range chosen {
+		if rel.shared == nil || placeholders[rel.placeholder] != nil || s.placeholders.has(s.placeholders.created, rel.placeholder) {
+			continue
+		}
+		g := placeholders[rel.shared.placeholder]
+		if g == nil || g.Labels[LabelRun] != rel.shared.res.SubmissionID || !g.DeletionTimestamp.IsZero() ||
+			s.placeholders.has(s.placeholders.swapped, rel.shared.placeholder) {
+			continue
+		}
+		arrivals[rel.shared] = append(arrivals[rel.shared], i)
+	}
+	if len(arrivals) == 0 {
+		return chosen, nil
+	}
+	created := make(map[types.NamespacedName]time.Time, len(pods))
+	for i := range pods {
+		created[client.ObjectKeyFromObject(&pods[i])] = pods[i].CreationTimestamp.Time
+	}
+	waiting := map[int]bool{}
+	var missing map[string][]standIn
+	var recheck time.Duration
+	for shared, members := range arrivals {
+		here := map[int]bool{}
+		first := now
+		for _, i := range members {
+			here[chosen[i].id] = true
+			if at := created[chosen[i].pod]; !at.IsZero() && at.Before(first) {
+				first = at
+			}
+		}
+		var absent []int
+		for id := shared.group.lo; id <= shared.group.hi; id++ {
+			if !here[id] {
+				absent = append(absent, id)
+			}
+		}
+		if left := groupWait - now.Sub(first); len(absent) > 0 && left > 0 {
+			for _, i := range members {
+				waiting[i] = true
+			}
+			if recheck == 0 || left < recheck {
+				recheck = left
+			}
+			continue
+		}
+		s.placeholders.note(&s.placeholders.swapped, shared.placeholder)
+		for _, i := range members {
+			chosen[i].placeholder = shared.placeholder
+		}
+		for _, id := range absent {
+			p := placeholderPod(shared.key, shared.res, executorMember(id), shared.group.node, shared.res.ExecutorRequests, s.cfg.PlaceholderImage)
+			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: GatePlaceholder}}
+			// So that a pass choosing the latecomer before the cache shows its placeholder
+			// takes that placeholder's place, not the group's.
+			s.placeholders.note(&s.placeholders.created, client.ObjectKeyFromObject(p))
+			if missing == nil {
+				missing = map[string][]standIn{}
+			}
+			missing[shared.group.node] = append(missing[shared.group.node], standIn{pod: p, group: shared.placeholder})
+		}
+	}
+	if recheck > 0 {
+		time.AfterFunc(recheck, s.triggerUngate)
+	}
+	out := chosen[:0:0]
+	for i, rel := range chosen {
+		if !waiting[i] {
+			out = append(out, rel)
+		}
+	}
+	return out, missing
+}
+
+// standIn is the placeholder of a node group's member missing from its swap, and the group's.
+type standIn struct {
+	pod   *corev1.Pod
+	group types.NamespacedName
+}
+
+// withStandIns makes the placeholders of the members of node groups missing from a swap onto
+// one node (takeGroups), gated, and returns group with them added: each is nominated to the
+// node beside the members, and let go once the group's placeholder is gone
+// (releaseStandIn). A group one of whose placeholders could not be made is not swapped: its
+// members fail, to be tried again.
+func (s *Scheduler) withStandIns(ctx context.Context, group []pendingSwap, missing []standIn) []pendingSwap {
+	if len(missing) == 0 {
+		return group
+	}
+	failed := map[types.NamespacedName]error{} // group placeholder → why
+	for _, m := range missing {
+		if err := s.writePlaceholders(ctx, []*corev1.Pod{m.pod}, nil); err != nil {
+			s.placeholders.forget(&s.placeholders.created, client.ObjectKeyFromObject(m.pod))
+			failed[m.group] = err
+			continue
+		}
+		key := client.ObjectKeyFromObject(m.pod)
+		group = append(group, pendingSwap{rel: toUngate{pod: key, node: m.pod.Annotations[AnnotationNode], placeholder: m.group},
+			finish: func(_ toUngate, err error) { s.releaseStandIn(ctx, key, err) }})
+	}
+	if len(failed) == 0 {
+		return group
+	}
+	out := group[:0:0]
+	for _, m := range group {
+		if err, ok := failed[m.rel.placeholder]; ok {
+			m.finish(m.rel, err)
+			continue
+		}
+		out = append(out, m)
+	}
+	for g := range failed {
+		s.placeholders.forget(&s.placeholders.swapped, g)
+	}
+	return out
+}
+
+// releaseStandIn lets a missing member's placeholder go onto its node once the group's
+// placeholder is gone. Should that fail, it stays gated, its room held by its nomination
+// until its member takes its place. Made for a swap that failed (swapErr), it is deleted: the
+// group's placeholder still stands, and its members try again.
+func (s *Scheduler) releaseStandIn(ctx context.Context, key types.NamespacedName, swapErr error) {
+	if swapErr != nil {
+		logPlaceholderError(ctx, s.deletePlaceholder(ctx, key))
+		return
+	}
+	err := s.client.Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}},
+		client.RawPatch(types.JSONPatchType, []byte(`[{"op":"remove","path":"/spec/schedulingGates"}]`)))
+	if err != nil && !apierrors.IsNotFound(err) {
+		logPlaceholderError(ctx, fmt.Errorf("releasing placeholder %s: %w", key, err))
+	}
 }
 
 // awaitBound waits (at most swapSettle) until the cluster cache shows the members of group that

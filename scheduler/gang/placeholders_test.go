@@ -104,6 +104,8 @@ func placeholderOf(res Reservation, member, node string, bound, unschedulable bo
 	requests := res.ExecutorRequests
 	if member == "driver" {
 		requests = res.DriverRequests
+	} else if g, ok := parseGroupMember(member); ok {
+		requests = times(requests, g.size())
 	}
 	p := placeholderPod(Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}, res, member, node,
 		requests, DefaultPlaceholderImage)
@@ -126,9 +128,10 @@ func TestPlaceholders(t *testing.T) {
 		UID: "uid-res", DriverRequests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
 		ExecutorRequests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}
 	soon := snapshotOptions{ReservationTimeout: time.Minute, Now: now.Add(time.Second)}
-	all := []string{"a-ph-driver", "a-ph-executor-1", "a-ph-executor-2", "a-ph-executor-3"}
-	allBound := []corev1.Pod{placeholderOf(*res, "driver", "n1", true, false), placeholderOf(*res, "executor-1", "n1", true, false),
-		placeholderOf(*res, "executor-2", "n2", true, false), placeholderOf(*res, "executor-3", "n2", true, false)}
+	// One for the driver, one for each node's executors.
+	all := []string{"a-ph-driver", "a-ph-executors-1-1", "a-ph-executors-2-3"}
+	allBound := []corev1.Pod{placeholderOf(*res, "driver", "n1", true, false), placeholderOf(*res, "executors-1-1", "n1", true, false),
+		placeholderOf(*res, "executors-2-3", "n2", true, false)}
 	tests := []struct {
 		name        string
 		state       v1beta2.ApplicationStateType
@@ -162,11 +165,24 @@ func TestPlaceholders(t *testing.T) {
 		pods: append(slices.Clone(allBound[1:]), placeholderOf(*res, "driver", "n1", false, true), ending(pod("v", "s9", "driver", "n1", "1", corev1.PodRunning))),
 		want: all, wantWaiting: true, wantUsed: map[string]string{"n1": "4", "n2": "4"},
 	}, {
-		name: "driver and executor 1 placed, executor 2 gated: their placeholders go, 2's stays", state: v1beta2.ApplicationStateRunning, o: soon,
+		name: "driver and executor 1 placed, executor 2 gated: their placeholders go, n2's stays", state: v1beta2.ApplicationStateRunning, o: soon,
 		pods: append(slices.Clone(allBound[2:]), pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
 			given(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 1), "n1"),
 			withGate(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 2))),
-		want: []string{"a-ph-executor-2", "a-ph-executor-3"}, wantUsed: map[string]string{"n1": "3", "n2": "4"},
+		want: []string{"a-ph-executors-2-3"}, wantUsed: map[string]string{"n1": "3", "n2": "4"},
+	}, {
+		name: "executor 2 took n2's place without 3, which has a placeholder of its own: that one stays", state: v1beta2.ApplicationStateRunning, o: soon,
+		pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
+			given(numbered(pod("a", "s1", "executor", "n1", "2", corev1.PodRunning), 1), "n1"),
+			given(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 2), "n2"),
+			placeholderOf(*res, "executor-3", "n2", false, false)},
+		want: []string{"a-ph-executor-3"}, wantWaiting: true, wantUsed: map[string]string{"n1": "3", "n2": "4"},
+	}, {
+		name: "executor 2 let go without n2's placeholder (a restart between): 3 gets one of its own", state: v1beta2.ApplicationStateRunning, o: soon,
+		pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
+			given(numbered(pod("a", "s1", "executor", "n1", "2", corev1.PodRunning), 1), "n1"),
+			given(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 2), "n2")},
+		want: []string{"a-ph-executor-3"}, wantWaiting: true, wantUsed: map[string]string{"n1": "3", "n2": "4"},
 	}, {
 		name: "the reservation timed out: none wanted, those left count as pods", state: v1beta2.ApplicationStateNew,
 		o: snapshotOptions{ReservationTimeout: time.Minute, Now: now.Add(time.Minute)}, pods: allBound,
@@ -328,5 +344,79 @@ func TestSwapsOntoANodeBatch(t *testing.T) {
 	}
 	if _, _, turn := b.queueSwaps("n1", member("e6")); turn != swapLead {
 		t.Errorf("a member arriving once the swaps onto n1 were done: turn %v, want the lead", turn)
+	}
+}
+
+// TestTakeGroups: executors whose node group's placeholder holds their room take its place
+// together once the whole group is there, or, groupWait after the first arrived, without the
+// missing ones, which get placeholders of their own (gated) in the same swap; until then they
+// wait. An executor with a placeholder of its own takes that one's place.
+func TestTakeGroups(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 10, 0, time.UTC)
+	res := &Reservation{SubmissionID: "s1", Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 1, "n2": 2}, Admitted: now.Add(-time.Minute),
+		UID: "uid-res", DriverRequests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
+		ExecutorRequests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}
+	executor := func(id int, age time.Duration) corev1.Pod {
+		p := withGate(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), id))
+		p.CreationTimestamp = metav1.NewTime(now.Add(-age))
+		return p
+	}
+	running := pod("a", "s1", "driver", "n1", "1", corev1.PodRunning)
+	groups := []corev1.Pod{placeholderOf(*res, "executors-1-1", "n1", true, false), placeholderOf(*res, "executors-2-3", "n2", true, false)}
+	type took struct{ Pod, Placeholder string }
+	tests := []struct {
+		name        string
+		pods        []corev1.Pod
+		want        []took
+		wantMissing []string // placeholders made for missing members
+	}{{
+		name: "all of each group there: they take the groups' places",
+		pods: append(slices.Clone(groups), running, executor(1, 0), executor(2, 0), executor(3, 0)),
+		want: []took{{"a-exec-1", "a-ph-executors-1-1"}, {"a-exec-2", "a-ph-executors-2-3"}, {"a-exec-3", "a-ph-executors-2-3"}},
+	}, {
+		name: "n2's group in part, moments ago: 2 waits for 3",
+		pods: append(slices.Clone(groups), running, executor(1, 0), executor(2, time.Second)),
+		want: []took{{"a-exec-1", "a-ph-executors-1-1"}},
+	}, {
+		name: "n2's group in part, groupWait ago: 2 goes, 3 gets a placeholder of its own",
+		pods: append(slices.Clone(groups), running, executor(2, groupWait)),
+		want: []took{{"a-exec-2", "a-ph-executors-2-3"}}, wantMissing: []string{"a-ph-executor-3"},
+	}, {
+		name: "3 has a placeholder of its own: it takes that one's place",
+		pods: []corev1.Pod{running, executor(3, 0), placeholderOf(*res, "executor-3", "n2", true, false)},
+		want: []took{{"a-exec-3", "a-ph-executor-3"}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := app("a", "s1", v1beta2.ApplicationStateRunning, 3, nil)
+			a.UID = "uid-a"
+			o := applicationObject(&a)
+			o.res = res
+			w := world{Nodes: []corev1.Node{kwokNode("n1"), kwokNode("n2")}, Pods: tt.pods, Workloads: []object{o}}
+			s := &Scheduler{cfg: Config{Enforcement: EnforcementPlaceholders, PlaceholderImage: DefaultPlaceholderImage}}
+			chosen, missing := s.takeGroups(executorsToUngate(w, nil, snapshotOptions{ReservationTimeout: time.Hour, Now: now}), w.Pods, existingPlaceholders(w), now)
+			var got []took
+			for _, rel := range chosen {
+				got = append(got, took{rel.pod.Name, rel.placeholder.Name})
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("taken (-want +got):\n%s", diff)
+			}
+			var made []string
+			for node, ms := range missing {
+				for _, m := range ms {
+					made = append(made, m.pod.Name)
+					if node != "n2" || m.group.Name != "a-ph-executors-2-3" || len(m.pod.Spec.SchedulingGates) != 1 || m.pod.Spec.SchedulingGates[0].Name != GatePlaceholder {
+						t.Errorf("missing member's placeholder %s on %s for %s, gates %v; want on n2 for a-ph-executors-2-3, gated", m.pod.Name, node, m.group, m.pod.Spec.SchedulingGates)
+					}
+					if got := m.pod.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]; got.String() != "2" {
+						t.Errorf("missing member's placeholder asks for %s CPU; want one member's, 2", got.String())
+					}
+				}
+			}
+			if diff := cmp.Diff(tt.wantMissing, made); diff != "" {
+				t.Errorf("placeholders made for missing members (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -147,6 +147,7 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 	// ran with them before a restart: let go, without a swap, whatever the enforcement now.
 	chosen := append(executorsToUngate(w, beyondPlan, o), driversToUngate(w)...)
 	placeholders := existingPlaceholders(w)
+	chosen, missing := s.takeGroups(chosen, w.Pods, placeholders, s.cfg.Clock.Now())
 	for _, rel := range chosen {
 		r.pods[rel.pod] = ungateState{node: rel.node}
 	}
@@ -206,7 +207,7 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 		}()
 	}
 	for node, group := range swaps {
-		go s.swapOnto(ctx, node, group)
+		go func() { s.swapOnto(ctx, node, s.withStandIns(ctx, group, missing[node])) }()
 	}
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler/gang"
 	"github.com/sparkop/spark-operator/test/cluster"
+	"github.com/sparkop/spark-operator/test/executors"
 )
 
 // TestEnforcement: an application is admitted on a cluster that is full but for it; right after
@@ -165,9 +166,12 @@ func TestEnforcement(t *testing.T) {
 				}
 				return
 			}
-			t.Logf("placeholder writes for 1 driver + %d executors: %d placeholders created, %d deleted, %d members nominated", executorCount, created, deleted, nominated)
-			if created != executorCount+1 || deleted != executorCount+1 || nominated != executorCount+1 {
-				t.Errorf("placeholder writes: %d created, %d deleted, %d nominated; want %d of each", created, deleted, nominated, executorCount+1)
+			// One placeholder for the driver and one for each node's executors, all of which
+			// arrive together; every member nominated in its place.
+			nodes := executorNodes(res)
+			t.Logf("placeholder writes for 1 driver + %d executors on %d nodes: %d placeholders created, %d deleted, %d members nominated", executorCount, nodes, created, deleted, nominated)
+			if created != 1+nodes || deleted != 1+nodes || nominated != executorCount+1 {
+				t.Errorf("placeholder writes: %d created, %d deleted, %d nominated; want %d, %d, %d", created, deleted, nominated, 1+nodes, 1+nodes, executorCount+1)
 			}
 			if preempting > 0 {
 				t.Errorf("%d of %d placeholders may preempt; want none (a class that never preempts)", preempting, created)
@@ -184,6 +188,125 @@ func TestEnforcement(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPlaceholdersForALateExecutor: with placeholders, a run's executors planned onto one node
+// share one placeholder. One of them comes late (Spark asks in batches): the others take the
+// group's place without it, and it gets a placeholder of its own in the same step, so the
+// competing pods waiting for the room never get it. The late executor then takes its own
+// placeholder's place.
+func TestPlaceholdersForALateExecutor(t *testing.T) {
+	const executorCount = 3
+	f := newFixture(t)
+	f.node("a", "2", nil)
+	f.node("b", "2", nil)
+	writes := f.countPlaceholderWrites()
+	f.startOperator("--gang-enforcement=" + string(gang.EnforcementPlaceholders))
+	f.create(f.app("spark", "default", executorCount)) // 1 + 3 × 1 CPU: the 4 CPUs of a and b
+	var res *schedv1alpha1.Reservation
+	cluster.Eventually(t, 60*time.Second, "the application's Reservation", func() (bool, error) {
+		r := &schedv1alpha1.Reservation{}
+		err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: "spark"}, r)
+		res = r
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	// The late executor: the last of a node planned for two or more.
+	perNode := map[string][]int{}
+	for _, m := range res.Spec.Members {
+		if m.Role == schedv1alpha1.MemberRoleExecutor {
+			var id int
+			if _, err := fmt.Sscanf(m.Name, "executor-%d", &id); err != nil {
+				t.Fatal(err)
+			}
+			perNode[m.Node] = append(perNode[m.Node], id)
+		}
+	}
+	late, lateNode := 0, ""
+	for node, ids := range perNode {
+		if len(ids) > 1 {
+			late, lateNode = slices.Max(ids), node
+		}
+	}
+	if late == 0 {
+		t.Fatalf("no node is planned for two executors: %v", perNode)
+	}
+	f.competingDeployment("competitor", executorCount+1)
+	competitorsBound := func() int {
+		n := 0
+		for _, p := range f.pods("") {
+			if p.Labels["app"] == "competitor" && p.Spec.NodeName != "" {
+				n++
+			}
+		}
+		return n
+	}
+
+	// Spark is played by hand (cluster.Eventually, not f.waitFor): every executor but the late one.
+	driver := &corev1.Pod{}
+	cluster.Eventually(t, 90*time.Second, "the driver running", func() (bool, error) {
+		if n := competitorsBound(); n > 0 {
+			return false, fmt.Errorf("%d competing pods took reserved room", n)
+		}
+		err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: f.get("spark").DriverPodName()}, driver)
+		return err == nil && driver.Status.Phase == corev1.PodRunning, client.IgnoreNotFound(err)
+	})
+	var template *corev1.Pod
+	cluster.Eventually(t, 30*time.Second, "the executors' pod template", func() (bool, error) {
+		var err error
+		template, err = executors.TemplateOf(f.ctx, f.c, driver)
+		return err == nil && template != nil, client.IgnoreNotFound(err)
+	})
+	createExecutor := func(id int) {
+		pod, err := executors.Build(driver, id, executors.Options{Cores: 1, MemoryMiB: 512, Template: template})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.c.Create(f.ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id := 1; id <= executorCount; id++ {
+		if id != late {
+			createExecutor(id)
+		}
+	}
+	lateHolder := client.ObjectKey{Namespace: f.ns, Name: "spark-ph-executor-" + fmt.Sprint(late)}
+	cluster.Eventually(t, 60*time.Second, "the others running on their planned nodes, the late one's room held by a placeholder of its own", func() (bool, error) {
+		if n := competitorsBound(); n > 0 {
+			return false, fmt.Errorf("%d competing pods took reserved room", n)
+		}
+		holder := &corev1.Pod{}
+		if err := f.c.Get(f.ctx, lateHolder, holder); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		return holder.Spec.NodeName == lateNode && f.membersOnPlan("spark", res) == executorCount, nil
+	})
+	createExecutor(late)
+	cluster.Eventually(t, 60*time.Second, "every member running on its planned node, no placeholder left", func() (bool, error) {
+		if n := competitorsBound(); n > 0 {
+			return false, fmt.Errorf("%d competing pods took reserved room", n)
+		}
+		if f.membersOnPlan("spark", res) != executorCount+1 {
+			return false, nil
+		}
+		r := &schedv1alpha1.Reservation{}
+		if err := f.c.Get(f.ctx, client.ObjectKeyFromObject(res), r); err != nil {
+			return false, err
+		}
+		return r.Status.Bound == fmt.Sprintf("%d/%d", executorCount+1, executorCount+1) && r.Status.Placeholders == 0, nil
+	})
+	time.Sleep(3 * time.Second)
+	if n := competitorsBound(); n > 0 {
+		t.Errorf("%d competing pods took reserved room", n)
+	}
+	// The driver's, one per node, and the late executor's own.
+	created, deleted, nominated, _ := writes()
+	if want := 1 + len(perNode) + 1; created != want || deleted != want {
+		t.Errorf("placeholders: %d created, %d deleted; want %d of each", created, deleted, want)
+	}
+	if nominated != executorCount+1 {
+		t.Errorf("%d members nominated; want %d", nominated, executorCount+1)
 	}
 }
 
@@ -242,6 +365,17 @@ func sparkSchedulerCluster(t *testing.T) string {
 	}
 	t.Cleanup(func() { _ = cluster.Down(context.Background(), state) })
 	return kubeconfig
+}
+
+// executorNodes counts the nodes res plans executors on.
+func executorNodes(res *schedv1alpha1.Reservation) int {
+	nodes := map[string]bool{}
+	for _, m := range res.Spec.Members {
+		if m.Role == schedv1alpha1.MemberRoleExecutor {
+			nodes[m.Node] = true
+		}
+	}
+	return len(nodes)
 }
 
 // membersOnPlan counts app's driver and executors that run on the node res planned for them.

@@ -60,15 +60,16 @@ func TestReservationGoesWithItsApplication(t *testing.T) {
 	if diff := cmp.Diff([]string{"driver", "executor-1", "executor-2"}, memberNames(res)); diff != "" {
 		t.Errorf("members (-want +got):\n%s", diff)
 	}
-	// Spark is not played: the executors' placeholders stay.
-	cluster.Eventually(t, 60*time.Second, "the executors' placeholders, owned by the Reservation", func() (bool, error) {
+	// Spark is not played: the executors' placeholder (one for the node both are planned on)
+	// stays.
+	cluster.Eventually(t, 60*time.Second, "the executors' placeholder, owned by the Reservation", func() (bool, error) {
 		phs := f.placeholders()
 		for _, p := range phs {
 			if len(p.OwnerReferences) != 1 || p.OwnerReferences[0].UID != res.UID {
 				return false, fmt.Errorf("placeholder %s is owned by %v, not the Reservation", p.Name, p.OwnerReferences)
 			}
 		}
-		return len(phs) == 2, nil
+		return len(phs) == 1 && phs[0].Name == "owned-ph-executors-1-2", nil
 	})
 
 	f.op.Stop()
