@@ -52,6 +52,12 @@ var (
 		Name: "spark_operator_gang_executors_placed_at_creation_total",
 		Help: "Executors given their planned node by the pod-mutating webhook as they were created, instead of being gated for the gang scheduler to release.",
 	})
+	// With placeholders, a node's executors share one placeholder; each one that comes too late
+	// for the others' swap costs a placeholder of its own (takeGroups).
+	standInsTotal = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "spark_operator_gang_placeholder_stand_ins_total",
+		Help: "Placeholders made for executors missing from the swap of their node's shared placeholder (created gated, nominated, then let go; also counted in spark_operator_gang_placeholder_writes_total).",
+	})
 	// The external scheduler (spec.batchScheduler: external) is asked once per cycle in which
 	// its applications wait.
 	externalRequestSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -70,6 +76,6 @@ var (
 )
 
 func init() {
-	ctrlmetrics.Registry.MustRegister(cyclesTotal, decisionsTotal, scheduleSeconds, admittedTotal, cyclePhaseSeconds, ungateWaitSeconds, ungateCallSeconds, placedAtCreationTotal,
+	ctrlmetrics.Registry.MustRegister(cyclesTotal, decisionsTotal, scheduleSeconds, admittedTotal, cyclePhaseSeconds, ungateWaitSeconds, ungateCallSeconds, placedAtCreationTotal, standInsTotal,
 		externalRequestSeconds, externalAnswersTotal, externalRefusedTotal)
 }

@@ -340,6 +340,9 @@ type placeholderBook struct {
 	created map[types.NamespacedName]time.Time
 	deleted map[types.NamespacedName]time.Time
 	swapped map[types.NamespacedName]time.Time
+	// arrived holds when the first member of a node group was seen waiting for the others to
+	// take the group's placeholder's place (takeGroups), by that placeholder.
+	arrived map[types.NamespacedName]time.Time
 	// nodes holds the swap running onto each node (swapOnto).
 	nodes map[string]*nodeSwap
 	// classes are the placeholders' PriorityClasses.
@@ -475,6 +478,26 @@ func (b *placeholderBook) sync(existing map[types.NamespacedName]*corev1.Pod) {
 			delete(b.swapped, key)
 		}
 	}
+	for key, at := range b.arrived {
+		if time.Since(at) > bookLag {
+			delete(b.arrived, key)
+		}
+	}
+}
+
+// arrivedAt is when a member of the node group held by placeholder was first seen waiting:
+// now, when none was before.
+func (b *placeholderBook) arrivedAt(placeholder types.NamespacedName, now time.Time) time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if at, ok := b.arrived[placeholder]; ok {
+		return at
+	}
+	if b.arrived == nil {
+		b.arrived = map[types.NamespacedName]time.Time{}
+	}
+	b.arrived[placeholder] = now
+	return now
 }
 
 func (b *placeholderBook) forget(m *map[types.NamespacedName]time.Time, key types.NamespacedName) {
@@ -811,12 +834,13 @@ const groupWait = 2 * time.Second
 
 // takeGroups decides, of the executors chosen to be let go, those whose room their node
 // group's placeholder holds (they have none of their own: toUngate.shared): they take its place
-// together, once all of the group is among them, or once the first of them was created
-// groupWait ago, the group's missing members then given placeholders of their own, gated
-// (missing, by node: made in the same swap, see the top of this file). Until then they wait,
-// left out of the executors returned, and the ungating loop runs again when the wait is over.
-// The caller holds the ungating lock, so no two passes take one group.
-func (s *Scheduler) takeGroups(chosen []toUngate, pods []corev1.Pod, placeholders map[types.NamespacedName]*corev1.Pod, now time.Time) ([]toUngate, map[string][]standIn) {
+// together, once all of the group is among them, or groupWait after the first of them was seen
+// waiting (seen, not created: the cluster cache may show pods late), the group's missing
+// members then given placeholders of their own, gated (missing, by node: made in the same
+// swap, see the top of this file). Until then they wait, left out of the executors returned,
+// and the ungating loop runs again when the wait is over. The caller holds the ungating lock,
+// so no two passes take one group.
+func (s *Scheduler) takeGroups(chosen []toUngate, placeholders map[types.NamespacedName]*corev1.Pod, now time.Time) ([]toUngate, map[string][]standIn) {
 	if s.cfg.Enforcement != EnforcementPlaceholders {
 		return chosen, nil
 	}
@@ -835,22 +859,15 @@ func (s *Scheduler) takeGroups(chosen []toUngate, pods []corev1.Pod, placeholder
 	if len(arrivals) == 0 {
 		return chosen, nil
 	}
-	created := make(map[types.NamespacedName]time.Time, len(pods))
-	for i := range pods {
-		created[client.ObjectKeyFromObject(&pods[i])] = pods[i].CreationTimestamp.Time
-	}
 	waiting := map[int]bool{}
 	var missing map[string][]standIn
 	var recheck time.Duration
 	for shared, members := range arrivals {
 		here := map[int]bool{}
-		first := now
 		for _, i := range members {
 			here[chosen[i].id] = true
-			if at := created[chosen[i].pod]; !at.IsZero() && at.Before(first) {
-				first = at
-			}
 		}
+		first := s.placeholders.arrivedAt(shared.placeholder, now)
 		var absent []int
 		for id := shared.group.lo; id <= shared.group.hi; id++ {
 			if !here[id] {
@@ -916,6 +933,7 @@ func (s *Scheduler) withStandIns(ctx context.Context, group []pendingSwap, missi
 			failed[m.group] = err
 			continue
 		}
+		standInsTotal.Inc()
 		key := client.ObjectKeyFromObject(m.pod)
 		group = append(group, pendingSwap{rel: toUngate{pod: key, node: m.pod.Annotations[AnnotationNode], placeholder: m.group},
 			finish: func(_ toUngate, err error) { s.releaseStandIn(ctx, key, err) }})

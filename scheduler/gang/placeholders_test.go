@@ -348,7 +348,7 @@ func TestSwapsOntoANodeBatch(t *testing.T) {
 }
 
 // TestTakeGroups: executors whose node group's placeholder holds their room take its place
-// together once the whole group is there, or, groupWait after the first arrived, without the
+// together once the whole group is there, or, groupWait after the first was seen, without the
 // missing ones, which get placeholders of their own (gated) in the same swap; until then they
 // wait. An executor with a placeholder of its own takes that one's place.
 func TestTakeGroups(t *testing.T) {
@@ -356,10 +356,8 @@ func TestTakeGroups(t *testing.T) {
 	res := &Reservation{SubmissionID: "s1", Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 1, "n2": 2}, Admitted: now.Add(-time.Minute),
 		UID: "uid-res", DriverRequests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
 		ExecutorRequests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}
-	executor := func(id int, age time.Duration) corev1.Pod {
-		p := withGate(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), id))
-		p.CreationTimestamp = metav1.NewTime(now.Add(-age))
-		return p
+	executor := func(id int) corev1.Pod {
+		return withGate(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), id))
 	}
 	running := pod("a", "s1", "driver", "n1", "1", corev1.PodRunning)
 	groups := []corev1.Pod{placeholderOf(*res, "executors-1-1", "n1", true, false), placeholderOf(*res, "executors-2-3", "n2", true, false)}
@@ -367,23 +365,27 @@ func TestTakeGroups(t *testing.T) {
 	tests := []struct {
 		name        string
 		pods        []corev1.Pod
+		arrived     time.Duration // how long ago n2's first executor was seen waiting (0: not)
 		want        []took
 		wantMissing []string // placeholders made for missing members
 	}{{
 		name: "all of each group there: they take the groups' places",
-		pods: append(slices.Clone(groups), running, executor(1, 0), executor(2, 0), executor(3, 0)),
+		pods: append(slices.Clone(groups), running, executor(1), executor(2), executor(3)),
 		want: []took{{"a-exec-1", "a-ph-executors-1-1"}, {"a-exec-2", "a-ph-executors-2-3"}, {"a-exec-3", "a-ph-executors-2-3"}},
 	}, {
-		name: "n2's group in part, moments ago: 2 waits for 3",
-		pods: append(slices.Clone(groups), running, executor(1, 0), executor(2, time.Second)),
+		name: "n2's group in part, first seen now: 2 waits for 3",
+		pods: append(slices.Clone(groups), running, executor(1), executor(2)),
 		want: []took{{"a-exec-1", "a-ph-executors-1-1"}},
 	}, {
-		name: "n2's group in part, groupWait ago: 2 goes, 3 gets a placeholder of its own",
-		pods: append(slices.Clone(groups), running, executor(2, groupWait)),
+		name: "n2's group in part, seen a moment ago: 2 still waits",
+		pods: append(slices.Clone(groups), running, executor(2)), arrived: groupWait / 2,
+	}, {
+		name: "n2's group in part, seen groupWait ago: 2 goes, 3 gets a placeholder of its own",
+		pods: append(slices.Clone(groups), running, executor(2)), arrived: groupWait,
 		want: []took{{"a-exec-2", "a-ph-executors-2-3"}}, wantMissing: []string{"a-ph-executor-3"},
 	}, {
 		name: "3 has a placeholder of its own: it takes that one's place",
-		pods: []corev1.Pod{running, executor(3, 0), placeholderOf(*res, "executor-3", "n2", true, false)},
+		pods: []corev1.Pod{running, executor(3), placeholderOf(*res, "executor-3", "n2", true, false)},
 		want: []took{{"a-exec-3", "a-ph-executor-3"}},
 	}}
 	for _, tt := range tests {
@@ -394,7 +396,10 @@ func TestTakeGroups(t *testing.T) {
 			o.res = res
 			w := world{Nodes: []corev1.Node{kwokNode("n1"), kwokNode("n2")}, Pods: tt.pods, Workloads: []object{o}}
 			s := &Scheduler{cfg: Config{Enforcement: EnforcementPlaceholders, PlaceholderImage: DefaultPlaceholderImage}}
-			chosen, missing := s.takeGroups(executorsToUngate(w, nil, snapshotOptions{ReservationTimeout: time.Hour, Now: now}), w.Pods, existingPlaceholders(w), now)
+			if tt.arrived > 0 {
+				s.placeholders.arrivedAt(types.NamespacedName{Namespace: "ns", Name: "a-ph-executors-2-3"}, now.Add(-tt.arrived))
+			}
+			chosen, missing := s.takeGroups(executorsToUngate(w, nil, snapshotOptions{ReservationTimeout: time.Hour, Now: now}), existingPlaceholders(w), now)
 			var got []took
 			for _, rel := range chosen {
 				got = append(got, took{rel.pod.Name, rel.placeholder.Name})

@@ -147,7 +147,7 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 	// ran with them before a restart: let go, without a swap, whatever the enforcement now.
 	chosen := append(executorsToUngate(w, beyondPlan, o), driversToUngate(w)...)
 	placeholders := existingPlaceholders(w)
-	chosen, missing := s.takeGroups(chosen, w.Pods, placeholders, s.cfg.Clock.Now())
+	chosen, missing := s.takeGroups(chosen, placeholders, s.cfg.Clock.Now())
 	for _, rel := range chosen {
 		r.pods[rel.pod] = ungateState{node: rel.node}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/examples/external-scheduler/sjf"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang"
 )
 
 // gangSizes are the executor counts of the mixed load, in turn (2 CPU each, 1-CPU drivers).
@@ -169,6 +170,13 @@ func runGang(ctx context.Context, c config) error {
 	if c.gang && gangCore(sched) {
 		if placeholders, err = op.counter("spark_operator_gang_placeholder_writes_total", "verb", "create"); err != nil {
 			return err
+		}
+		if c.enforcement == string(gang.EnforcementPlaceholders) {
+			standIns, err := op.counter("spark_operator_gang_placeholder_stand_ins_total", "", "")
+			if err != nil {
+				return err
+			}
+			fmt.Printf("gang: mode=%s placeholders created=%.0f (for executors missing from their node's swap: %.0f)\n", mode, placeholders, standIns)
 		}
 	}
 	if load != nil {
