@@ -193,11 +193,8 @@ func TestPlaceholders(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := app("a", "s1", tt.state, 3, nil)
-			a.UID = "uid-a"
-			o := applicationObject(&a)
-			o.res = res
-			w := world{Nodes: []corev1.Node{kwokNode("n1"), kwokNode("n2")}, Pods: tt.pods, Workloads: []object{o}}
+			w := placeholderWorld(tt.state, res, tt.pods)
+			o := w.Workloads[0]
 			var got []string
 			for key := range placeholdersOf(w, tt.o) {
 				got = append(got, key.Name)
@@ -225,6 +222,16 @@ func TestPlaceholders(t *testing.T) {
 			}
 		})
 	}
+}
+
+// placeholderWorld is nodes n1 and n2 with pods, and application a of 3 executors in state,
+// holding res.
+func placeholderWorld(state v1beta2.ApplicationStateType, res *Reservation, pods []corev1.Pod) world {
+	a := app("a", "s1", state, 3, nil)
+	a.UID = "uid-a"
+	o := applicationObject(&a)
+	o.res = res
+	return world{Nodes: []corev1.Node{kwokNode("n1"), kwokNode("n2")}, Pods: pods, Workloads: []object{o}}
 }
 
 func ending(p corev1.Pod) corev1.Pod {
@@ -390,11 +397,7 @@ func TestTakeGroups(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := app("a", "s1", v1beta2.ApplicationStateRunning, 3, nil)
-			a.UID = "uid-a"
-			o := applicationObject(&a)
-			o.res = res
-			w := world{Nodes: []corev1.Node{kwokNode("n1"), kwokNode("n2")}, Pods: tt.pods, Workloads: []object{o}}
+			w := placeholderWorld(v1beta2.ApplicationStateRunning, res, tt.pods)
 			s := &Scheduler{cfg: Config{Enforcement: EnforcementPlaceholders, PlaceholderImage: DefaultPlaceholderImage}}
 			if tt.arrived > 0 {
 				s.placeholders.arrivedAt(types.NamespacedName{Namespace: "ns", Name: "a-ph-executors-2-3"}, now.Add(-tt.arrived))

@@ -50,21 +50,9 @@ func TestEnforcement(t *testing.T) {
 			} else {
 				f = newFixture(t)
 			}
-			f.node("a", "2", nil)
-			f.node("b", "2", nil)
-			writes := f.countPlaceholderWrites()
-			f.startOperator("--gang-enforcement=" + string(enforcement))
-			f.create(f.app("spark", "default", executorCount)) // 1 + 3 × 1 CPU: the 4 CPUs of a and b
-
 			// Spark is not played (no executor is created) until the competing pods exist: they
 			// ask for the room before the executors, in both modes.
-			var res *schedv1alpha1.Reservation
-			cluster.Eventually(t, 60*time.Second, "the application's Reservation", func() (bool, error) {
-				r := &schedv1alpha1.Reservation{}
-				err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: "spark"}, r)
-				res = r
-				return err == nil, client.IgnoreNotFound(err)
-			})
+			res, writes := f.fillTwoNodes(enforcement, executorCount)
 			f.competingDeployment("competitor", executorCount+1)
 
 			competitors := func() (bound, pending int) {
@@ -199,18 +187,7 @@ func TestEnforcement(t *testing.T) {
 func TestPlaceholdersForALateExecutor(t *testing.T) {
 	const executorCount = 3
 	f := newFixture(t)
-	f.node("a", "2", nil)
-	f.node("b", "2", nil)
-	writes := f.countPlaceholderWrites()
-	f.startOperator("--gang-enforcement=" + string(gang.EnforcementPlaceholders))
-	f.create(f.app("spark", "default", executorCount)) // 1 + 3 × 1 CPU: the 4 CPUs of a and b
-	var res *schedv1alpha1.Reservation
-	cluster.Eventually(t, 60*time.Second, "the application's Reservation", func() (bool, error) {
-		r := &schedv1alpha1.Reservation{}
-		err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: "spark"}, r)
-		res = r
-		return err == nil, client.IgnoreNotFound(err)
-	})
+	res, writes := f.fillTwoNodes(gang.EnforcementPlaceholders, executorCount)
 	// The late executor: the last of a node planned for two or more.
 	perNode := map[string][]int{}
 	for _, m := range res.Spec.Members {
@@ -365,6 +342,27 @@ func sparkSchedulerCluster(t *testing.T) string {
 	}
 	t.Cleanup(func() { _ = cluster.Down(context.Background(), state) })
 	return kubeconfig
+}
+
+// fillTwoNodes adds two nodes of 2 CPU, starts the operator with enforcement and creates
+// application "spark" of 1 + executorCount × 1 CPU, which fills them at 3. It returns the
+// application's Reservation once stored, and what countPlaceholderWrites counts from before
+// the operator started.
+func (f *fixture) fillTwoNodes(enforcement gang.Enforcement, executorCount int32) (*schedv1alpha1.Reservation, func() (created, deleted, nominated, preempting int)) {
+	f.t.Helper()
+	f.node("a", "2", nil)
+	f.node("b", "2", nil)
+	writes := f.countPlaceholderWrites()
+	f.startOperator("--gang-enforcement=" + string(enforcement))
+	f.create(f.app("spark", "default", executorCount))
+	var res *schedv1alpha1.Reservation
+	cluster.Eventually(f.t, 60*time.Second, "the application's Reservation", func() (bool, error) {
+		r := &schedv1alpha1.Reservation{}
+		err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: "spark"}, r)
+		res = r
+		return err == nil, client.IgnoreNotFound(err)
+	})
+	return res, writes
 }
 
 // executorNodes counts the nodes res plans executors on.
