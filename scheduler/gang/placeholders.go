@@ -68,7 +68,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -157,17 +156,6 @@ func nodeGroups(r Reservation) []nodeGroup {
 	return out
 }
 
-// times scales requests, a member's, to n members.
-func times(requests corev1.ResourceList, n int) corev1.ResourceList {
-	out := make(corev1.ResourceList, len(requests))
-	for name, q := range requests {
-		q = q.DeepCopy()
-		q.Mul(int64(n))
-		out[name] = q
-	}
-	return out
-}
-
 func isPlaceholder(p *corev1.Pod) bool { return p.Labels[LabelPlaceholder] != "" }
 
 // placeholderConditions keeps of a placeholder's conditions whether it was found unschedulable
@@ -239,29 +227,25 @@ func nodeAffinity(node string) *corev1.Affinity {
 
 // wantedPlaceholder is a placeholder that should exist.
 type wantedPlaceholder struct {
-	key      Key
-	res      Reservation
-	member   string
-	node     string
+	key    Key
+	res    Reservation
+	member string
+	node   string
+	// requests are one member's, count how many members it holds room for.
 	requests corev1.ResourceList
+	count    int
 }
 
-// members is how many members the placeholder holds room for.
-func (w wantedPlaceholder) members() int {
-	if g, ok := parseGroupMember(w.member); ok {
-		return g.size()
-	}
-	return 1
+// need is what the placeholder takes of its node: its members' requests and a pod slot each.
+func (w wantedPlaceholder) need() corev1.ResourceList {
+	need := corev1.ResourceList{}
+	add(need, memberRequests(sparkpod.PodDemand{Requests: w.requests}), int64(w.count))
+	return need
 }
 
-// parseGroupMember reads a node group's member name (nodeGroup.member), without its node.
-func parseGroupMember(member string) (nodeGroup, bool) {
-	var g nodeGroup
-	if _, err := fmt.Sscanf(member, "executors-%d-%d", &g.lo, &g.hi); err != nil || g.lo < 1 || g.hi < g.lo ||
-		member != g.member() {
-		return nodeGroup{}, false
-	}
-	return g, true
+// pod is the placeholder pod.
+func (w wantedPlaceholder) pod(image string) *corev1.Pod {
+	return placeholderPod(w.key, w.res, w.member, w.node, w.need(), image)
 }
 
 // placeholdersOf lists the placeholders the live reservations of w want, by pod: for the
@@ -270,7 +254,7 @@ func parseGroupMember(member string) (nodeGroup, bool) {
 // driver has one of its own, the executors one per node group (nodeGroups) until one of the
 // group was given its slot, then one each. Executors without readable ids get none (their
 // slots are counted per node).
-func placeholdersOf(w world, o snapshotOptions) map[types.NamespacedName]wantedPlaceholder {
+func placeholdersOf(w world, o snapshotOptions, existing map[types.NamespacedName]*corev1.Pod) map[types.NamespacedName]wantedPlaceholder {
 	out := map[types.NamespacedName]wantedPlaceholder{}
 	placed := map[boundMember]bool{}
 	for i := range w.Pods {
@@ -280,7 +264,6 @@ func placeholdersOf(w world, o snapshotOptions) map[types.NamespacedName]wantedP
 	}
 	ended := endedRuns(w.Pods)
 	executors := executorsOf(w.Pods, w.Seen)
-	existing := existingPlaceholders(w)
 	for i := range w.Workloads {
 		wo := &w.Workloads[i]
 		r, ok := wo.liveReservation()
@@ -292,12 +275,12 @@ func placeholdersOf(w world, o snapshotOptions) map[types.NamespacedName]wantedP
 			continue
 		}
 		resName := ReservationName(wo.Key)
-		add := func(member, node string, requests corev1.ResourceList) {
+		want := func(member, node string, requests corev1.ResourceList, count int) {
 			out[types.NamespacedName{Namespace: wo.Key.Namespace, Name: placeholderName(resName, member)}] =
-				wantedPlaceholder{key: wo.Key, res: r, member: member, node: node, requests: requests}
+				wantedPlaceholder{key: wo.Key, res: r, member: member, node: node, requests: requests, count: count}
 		}
 		if !placed[boundMember{wo.Key, r.SubmissionID, v1beta2.SparkRoleDriver}] {
-			add(schedv1alpha1.MemberRoleDriver, r.Driver, r.DriverRequests)
+			want(schedv1alpha1.MemberRoleDriver, r.Driver, r.DriverRequests, 1)
 		}
 		ids, ok := slotIDsToGive(r, executors[exec])
 		if !ok {
@@ -316,12 +299,12 @@ func placeholdersOf(w world, o snapshotOptions) map[types.NamespacedName]wantedP
 				whole = toGive[id] && (own == nil || own.Labels[LabelRun] != r.SubmissionID)
 			}
 			if whole {
-				add(g.member(), g.node, times(r.ExecutorRequests, g.size()))
+				want(g.member(), g.node, r.ExecutorRequests, g.size())
 				continue
 			}
 			for id := g.lo; id <= g.hi; id++ {
 				if toGive[id] {
-					add(executorMember(id), g.node, r.ExecutorRequests)
+					want(executorMember(id), g.node, r.ExecutorRequests, 1)
 				}
 			}
 		}
@@ -538,8 +521,8 @@ func (s *Scheduler) reconcilePlaceholders(ctx context.Context, w world, o snapsh
 	if s.cfg.Enforcement != EnforcementPlaceholders {
 		return nil
 	}
-	wanted := placeholdersOf(w, o)
 	existing := existingPlaceholders(w)
+	wanted := placeholdersOf(w, o, existing)
 	s.placeholders.sync(existing)
 	room := podRoom(w)
 	var missing []wantedPlaceholder
@@ -563,13 +546,12 @@ func (s *Scheduler) reconcilePlaceholders(ctx context.Context, w world, o snapsh
 		// Only into room that is free by the pods there now, as kube-scheduler counts them:
 		// where the pods of the applications a run preempted are ending, its placeholders wait
 		// for them, so that kube-scheduler never preempts pods itself for a placeholder.
-		need := want.requests.DeepCopy()
-		need[corev1.ResourcePods] = *resource.NewQuantity(int64(want.members()), resource.DecimalSI)
+		need := want.need()
 		if !fits(room[want.node], need) {
 			continue
 		}
 		add(room[want.node], need, -1)
-		create = append(create, placeholderPod(want.key, want.res, want.member, want.node, want.requests, s.cfg.PlaceholderImage))
+		create = append(create, want.pod(s.cfg.PlaceholderImage))
 	}
 	var remove []types.NamespacedName
 	for key, p := range existing {
@@ -591,9 +573,6 @@ func memberLess(a, b string) bool {
 func memberIndex(member string) int {
 	if member == schedv1alpha1.MemberRoleDriver {
 		return 0
-	}
-	if g, ok := parseGroupMember(member); ok {
-		return g.lo
 	}
 	id, err := strconv.Atoi(strings.TrimPrefix(member, schedv1alpha1.MemberRoleExecutor+"-"))
 	if err != nil {
@@ -660,18 +639,14 @@ func (s *Scheduler) createPlaceholders(ctx context.Context, key Key, r Reservati
 	if s.cfg.Enforcement != EnforcementPlaceholders || room == nil {
 		return nil
 	}
-	type member struct {
-		name, node string
-		requests   corev1.ResourceList
-	}
-	members := []member{{schedv1alpha1.MemberRoleDriver, r.Driver, memberRequests(sparkpod.PodDemand{Requests: r.DriverRequests})}}
+	wanted := []wantedPlaceholder{{key: key, res: r, member: schedv1alpha1.MemberRoleDriver, node: r.Driver, requests: r.DriverRequests, count: 1}}
 	for _, g := range nodeGroups(r) {
-		members = append(members, member{g.member(), g.node, times(memberRequests(sparkpod.PodDemand{Requests: r.ExecutorRequests}), g.size())})
+		wanted = append(wanted, wantedPlaceholder{key: key, res: r, member: g.member(), node: g.node, requests: r.ExecutorRequests, count: g.size()})
 	}
 	var pods []*corev1.Pod
-	for _, m := range members {
-		if room.take(m.node, m.requests) {
-			pods = append(pods, placeholderPod(key, r, m.name, m.node, m.requests, s.cfg.PlaceholderImage))
+	for _, want := range wanted {
+		if room.take(want.node, want.need()) {
+			pods = append(pods, want.pod(s.cfg.PlaceholderImage))
 		}
 	}
 	return s.writePlaceholders(ctx, pods, nil)
@@ -888,7 +863,8 @@ func (s *Scheduler) takeGroups(chosen []toUngate, placeholders map[types.Namespa
 			chosen[i].placeholder = shared.placeholder
 		}
 		for _, id := range absent {
-			p := placeholderPod(shared.key, shared.res, executorMember(id), shared.group.node, shared.res.ExecutorRequests, s.cfg.PlaceholderImage)
+			p := wantedPlaceholder{key: shared.key, res: shared.res, member: executorMember(id), node: shared.group.node,
+				requests: shared.res.ExecutorRequests, count: 1}.pod(s.cfg.PlaceholderImage)
 			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: GatePlaceholder}}
 			// So that a pass choosing the latecomer before the cache shows its placeholder
 			// takes that placeholder's place, not the group's.
@@ -1075,8 +1051,8 @@ func countedByReservation(p *corev1.Pod, holding map[types.NamespacedName]string
 // room is on its way, not taken.
 func placeholdersHold(w world, o snapshotOptions) (waiting map[Key]string, taken map[Key]string, recheck time.Duration) {
 	waiting, taken = map[Key]string{}, map[Key]string{}
-	wanted := placeholdersOf(w, o)
 	existing := existingPlaceholders(w)
+	wanted := placeholdersOf(w, o, existing)
 	ending := map[string]bool{}
 	for i := range w.Pods {
 		if p := &w.Pods[i]; !p.DeletionTimestamp.IsZero() && placedOn(p) != "" {

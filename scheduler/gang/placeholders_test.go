@@ -9,7 +9,9 @@ package gang
 
 import (
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,14 +103,17 @@ func TestReservationObjectRoundTrip(t *testing.T) {
 // placeholderOf is the placeholder of member of a's reservation res on node, as the cluster
 // cache holds it (bound or not, unschedulable or not).
 func placeholderOf(res Reservation, member, node string, bound, unschedulable bool) corev1.Pod {
-	requests := res.ExecutorRequests
+	want := wantedPlaceholder{key: Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}, res: res,
+		member: member, node: node, requests: res.ExecutorRequests, count: 1}
 	if member == "driver" {
-		requests = res.DriverRequests
-	} else if g, ok := parseGroupMember(member); ok {
-		requests = times(requests, g.size())
+		want.requests = res.DriverRequests
+	} else if lo, hi := 0, 0; strings.HasPrefix(member, "executors-") {
+		if _, err := fmt.Sscanf(member, "executors-%d-%d", &lo, &hi); err != nil {
+			panic(err)
+		}
+		want.count = hi - lo + 1
 	}
-	p := placeholderPod(Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}, res, member, node,
-		requests, DefaultPlaceholderImage)
+	p := want.pod(DefaultPlaceholderImage)
 	if bound {
 		p.Spec.NodeName = node
 	}
@@ -196,7 +201,7 @@ func TestPlaceholders(t *testing.T) {
 			w := placeholderWorld(tt.state, res, tt.pods)
 			o := w.Workloads[0]
 			var got []string
-			for key := range placeholdersOf(w, tt.o) {
+			for key := range placeholdersOf(w, tt.o, existingPlaceholders(w)) {
 				got = append(got, key.Name)
 			}
 			slices.Sort(got)
