@@ -78,18 +78,20 @@ type jobs struct {
 	capacity capacityShares
 }
 
-// capacityShares splits the nodes' allocatable CPU, as shares of it: requested by running pods
-// at work (working) and by running pods not at work (idle); by pods bound and not running yet
-// (starting); kept by the gang scheduler's reservations for pods not bound yet, of jobs not
-// ended (reserved); and the rest (free). Where capacity goes that does no work tells what a
-// scheduler costs.
+// capacityShares splits the nodes' allocatable CPU, as shares of it: requested by the
+// applications' running pods at work (working) and not at work (idle), by the competing load's
+// running pods (competing) and by running placeholders (placeholders); by pods bound and not
+// running yet (starting); kept by the gang scheduler's reservations for members not bound yet,
+// of jobs not ended, beyond what placeholders bound hold for them (reserved); and the rest
+// (free). Where capacity goes that does no work tells what a scheduler costs, and the
+// competing load's share what an application under load cannot have.
 type capacityShares struct {
-	working, idle, starting, reserved, free float64
+	working, idle, competing, placeholders, starting, reserved, free float64
 }
 
 func (c capacityShares) add(o capacityShares, k float64) capacityShares {
-	return capacityShares{c.working + k*o.working, c.idle + k*o.idle, c.starting + k*o.starting,
-		c.reserved + k*o.reserved, c.free + k*o.free}
+	return capacityShares{c.working + k*o.working, c.idle + k*o.idle, c.competing + k*o.competing,
+		c.placeholders + k*o.placeholders, c.starting + k*o.starting, c.reserved + k*o.reserved, c.free + k*o.free}
 }
 
 type unschedulableExecutor struct {
@@ -155,7 +157,10 @@ func newJobs() *jobs {
 // step accounts for dt elapsed until now on the state given and returns the API calls to make.
 func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplication, pods []corev1.Pod, nodes []corev1.Node) ([]action, observation) {
 	var obs observation
-	var alloc, used, working, starting, reserved int64
+	// used, starting: all pods' requests, running and bound not running; competing and
+	// placeholders: those of running pods of the competing load and running placeholders;
+	// placeholdersBound: those of placeholders bound, running or not, which hold room reserved.
+	var alloc, used, working, starting, reserved, competing, placeholders, placeholdersBound int64
 	for i := range nodes {
 		q := nodes[i].Status.Allocatable[corev1.ResourceCPU]
 		alloc += q.MilliValue()
@@ -172,8 +177,17 @@ func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplica
 		running := live && p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning
 		if running {
 			used += cpuOf(p)
+			switch {
+			case p.Labels[labelLoad] != "":
+				competing += cpuOf(p)
+			case p.Labels[gang.LabelPlaceholder] != "":
+				placeholders += cpuOf(p)
+			}
 		} else if live && p.Spec.NodeName != "" {
 			starting += cpuOf(p)
+		}
+		if live && p.Spec.NodeName != "" && p.Labels[gang.LabelPlaceholder] != "" {
+			placeholdersBound += cpuOf(p)
 		}
 		app := p.Labels[v1beta2.LabelAppName]
 		switch p.Labels[v1beta2.SparkRoleLabel] {
@@ -317,7 +331,11 @@ func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplica
 		obs.cpuShare = float64(used) / float64(alloc)
 		obs.workingShare = float64(working) / float64(alloc)
 		a := float64(alloc)
-		obs.capacity = capacityShares{working: float64(working) / a, idle: float64(used-working) / a,
+		// The room a bound placeholder holds is reserved room too: counted once, as the
+		// placeholder's.
+		reserved = max(reserved-placeholdersBound, 0)
+		obs.capacity = capacityShares{working: float64(working) / a, idle: float64(used-working-competing-placeholders) / a,
+			competing: float64(competing) / a, placeholders: float64(placeholders) / a,
 			starting: float64(starting) / a, reserved: float64(reserved) / a,
 			free: float64(alloc-used-starting-reserved) / a}
 	}
@@ -387,8 +405,8 @@ func (j *jobs) stages() string {
 	}
 	c := j.capacity
 	k := 1 / max(j.seconds, 1e-9)
-	return out + fmt.Sprintf(" cpu working=%.3f idle=%.3f starting=%.3f reserved=%.3f free=%.3f",
-		c.working*k, c.idle*k, c.starting*k, c.reserved*k, c.free*k)
+	return out + fmt.Sprintf(" cpu working=%.3f idle=%.3f competing=%.3f placeholders=%.3f starting=%.3f reserved=%.3f free=%.3f",
+		c.working*k, c.idle*k, c.competing*k, c.placeholders*k, c.starting*k, c.reserved*k, c.free*k)
 }
 
 // ramp returns, over the applications whose executors all ran, the mean time from the driver

@@ -150,6 +150,12 @@ func TestCapacityShares(t *testing.T) {
 		return app
 	}
 	// stepApp's pods ask for 1 CPU each (no cores set): the reservation counts by the demand.
+	// other is a pod of no application, of 2 CPU, labelled key=value.
+	other := func(name, key, value, node string, phase corev1.PodPhase) corev1.Pod {
+		p := stepPod("", "", name, node, phase, "2", t0)
+		p.Labels = map[string]string{key: value}
+		return p
+	}
 	cases := []struct {
 		name  string
 		apps  []v1beta2.SparkApplication
@@ -180,6 +186,21 @@ func TestCapacityShares(t *testing.T) {
 		pods:  []corev1.Pod{driverOf("a", corev1.PodRunning)},
 		ended: true,
 		want:  capacityShares{idle: 0.1, free: 0.9},
+	}, {
+		name: "the competing load's running pods are its share, not the applications' idle; its pending ones nothing",
+		apps: []v1beta2.SparkApplication{stepApp("a", 2, "100")},
+		pods: []corev1.Pod{other("load-1", labelLoad, "competing", "n1", corev1.PodRunning), other("load-2", labelLoad, "competing", "", corev1.PodPending)},
+		want: capacityShares{competing: 0.2, free: 0.8},
+	}, {
+		name: "a placeholder bound holds an executor's reserved room: counted once, as the placeholder's",
+		apps: []v1beta2.SparkApplication{admitted(stepApp("a", 2, "100"), map[string]int32{"n1": 2})},
+		pods: []corev1.Pod{driverOf("a", corev1.PodRunning), other("a-ph-executors-1-1", gang.LabelPlaceholder, "a", "n1", corev1.PodRunning)},
+		want: capacityShares{idle: 0.1, placeholders: 0.2, free: 0.7},
+	}, {
+		name: "a placeholder bound, not running yet: starting, and the room it holds not reserved twice",
+		apps: []v1beta2.SparkApplication{admitted(stepApp("a", 2, "100"), map[string]int32{"n1": 2})},
+		pods: []corev1.Pod{driverOf("a", corev1.PodRunning), other("a-ph-executors-1-1", gang.LabelPlaceholder, "a", "n1", corev1.PodPending)},
+		want: capacityShares{idle: 0.1, starting: 0.2, free: 0.7},
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -213,9 +234,9 @@ func TestStages(t *testing.T) {
 	j.byApp["nogang"] = &job{seen: at(0), driverCreated: at(4), driverBound: at(5), driverRunning: at(6),
 		allRunning: at(8), endAsked: at(38), finished: at(42)}
 	j.byApp["unfinished"] = &job{seen: at(0), admitted: at(100), driverCreated: at(200)}
-	j.capacity, j.seconds = capacityShares{working: 5, idle: 1, starting: 1, reserved: 2, free: 1}, 10
+	j.capacity, j.seconds = capacityShares{working: 4, idle: 1, competing: 0.5, placeholders: 0.5, starting: 1, reserved: 2, free: 1}, 10
 	want := "stages_s queued=10.0 to_driver=3.0 to_bound=1.0 to_running=1.0 to_executors=2.0 work=30.0 to_finished=4.0" +
-		" cpu working=0.500 idle=0.100 starting=0.100 reserved=0.200 free=0.100"
+		" cpu working=0.400 idle=0.100 competing=0.050 placeholders=0.050 starting=0.100 reserved=0.200 free=0.100"
 	if got := j.stages(); got != want {
 		t.Errorf("stages:\n got %q\nwant %q", got, want)
 	}
