@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/go-logr/glogr"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -72,6 +73,7 @@ func main() {
 	log := glogr.New()
 	ctrllog.SetLogger(log)
 	klog.SetLogger(log)
+	setMemoryLimit(log, o.memoryLimitRatio, memlimit.FromCgroup)
 	if err := run(signals.SetupSignalHandler(), o); err != nil {
 		log.Error(err, "operator stopped")
 		os.Exit(1)

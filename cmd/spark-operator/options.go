@@ -101,6 +101,10 @@ type options struct {
 	kubeSchedulerNames          []string
 	coschedulingScheduleTimeout time.Duration
 
+	// memoryLimitRatio is the share of the container's memory limit given to the Go runtime as
+	// its soft memory limit (setMemoryLimit); 0: none.
+	memoryLimitRatio float64
+
 	controllerEnabled   bool
 	sparkConnectEnabled bool
 	webhookEnabled      bool
@@ -130,6 +134,8 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.StringVar(&mode, "submission-mode", string(submission.ModeNative), `How applications are submitted: "native" or "spark-submit" (per app: annotation `+`sparkoperator.k8s.io/submitter).`)
 	fs.StringVar(&o.sparkHome, "spark-home", "", "SPARK_HOME holding bin/spark-submit, for the spark-submit mode.")
 	fs.Float64Var(&o.apiQPS, "kube-api-qps", 100, "Queries per second to the Kubernetes API.")
+	fs.Float64Var(&o.memoryLimitRatio, "memory-limit-ratio", 0.9, "Set the Go runtime's soft memory limit to this share of the container's memory limit (its cgroup's), "+
+		"so that garbage is collected before the kernel kills the operator at the limit; 0: none. GOMEMLIMIT in the environment wins.")
 	fs.IntVar(&o.apiBurst, "kube-api-burst", 200, "Burst of queries to the Kubernetes API.")
 	fs.StringVar(&o.defaultBatchSched, "default-batch-scheduler", "", "Batch scheduler for applications that name none, and for SparkConnect sessions; empty lets every application and session through.")
 	fs.BoolVar(&o.gangEnabled, "enable-gang-scheduler", false, `Enable the embedded gang scheduler (spec.batchScheduler: gang; with --default-batch-scheduler=gang for applications naming none). `+
@@ -221,6 +227,9 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	o.namespaceSelector = sel
 	if o.submissionMode, err = submission.ParseMode(mode); err != nil {
 		errs = append(errs, fmt.Errorf("--submission-mode: %w", err))
+	}
+	if o.memoryLimitRatio < 0 || o.memoryLimitRatio > 1 {
+		errs = append(errs, fmt.Errorf("--memory-limit-ratio must be within 0 (none) and 1, got %g", o.memoryLimitRatio))
 	}
 	if o.controllerWorkers < 1 {
 		errs = append(errs, fmt.Errorf("--controller-workers must be at least 1, got %d", o.controllerWorkers))

@@ -27,7 +27,8 @@ func TestParseOptions(t *testing.T) {
 				if o.submissionMode != submission.ModeNative || o.namespaces != nil || !o.namespaceSelector.Empty() ||
 					o.driverPodGracePeriod != 10*time.Second || o.maxTrackedExecutors != 1000 || o.leaderElect ||
 					o.unschedulableTimeout != 0 || o.leaseDuration != 15*time.Second ||
-					o.submissionWorkers != 32 || !o.controllerEnabled || o.webhook.CertProvider != webhook.CertProviderSelf {
+					o.submissionWorkers != 32 || !o.controllerEnabled || o.webhook.CertProvider != webhook.CertProviderSelf ||
+					o.memoryLimitRatio != 0.9 {
 					t.Errorf("unexpected defaults: %+v", o)
 				}
 			},
@@ -62,6 +63,8 @@ func TestParseOptions(t *testing.T) {
 				}
 			},
 		},
+		{name: "memory limit ratio above 1", args: []string{"--memory-limit-ratio", "1.5"}, wantErr: "--memory-limit-ratio must be within 0 (none) and 1, got 1.5"},
+		{name: "negative memory limit ratio", args: []string{"--memory-limit-ratio", "-0.1"}, wantErr: "--memory-limit-ratio must be within 0 (none) and 1"},
 		{name: "unknown YuniKorn gang style", args: []string{"--yunikorn-gang-scheduling-style", "Strict"}, wantErr: `gang scheduling style "Strict": want Hard or Soft`},
 		{name: "YuniKorn placeholder timeout not in seconds", args: []string{"--yunikorn-placeholder-timeout", "1500ms"}, wantErr: "whole number of seconds"},
 		{
