@@ -21,7 +21,8 @@ import (
 // heap nears it. The rest of the container's limit is for what the Go heap does not hold
 // (stacks, the runtime's own structures). GOMEMLIMIT in the environment wins, as does
 // AUTOMEMLIMIT=off; a ratio of 0 leaves the runtime as it is; no limit, nothing to do.
-// containerLimit reads the container's limit: memlimit.FromCgroup but in tests.
+//
+// containerLimit reads the container's limit: memlimit.FromCgroup, but in tests.
 func setMemoryLimit(log logr.Logger, ratio float64, containerLimit memlimit.Provider) {
 	if ratio == 0 {
 		return
