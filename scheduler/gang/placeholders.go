@@ -58,10 +58,7 @@ package gang
 import (
 	"context"
 	"fmt"
-	"math"
 	"sort"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -234,6 +231,32 @@ type wantedPlaceholder struct {
 	// requests are one member's, count how many members it holds room for.
 	requests corev1.ResourceList
 	count    int
+	// first orders a reservation's placeholders: 0 for the driver's, else its first
+	// executor's id.
+	first int
+}
+
+// before orders placeholders: by workload, then the driver's, then by first executor.
+func (w wantedPlaceholder) before(o wantedPlaceholder) bool {
+	if w.key != o.key {
+		return lessKey(w.key, o.key)
+	}
+	return w.first < o.first || w.first == o.first && w.member < o.member
+}
+
+// driverPlaceholder is the placeholder of r's driver.
+func driverPlaceholder(key Key, r Reservation) wantedPlaceholder {
+	return wantedPlaceholder{key: key, res: r, member: schedv1alpha1.MemberRoleDriver, node: r.Driver, requests: r.DriverRequests, count: 1}
+}
+
+// groupPlaceholder is the placeholder shared by the executors of r's node group g.
+func groupPlaceholder(key Key, r Reservation, g nodeGroup) wantedPlaceholder {
+	return wantedPlaceholder{key: key, res: r, member: g.member(), node: g.node, requests: r.ExecutorRequests, count: g.size(), first: g.lo}
+}
+
+// executorPlaceholder is the placeholder of r's executor id alone, on node.
+func executorPlaceholder(key Key, r Reservation, id int, node string) wantedPlaceholder {
+	return wantedPlaceholder{key: key, res: r, member: executorMember(id), node: node, requests: r.ExecutorRequests, count: 1, first: id}
 }
 
 // need is what the placeholder takes of its node: its members' requests and a pod slot each.
@@ -275,12 +298,11 @@ func placeholdersOf(w world, o snapshotOptions, existing map[types.NamespacedNam
 			continue
 		}
 		resName := ReservationName(wo.Key)
-		want := func(member, node string, requests corev1.ResourceList, count int) {
-			out[types.NamespacedName{Namespace: wo.Key.Namespace, Name: placeholderName(resName, member)}] =
-				wantedPlaceholder{key: wo.Key, res: r, member: member, node: node, requests: requests, count: count}
+		want := func(w wantedPlaceholder) {
+			out[types.NamespacedName{Namespace: wo.Key.Namespace, Name: placeholderName(resName, w.member)}] = w
 		}
 		if !placed[boundMember{wo.Key, r.SubmissionID, v1beta2.SparkRoleDriver}] {
-			want(schedv1alpha1.MemberRoleDriver, r.Driver, r.DriverRequests, 1)
+			want(driverPlaceholder(wo.Key, r))
 		}
 		ids, ok := slotIDsToGive(r, executors[exec])
 		if !ok {
@@ -299,12 +321,12 @@ func placeholdersOf(w world, o snapshotOptions, existing map[types.NamespacedNam
 				whole = toGive[id] && (own == nil || own.Labels[LabelRun] != r.SubmissionID)
 			}
 			if whole {
-				want(g.member(), g.node, r.ExecutorRequests, g.size())
+				want(groupPlaceholder(wo.Key, r, g))
 				continue
 			}
 			for id := g.lo; id <= g.hi; id++ {
 				if toGive[id] {
-					want(executorMember(id), g.node, r.ExecutorRequests, 1)
+					want(executorPlaceholder(wo.Key, r, id, g.node))
 				}
 			}
 		}
@@ -537,10 +559,7 @@ func (s *Scheduler) reconcilePlaceholders(ctx context.Context, w world, o snapsh
 		}
 		missing = append(missing, want)
 	}
-	sort.Slice(missing, func(i, j int) bool {
-		a, b := missing[i], missing[j]
-		return lessKey(a.key, b.key) || a.key == b.key && memberLess(a.member, b.member)
-	})
+	sort.Slice(missing, func(i, j int) bool { return missing[i].before(missing[j]) })
 	var create []*corev1.Pod
 	for _, want := range missing {
 		// Only into room that is free by the pods there now, as kube-scheduler counts them:
@@ -562,23 +581,6 @@ func (s *Scheduler) reconcilePlaceholders(ctx context.Context, w world, o snapsh
 		remove = append(remove, key)
 	}
 	return s.writePlaceholders(ctx, create, remove)
-}
-
-// memberLess orders a reservation's members: the driver, then executors by id.
-func memberLess(a, b string) bool {
-	ia, ib := memberIndex(a), memberIndex(b)
-	return ia < ib || ia == ib && a < b
-}
-
-func memberIndex(member string) int {
-	if member == schedv1alpha1.MemberRoleDriver {
-		return 0
-	}
-	id, err := strconv.Atoi(strings.TrimPrefix(member, schedv1alpha1.MemberRoleExecutor+"-"))
-	if err != nil {
-		return math.MaxInt
-	}
-	return id
 }
 
 // podRoom is each node's allocatable minus what its pods request (terminating ones included,
@@ -639,9 +641,9 @@ func (s *Scheduler) createPlaceholders(ctx context.Context, key Key, r Reservati
 	if s.cfg.Enforcement != EnforcementPlaceholders || room == nil {
 		return nil
 	}
-	wanted := []wantedPlaceholder{{key: key, res: r, member: schedv1alpha1.MemberRoleDriver, node: r.Driver, requests: r.DriverRequests, count: 1}}
+	wanted := []wantedPlaceholder{driverPlaceholder(key, r)}
 	for _, g := range nodeGroups(r) {
-		wanted = append(wanted, wantedPlaceholder{key: key, res: r, member: g.member(), node: g.node, requests: r.ExecutorRequests, count: g.size()})
+		wanted = append(wanted, groupPlaceholder(key, r, g))
 	}
 	var pods []*corev1.Pod
 	for _, want := range wanted {
@@ -863,8 +865,7 @@ func (s *Scheduler) takeGroups(chosen []toUngate, placeholders map[types.Namespa
 			chosen[i].placeholder = shared.placeholder
 		}
 		for _, id := range absent {
-			p := wantedPlaceholder{key: shared.key, res: shared.res, member: executorMember(id), node: shared.group.node,
-				requests: shared.res.ExecutorRequests, count: 1}.pod(s.cfg.PlaceholderImage)
+			p := executorPlaceholder(shared.key, shared.res, id, shared.group.node).pod(s.cfg.PlaceholderImage)
 			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: GatePlaceholder}}
 			// So that a pass choosing the latecomer before the cache shows its placeholder
 			// takes that placeholder's place, not the group's.

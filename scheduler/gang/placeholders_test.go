@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -103,16 +102,20 @@ func TestReservationObjectRoundTrip(t *testing.T) {
 // placeholderOf is the placeholder of member of a's reservation res on node, as the cluster
 // cache holds it (bound or not, unschedulable or not).
 func placeholderOf(res Reservation, member, node string, bound, unschedulable bool) corev1.Pod {
-	want := wantedPlaceholder{key: Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}, res: res,
-		member: member, node: node, requests: res.ExecutorRequests, count: 1}
-	if member == "driver" {
-		want.requests = res.DriverRequests
-	} else if lo, hi := 0, 0; strings.HasPrefix(member, "executors-") {
-		if _, err := fmt.Sscanf(member, "executors-%d-%d", &lo, &hi); err != nil {
-			panic(err)
-		}
-		want.count = hi - lo + 1
+	key := Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
+	var want wantedPlaceholder
+	lo, hi, id := 0, 0, 0
+	switch {
+	case member == "driver":
+		want = driverPlaceholder(key, res)
+	case scanned(fmt.Sscanf(member, "executors-%d-%d", &lo, &hi)):
+		want = groupPlaceholder(key, res, nodeGroup{node: node, lo: lo, hi: hi})
+	case scanned(fmt.Sscanf(member, "executor-%d", &id)):
+		want = executorPlaceholder(key, res, id, node)
+	default:
+		panic("no placeholder member " + member)
 	}
+	want.node = node
 	p := want.pod(DefaultPlaceholderImage)
 	if bound {
 		p.Spec.NodeName = node
@@ -226,6 +229,42 @@ func TestPlaceholders(t *testing.T) {
 				t.Errorf("cpu used (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// scanned reports whether a scan read all it asked for.
+func scanned(_ int, err error) bool { return err == nil }
+
+func TestPlaceholderOrder(t *testing.T) {
+	res := Reservation{SubmissionID: "s1", Driver: "n1", Executors: map[string]int32{"n1": 11}}
+	a := Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
+	b := Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "b"}}
+	// Created in this order when room runs short: the driver first, then executors by id,
+	// groups by their first (executors-3-4 before executors-10-11, which a name would put
+	// first), workload by workload.
+	want := []wantedPlaceholder{
+		driverPlaceholder(a, res),
+		executorPlaceholder(a, res, 2, "n1"),
+		groupPlaceholder(a, res, nodeGroup{node: "n1", lo: 3, hi: 4}),
+		executorPlaceholder(a, res, 5, "n1"),
+		groupPlaceholder(a, res, nodeGroup{node: "n1", lo: 10, hi: 11}),
+		driverPlaceholder(b, res),
+	}
+	got := slices.Clone(want)
+	slices.Reverse(got)
+	slices.SortFunc(got, func(x, y wantedPlaceholder) int {
+		switch {
+		case x.before(y):
+			return -1
+		case y.before(x):
+			return 1
+		}
+		return 0
+	})
+	for i := range want {
+		if got[i].key != want[i].key || got[i].member != want[i].member {
+			t.Errorf("place %d: %s %s, want %s %s", i, got[i].key, got[i].member, want[i].key, want[i].member)
+		}
 	}
 }
 
