@@ -76,6 +76,11 @@ func ownCluster(t *testing.T, scheduler string, nodes, cpu int) (kubeconfig, sta
 		if err := cluster.Down(context.Background(), state); err != nil {
 			t.Errorf("stopping the cluster: %v", err)
 		}
+		if t.Failed() {
+			// The schedulers' logs say why a pod waited; the test's output cannot hold them.
+			t.Logf("the cluster's logs are kept in %s", filepath.Join(state, "logs"))
+			return
+		}
 		_ = os.RemoveAll(dir)
 	})
 	kubeconfig, err = cluster.Up(ctx, state, "--nodes", fmt.Sprint(nodes), "--node-cpu", fmt.Sprint(cpu), "--node-memory", "16Gi")

@@ -30,7 +30,7 @@ import (
 )
 
 // TestVolcano runs 20 applications, created at once, through Volcano's scheduler on a cluster
-// that fits 4 of them (and one held first for its queue, which does not exist yet) (2 nodes of 4 CPUs; a 1-CPU driver and a 1-CPU executor each): all
+// that fits 4 of them (after one held for its queue until the queue exists) (2 nodes of 4 CPUs; a 1-CPU driver and a 1-CPU executor each): all
 // complete, never more than 4 drivers run at once, and no executor of a running driver waits
 // for room (no partial start). Each run has its PodGroup, owned by its application, with the
 // whole gang as minResources and the options' queue and priority class, created before its
@@ -66,7 +66,9 @@ func TestVolcano(t *testing.T) {
 		"--enable-spark-connect=false", "-logtostderr", "-v=1")
 
 	// An application of a Volcano queue that does not exist yet waits, saying so, with no pod;
-	// created, the queue lets it run with the others.
+	// created, the queue lets it run. It runs before the others: while a second queue has pods,
+	// Volcano's proportion plugin binds a queue's pods only up to its share, so a running
+	// application's executor could wait (docs/gang-scheduling.md, "Several queues").
 	early := f.app("early", volcano.Name, 1, fixtureDriverSeconds)
 	early.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To("later")}
 	if err := c.Create(ctx, early); err != nil {
@@ -85,6 +87,7 @@ func TestVolcano(t *testing.T) {
 	if err := c.Create(ctx, later); err != nil {
 		t.Fatal(err)
 	}
+	f.runToCompletion(2*time.Minute, []string{"early"}, nil)
 
 	apps := names("pi", 20)
 	f.createAtOnce(apps, func(name string) *v1beta2.SparkApplication {
