@@ -15,6 +15,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -122,16 +124,88 @@ func reservationStatus(key Key, r Reservation, pods []corev1.Pod, existing map[t
 		BoundMembers: bound, Placeholders: placeholders}
 }
 
+// reservationStatusEvery is the least time between two status writes of one reservation that
+// is not complete yet. A run's members bind within moments of each other, and cycles follow
+// every pod event: a write for each member bound cost the API server about six writes an
+// application (docs/benchmarks.md), to show counts a user reads seconds later anyway.
+const reservationStatusEvery = 2 * time.Second
+
+// statusPacing keeps when each reservation's status was last written, so that a reservation's
+// status is written at most once per reservationStatusEvery until it is complete.
+type statusPacing struct {
+	mu       sync.Mutex
+	written  map[Key]time.Time
+	followUp atomic.Bool
+}
+
+// due reports whether key's status may be written at now, and if not, how long until it may.
+// A complete status (every member bound, no placeholder left) is always due: it is the one a
+// user waits for, and it is the last.
+func (p *statusPacing) due(key Key, now time.Time, complete bool) (bool, time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	at, ok := p.written[key]
+	if !ok || complete || now.Before(at) {
+		return true, 0
+	}
+	if wait := reservationStatusEvery - now.Sub(at); wait > 0 {
+		return false, wait
+	}
+	return true, 0
+}
+
+// wrote records key's status written at now; a write that failed is forgotten, so that the
+// next cycle tries again at once.
+func (p *statusPacing) wrote(key Key, now time.Time, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.written == nil {
+		p.written = map[Key]time.Time{}
+	}
+	if ok {
+		p.written[key] = now
+	} else {
+		delete(p.written, key)
+	}
+}
+
+// forgetBefore drops what was written before cutoff: it no longer holds any write back.
+func (p *statusPacing) forgetBefore(cutoff time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for key, at := range p.written {
+		if at.Before(cutoff) {
+			delete(p.written, key)
+		}
+	}
+}
+
+// followUpAfter asks for a cycle after wait, unless one is asked for already: the writes held
+// back are made by it, with or without an event between.
+func (p *statusPacing) followUpAfter(wait time.Duration, trigger func()) {
+	if p.followUp.Swap(true) {
+		return
+	}
+	time.AfterFunc(wait, func() {
+		p.followUp.Store(false)
+		trigger()
+	})
+}
+
 // writeReservationStatus brings the status of the live reservations the cluster cache shows up
-// to date, side by side; a write that fails is tried again by the next cycle, which finds the
-// status out of date still.
+// to date, side by side, each at most once per reservationStatusEvery until it is complete; a
+// write that fails, or is held back, is made by a later cycle, which finds the status out of
+// date still.
 func (s *Scheduler) writeReservationStatus(ctx context.Context, w world) {
 	existing := existingPlaceholders(w)
+	now := s.cfg.Clock.Now()
+	s.statusWrites.forgetBefore(now.Add(-reservationStatusEvery))
 	type write struct {
 		key    Key
 		status schedv1alpha1.ReservationStatus
 	}
 	var writes []write
+	var heldBack time.Duration
 	for i := range w.Workloads {
 		o := &w.Workloads[i]
 		r, ok := o.liveReservation()
@@ -142,7 +216,17 @@ func (s *Scheduler) writeReservationStatus(ctx context.Context, w world) {
 		if st.Nodes == r.Status.Nodes && st.Bound == r.Status.Bound && st.Placeholders == r.Status.Placeholders && slices.Equal(st.BoundMembers, r.Status.BoundMembers) {
 			continue
 		}
+		complete := len(st.BoundMembers) == 1+len(plannedSlots(r)) && st.Placeholders == 0
+		if due, wait := s.statusWrites.due(o.Key, now, complete); !due {
+			if heldBack == 0 || wait < heldBack {
+				heldBack = wait
+			}
+			continue
+		}
 		writes = append(writes, write{o.Key, st})
+	}
+	if heldBack > 0 {
+		s.statusWrites.followUpAfter(heldBack, s.trigger)
 	}
 	var wg sync.WaitGroup
 	calls := make(chan struct{}, storeCalls)
@@ -157,6 +241,7 @@ func (s *Scheduler) writeReservationStatus(ctx context.Context, w world) {
 			obj := &schedv1alpha1.Reservation{}
 			obj.Namespace, obj.Name = wr.key.Namespace, ReservationName(wr.key)
 			err := s.client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
+			s.statusWrites.wrote(wr.key, now, err == nil)
 			if err != nil && !apierrors.IsNotFound(err) {
 				log.FromContext(ctx).V(1).Info("could not write a reservation's status; retrying on the next cycle", "workload", wr.key.String(), "error", err.Error())
 			}

@@ -117,6 +117,8 @@ type Scheduler struct {
 	stored map[Key]Reservation
 	// placeholders remembers placeholder writes the cluster cache may not show yet.
 	placeholders placeholderBook
+	// statusWrites paces the reservations' status writes (reservations.go).
+	statusWrites statusPacing
 }
 
 var (
