@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -124,31 +123,104 @@ func reservationStatus(key Key, r Reservation, pods []corev1.Pod, existing map[t
 		BoundMembers: bound, Placeholders: placeholders}
 }
 
-// reservationStatusEvery is the least time between two status writes of one reservation that
-// is not complete yet. A run's members bind within moments of each other, and cycles follow
-// every pod event: a write for each member bound cost the API server about six writes an
-// application (docs/benchmarks.md), to show counts a user reads seconds later anyway.
-const reservationStatusEvery = 2 * time.Second
+// A reservation's status (its nodes, which members are bound) is for people and other programs
+// to read; nothing here reads it back. Cycles follow every pod event and a run's members bind
+// one after the other, so writing each change cost about six writes an application
+// (docs/benchmarks.md). Its writes are paced:
+//
+//   - The complete status (every member bound, no placeholder left), the one a user waits for,
+//     is written at once, and so is a reservation's first.
+//   - Other changes wait until reservationStatusEvery has passed since the last write, and are
+//     then written as they stand: members binding within it cost one write together.
+//   - A change that only loses members (they end, or went) waits until it has been out of date
+//     for membersGoneShownWithin: a run's executors go as it ends, and its reservation goes with
+//     it moments later, so writing them gone is rarely worth it; a member lost in mid-run is
+//     shown within that time.
+const (
+	reservationStatusEvery = 5 * time.Second
+	membersGoneShownWithin = 30 * time.Second
+)
 
-// statusPacing keeps when each reservation's status was last written, so that a reservation's
-// status is written at most once per reservationStatusEvery until it is complete.
+// statusPacing keeps, per reservation, its status last written and when, and since when a
+// change that only loses members has waited.
 type statusPacing struct {
-	mu       sync.Mutex
-	written  map[Key]time.Time
-	followUp atomic.Bool
+	mu        sync.Mutex
+	written   map[Key]writtenStatus
+	goneSince map[Key]time.Time
+	// followUpAt is when the cycle asked for to make held-back writes comes (zero: none).
+	followUpAt time.Time
+	// afterFunc runs f after d (time.AfterFunc when nil; tests set it).
+	afterFunc func(d time.Duration, f func())
 }
 
-// due reports whether key's status may be written at now, and if not, how long until it may.
-// A complete status (every member bound, no placeholder left) is always due: it is the one a
-// user waits for, and it is the last.
-func (p *statusPacing) due(key Key, now time.Time, complete bool) (bool, time.Duration) {
+// writtenStatus is a reservation's status as last written, and when.
+type writtenStatus struct {
+	at     time.Time
+	status schedv1alpha1.ReservationStatus
+}
+
+// statusChange is how a reservation's wanted status differs from the one shown.
+type statusChange int
+
+const (
+	statusComplete    statusChange = iota // the wanted status is complete
+	statusMembersGone                     // members gone, nothing else changed
+	statusOther
+)
+
+// equalStatus reports whether a and b read the same (conditions aside: spark-scheduler writes
+// those).
+func equalStatus(a, b schedv1alpha1.ReservationStatus) bool {
+	return a.Nodes == b.Nodes && a.Bound == b.Bound && a.Placeholders == b.Placeholders && slices.Equal(a.BoundMembers, b.BoundMembers)
+}
+
+// changeOf says how want differs from shown (which it does).
+func changeOf(want, shown schedv1alpha1.ReservationStatus, total int) statusChange {
+	switch {
+	case len(want.BoundMembers) == total && want.Placeholders == 0:
+		return statusComplete
+	case want.Nodes == shown.Nodes && want.Placeholders == shown.Placeholders && len(want.BoundMembers) < len(shown.BoundMembers) &&
+		!slices.ContainsFunc(want.BoundMembers, func(m string) bool { return !slices.Contains(shown.BoundMembers, m) }):
+		return statusMembersGone
+	}
+	return statusOther
+}
+
+// due reports whether want, a change of key's status, may be written at now, and if not, how
+// long until it may (0: it need not be, the cluster cache has not shown the write of it yet).
+// The caller calls it for every reservation whose status is out of date, in every pass (see
+// forget).
+func (p *statusPacing) due(key Key, now time.Time, want schedv1alpha1.ReservationStatus, change statusChange) (bool, time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	at, ok := p.written[key]
-	if !ok || complete || now.Before(at) {
+	last, written := p.written[key]
+	if written && equalStatus(last.status, want) {
+		return false, 0
+	}
+	if change != statusMembersGone {
+		delete(p.goneSince, key)
+	}
+	switch change {
+	case statusComplete:
+		return true, 0
+	case statusMembersGone:
+		if p.goneSince == nil {
+			p.goneSince = map[Key]time.Time{}
+		}
+		since, ok := p.goneSince[key]
+		if !ok || now.Before(since) {
+			p.goneSince[key] = now
+			return false, membersGoneShownWithin
+		}
+		if wait := membersGoneShownWithin - now.Sub(since); wait > 0 {
+			return false, wait
+		}
 		return true, 0
 	}
-	if wait := reservationStatusEvery - now.Sub(at); wait > 0 {
+	if !written || now.Before(last.at) {
+		return true, 0
+	}
+	if wait := reservationStatusEvery - now.Sub(last.at); wait > 0 {
 		return false, wait
 	}
 	return true, 0
@@ -156,56 +228,76 @@ func (p *statusPacing) due(key Key, now time.Time, complete bool) (bool, time.Du
 
 // wrote records key's status written at now; a write that failed is forgotten, so that the
 // next cycle tries again at once.
-func (p *statusPacing) wrote(key Key, now time.Time, ok bool) {
+func (p *statusPacing) wrote(key Key, now time.Time, status schedv1alpha1.ReservationStatus, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.written == nil {
-		p.written = map[Key]time.Time{}
-	}
-	if ok {
-		p.written[key] = now
-	} else {
+	if !ok {
 		delete(p.written, key)
+		return
 	}
+	if p.written == nil {
+		p.written = map[Key]writtenStatus{}
+	}
+	p.written[key] = writtenStatus{at: now, status: status}
+	delete(p.goneSince, key)
 }
 
-// forgetBefore drops what was written before cutoff: it no longer holds any write back.
-func (p *statusPacing) forgetBefore(cutoff time.Time) {
+// forget drops, before a pass at now, the writes that no longer hold any change back and the
+// waits of members gone that are not out of date any more (stale: those the pass finds so).
+func (p *statusPacing) forget(now time.Time, stale map[Key]bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for key, at := range p.written {
-		if at.Before(cutoff) {
+	for key, last := range p.written {
+		if now.Sub(last.at) >= reservationStatusEvery {
 			delete(p.written, key)
+		}
+	}
+	for key := range p.goneSince {
+		if !stale[key] {
+			delete(p.goneSince, key)
 		}
 	}
 }
 
-// followUpAfter asks for a cycle after wait, unless one is asked for already: the writes held
-// back are made by it, with or without an event between.
-func (p *statusPacing) followUpAfter(wait time.Duration, trigger func()) {
-	if p.followUp.Swap(true) {
+// followUpAfter asks for a cycle wait after now, unless one is asked for by then already: the
+// writes held back are made by it, with or without an event between. Only the soonest cycle
+// asked for is remembered: once it came, one asked for later may be asked for again (a cycle
+// more, at worst).
+func (p *statusPacing) followUpAfter(now time.Time, wait time.Duration, trigger func()) {
+	at := now.Add(wait)
+	p.mu.Lock()
+	if !p.followUpAt.IsZero() && !at.Before(p.followUpAt) {
+		p.mu.Unlock()
 		return
 	}
-	time.AfterFunc(wait, func() {
-		p.followUp.Store(false)
+	p.followUpAt = at
+	p.mu.Unlock()
+	after := p.afterFunc
+	if after == nil {
+		after = func(d time.Duration, f func()) { time.AfterFunc(d, f) }
+	}
+	after(wait, func() {
+		p.mu.Lock()
+		if p.followUpAt.Equal(at) {
+			p.followUpAt = time.Time{}
+		}
+		p.mu.Unlock()
 		trigger()
 	})
 }
 
 // writeReservationStatus brings the status of the live reservations the cluster cache shows up
-// to date, side by side, each at most once per reservationStatusEvery until it is complete; a
-// write that fails, or is held back, is made by a later cycle, which finds the status out of
-// date still.
+// to date, side by side, paced as said above; a write that fails, or is held back, is made by a
+// later cycle, which finds the status out of date still.
 func (s *Scheduler) writeReservationStatus(ctx context.Context, w world) {
 	existing := existingPlaceholders(w)
 	now := s.cfg.Clock.Now()
-	s.statusWrites.forgetBefore(now.Add(-reservationStatusEvery))
 	type write struct {
 		key    Key
 		status schedv1alpha1.ReservationStatus
+		change statusChange
 	}
-	var writes []write
-	var heldBack time.Duration
+	var stale []write
 	for i := range w.Workloads {
 		o := &w.Workloads[i]
 		r, ok := o.liveReservation()
@@ -213,20 +305,29 @@ func (s *Scheduler) writeReservationStatus(ctx context.Context, w world) {
 			continue
 		}
 		st := reservationStatus(o.Key, r, w.Pods, existing)
-		if st.Nodes == r.Status.Nodes && st.Bound == r.Status.Bound && st.Placeholders == r.Status.Placeholders && slices.Equal(st.BoundMembers, r.Status.BoundMembers) {
+		if equalStatus(st, r.Status) {
 			continue
 		}
-		complete := len(st.BoundMembers) == 1+len(plannedSlots(r)) && st.Placeholders == 0
-		if due, wait := s.statusWrites.due(o.Key, now, complete); !due {
-			if heldBack == 0 || wait < heldBack {
+		stale = append(stale, write{o.Key, st, changeOf(st, r.Status, 1+len(plannedSlots(r)))})
+	}
+	staleKeys := make(map[Key]bool, len(stale))
+	for _, wr := range stale {
+		staleKeys[wr.key] = true
+	}
+	s.statusWrites.forget(now, staleKeys)
+	var writes []write
+	var heldBack time.Duration
+	for _, wr := range stale {
+		if due, wait := s.statusWrites.due(wr.key, now, wr.status, wr.change); !due {
+			if wait > 0 && (heldBack == 0 || wait < heldBack) {
 				heldBack = wait
 			}
 			continue
 		}
-		writes = append(writes, write{o.Key, st})
+		writes = append(writes, wr)
 	}
 	if heldBack > 0 {
-		s.statusWrites.followUpAfter(heldBack, s.trigger)
+		s.statusWrites.followUpAfter(now, heldBack, s.trigger)
 	}
 	var wg sync.WaitGroup
 	calls := make(chan struct{}, storeCalls)
@@ -241,7 +342,7 @@ func (s *Scheduler) writeReservationStatus(ctx context.Context, w world) {
 			obj := &schedv1alpha1.Reservation{}
 			obj.Namespace, obj.Name = wr.key.Namespace, ReservationName(wr.key)
 			err := s.client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
-			s.statusWrites.wrote(wr.key, now, err == nil)
+			s.statusWrites.wrote(wr.key, now, wr.status, err == nil)
 			if err != nil && !apierrors.IsNotFound(err) {
 				log.FromContext(ctx).V(1).Info("could not write a reservation's status; retrying on the next cycle", "workload", wr.key.String(), "error", err.Error())
 			}

@@ -10,6 +10,7 @@ package gang
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -25,10 +26,11 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
 
-// TestReservationStatusWrites: a reservation's status is written at most once per
-// reservationStatusEvery while its members bind, the change held back written by a cycle
-// asked for when the time is up; the complete status is written at once, and a write that
-// failed is tried again by the next cycle.
+// TestReservationStatusWrites: a reservation's status is written at once when it is first
+// and when it is complete; other changes at most once per reservationStatusEvery, the change
+// held back written by a cycle asked for when the time is up; members gone once out of date
+// for membersGoneShownWithin; a status written already is not written again while the cache
+// shows the older one; a write that failed is tried again by the next cycle.
 func TestReservationStatusWrites(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	res := &Reservation{SubmissionID: "s1", Driver: "n1", Executors: map[string]int32{"n1": 1, "n2": 1}, UID: "uid-res", Admitted: start}
@@ -39,17 +41,22 @@ func TestReservationStatusWrites(t *testing.T) {
 		name      string
 		after     time.Duration // since start
 		pods      []corev1.Pod
+		cacheLags bool // the cluster cache shows the status before the last write
 		fail      bool // the API server refuses the write
 		wantBound string
 		wantWrite bool
-		wantAsked bool // a cycle asked for, to write what was held back
+		wantAsk   time.Duration // a cycle asked for this much later, to write what was held back
 	}{
-		{name: "admitted: the nodes at once", pods: nil, wantBound: "0/3", wantWrite: true},
-		{name: "the driver bound a moment later: held back", after: time.Second, pods: []corev1.Pod{driver}, wantBound: "0/3", wantAsked: true},
-		{name: "the time up: written", after: 2 * time.Second, pods: []corev1.Pod{driver, exec1}, wantBound: "2/3", wantWrite: true},
-		{name: "complete a moment later: at once", after: 2500 * time.Millisecond, pods: []corev1.Pod{driver, exec1, exec2}, wantBound: "3/3", wantWrite: true},
-		{name: "a member gone later, refused by the API server", after: 5 * time.Second, pods: []corev1.Pod{driver, exec1}, fail: true, wantBound: "3/3"},
-		{name: "tried again by the next cycle", after: 5100 * time.Millisecond, pods: []corev1.Pod{driver, exec1}, wantBound: "2/3", wantWrite: true},
+		{name: "admitted: the nodes at once", wantBound: "0/3", wantWrite: true},
+		{name: "the driver bound a moment later: held back", after: time.Second, pods: []corev1.Pod{driver}, wantBound: "0/3", wantAsk: 4 * time.Second},
+		{name: "the time up: written as it stands", after: 5 * time.Second, pods: []corev1.Pod{driver, exec1}, wantBound: "2/3", wantWrite: true},
+		{name: "complete a moment later: at once", after: 5500 * time.Millisecond, pods: []corev1.Pod{driver, exec1, exec2}, wantBound: "3/3", wantWrite: true},
+		{name: "the cache not showing that write yet: not written again", after: 5600 * time.Millisecond, pods: []corev1.Pod{driver, exec1, exec2}, cacheLags: true, wantBound: "3/3"},
+		{name: "an executor gone: held back", after: 20 * time.Second, pods: []corev1.Pod{driver, exec1}, wantBound: "3/3", wantAsk: 30 * time.Second},
+		{name: "still gone: held back for the rest", after: 40 * time.Second, pods: []corev1.Pod{driver, exec1}, wantBound: "3/3", wantAsk: 10 * time.Second},
+		{name: "gone for 30 s: written, refused by the API server", after: 50 * time.Second, pods: []corev1.Pod{driver, exec1}, fail: true, wantBound: "3/3"},
+		{name: "tried again by the next cycle", after: 50100 * time.Millisecond, pods: []corev1.Pod{driver, exec1}, wantBound: "2/3", wantWrite: true},
+		{name: "another gone, and the first back: no more only gone, written", after: 70 * time.Second, pods: []corev1.Pod{driver, exec2}, wantBound: "2/3", wantWrite: true},
 	}
 
 	scheme := runtime.NewScheme()
@@ -74,10 +81,18 @@ func TestReservationStatusWrites(t *testing.T) {
 		}}).Build()
 	clock := clocktesting.NewFakeClock(start)
 	s := &Scheduler{client: api, kick: make(chan struct{}, 1), cfg: Config{Clock: clock}}
+	var asked []time.Duration
+	var followUps []func()
+	s.statusWrites.afterFunc = func(d time.Duration, f func()) {
+		asked = append(asked, d)
+		followUps = append(followUps, f)
+	}
 
+	var previous schedv1alpha1.ReservationStatus
 	for _, step := range steps {
 		clock.SetTime(start.Add(step.after))
 		fail = step.fail
+		asked = nil
 		// What the cluster cache shows: the reservation with its status as last written.
 		current := &schedv1alpha1.Reservation{}
 		if err := api.Get(context.Background(), client.ObjectKeyFromObject(stored), current); err != nil {
@@ -85,6 +100,10 @@ func TestReservationStatusWrites(t *testing.T) {
 		}
 		r := *res
 		r.Status = current.Status
+		if step.cacheLags {
+			r.Status = previous
+		}
+		previous = current.Status
 		before := writes
 		s.writeReservationStatus(context.Background(), placeholderWorld(v1beta2.ApplicationStateRunning, &r, step.pods))
 
@@ -94,18 +113,47 @@ func TestReservationStatusWrites(t *testing.T) {
 		if wrote := writes > before; wrote != step.wantWrite || current.Status.Bound != step.wantBound {
 			t.Errorf("%s: wrote %v, status bound %q; want wrote %v, bound %q", step.name, wrote, current.Status.Bound, step.wantWrite, step.wantBound)
 		}
-		if asked := s.statusWrites.followUp.Load(); asked != step.wantAsked {
-			t.Errorf("%s: a follow-up cycle asked for: %v, want %v", step.name, asked, step.wantAsked)
+		var want []time.Duration
+		if step.wantAsk > 0 {
+			want = []time.Duration{step.wantAsk}
 		}
-		if step.wantAsked {
-			select {
-			case <-s.kick:
-			case <-time.After(5 * time.Second):
-				t.Fatalf("%s: no cycle was asked for", step.name)
+		if !slices.Equal(asked, want) {
+			t.Errorf("%s: cycles asked for after %v, want %v", step.name, asked, want)
+		}
+		// The cycles asked for come before the next step.
+		for _, f := range followUps {
+			f()
+		}
+		followUps = nil
+		select {
+		case <-s.kick:
+			if step.wantAsk == 0 {
+				t.Errorf("%s: a cycle was asked for", step.name)
 			}
-			for s.statusWrites.followUp.Load() {
-				time.Sleep(time.Millisecond)
+		default:
+			if step.wantAsk > 0 {
+				t.Errorf("%s: no cycle was asked for", step.name)
 			}
 		}
+	}
+}
+
+// TestStatusFollowUp: a cycle asked for sooner than the one pending is asked for too; one
+// asked for later is not; once the soonest came, any is (the one pending beside it forgotten: a
+// cycle more at worst).
+func TestStatusFollowUp(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var p statusPacing
+	var asked []time.Duration
+	var come []func()
+	p.afterFunc = func(d time.Duration, f func()) { asked = append(asked, d); come = append(come, f) }
+	p.followUpAfter(now, 30*time.Second, func() {})
+	p.followUpAfter(now, 40*time.Second, func() {})
+	p.followUpAfter(now, 5*time.Second, func() {})
+	p.followUpAfter(now.Add(time.Second), 10*time.Second, func() {})
+	come[1]() // the 5 s one comes
+	p.followUpAfter(now.Add(5*time.Second), 30*time.Second, func() {})
+	if want := []time.Duration{30 * time.Second, 5 * time.Second, 30 * time.Second}; !slices.Equal(asked, want) {
+		t.Errorf("asked for %v, want %v", asked, want)
 	}
 }
