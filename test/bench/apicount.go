@@ -222,6 +222,6 @@ func (a *apiCost) per(ctx context.Context, apps int) (apiUse, error) {
 		}
 		return strings.Join(top, " ")
 	}
-	use.top = "api_writes_per_app " + largest(writes, 8) + "; api_reads_per_app " + largest(reads, 6)
+	use.top = "api_writes_per_app " + largest(writes, 10) + "; api_reads_per_app " + largest(reads, 6)
 	return use, nil
 }
