@@ -124,8 +124,8 @@ func reservationStatus(key Key, r Reservation, pods []corev1.Pod, existing map[t
 }
 
 // A reservation's status (its nodes, which members are bound) is for people and other programs
-// to read; nothing here reads it back. Cycles follow every pod event and a run's members bind
-// one after the other, so writing each change cost about six writes an application
+// to read; no decision here depends on it. Cycles follow every pod event and a run's members
+// bind one after the other, so writing each change cost four to seven writes an application
 // (docs/benchmarks.md). Its writes are paced:
 //
 //   - The complete status (every member bound, no placeholder left), the one a user waits for,
@@ -153,9 +153,11 @@ type statusPacing struct {
 	afterFunc func(d time.Duration, f func())
 }
 
-// writtenStatus is a reservation's status as last written, and when.
+// writtenStatus is a reservation's status as last written (of the object uid: a new run's
+// replaces it under the same name), and when.
 type writtenStatus struct {
 	at     time.Time
+	uid    types.UID
 	status schedv1alpha1.ReservationStatus
 }
 
@@ -186,14 +188,19 @@ func changeOf(want, shown schedv1alpha1.ReservationStatus, total int) statusChan
 	return statusOther
 }
 
-// due reports whether want, a change of key's status, may be written at now, and if not, how
-// long until it may (0: it need not be, the cluster cache has not shown the write of it yet).
-// The caller calls it for every reservation whose status is out of date, in every pass (see
-// forget).
-func (p *statusPacing) due(key Key, now time.Time, want schedv1alpha1.ReservationStatus, change statusChange) (bool, time.Duration) {
+// due reports whether want, a change of the status of key's reservation uid, may be written at
+// now, and if not, how long until it may (0: it need not be, the cluster cache has not shown
+// the write of it yet). The caller calls it for every reservation whose status is out of date,
+// in every pass (see forget).
+func (p *statusPacing) due(key Key, uid types.UID, now time.Time, want schedv1alpha1.ReservationStatus, change statusChange) (bool, time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	last, written := p.written[key]
+	if written && last.uid != uid {
+		delete(p.written, key)
+		delete(p.goneSince, key)
+		written = false
+	}
 	if written && equalStatus(last.status, want) {
 		return false, 0
 	}
@@ -226,9 +233,9 @@ func (p *statusPacing) due(key Key, now time.Time, want schedv1alpha1.Reservatio
 	return true, 0
 }
 
-// wrote records key's status written at now; a write that failed is forgotten, so that the
-// next cycle tries again at once.
-func (p *statusPacing) wrote(key Key, now time.Time, status schedv1alpha1.ReservationStatus, ok bool) {
+// wrote records the status of key's reservation uid written at now; a write that failed is
+// forgotten, so that the next cycle tries again at once.
+func (p *statusPacing) wrote(key Key, uid types.UID, now time.Time, status schedv1alpha1.ReservationStatus, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !ok {
@@ -238,7 +245,7 @@ func (p *statusPacing) wrote(key Key, now time.Time, status schedv1alpha1.Reserv
 	if p.written == nil {
 		p.written = map[Key]writtenStatus{}
 	}
-	p.written[key] = writtenStatus{at: now, status: status}
+	p.written[key] = writtenStatus{at: now, uid: uid, status: status}
 	delete(p.goneSince, key)
 }
 
@@ -294,6 +301,7 @@ func (s *Scheduler) writeReservationStatus(ctx context.Context, w world) {
 	now := s.cfg.Clock.Now()
 	type write struct {
 		key    Key
+		uid    types.UID
 		status schedv1alpha1.ReservationStatus
 		change statusChange
 	}
@@ -308,7 +316,7 @@ func (s *Scheduler) writeReservationStatus(ctx context.Context, w world) {
 		if equalStatus(st, r.Status) {
 			continue
 		}
-		stale = append(stale, write{o.Key, st, changeOf(st, r.Status, 1+len(plannedSlots(r)))})
+		stale = append(stale, write{o.Key, r.UID, st, changeOf(st, r.Status, 1+len(plannedSlots(r)))})
 	}
 	staleKeys := make(map[Key]bool, len(stale))
 	for _, wr := range stale {
@@ -318,7 +326,7 @@ func (s *Scheduler) writeReservationStatus(ctx context.Context, w world) {
 	var writes []write
 	var heldBack time.Duration
 	for _, wr := range stale {
-		if due, wait := s.statusWrites.due(wr.key, now, wr.status, wr.change); !due {
+		if due, wait := s.statusWrites.due(wr.key, wr.uid, now, wr.status, wr.change); !due {
 			if wait > 0 && (heldBack == 0 || wait < heldBack) {
 				heldBack = wait
 			}
@@ -342,7 +350,7 @@ func (s *Scheduler) writeReservationStatus(ctx context.Context, w world) {
 			obj := &schedv1alpha1.Reservation{}
 			obj.Namespace, obj.Name = wr.key.Namespace, ReservationName(wr.key)
 			err := s.client.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch))
-			s.statusWrites.wrote(wr.key, now, wr.status, err == nil)
+			s.statusWrites.wrote(wr.key, wr.uid, now, wr.status, err == nil)
 			if err != nil && !apierrors.IsNotFound(err) {
 				log.FromContext(ctx).V(1).Info("could not write a reservation's status; retrying on the next cycle", "workload", wr.key.String(), "error", err.Error())
 			}

@@ -16,6 +16,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -30,7 +31,8 @@ import (
 // and when it is complete; other changes at most once per reservationStatusEvery, the change
 // held back written by a cycle asked for when the time is up; members gone once out of date
 // for membersGoneShownWithin; a status written already is not written again while the cache
-// shows the older one; a write that failed is tried again by the next cycle.
+// shows the older one (a new run's reservation under the same name is another); a write that
+// failed is tried again by the next cycle.
 func TestReservationStatusWrites(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	res := &Reservation{SubmissionID: "s1", Driver: "n1", Executors: map[string]int32{"n1": 1, "n2": 1}, UID: "uid-res", Admitted: start}
@@ -41,8 +43,9 @@ func TestReservationStatusWrites(t *testing.T) {
 		name      string
 		after     time.Duration // since start
 		pods      []corev1.Pod
-		cacheLags bool // the cluster cache shows the status before the last write
-		fail      bool // the API server refuses the write
+		cacheLags bool      // the cluster cache shows the status before the last write
+		uid       types.UID // the reservation's, when not res's: a new run's under the same name
+		fail      bool      // the API server refuses the write
 		wantBound string
 		wantWrite bool
 		wantAsk   time.Duration // a cycle asked for this much later, to write what was held back
@@ -52,6 +55,7 @@ func TestReservationStatusWrites(t *testing.T) {
 		{name: "the time up: written as it stands", after: 5 * time.Second, pods: []corev1.Pod{driver, exec1}, wantBound: "2/3", wantWrite: true},
 		{name: "complete a moment later: at once", after: 5500 * time.Millisecond, pods: []corev1.Pod{driver, exec1, exec2}, wantBound: "3/3", wantWrite: true},
 		{name: "the cache not showing that write yet: not written again", after: 5600 * time.Millisecond, pods: []corev1.Pod{driver, exec1, exec2}, cacheLags: true, wantBound: "3/3"},
+		{name: "a new run's reservation under the same name, as the last written: written", after: 5700 * time.Millisecond, pods: []corev1.Pod{driver, exec1, exec2}, uid: "uid-res-2", wantBound: "3/3", wantWrite: true},
 		{name: "an executor gone: held back", after: 20 * time.Second, pods: []corev1.Pod{driver, exec1}, wantBound: "3/3", wantAsk: 30 * time.Second},
 		{name: "still gone: held back for the rest", after: 40 * time.Second, pods: []corev1.Pod{driver, exec1}, wantBound: "3/3", wantAsk: 10 * time.Second},
 		{name: "gone for 30 s: written, refused by the API server", after: 50 * time.Second, pods: []corev1.Pod{driver, exec1}, fail: true, wantBound: "3/3"},
@@ -102,6 +106,9 @@ func TestReservationStatusWrites(t *testing.T) {
 		r.Status = current.Status
 		if step.cacheLags {
 			r.Status = previous
+		}
+		if step.uid != "" {
+			r.UID, r.Status = step.uid, schedv1alpha1.ReservationStatus{} // a new object
 		}
 		previous = current.Status
 		before := writes
