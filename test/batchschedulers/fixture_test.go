@@ -276,9 +276,10 @@ func (f *fixture) observe(pods []corev1.Pod) {
 }
 
 // fixtureDriverSeconds is how long the fixture's drivers run. An executor not bound by then never
-// runs: long enough for a batch scheduler starved of CPU by the tests beside it (at 4 s, a
-// Volcano run failed once with an executor unbound for 16 s while spark-submit's JVMs ran),
-// short enough for 20 applications to pass through a cluster that fits 4 in about a minute.
+// runs: long enough for a batch scheduler slowed by the tests beside it, short enough for 20
+// applications to pass through a cluster that fits 4 in about a minute. (At 4 s, a Volcano run
+// failed once with an executor unbound for 16 s, taken then for CPU starvation; a failure at
+// 10 s since was traced to Volcano's queue shares instead, see TestVolcano.)
 const fixtureDriverSeconds = 10
 
 // maxExecutorWait is the longest an executor of a running driver may wait for its node: the
