@@ -102,9 +102,10 @@ type unschedulableExecutor struct {
 
 type job struct {
 	progress float64 // executor-seconds done
-	// When the stand-in first saw the application, its reservation, its driver pod, that pod
-	// bound, asked for the job to end, and saw the application finished (zero until then).
-	seen, admitted, driverCreated, driverBound, endAsked, finished time.Time
+	// When the stand-in first saw the application, its reservation, that reservation said held
+	// by the pod scheduler (the plugin enforcement), its driver pod, that pod bound, asked for
+	// the job to end, and saw the application finished (zero until then).
+	seen, admitted, held, driverCreated, driverBound, endAsked, finished time.Time
 	// driverCPU and executorCPU are what one pod of each role requests, in millicores (from
 	// the application's demand; read once).
 	driverCPU, executorCPU int64
@@ -261,6 +262,9 @@ func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplica
 			if jb.admitted.IsZero() {
 				jb.admitted = now
 			}
+			if r.Held && jb.held.IsZero() {
+				jb.held = now
+			}
 			var bound int64
 			if e := execs[app.Name]; e != nil {
 				bound = int64(e.bound)
@@ -367,7 +371,9 @@ func (j *jobs) done(a action, ok bool) {
 // to the next as the stand-in saw them: in the queue (created to admitted, for those with a
 // reservation), from admission (or creation) to the driver pod, to its binding, to it
 // running, to all executors running, to the job's end (the work), and from the end to the
-// application finished. Stages it did not see are left out of their mean.
+// application finished. Stages it did not see are left out of their mean. to_held, the part
+// of to_driver until the pod scheduler said it holds the reservation's room (the plugin
+// enforcement, whose drivers wait for that), follows to_driver.
 func (j *jobs) stages() string {
 	type span struct {
 		name     string
@@ -381,6 +387,12 @@ func (j *jobs) stages() string {
 			}
 			return jb.seen
 		}, func(jb *job) time.Time { return jb.driverCreated }},
+		{"to_held", func(jb *job) time.Time { return jb.admitted }, func(jb *job) time.Time {
+			if jb.held.After(jb.driverCreated) {
+				return time.Time{} // held since a plan made again, after the driver: not what it waited for
+			}
+			return jb.held
+		}},
 		{"to_bound", func(jb *job) time.Time { return jb.driverCreated }, func(jb *job) time.Time { return jb.driverBound }},
 		{"to_running", func(jb *job) time.Time { return jb.driverBound }, func(jb *job) time.Time { return jb.driverRunning }},
 		{"to_executors", func(jb *job) time.Time { return jb.driverRunning }, func(jb *job) time.Time { return jb.allRunning }},

@@ -228,14 +228,17 @@ func TestStages(t *testing.T) {
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	j := newJobs()
 	// Admitted: queued 10 s, then 2 s to its driver. Not admitted: 4 s from creation to its
-	// driver. Unfinished: left out.
+	// driver. Held: admitted, its room held 1 s after, its driver 4 s after. Unfinished: left
+	// out.
 	j.byApp["gang"] = &job{seen: at(0), admitted: at(10), driverCreated: at(12), driverBound: at(13), driverRunning: at(14),
 		allRunning: at(16), endAsked: at(46), finished: at(50)}
 	j.byApp["nogang"] = &job{seen: at(0), driverCreated: at(4), driverBound: at(5), driverRunning: at(6),
 		allRunning: at(8), endAsked: at(38), finished: at(42)}
+	j.byApp["held"] = &job{seen: at(0), admitted: at(10), held: at(11), driverCreated: at(14), driverBound: at(15), driverRunning: at(16),
+		allRunning: at(18), endAsked: at(48), finished: at(52)}
 	j.byApp["unfinished"] = &job{seen: at(0), admitted: at(100), driverCreated: at(200)}
 	j.capacity, j.seconds = capacityShares{working: 4, idle: 1, competing: 0.5, placeholders: 0.5, starting: 1, reserved: 2, free: 1}, 10
-	want := "stages_s queued=10.0 to_driver=3.0 to_bound=1.0 to_running=1.0 to_executors=2.0 work=30.0 to_finished=4.0" +
+	want := "stages_s queued=10.0 to_driver=3.3 to_held=1.0 to_bound=1.0 to_running=1.0 to_executors=2.0 work=30.0 to_finished=4.0" +
 		" cpu working=0.400 idle=0.100 competing=0.050 placeholders=0.050 starting=0.100 reserved=0.200 free=0.100"
 	if got := j.stages(); got != want {
 		t.Errorf("stages:\n got %q\nwant %q", got, want)
