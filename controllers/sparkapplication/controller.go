@@ -145,8 +145,6 @@ type Reconciler struct {
 	executorWrites executorBatch
 	// uiWrites writes UI Services and Ingresses beside the reconciles.
 	uiWrites *uiWrites
-	// submitted holds the runs this process submitted lately (Submit).
-	submitted submittedRuns
 }
 
 // uiWriteConcurrency bounds the UI resources written at once.

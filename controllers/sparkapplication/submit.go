@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -50,11 +49,10 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 		if !decision.Admit && !decision.Reject {
 			return r.hold(ctx, key, cached, decision)
 		}
-		if decision.Admit && !r.submitted.has(cached.UID, cached.Status.SubmissionID, r.Clock.Now()) {
+		if decision.Admit {
 			// The checks of its driver read the API server beside the read of the application
 			// below: one round trip before the driver instead of two. They count only if
-			// that read finds the same run under the same driver name (driverChecks.of). Not
-			// for a run this process submitted already, which the cache shows late.
+			// that read finds the same run under the same driver name (driverChecks.of).
 			ch := make(chan driverChecks, 1)
 			go func() { ch <- r.checkDriver(ctx, prepared, cached.Status.SubmissionID) }()
 			early = ch
@@ -177,7 +175,6 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 		r.metrics(func(m MetricsRecorder) { m.SubmissionFailed(written) })
 		return nil
 	}
-	r.submitted.add(app.UID, id, now)
 	r.event(written, false, "SparkApplicationSubmitted", "Submit",
 		fmt.Sprintf("driver pod %s created (submission %s)", written.Status.DriverInfo.PodName, id))
 	latency := now.Sub(app.CreationTimestamp.Time)
@@ -216,52 +213,6 @@ func sameSubmission(latest *v1beta2.SparkApplication, uid types.UID, id string) 
 		return errSkip
 	}
 	return nil
-}
-
-// submittedRuns are the runs this process submitted in the last submittedFor, by application
-// UID. Until the cache shows a run's submission written, a wake-up or a reconcile finds the
-// application awaiting it still and hands it to the pool again; the driver checks read ahead
-// for it (Submit) would be thrown away once the API server's copy says it is submitted.
-type submittedRuns struct {
-	mu     sync.Mutex
-	byUID  map[types.UID]submittedRun
-	pruned time.Time
-}
-
-type submittedRun struct {
-	submission string
-	at         time.Time
-}
-
-// submittedFor is how long a run submitted is remembered: far longer than the cache lags.
-const submittedFor = 30 * time.Second
-
-// add remembers that submission id of the application uid was submitted at now. Runs older than
-// submittedFor are dropped once every submittedFor, not on each call.
-func (s *submittedRuns) add(uid types.UID, id string, now time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.byUID == nil {
-		s.byUID = map[types.UID]submittedRun{}
-	}
-	if now.Sub(s.pruned) > submittedFor {
-		for k, run := range s.byUID {
-			if now.Sub(run.at) > submittedFor {
-				delete(s.byUID, k)
-			}
-		}
-		s.pruned = now
-	}
-	s.byUID[uid] = submittedRun{submission: id, at: now}
-}
-
-// has reports whether this process submitted submission id of the application uid in the
-// submittedFor before now.
-func (s *submittedRuns) has(uid types.UID, id string, now time.Time) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	run, ok := s.byUID[uid]
-	return ok && run.submission == id && now.Sub(run.at) <= submittedFor
 }
 
 // driverChecks are what the API server says of a run's driver pod before it is created

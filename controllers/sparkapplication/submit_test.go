@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -58,8 +57,7 @@ func (c *podReadCounter) counts() (lists, gets int) {
 
 // TestSubmitChecksTheDriverItCreates: the checks of a run's driver pod (another driver of the
 // application, a pod holding its name) are read beside the application once the cache admits
-// it, and count only for the run and driver name the API server's application gives; they are
-// not read ahead for a run this process submitted, which the cache shows late.
+// it, and count only for the run and driver name the API server's application gives.
 func TestSubmitChecksTheDriverItCreates(t *testing.T) {
 	c := cluster.Client(t)
 	ctx := context.Background()
@@ -71,12 +69,9 @@ func TestSubmitChecksTheDriverItCreates(t *testing.T) {
 		// "<name>-fresh".
 		cachedPod string
 		// taken: another application's driver holds the API server's driver name.
-		taken bool
-		// submitted: the API server's application is SUBMITTED already, the cache's not yet;
-		// byThisProcess: the reconciler submitted it (rather than an operator before it).
-		submitted, byThisProcess bool
-		wantState                v1beta2.ApplicationStateType
-		wantError                string
+		taken     bool
+		wantState v1beta2.ApplicationStateType
+		wantError string
 		// wantReads: driver lists and pod reads by name.
 		wantReads int
 	}{{
@@ -87,12 +82,6 @@ func TestSubmitChecksTheDriverItCreates(t *testing.T) {
 	}, {
 		name: "renamed since the cache", cachedPod: "renamed-old", taken: true,
 		wantState: v1beta2.ApplicationStateFailedSubmission, wantError: "driver pod name renamed-fresh is taken", wantReads: 2,
-	}, {
-		name: "submitted, the cache behind", cachedPod: "behind-fresh", submitted: true, byThisProcess: true,
-		wantState: v1beta2.ApplicationStateSubmitted, wantReads: 0,
-	}, {
-		name: "submitted before a restart, the cache behind", cachedPod: "restarted-fresh", submitted: true,
-		wantState: v1beta2.ApplicationStateSubmitted, wantReads: 1,
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,12 +104,6 @@ func TestSubmitChecksTheDriverItCreates(t *testing.T) {
 			}
 			cached := app.DeepCopy()
 			cached.Spec.Driver.PodName = ptr.To(tc.cachedPod)
-			if tc.submitted {
-				app.Status.AppState.State = v1beta2.ApplicationStateSubmitted
-				if err := c.Status().Update(ctx, app); err != nil {
-					t.Fatal(err)
-				}
-			}
 			reads := &podReadCounter{Reader: c}
 			sub := &fakeSubmitter{c: c, calls: map[types.NamespacedName]int{}}
 			r := &Reconciler{
@@ -130,9 +113,6 @@ func TestSubmitChecksTheDriverItCreates(t *testing.T) {
 				Recorder:    &events.FakeRecorder{},
 				Submitters:  map[submission.Mode]submission.Submitter{submission.ModeNative: sub},
 				DefaultMode: submission.ModeNative,
-			}
-			if tc.byThisProcess {
-				r.submitted.add(app.UID, "s1", time.Now())
 			}
 			key := client.ObjectKeyFromObject(app)
 			if err := r.Submit(ctx, key); err != nil {
@@ -145,50 +125,12 @@ func TestSubmitChecksTheDriverItCreates(t *testing.T) {
 			if got.Status.AppState.State != tc.wantState || !strings.Contains(got.Status.AppState.ErrorMessage, tc.wantError) {
 				t.Errorf("state %s (%q), want %s (%q)", got.Status.AppState.State, got.Status.AppState.ErrorMessage, tc.wantState, tc.wantError)
 			}
-			if calls, want := sub.count(key), map[bool]int{true: 1, false: 0}[tc.wantError == "" && !tc.submitted]; calls != want {
+			if calls, want := sub.count(key), map[bool]int{true: 1, false: 0}[tc.wantError == ""]; calls != want {
 				t.Errorf("submitted %d times, want %d", calls, want)
 			}
-			// Checks read ahead for a run found submitted are not waited for: they may end later.
-			if tc.wantReads == 0 {
-				time.Sleep(300 * time.Millisecond)
-			}
-			lists, gets := reads.counts()
-			for deadline := time.Now().Add(5 * time.Second); (lists != tc.wantReads || gets != tc.wantReads) && time.Now().Before(deadline); {
-				time.Sleep(10 * time.Millisecond)
-				lists, gets = reads.counts()
-			}
-			if lists != tc.wantReads || gets != tc.wantReads {
+			if lists, gets := reads.counts(); lists != tc.wantReads || gets != tc.wantReads {
 				t.Errorf("read the application's drivers %d times and its driver's name %d times, want %d each", lists, gets, tc.wantReads)
 			}
 		})
-	}
-}
-
-func TestSubmittedRuns(t *testing.T) {
-	t0 := time.Now()
-	var runs submittedRuns
-	runs.add("a", "s1", t0)
-	runs.add("b", "s1", t0.Add(submittedFor/2))
-	cases := []struct {
-		uid  types.UID
-		id   string
-		at   time.Time
-		want bool
-	}{
-		{"a", "s1", t0.Add(time.Second), true},
-		{"a", "s2", t0.Add(time.Second), false}, // another run of the application
-		{"c", "s1", t0.Add(time.Second), false},
-		{"a", "s1", t0.Add(submittedFor + time.Second), false},
-		{"b", "s1", t0.Add(submittedFor + time.Second), true},
-	}
-	for _, tc := range cases {
-		if got := runs.has(tc.uid, tc.id, tc.at); got != tc.want {
-			t.Errorf("has(%s, %s, t0+%s) = %t, want %t", tc.uid, tc.id, tc.at.Sub(t0), got, tc.want)
-		}
-	}
-	// Adding, long after, drops what is older than submittedFor.
-	runs.add("c", "s1", t0.Add(submittedFor+2*time.Second))
-	if _, ok := runs.byUID["a"]; ok || len(runs.byUID) != 2 {
-		t.Errorf("after pruning: %v, want b and c", runs.byUID)
 	}
 }
