@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,7 +37,6 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 	// cache, which costs no request: its write (of the reason) is refused by the API server if
 	// the cache was stale, and then made on the object read afresh. Anything that acts (an
 	// admission, a rejection) is decided again on the API server's object below.
-	var early <-chan driverChecks
 	if cached := (&v1beta2.SparkApplication{}); r.Client.Get(ctx, key, cached) == nil && awaitingSubmission(cached) {
 		prepared := cached.DeepCopy()
 		v1beta2.SetSparkApplicationDefaults(prepared)
@@ -48,14 +46,6 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 		}
 		if !decision.Admit && !decision.Reject {
 			return r.hold(ctx, key, cached, decision)
-		}
-		if decision.Admit {
-			// The checks of its driver read the API server beside the read of the application
-			// below: one round trip before the driver instead of two. They count only if
-			// that read finds the same run under the same driver name (driverChecks.of).
-			ch := make(chan driverChecks, 1)
-			go func() { ch <- r.checkDriver(ctx, prepared, cached.Status.SubmissionID) }()
-			early = ch
 		}
 	}
 	app := &v1beta2.SparkApplication{}
@@ -96,24 +86,17 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 		return nil
 	}
 
-	// Checked before anything of the run is created, once the scheduler has admitted it: what
-	// it holds for the application stays held while an old driver terminates.
-	var checks driverChecks
-	if early != nil {
-		checks = <-early
-	}
-	if early == nil || !checks.of(prepared, id) {
-		checks = r.checkDriver(ctx, prepared, id)
-	}
-	if checks.anotherErr != nil || checks.another {
-		return checks.anotherErr
+	// Checked right before anything of the run is created, once the scheduler has admitted
+	// it: what it holds for the application stays held while an old driver terminates.
+	if blocked, err := r.anotherDriver(ctx, prepared, id); err != nil || blocked {
+		return err
 	}
 	// Another application's driver pod is never adopted; the application that does not hold
 	// the name fails with the one that does, never the holder (see nameHolder).
-	if checks.takenErr != nil {
-		return checks.takenErr
+	taken, err := r.nameHolder(ctx, prepared)
+	if err != nil {
+		return err
 	}
-	taken := checks.taken
 	// What the scheduler needs of its own before the run's pods exist (a PodGroup, say),
 	// owned by the application. A failure is retried by the pool: no driver starts without them.
 	if taken == "" {
@@ -213,40 +196,6 @@ func sameSubmission(latest *v1beta2.SparkApplication, uid types.UID, id string) 
 		return errSkip
 	}
 	return nil
-}
-
-// driverChecks are what the API server says of a run's driver pod before it is created
-// (anotherDriver, nameHolder), for the application, submission and driver pod name they were
-// made for.
-type driverChecks struct {
-	uid             types.UID
-	submission, pod string
-	another         bool // anotherDriver
-	anotherErr      error
-	taken           string // nameHolder
-	takenErr        error
-}
-
-// checkDriver makes app's driver checks for submission id side by side: each reads the API
-// server, and neither needs the other.
-func (r *Reconciler) checkDriver(ctx context.Context, app *v1beta2.SparkApplication, id string) driverChecks {
-	c := driverChecks{uid: app.UID, submission: id, pod: app.DriverPodName()}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		c.another, c.anotherErr = r.anotherDriver(ctx, app, id)
-	}()
-	c.taken, c.takenErr = r.nameHolder(ctx, app)
-	wg.Wait()
-	return c
-}
-
-// of reports whether c were made for app's submission id under the driver pod name app gives:
-// the application's name, namespace and creation (all the checks read of it besides) come
-// with its UID.
-func (c driverChecks) of(app *v1beta2.SparkApplication, id string) bool {
-	return c.uid == app.UID && c.submission == id && c.pod == app.DriverPodName()
 }
 
 // anotherDriver reports whether a driver pod of app exists, terminating ones included, other
