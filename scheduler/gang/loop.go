@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
 )
 
@@ -169,7 +170,9 @@ func (l *loop) cycle(ctx context.Context) error {
 			continue
 		}
 		if gate.start(o.Key, o.Run, r.Driver, r.Executors) {
-			wake = append(wake, o.Key)
+			if !l.wokenFor(o.Key, o.Run) {
+				wake = append(wake, o.Key)
+			}
 		} else if node, taken := gate.nodeTaken(o.Key); taken {
 			// Its room went to other pods before its placeholders held it: planned again
 			// now, instead of after the room wait.
@@ -336,6 +339,16 @@ func (l *loop) cycle(ctx context.Context) error {
 	}
 	clock.done("queue_status")
 	return errors.Join(errs...)
+}
+
+// wokenFor reports whether an earlier cycle of this loop let the driver of run of key start, and
+// woke it, less than owedFor ago (l.let): until the cache shows its submission, the workload
+// still waits to start, and woken again by every cycle it would only be read again by the
+// submission pool. One let start by another process (before a restart, or by the leader
+// before) is woken again.
+func (l *loop) wokenFor(key Key, run string) bool {
+	_, ok := l.let[boundMember{app: key, submission: run, role: v1beta2.SparkRoleDriver}]
+	return ok
 }
 
 // phaseClock times the phases of a cycle (cyclePhaseSeconds).

@@ -289,3 +289,26 @@ func TestStartGateRoomWait(t *testing.T) {
 		}
 	})
 }
+
+// TestWokenFor: a workload whose driver an earlier cycle let start, and woke, is not woken again
+// for the same run while the cache does not show it started; another run of it, or another
+// workload, is.
+func TestWokenFor(t *testing.T) {
+	a := scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: "a"})
+	b := scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: "b"})
+	l := &loop{let: map[boundMember]time.Time{{app: a, submission: "s1", role: v1beta2.SparkRoleDriver}: time.Now()}}
+	tests := []struct {
+		key  Key
+		run  string
+		want bool
+	}{
+		{a, "s1", true},
+		{a, "s2", false}, // rerun since
+		{b, "s1", false},
+	}
+	for _, tt := range tests {
+		if got := l.wokenFor(tt.key, tt.run); got != tt.want {
+			t.Errorf("wokenFor(%s, %s) = %t, want %t", tt.key, tt.run, got, tt.want)
+		}
+	}
+}
