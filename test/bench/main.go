@@ -183,6 +183,7 @@ func newBenchEnv(ctx context.Context, c config, prefix string) (*benchEnv, error
 			_ = cl.Delete(context.Background(), nsObj)
 			_ = cl.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: e.ns}})
 			_ = cl.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: e.ns}})
+			_ = os.RemoveAll(webhookCertDir(e.ns))
 			_ = wait.PollUntilContextTimeout(context.Background(), time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 				err := cl.Get(ctx, client.ObjectKeyFromObject(nsObj), nsObj)
 				return apierrors.IsNotFound(err), nil
@@ -468,6 +469,11 @@ func (o *operatorProcess) webhookLatency() (p50, p99 time.Duration, count uint64
 	return quantile(0.5), quantile(0.99), count, nil
 }
 
+// webhookCertDir is where the operators of a run on ns keep their webhook's certificates: one
+// directory for them all, as a failover's standby serves with the leader's; the run's cleanup
+// removes it.
+func webhookCertDir(ns string) string { return filepath.Join(os.TempDir(), ns+"-certs") }
+
 // startOperator starts the operator on ns with the benchmark's flags, then args, logging to a
 // file named after name.
 func startOperator(ctx context.Context, c config, ns, name string, args ...string) (*operatorProcess, error) {
@@ -490,7 +496,7 @@ func startOperator(ctx context.Context, c config, ns, name string, args ...strin
 			return nil, err
 		}
 		args = append(args, "--enable-webhook", "--webhook-url-host", "localhost", "--webhook-port", strconv.Itoa(port),
-			"--webhook-secret-namespace", ns, "--webhook-config-name", ns, "--webhook-cert-dir", filepath.Join(os.TempDir(), ns+"-certs"))
+			"--webhook-secret-namespace", ns, "--webhook-config-name", ns, "--webhook-cert-dir", webhookCertDir(ns))
 	}
 	if c.sparkHome != "" {
 		args = append(args, "--spark-home", c.sparkHome)
