@@ -82,6 +82,9 @@ func (r Reservation) Admission() *Admission {
 	return &Admission{Queue: r.Queue, Driver: r.Driver, Executors: maps.Clone(r.Executors)}
 }
 
+// members is how many members r plans: its driver and its executors.
+func (r Reservation) members() int { return 1 + int(plannedExecutors(r.Executors)) }
+
 // keepsNodes reports whether r still keeps node capacity for its members not bound yet: until
 // o.ReservationTimeout after the admission (for ever when it is not positive). Its queue's
 // quota is kept either way, until the run ends.

@@ -85,7 +85,7 @@ func (s *Scheduler) migrateOne(ctx context.Context, o *object, r Reservation) er
 // are bound (a driver placed on a node; executor i when its pod is placed; without readable
 // ids, as many executors as are placed, in plan order).
 func reservationStatus(key Key, r Reservation, pods []corev1.Pod, existing map[types.NamespacedName]*corev1.Pod) schedv1alpha1.ReservationStatus {
-	total := 1 + int(plannedExecutors(r.Executors))
+	total := r.members()
 	var bound []string
 	var unnumbered int
 	for i := range pods {
@@ -316,7 +316,7 @@ func (s *Scheduler) writeReservationStatus(ctx context.Context, w world) {
 		if equalStatus(st, r.Status) {
 			continue
 		}
-		stale = append(stale, write{o.Key, r.UID, st, changeOf(st, r.Status, 1+int(plannedExecutors(r.Executors)))})
+		stale = append(stale, write{o.Key, r.UID, st, changeOf(st, r.Status, r.members())})
 	}
 	staleKeys := make(map[Key]bool, len(stale))
 	for _, wr := range stale {
