@@ -148,7 +148,7 @@ func (l *loop) cycle(ctx context.Context) error {
 	// Which admitted workloads may start their driver now (startgate.go): decided, and published to
 	// Admit, before any reservation is stored, so that Admit never lets a held one start in
 	// between. Those admitted earlier and not submitted yet (held, or their wake-up lost in a
-	// restart) come first, and are woken again; the pool merges repeated wake-ups.
+	// restart) come first, and are woken; not those this loop woke already (wokenFor).
 	gate := newStartGate(w, snap, now, s.ungating.inFlight(), s.cfg.StartBacklog, l.let)
 	switch s.cfg.Enforcement {
 	case EnforcementPlaceholders:
