@@ -68,6 +68,9 @@ type cycle struct {
 	admitted   []*workload // admitted before or during the cycle, preemption candidates
 	waiting    []*workload
 	out        Outcome
+
+	eligibility map[string]eligibility // by member.rules
+	neverFit    map[string]string      // neverFits by gang shape (see shapeKey)
 }
 
 // workload is a Workload in a cycle.
@@ -102,7 +105,7 @@ func newCycle(snap *Snapshot) *cycle {
 		collectNames(seen, snap.Workloads[i].Demand.Driver.Requests)
 		collectNames(seen, snap.Workloads[i].Demand.Executor.Requests)
 	}
-	c := &cycle{res: newResources(seen), out: Outcome{
+	c := &cycle{res: newResources(seen), eligibility: map[string]eligibility{}, neverFit: map[string]string{}, out: Outcome{
 		Waiting:  map[Key]Reason{},
 		Rejected: map[Key]string{},
 		Order:    map[string][]Key{},

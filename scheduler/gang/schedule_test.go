@@ -345,6 +345,35 @@ func TestRejection(t *testing.T) {
 			},
 		},
 	}, {
+		// A cycle judges each gang shape once (requests, counts and placement rules): gangs
+		// that differ in their rules alone must still get verdicts of their own.
+		name: "gangs of the same size are judged apart by their placement rules",
+		nodes: []*gt.NodeWrapper{
+			gt.MakeNode("big"),
+			gt.MakeNode("small").Capacity("4", "16Gi").Label("zone", "small"),
+			gt.MakeNode("dedicated").Label("pool", "spark").Taint("dedicated", "spark", corev1.TaintEffectNoSchedule),
+		},
+		workloads: []*gt.WorkloadWrapper{
+			gt.MakeWorkload("small-zone").Driver("1", "1Gi").Executors(6, "2", "1Gi").NodeSelector("zone", "small"),
+			gt.MakeWorkload("small-zone-fewer").Driver("1", "1Gi").Executors(1, "2", "1Gi").NodeSelector("zone", "small").Created(time.Second / 2),
+			gt.MakeWorkload("anywhere").Driver("1", "1Gi").Executors(6, "2", "1Gi").Created(time.Second),
+			gt.MakeWorkload("pool-untolerated").Driver("1", "1Gi").Executors(6, "2", "1Gi").NodeSelector("pool", "spark").Created(2 * time.Second),
+			gt.MakeWorkload("pool-tolerated").Driver("1", "1Gi").Executors(6, "2", "1Gi").NodeSelector("pool", "spark").Toleration("dedicated", "spark").Created(3 * time.Second),
+			gt.MakeWorkload("small-zone-again").Driver("1", "1Gi").Executors(6, "2", "1Gi").NodeSelector("zone", "small").Created(4 * time.Second),
+			gt.MakeWorkload("bad-affinity").Driver("1", "1Gi").Executors(6, "2", "1Gi").
+				RequireNode(corev1.NodeSelectorRequirement{Key: "zone", Operator: corev1.NodeSelectorOpGt, Values: []string{"x"}}).Created(6 * time.Second),
+		},
+		want: summary{
+			Admitted: []string{"small-zone-fewer: small [small×1]", "anywhere: small [big×6]", "pool-tolerated: dedicated [dedicated×6]"},
+			Waiting:  map[string]string{"pool-untolerated": "no schedulable node matches the driver's node selector, affinity and tolerations"},
+			Order:    map[string][]string{"default": {"pool-untolerated"}},
+			Rejected: map[string]string{
+				"small-zone":       "the gang (driver 1 cpu, 1Gi, 6 executors of 2 cpu, 1Gi) does not fit on the whole cluster even when empty: room for 1 executor",
+				"small-zone-again": "the gang (driver 1 cpu, 1Gi, 6 executors of 2 cpu, 1Gi) does not fit on the whole cluster even when empty: room for 1 executor",
+				"bad-affinity":     `the driver's required node affinity is invalid: nodeSelectorTerms[0].matchExpressions[0].values[0]: Invalid value: "x": for 'Gt', 'Lt' operators, the value must be an integer`,
+			},
+		},
+	}, {
 		name:      "no nodes known: nothing is rejected for size",
 		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Driver("100", "1Ti")},
 		want: summary{
