@@ -117,23 +117,21 @@ func (s *Scheduler) read(ctx context.Context) (world, error) {
 		}
 	}
 	w.Nodes, w.Pods, w.PriorityClasses, w.Queues = nodes.Items, pods.Items, pcs.Items, queues.Items
-	current := make(map[types.UID]bool, len(apps.Items))
 	for i := range apps.Items {
 		if app := &apps.Items[i]; s.isGang(app) {
 			o := applicationObject(app)
 			o.demand = s.demands.of(app.UID, app.Generation, o.demand)
 			o.ownPlacement = app.Spec.BatchScheduler != nil && s.ownPlacement[*app.Spec.BatchScheduler]
 			w.Workloads = append(w.Workloads, o)
-			current[app.UID] = true
 		}
 	}
-	s.demands.keepOnly(current)
 	for i := range sessions.Items {
 		// Sessions are few, and their demand is worked out by the SparkConnect controller's
 		// code on the object: a copy each keeps the cache's safe from it.
 		w.Workloads = append(w.Workloads, sessionObject(sessions.Items[i].DeepCopy(), s.cfg.SessionDemand))
 	}
 	attachReservations(w.Workloads, reservations.Items)
+	s.demands.keepFor(w.Workloads)
 	s.seen.remember(w)
 	return w, nil
 }
@@ -248,8 +246,17 @@ func (m *demandMemo) of(uid types.UID, generation int64, compute func() (sparkpo
 	}
 }
 
-// keepOnly forgets the demands of objects not in current.
-func (m *demandMemo) keepOnly(current map[types.UID]bool) {
+// keepFor forgets the demands of all but the workloads a cycle counts (object.inCycle): a
+// finished application stays in the cluster, and the cache, for its TTL, often much longer
+// than it ran, and its demand would be a few kilobytes for nothing. One that runs again is
+// worked out again.
+func (m *demandMemo) keepFor(workloads []object) {
+	current := make(map[types.UID]bool, len(workloads))
+	for i := range workloads {
+		if o := &workloads[i]; o.inCycle() {
+			current[o.Object.GetUID()] = true
+		}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for uid := range m.byUID {

@@ -115,10 +115,10 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 			// its executors' capacity reserved once they are gone.
 			continue
 		}
-		unrecorded := !admitted && wo.unrecorded
-		if !admitted && !wo.waits() && !unrecorded {
+		if !wo.inCycle() {
 			continue
 		}
+		unrecorded := !admitted && wo.unrecorded
 		demand, err := wo.demand()
 		if err != nil {
 			// The controller rejects it when it asks; it takes no part in the cycle.

@@ -127,6 +127,14 @@ func (o *object) liveReservation() (Reservation, bool) {
 	return r, true
 }
 
+// inCycle reports whether the admission cycle counts the workload: admitted (its reservation
+// holds), waiting for admission, or holding its place in its queue until its submission is
+// recorded (Workload.Unrecorded).
+func (o *object) inCycle() bool {
+	_, admitted := o.liveReservation()
+	return admitted || o.waits() || o.unrecorded
+}
+
 // waits reports whether the workload's run waits for admission: recorded, nothing of it
 // started, and not preempted (it comes back with a new run).
 func (o *object) waits() bool { return o.awaiting && !o.preempted() }

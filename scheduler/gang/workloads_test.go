@@ -151,7 +151,7 @@ func TestSessionAndApplicationOfOneName(t *testing.T) {
 }
 
 // TestDemandMemo: an application's demand is worked out once per spec generation, again when
-// the spec changes, and forgotten with the application.
+// the spec changes, and forgotten once no cycle counts the application (finished, or deleted).
 func TestDemandMemo(t *testing.T) {
 	var m demandMemo
 	computed := 0
@@ -169,23 +169,30 @@ func TestDemandMemo(t *testing.T) {
 		q := d.Driver.Requests[corev1.ResourceCPU]
 		return q.String()
 	}
+	admitted := &Reservation{SubmissionID: "s1", Queue: "default", Driver: "n1"}
+	// There is the application in state (nil: deleted), as the cache shows it before this step.
+	there := func(state v1beta2.ApplicationStateType, res *Reservation) []object {
+		a := app("a", "s1", state, 2, res)
+		a.UID = "uid"
+		return gangApps([]v1beta2.SparkApplication{a})
+	}
 	steps := []struct {
 		name       string
+		before     []object
 		generation int64
 		cpu        string // what computing it now would give
-		keep       bool   // whether the application is still there before this step
 		want       string
 		computed   int
 	}{
-		{"first read: computed", 1, "1", true, "1", 1},
-		{"same generation: remembered", 1, "2", true, "1", 1},
-		{"spec changed: computed again", 2, "2", true, "2", 2},
-		{"deleted and created again: computed afresh", 2, "3", false, "3", 3},
+		{"first read: computed", there(v1beta2.ApplicationStateNew, nil), 1, "1", "1", 1},
+		{"same generation: remembered", there(v1beta2.ApplicationStateNew, nil), 1, "2", "1", 1},
+		{"spec changed: computed again", there(v1beta2.ApplicationStateNew, nil), 2, "2", "2", 2},
+		{"admitted and running: remembered", there(v1beta2.ApplicationStateRunning, admitted), 2, "3", "2", 2},
+		{"completed, and asked again: computed afresh", there(v1beta2.ApplicationStateCompleted, admitted), 2, "4", "4", 3},
+		{"deleted and created again: computed afresh", nil, 2, "5", "5", 4},
 	}
 	for _, s := range steps {
-		if !s.keep {
-			m.keepOnly(map[types.UID]bool{})
-		}
+		m.keepFor(s.before)
 		if got := cpuOf(m.of("uid", s.generation, compute(s.cpu))); got != s.want || computed != s.computed {
 			t.Errorf("%s: cpu %s, computed %d times; want %s, %d", s.name, got, computed, s.want, s.computed)
 		}
