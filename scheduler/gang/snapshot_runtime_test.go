@@ -8,6 +8,7 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package gang
 
 import (
+	"fmt"
 	"maps"
 	"strconv"
 	"testing"
@@ -578,5 +579,70 @@ func TestSnapshotQueues(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, snap.Queues, cmp.Comparer(func(a, b resource.Quantity) bool { return a.Cmp(b) == 0 })); diff != "" {
 		t.Errorf("queues (-want +got):\n%s", diff)
+	}
+}
+
+// BenchmarkCycleScale: what a cycle of the operator works out at the sizes of the scale
+// scenario (docs/benchmarks.md, #25 §5), from the cache's objects on: the workloads read from
+// the applications (their demands remembered, as between cycles), the snapshot, and the
+// decision. Ten applications a node: a tenth running whole (a 1-CPU driver, 4 executors of 2
+// CPU, on the node their reservation planned), the rest waiting. The cache's lists and the
+// cycle's API calls are not in it.
+func BenchmarkCycleScale(b *testing.B) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, nodes := range []int{100, 300, 1000} {
+		b.Run(fmt.Sprintf("nodes=%d,apps=%d", nodes, 10*nodes), func(b *testing.B) {
+			var w world
+			for i := range nodes {
+				w.Nodes = append(w.Nodes, kwokNode(fmt.Sprintf("node-%04d", i)))
+			}
+			w.Queues = []schedv1alpha1.Queue{{ObjectMeta: metav1.ObjectMeta{Name: "default"}}}
+			var apps []v1beta2.SparkApplication
+			reservations := map[types.UID]*Reservation{}
+			for i := range 10 * nodes {
+				name, sub := fmt.Sprintf("app-%05d", i), fmt.Sprintf("s-%05d", i)
+				if i%10 != 0 {
+					a := app(name, sub, v1beta2.ApplicationStateNew, 4, nil)
+					a.UID = types.UID(name)
+					a.CreationTimestamp = metav1.NewTime(now.Add(time.Duration(i) * time.Millisecond))
+					apps = append(apps, a)
+					continue
+				}
+				node := w.Nodes[i/10].Name
+				a := app(name, sub, v1beta2.ApplicationStateRunning, 4, nil)
+				a.UID = types.UID(name)
+				apps = append(apps, a)
+				reservations[a.UID] = &Reservation{SubmissionID: sub, Queue: "default", Driver: node, Executors: map[string]int32{node: 4}, Admitted: now}
+				w.Pods = append(w.Pods, pod(name, sub, "driver", node, "1", corev1.PodRunning))
+				for id := 1; id <= 4; id++ {
+					w.Pods = append(w.Pods, given(numbered(pod(name, sub, "executor", node, "2", corev1.PodRunning), id), node))
+				}
+			}
+			var memo demandMemo
+			read := func() world {
+				w := w
+				w.Workloads = make([]object, 0, len(apps))
+				for i := range apps {
+					o := applicationObject(&apps[i])
+					o.demand = memo.of(apps[i].UID, apps[i].Generation, o.demand)
+					o.res = reservations[apps[i].UID]
+					w.Workloads = append(w.Workloads, o)
+				}
+				memo.keepFor(w.Workloads)
+				return w
+			}
+			opts := snapshotOptions{ReservationTimeout: time.Hour, Now: now}
+			if _, err := snapshot(read(), opts); err != nil { // the demands worked out once, as by earlier cycles
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				snap, err := snapshot(read(), opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				Schedule(snap, Options{})
+			}
+		})
 	}
 }
