@@ -170,7 +170,7 @@ func TestDemandMemo(t *testing.T) {
 		return q.String()
 	}
 	admitted := &Reservation{SubmissionID: "s1", Queue: "default", Driver: "n1"}
-	// There is the application in state (nil: deleted), as the cache shows it before this step.
+	// there is the application as the cache shows it before a step; a step with none has it deleted.
 	there := func(state v1beta2.ApplicationStateType, res *Reservation) []object {
 		a := app("a", "s1", state, 2, res)
 		a.UID = "uid"
