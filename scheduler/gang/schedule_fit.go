@@ -143,7 +143,8 @@ func requiredAffinity(d *sparkpod.PodDemand) *corev1.NodeSelector {
 	return d.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution
 }
 
-// rulesKey is d's placement rules as a string, equal for rules that allow the same nodes:
+// rulesKey is d's placement rules as a string, equal for equal rules (rules written apart that
+// happen to allow the same nodes get keys of their own, and are matched once each):
 // the node selector in key order, the required node affinity and the tolerations as written.
 func rulesKey(d *sparkpod.PodDemand) string {
 	if !hasRules(d) {
