@@ -147,10 +147,8 @@ type statusPacing struct {
 	mu        sync.Mutex
 	written   map[Key]writtenStatus
 	goneSince map[Key]time.Time
-	// followUpAt is when the cycle asked for to make held-back writes comes (zero: none).
-	followUpAt time.Time
-	// afterFunc runs f after d (time.AfterFunc when nil; tests set it).
-	afterFunc func(d time.Duration, f func())
+	// followUp is the cycle asked for to make held-back writes.
+	followUp followUp
 }
 
 // writtenStatus is a reservation's status as last written (of the object uid: a new run's
@@ -266,33 +264,6 @@ func (p *statusPacing) forget(now time.Time, stale map[Key]bool) {
 	}
 }
 
-// followUpAfter asks for a cycle wait after now, unless one is asked for by then already: the
-// writes held back are made by it, with or without an event between. Only the soonest cycle
-// asked for is remembered: once it came, one asked for later may be asked for again (a cycle
-// more, at worst).
-func (p *statusPacing) followUpAfter(now time.Time, wait time.Duration, trigger func()) {
-	at := now.Add(wait)
-	p.mu.Lock()
-	if !p.followUpAt.IsZero() && !at.Before(p.followUpAt) {
-		p.mu.Unlock()
-		return
-	}
-	p.followUpAt = at
-	p.mu.Unlock()
-	after := p.afterFunc
-	if after == nil {
-		after = func(d time.Duration, f func()) { time.AfterFunc(d, f) }
-	}
-	after(wait, func() {
-		p.mu.Lock()
-		if p.followUpAt.Equal(at) {
-			p.followUpAt = time.Time{}
-		}
-		p.mu.Unlock()
-		trigger()
-	})
-}
-
 // writeReservationStatus brings the status of the live reservations the cluster cache shows up
 // to date, side by side, paced as said above; a write that fails, or is held back, is made by a
 // later cycle, which finds the status out of date still.
@@ -335,7 +306,7 @@ func (s *Scheduler) writeReservationStatus(ctx context.Context, w world) {
 		writes = append(writes, wr)
 	}
 	if heldBack > 0 {
-		s.statusWrites.followUpAfter(now, heldBack, s.trigger)
+		s.statusWrites.followUp.after(now, heldBack, s.trigger)
 	}
 	var wg sync.WaitGroup
 	calls := make(chan struct{}, storeCalls)

@@ -87,7 +87,7 @@ func TestReservationStatusWrites(t *testing.T) {
 	s := &Scheduler{client: api, kick: make(chan struct{}, 1), cfg: Config{Clock: clock}}
 	var asked []time.Duration
 	var followUps []func()
-	s.statusWrites.afterFunc = func(d time.Duration, f func()) {
+	s.statusWrites.followUp.afterFunc = func(d time.Duration, f func()) {
 		asked = append(asked, d)
 		followUps = append(followUps, f)
 	}
@@ -142,25 +142,5 @@ func TestReservationStatusWrites(t *testing.T) {
 				t.Errorf("%s: no cycle was asked for", step.name)
 			}
 		}
-	}
-}
-
-// TestStatusFollowUp: a cycle asked for sooner than the one pending is asked for too; one
-// asked for later is not; once the soonest came, any is (the one pending beside it forgotten: a
-// cycle more at worst).
-func TestStatusFollowUp(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var p statusPacing
-	var asked []time.Duration
-	var come []func()
-	p.afterFunc = func(d time.Duration, f func()) { asked = append(asked, d); come = append(come, f) }
-	p.followUpAfter(now, 30*time.Second, func() {})
-	p.followUpAfter(now, 40*time.Second, func() {})
-	p.followUpAfter(now, 5*time.Second, func() {})
-	p.followUpAfter(now.Add(time.Second), 10*time.Second, func() {})
-	come[1]() // the 5 s one comes
-	p.followUpAfter(now.Add(5*time.Second), 30*time.Second, func() {})
-	if want := []time.Duration{30 * time.Second, 5 * time.Second, 30 * time.Second}; !slices.Equal(asked, want) {
-		t.Errorf("asked for %v, want %v", asked, want)
 	}
 }
