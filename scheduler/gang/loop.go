@@ -306,9 +306,9 @@ func (l *loop) cycle(ctx context.Context) error {
 	for key := range out.Rejected {
 		wake = append(wake, key)
 	}
-	refresh, left := s.reasons.pick(now, out, shownReasons(w.Workloads, s.reported))
-	if left > 0 {
-		s.reasons.followUpLater(s.trigger)
+	refresh, next := s.reasons.pick(now, out, shownReasons(w.Workloads, s.reported))
+	if next > 0 {
+		s.reasons.next.after(now, next, s.trigger)
 	}
 	for key := range s.reported {
 		if _, ok := objects[key]; !ok {

@@ -11,7 +11,6 @@ import (
 	"maps"
 	"slices"
 	"sort"
-	"sync/atomic"
 	"time"
 )
 
@@ -25,29 +24,37 @@ import (
 // queue and delays the submissions that matter. So a shown reason is refreshed by how much it
 // is out of date:
 //
+//   - Nothing shown yet, or a shown reason of unknown kind (read back from a status this
+//     process did not write): first in line, at once.
+//
 //   - Its meaning changed (its Kind: now over quota instead of behind others, no node fits
-//     instead of over quota, another queue; or nothing shown yet, or a shown reason of unknown
-//     kind, read back from a status this process did not write): first in line.
+//     instead of over quota, another queue): next, unless the application was woken within
+//     meaningRefreshEvery. At the head of a queue whose quota binds, an application's reason
+//     can change kind with every run that ends or starts (over quota, then no node fits, then
+//     over quota again), and cycles follow pod events, so refreshed at once it would be
+//     written as often as cycles run: more cycles would mean more writes.
 //
-//   - Only its numbers changed (a position, an amount): after those, in rotation.
-//
-//     An application woken for its numbers is not woken for them again within
-//     numbersRefreshEvery: a position in a long queue changes with every admission ahead of it,
-//     and a minute-old "behind 812 applications" tells a user as much as a current one, for a
-//     status write (and a reconcile, and a watch event for every client) less each time.
+//   - Only its numbers changed (a position, an amount): after those, in rotation, and not
+//     within numbersRefreshEvery of its last wake-up: a position in a long queue changes with
+//     every admission ahead of it, and a minute-old "behind 812 applications" tells a user as
+//     much as a current one, for a status write (and a reconcile, and a watch event for every
+//     client) less each time.
 //
 // Either way at most maxReasonWakes applications are woken per reasonRefreshPause, however
 // many cycles run in it (a cycle follows every pod event), those out of date the longest first
-// (then in queue order), so none is starved by others changing again and again; while some are
-// left, another cycle follows reasonRefreshPause later. So every waiting
-// application shows a true reason within about (waiting / maxReasonWakes) ×
-// reasonRefreshPause (10 seconds for 1,000) of its meaning changing, and its numbers within
-// numbersRefreshEvery, with at most maxReasonWakes wake-ups a second. The writes themselves run
-// in the submission pool, whose workers bound how many happen at once, and a status that already
-// shows the reason is not written again.
+// (then in queue order), so none is starved by others changing again and again. While some
+// are out of date, a cycle is asked for when the next of them is due (reasonRefreshPause
+// later if the bound left some), so none waits for a pod event that may not come. So every
+// waiting application shows a true reason within about (waiting / maxReasonWakes) ×
+// reasonRefreshPause (10 seconds for 1,000) of first being held, its meaning within
+// meaningRefreshEvery more, and its numbers within numbersRefreshEvery, with at most
+// maxReasonWakes wake-ups a second and, for each application, one per meaningRefreshEvery at
+// most after the first. The writes themselves run in the submission pool, whose workers bound
+// how many happen at once, and a status that already shows the reason is not written again.
 const (
 	maxReasonWakes      = 100
 	reasonRefreshPause  = time.Second
+	meaningRefreshEvery = 10 * time.Second
 	numbersRefreshEvery = 30 * time.Second
 )
 
@@ -57,21 +64,22 @@ type reasonRefresh struct {
 	// staleSince is, per held application whose shown reason is out of date, the cycle that
 	// first found it so.
 	staleSince map[Key]uint64
-	// followUp is set while a cycle is asked for reasonRefreshPause from now.
-	followUp atomic.Bool
 	// windowStart is when the current reasonRefreshPause began; woken counts the wake-ups
 	// handed out since.
 	windowStart time.Time
 	woken       int
-	// woke is when each held application was last woken; its numbers alone wait
-	// numbersRefreshEvery from then.
+	// woke is when each held application was last woken; a change of its meaning waits
+	// meaningRefreshEvery from then, of its numbers alone numbersRefreshEvery.
 	woke map[Key]time.Time
+	// next is the cycle asked for when the next out-of-date reason is due.
+	next followUp
 }
 
 // pick returns the held applications to wake in a cycle at now so that their shown reason
 // (in shown; absent when nothing is known to be shown, of no kind when only its message is
-// known) becomes out's, and how many out-of-date ones are left for later cycles.
-func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]Reason) (wake []Key, left int) {
+// known) becomes out's, and how long after now a cycle should come to wake those still out of
+// date (zero: none is).
+func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]Reason) (wake []Key, next time.Duration) {
 	r.cycle++
 	if now.Sub(r.windowStart) >= reasonRefreshPause || now.Before(r.windowStart) {
 		r.windowStart, r.woken = now, 0
@@ -82,13 +90,7 @@ func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]Reason) (
 	if r.woke == nil {
 		r.woke = map[Key]time.Time{}
 	}
-	type candidate struct {
-		key     Key
-		meaning bool // the meaning changed, not only the numbers
-		since   uint64
-		order   int
-	}
-	var stale []candidate
+	var stale []staleReason
 	queues := slices.Sorted(maps.Keys(out.Order))
 	still := make(map[Key]uint64, len(r.staleSince))
 	for _, q := range queues {
@@ -106,16 +108,22 @@ func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]Reason) (
 				since = r.cycle
 			}
 			still[key] = since
-			meaning := !known || was.Kind == (ReasonKind{}) || was.Kind != why.Kind
-			if at, ok := r.woke[key]; !meaning && ok && now.Sub(at) < numbersRefreshEvery && !now.Before(at) {
-				continue // its numbers wait (it stays out of date, and first in line, meanwhile)
+			c := staleReason{key: key, first: !known || was.Kind == (ReasonKind{}), since: since, order: len(stale)}
+			c.meaning = c.first || was.Kind != why.Kind
+			if due := c.due(now, r.woke); now.Before(due) {
+				// It waits, out of date (and first in line once due); a cycle comes for it.
+				next = shortest(next, due.Sub(now))
+				continue
 			}
-			stale = append(stale, candidate{key, meaning, since, len(stale)})
+			stale = append(stale, c)
 		}
 	}
 	r.staleSince = still
 	sort.SliceStable(stale, func(i, j int) bool {
 		a, b := stale[i], stale[j]
+		if a.first != b.first {
+			return a.first
+		}
 		if a.meaning != b.meaning {
 			return a.meaning
 		}
@@ -132,23 +140,58 @@ func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]Reason) (
 	for _, c := range stale[:min(len(stale), maxReasonWakes-r.woken)] {
 		wake = append(wake, c.key)
 		r.woke[c.key] = now
+		reasonRefreshesTotal.WithLabelValues(c.change()).Inc()
 		// Woken, it goes to the back of the line: should the pool not have refreshed it by
 		// the next cycle, those not woken yet come first (it counts as found stale then).
 		r.staleSince[c.key] = r.cycle + 1
 	}
 	r.woken += len(wake)
-	return wake, len(stale) - len(wake)
+	if len(wake) < len(stale) {
+		next = shortest(next, reasonRefreshPause-now.Sub(r.windowStart))
+	}
+	return wake, next
 }
 
-// followUpLater asks for a cycle reasonRefreshPause from now, unless one is asked for already.
-func (r *reasonRefresh) followUpLater(trigger func()) {
-	if r.followUp.Swap(true) {
-		return
+// shortest is the shorter of two waits, a zero one being none.
+func shortest(a, b time.Duration) time.Duration {
+	if a == 0 || (b > 0 && b < a) {
+		return b
 	}
-	time.AfterFunc(reasonRefreshPause, func() {
-		r.followUp.Store(false)
-		trigger()
-	})
+	return a
+}
+
+// staleReason is a held application whose shown reason is out of date.
+type staleReason struct {
+	key     Key
+	first   bool // nothing of a known kind shown yet
+	meaning bool // the meaning changed, not only the numbers (so also when first)
+	since   uint64
+	order   int
+}
+
+// due is when it may be woken at now, given when each application was last woken: at once if
+// nothing of a known kind is shown, or it was not woken lately (or the clock went back since);
+// else meaningRefreshEvery or numbersRefreshEvery after that.
+func (s staleReason) due(now time.Time, woke map[Key]time.Time) time.Time {
+	at, ok := woke[s.key]
+	switch {
+	case s.first || !ok || now.Before(at):
+		return time.Time{}
+	case s.meaning:
+		return at.Add(meaningRefreshEvery)
+	}
+	return at.Add(numbersRefreshEvery)
+}
+
+// change is what made it out of date, as reasonRefreshesTotal counts it.
+func (s staleReason) change() string {
+	switch {
+	case s.first:
+		return "first"
+	case s.meaning:
+		return "meaning"
+	}
+	return "numbers"
 }
 
 // shownReasons is what each held workload shows as its reason: what this process last handed

@@ -22,10 +22,12 @@ import (
 )
 
 // TestReasonRefresh: held applications whose shown reason is out of date are woken, at most
-// maxReasonWakes per reasonRefreshPause however many cycles run in it: those whose reason's
-// meaning changed first, then the longest out of date, then queue order; woken ones go to the
-// back of the line, so over cycles every one is refreshed however long the queue and however
-// often the front changes.
+// maxReasonWakes per reasonRefreshPause however many cycles run in it: those showing nothing
+// of a known kind first, then those whose reason's meaning changed, then the longest out of
+// date, then queue order; woken ones go to the back of the line, so over cycles every one is
+// refreshed however long the queue and however often the front changes. An application woken
+// is not woken again for a change of meaning within meaningRefreshEvery, nor for its numbers
+// within numbersRefreshEvery, and a cycle is asked for when the next one is due.
 func TestReasonRefresh(t *testing.T) {
 	key := func(name string) Key {
 		return scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: name})
@@ -41,12 +43,15 @@ func TestReasonRefresh(t *testing.T) {
 	}
 	// fromStatus is a reason read back from a status written before: its message only.
 	fromStatus := func(r Reason) Reason { return Reason{Message: r.Message} }
+	const later = time.Millisecond // the next cycle's
 	tests := []struct {
 		name      string
 		shown     map[Key]Reason
 		want      []Key
-		wantLeft  int
+		wantNext  time.Duration
 		wantAfter []Key // the next cycle's, nothing having been refreshed
+		// wantNextAfter is when the next cycle asks for another.
+		wantNextAfter time.Duration
 	}{{
 		name:  "every shown reason current: nothing to wake",
 		shown: map[Key]Reason{key("a"): noFit, key("b"): behind(1), key("c"): behind(2)},
@@ -54,16 +59,25 @@ func TestReasonRefresh(t *testing.T) {
 		name:  "every shown reason current, as read back from the status: nothing to wake",
 		shown: map[Key]Reason{key("a"): fromStatus(noFit), key("b"): fromStatus(behind(1)), key("c"): fromStatus(behind(2))},
 	}, {
-		name:  "meaning changes come before numbers that changed; numbers alone wait before they are woken again",
+		name:  "meaning changes come before numbers that changed; woken, both wait before they are woken again",
 		shown: map[Key]Reason{key("a"): noFit, key("b"): behind(2), key("c"): overQuota},
 		want:  []Key{key("c"), key("b")},
-		// c again, its meaning still not shown; b's numbers wait numbersRefreshEvery.
-		wantAfter: []Key{key("c")},
+		// c's meaning waits meaningRefreshEvery, b's numbers numbersRefreshEvery.
+		wantNextAfter: meaningRefreshEvery - later,
 	}, {
-		name:      "a shown reason of unknown kind (read back from the status) counts as a meaning change",
-		shown:     map[Key]Reason{key("a"): noFit, key("b"): behind(2), key("c"): fromStatus(behind(1))},
-		want:      []Key{key("c"), key("b")},
-		wantAfter: []Key{key("c")},
+		name:  "a shown reason of unknown kind (read back from the status) comes first, and again",
+		shown: map[Key]Reason{key("a"): noFit, key("b"): behind(2), key("c"): fromStatus(behind(1))},
+		want:  []Key{key("c"), key("b")},
+		// c again, nothing of a known kind shown; b's numbers wait.
+		wantAfter:     []Key{key("c")},
+		wantNextAfter: numbersRefreshEvery - later,
+	}, {
+		name:  "a shown reason of unknown kind comes before a meaning change",
+		shown: map[Key]Reason{key("a"): overQuota, key("b"): behind(1), key("c"): fromStatus(behind(1))},
+		want:  []Key{key("c"), key("a")},
+		// c again; a's meaning waits.
+		wantAfter:     []Key{key("c")},
+		wantNextAfter: meaningRefreshEvery - later,
 	}, {
 		name:      "nothing known to be shown (a new operator, no condition): all, queue order",
 		want:      []Key{key("a"), key("b"), key("c")},
@@ -73,16 +87,48 @@ func TestReasonRefresh(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var r reasonRefresh
 			now := time.Now()
-			got, left := r.pick(now, out, tt.shown)
-			if diff := cmp.Diff(tt.want, got); diff != "" || left != tt.wantLeft {
-				t.Errorf("woken (-want +got):\n%s\nleft %d, want %d", diff, left, tt.wantLeft)
+			got, next := r.pick(now, out, tt.shown)
+			if diff := cmp.Diff(tt.want, got); diff != "" || next != tt.wantNext {
+				t.Errorf("woken (-want +got):\n%s\nnext cycle in %v, want %v", diff, next, tt.wantNext)
 			}
-			got, _ = r.pick(now.Add(time.Millisecond), out, tt.shown)
-			if diff := cmp.Diff(tt.wantAfter, got); diff != "" {
-				t.Errorf("woken the next cycle (-want +got):\n%s", diff)
+			got, next = r.pick(now.Add(later), out, tt.shown)
+			if diff := cmp.Diff(tt.wantAfter, got); diff != "" || next != tt.wantNextAfter {
+				t.Errorf("woken the next cycle (-want +got):\n%s\nnext cycle in %v, want %v", diff, next, tt.wantNextAfter)
 			}
 		})
 	}
+
+	t.Run("a reason that changes its kind with every cycle is written once per meaningRefreshEvery", func(t *testing.T) {
+		one := Outcome{Order: map[string][]Key{"q": {key("a")}}}
+		var r reasonRefresh
+		shown := map[Key]Reason{}
+		start := time.Now()
+		var woken []time.Duration
+		const cycles = 60 // one a second
+		for i := range cycles {
+			now := start.Add(time.Duration(i) * time.Second)
+			// Its queue's room comes and goes with the runs that end and start.
+			one.Waiting = map[Key]Reason{key("a"): overQuota}
+			if i%2 == 1 {
+				one.Waiting[key("a")] = noFit
+			}
+			got, next := r.pick(now, one, shown)
+			if len(got) > 0 {
+				woken = append(woken, now.Sub(start))
+				shown[key("a")] = one.Waiting[key("a")] // the pool writes it
+			} else if shown[key("a")] != one.Waiting[key("a")] && next <= 0 {
+				t.Fatalf("at %v: out of date, not woken, and no cycle asked for", now.Sub(start))
+			}
+		}
+		if len(woken) < 2 || len(woken) > 1+cycles/int(meaningRefreshEvery/time.Second) {
+			t.Fatalf("woken at %v: want once first, then at most once per %v", woken, meaningRefreshEvery)
+		}
+		for i := 1; i < len(woken); i++ {
+			if woken[i]-woken[i-1] < meaningRefreshEvery {
+				t.Errorf("woken at %v and again at %v", woken[i-1], woken[i])
+			}
+		}
+	})
 
 	t.Run("a long queue is refreshed in rotation, a bounded number per cycle, each at most once per numbersRefreshEvery", func(t *testing.T) {
 		const n = 2*maxReasonWakes + maxReasonWakes/2
@@ -98,6 +144,7 @@ func TestReasonRefresh(t *testing.T) {
 		seen := map[Key]int{}
 		now := time.Now()
 		wantWoken := []int{maxReasonWakes, maxReasonWakes, n - 2*maxReasonWakes}
+		wantNext := []time.Duration{reasonRefreshPause, reasonRefreshPause, numbersRefreshEvery - 2*reasonRefreshPause}
 		for cycle := range 3 {
 			if cycle > 0 {
 				// Cycles follow each other within the pause: none wakes more.
@@ -106,13 +153,14 @@ func TestReasonRefresh(t *testing.T) {
 				}
 				now = now.Add(reasonRefreshPause)
 			}
-			got, left := r.pick(now, long, shown)
+			got, next := r.pick(now, long, shown)
 			if len(got) != wantWoken[cycle] {
 				t.Fatalf("cycle %d woke %d, want %d", cycle, len(got), wantWoken[cycle])
 			}
-			// Left: those not woken yet; the woken ones wait numbersRefreshEvery.
-			if want := n - (cycle+1)*maxReasonWakes; left != max(want, 0) {
-				t.Errorf("cycle %d: %d left, want %d", cycle, left, max(want, 0))
+			// The next cycle: after the pause while some were not woken; once all were, when
+			// the first woken's numbers are due again.
+			if want := wantNext[cycle]; next != want {
+				t.Errorf("cycle %d: next cycle in %v, want %v", cycle, next, want)
 			}
 			for _, k := range got {
 				seen[k]++
@@ -136,8 +184,8 @@ func TestReasonRefresh(t *testing.T) {
 		for k := range seen {
 			shown[k] = long.Waiting[k]
 		}
-		if got, left := r.pick(now.Add(2*numbersRefreshEvery), long, shown); len(got) != 0 || left != 0 {
-			t.Errorf("woken after all were refreshed: %v (%d left)", got, left)
+		if got, next := r.pick(now.Add(2*numbersRefreshEvery), long, shown); len(got) != 0 || next != 0 {
+			t.Errorf("woken after all were refreshed: %v (next cycle in %v)", got, next)
 		}
 	})
 }

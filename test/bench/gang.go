@@ -183,6 +183,9 @@ func runGang(ctx context.Context, c config) error {
 		fmt.Printf("gang: mode=%s competing pods created=%d (target %d live of %d CPU each, %d s each)\n", mode, load.created.Load(), load.target, competingCPU, competingSeconds)
 	}
 	fmt.Printf("gang: mode=%s %s\n", mode, use.top)
+	if c.gang && gangCore(sched) {
+		fmt.Printf("gang: mode=%s reason_refreshes%s\n", mode, reasonRefreshes(op))
+	}
 	fmt.Printf("gang: mode=%s state_lag over %d driver starts and ends; %s\n", mode, lags, spark.lag.split())
 	fmt.Printf("gang: mode=%s %s\n", mode, cpuLine(cpuUsed))
 	extra := ""

@@ -131,6 +131,7 @@ func runScale(ctx context.Context, c config) error {
 	// triggers arriving meanwhile wait for the next one.
 	fmt.Printf("scale: cycles=%.0f every_ms=%.0f deciding_ms=%.1f\n", cycles, ms(play.makespan())/max(cycles, 1), deciding*1000/max(cycles, 1))
 	fmt.Printf("scale: cycle_ms%s\n", cyclePhases(op, cycles))
+	fmt.Printf("scale: reason_refreshes%s\n", reasonRefreshes(op))
 	fmt.Printf("scale: apps_ever_partial=%d unschedulable_peak=%d unschedulable_executors=%d\n", len(j.everPartial), j.unschedulablePeak, j.unschedulableExecutors())
 	fmt.Printf("scale: finished=%d unfinished=%d stuck=%d makespan_s=%.1f utilisation=%.3f freed_ends=%d unmatched=%d freed_to_admitted_p50_ms=%.0f freed_to_admitted_p99_ms=%.0f api_writes_per_app=%.1f api_reads_per_app=%.1f\n",
 		obs.finished, c.apps-obs.finished, obs.stuck, play.makespan().Seconds(), j.workingShareSeconds/max(j.seconds, 1e-9),
@@ -206,6 +207,20 @@ func cyclePhases(op *operatorProcess, cycles float64) string {
 	var b strings.Builder
 	for _, phase := range []string{"read", "decide", "store", "wake", "ungate", "placeholders", "reservation_status", "queue_status"} {
 		fmt.Fprintf(&b, " %s=%.1f", phase, seconds[phase]*1000/max(cycles, 1))
+	}
+	return b.String()
+}
+
+// reasonRefreshes is how many held applications op woke to show a new reason, by what changed
+// (spark_operator_gang_reason_refreshes_total), as " change=count" fields.
+func reasonRefreshes(op *operatorProcess) string {
+	var b strings.Builder
+	for _, change := range []string{"first", "meaning", "numbers"} {
+		n, err := op.counter("spark_operator_gang_reason_refreshes_total", "change", change)
+		if err != nil {
+			return " unknown"
+		}
+		fmt.Fprintf(&b, " %s=%.0f", change, n)
 	}
 	return b.String()
 }
