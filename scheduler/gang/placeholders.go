@@ -658,19 +658,15 @@ func (s *Scheduler) createPlaceholders(ctx context.Context, key Key, r Reservati
 func (s *Scheduler) writePlaceholders(ctx context.Context, create []*corev1.Pod, remove []types.NamespacedName) error {
 	var mu sync.Mutex
 	var errs []error
-	var wg sync.WaitGroup
-	calls := make(chan struct{}, storeCalls)
+	calls := newSideBySide()
 	run := func(f func() error) {
-		wg.Add(1)
-		calls <- struct{}{}
-		go func() {
-			defer func() { <-calls; wg.Done() }()
+		calls.run(func() {
 			if err := f(); err != nil {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	classes := map[string]string{}
 	for _, p := range create {
@@ -698,7 +694,7 @@ func (s *Scheduler) writePlaceholders(ctx context.Context, create []*corev1.Pod,
 	for _, key := range remove {
 		run(func() error { return s.deletePlaceholder(ctx, key) })
 	}
-	wg.Wait()
+	calls.wait()
 	if len(errs) > 0 {
 		return fmt.Errorf("placeholders: %w (and %d more)", errs[0], len(errs)-1)
 	}

@@ -308,13 +308,9 @@ func (s *Scheduler) writeReservationStatus(ctx context.Context, w world) {
 	if heldBack > 0 {
 		s.statusWrites.followUp.after(now, heldBack, s.trigger)
 	}
-	var wg sync.WaitGroup
-	calls := make(chan struct{}, storeCalls)
+	writing := newSideBySide()
 	for _, wr := range writes {
-		wg.Add(1)
-		calls <- struct{}{}
-		go func() {
-			defer func() { <-calls; wg.Done() }()
+		writing.run(func() {
 			// Every field, a cleared one as null: a merge patch leaves out what it omits.
 			patch, _ := json.Marshal(map[string]any{"status": map[string]any{"nodes": wr.status.Nodes, "bound": wr.status.Bound,
 				"boundMembers": wr.status.BoundMembers, "placeholders": wr.status.Placeholders}})
@@ -325,7 +321,7 @@ func (s *Scheduler) writeReservationStatus(ctx context.Context, w world) {
 			if err != nil && !apierrors.IsNotFound(err) {
 				log.FromContext(ctx).V(1).Info("could not write a reservation's status; retrying on the next cycle", "workload", wr.key.String(), "error", err.Error())
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	writing.wait()
 }
