@@ -31,30 +31,8 @@ import (
 // backstop is how often a cycle runs without any event: it lets reservation timeouts expire.
 const backstop = 30 * time.Second
 
-// storeCalls bounds the API calls of one kind a cycle makes at once (sideBySide).
+// storeCalls bounds the reservations a cycle stores at once.
 const storeCalls = 16
-
-// sideBySide makes a cycle's API calls of one kind at once, at most storeCalls of them:
-// one after the other, a cycle with many to make would wait a round trip for each.
-type sideBySide struct {
-	wg    sync.WaitGroup
-	slots chan struct{}
-}
-
-func newSideBySide() *sideBySide { return &sideBySide{slots: make(chan struct{}, storeCalls)} }
-
-// run calls f on a goroutine of its own once a slot is free.
-func (c *sideBySide) run(f func()) {
-	c.wg.Add(1)
-	c.slots <- struct{}{}
-	go func() {
-		defer func() { <-c.slots; c.wg.Done() }()
-		f()
-	}()
-}
-
-// wait returns when every call run has returned.
-func (c *sideBySide) wait() { c.wg.Wait() }
 
 // loop is the single cycle loop: one goroutine, on the leader only, so two cycles never
 // decide at once and nothing is admitted twice. Beside it, on the leader too, runs the ungating
@@ -268,17 +246,21 @@ func (l *loop) cycle(ctx context.Context) error {
 			stores = append(stores, storing{o: o, res: newReservation(o, a.Admission, d, now)})
 		}
 	}
+	var storingWG sync.WaitGroup
+	calls := make(chan struct{}, storeCalls)
 	var room *sharedRoom
 	if s.cfg.Enforcement == EnforcementPlaceholders && len(stores) > 0 {
 		room = &sharedRoom{room: podRoom(w)}
 	}
-	calls := newSideBySide()
 	for i := range stores {
-		calls.run(func() {
+		storingWG.Add(1)
+		calls <- struct{}{}
+		go func() {
+			defer func() { <-calls; storingWG.Done() }()
 			stores[i].res, stores[i].err = l.store(ctx, stores[i].o, stores[i].res, room)
-		})
+		}()
 	}
-	calls.wait()
+	storingWG.Wait()
 	for _, st := range stores {
 		if st.err != nil {
 			errs = append(errs, st.err)

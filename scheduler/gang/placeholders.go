@@ -658,15 +658,19 @@ func (s *Scheduler) createPlaceholders(ctx context.Context, key Key, r Reservati
 func (s *Scheduler) writePlaceholders(ctx context.Context, create []*corev1.Pod, remove []types.NamespacedName) error {
 	var mu sync.Mutex
 	var errs []error
-	calls := newSideBySide()
+	var wg sync.WaitGroup
+	calls := make(chan struct{}, storeCalls)
 	run := func(f func() error) {
-		calls.run(func() {
+		wg.Add(1)
+		calls <- struct{}{}
+		go func() {
+			defer func() { <-calls; wg.Done() }()
 			if err := f(); err != nil {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()
 			}
-		})
+		}()
 	}
 	classes := map[string]string{}
 	for _, p := range create {
@@ -694,7 +698,7 @@ func (s *Scheduler) writePlaceholders(ctx context.Context, create []*corev1.Pod,
 	for _, key := range remove {
 		run(func() error { return s.deletePlaceholder(ctx, key) })
 	}
-	calls.wait()
+	wg.Wait()
 	if len(errs) > 0 {
 		return fmt.Errorf("placeholders: %w (and %d more)", errs[0], len(errs)-1)
 	}

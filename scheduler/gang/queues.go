@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -97,16 +96,12 @@ func queueStatuses(snap Snapshot, out Outcome) map[string]schedv1alpha1.QueueSta
 	return st
 }
 
-// writeQueueStatus writes each queue's status through the status subresource where it changed,
-// side by side: a cycle in which many queues changed (every run's end changes its queue's
-// usage) waited a round trip for each, and on a busy API server those were most of the cycle.
+// writeQueueStatus writes each queue's status through the status subresource where it changed.
 // The Active condition is False, with the decision core's reason, for a queue that admits
 // nothing (a missing parent, a cycle of parents).
 func (s *Scheduler) writeQueueStatus(ctx context.Context, w world, snap Snapshot, out Outcome) error {
 	want := queueStatuses(snap, out)
-	var mu sync.Mutex
 	var errs []error
-	writing := newSideBySide()
 	for i := range w.Queues {
 		q := w.Queues[i].DeepCopy()
 		next, ok := want[q.Name]
@@ -124,15 +119,10 @@ func (s *Scheduler) writeQueueStatus(ctx context.Context, w world, snap Snapshot
 			continue
 		}
 		q.Status = next
-		writing.run(func() {
-			// A conflict means the cache lags; the watch brings the newer queue and another cycle.
-			if err := s.client.Status().Update(ctx, q); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-				mu.Lock()
-				errs = append(errs, fmt.Errorf("writing the status of queue %s: %w", q.Name, err))
-				mu.Unlock()
-			}
-		})
+		if err := s.client.Status().Update(ctx, q); err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			errs = append(errs, fmt.Errorf("writing the status of queue %s: %w", q.Name, err))
+		}
+		// A conflict means the cache lags; the watch brings the newer queue and another cycle.
 	}
-	writing.wait()
 	return errors.Join(errs...)
 }

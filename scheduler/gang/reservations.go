@@ -308,9 +308,13 @@ func (s *Scheduler) writeReservationStatus(ctx context.Context, w world) {
 	if heldBack > 0 {
 		s.statusWrites.followUp.after(now, heldBack, s.trigger)
 	}
-	writing := newSideBySide()
+	var wg sync.WaitGroup
+	calls := make(chan struct{}, storeCalls)
 	for _, wr := range writes {
-		writing.run(func() {
+		wg.Add(1)
+		calls <- struct{}{}
+		go func() {
+			defer func() { <-calls; wg.Done() }()
 			// Every field, a cleared one as null: a merge patch leaves out what it omits.
 			patch, _ := json.Marshal(map[string]any{"status": map[string]any{"nodes": wr.status.Nodes, "bound": wr.status.Bound,
 				"boundMembers": wr.status.BoundMembers, "placeholders": wr.status.Placeholders}})
@@ -321,7 +325,7 @@ func (s *Scheduler) writeReservationStatus(ctx context.Context, w world) {
 			if err != nil && !apierrors.IsNotFound(err) {
 				log.FromContext(ctx).V(1).Info("could not write a reservation's status; retrying on the next cycle", "workload", wr.key.String(), "error", err.Error())
 			}
-		})
+		}()
 	}
-	writing.wait()
+	wg.Wait()
 }
