@@ -123,6 +123,7 @@ func (l *loop) cycle(ctx context.Context) error {
 	s.ungating.overlay(w.Pods)
 	opts := s.readingAt(s.cfg.Clock.Now())
 	now := opts.Now
+	s.forgetReleased(now)
 	snap, err := snapshot(w, opts)
 	if err != nil {
 		return err

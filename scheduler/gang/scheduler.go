@@ -115,6 +115,9 @@ type Scheduler struct {
 	// stored are the reservations the cycle loop stored, until the cluster cache shows them:
 	// Admit reads them there first.
 	stored map[Key]Reservation
+	// released are the Reservation objects Release deleted, by uid, with when: until the
+	// cluster cache shows them gone, releasing their workload again deletes nothing.
+	released map[types.UID]time.Time
 	// placeholders remembers placeholder writes the cluster cache may not show yet.
 	placeholders placeholderBook
 	// statusWrites paces the reservations' status writes (reservations.go).
@@ -150,7 +153,7 @@ func New(cfg Config) *Scheduler {
 	}
 	s := &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), ungateKick: make(chan struct{}, 1), ungating: newUngating(),
 		reported: map[Key]Reason{}, judged: map[Key]judgement{}, replanned: map[Key]replanned{}, stored: map[Key]Reservation{},
-		served: map[string]bool{}, ownPlacement: map[string]bool{}}
+		released: map[types.UID]time.Time{}, served: map[string]bool{}, ownPlacement: map[string]bool{}}
 	if !cfg.VariantsOnly {
 		s.served[Name] = true
 	}
@@ -239,26 +242,40 @@ func judgementOf(w scheduler.Workload) judgement {
 // deletes its placeholders, as the next cycle does) and any legacy annotation. A reservation
 // that no longer holds counts for nothing in any case (see liveReservation); removing it keeps
 // the cluster truthful and is a no-op when there is none.
+//
+// An ended application is released by each reconcile that follows (every change of its pods
+// makes one), and until the cluster cache shows its Reservation gone, each would delete it
+// again for a 404: so a Reservation deleted here is not deleted again (for releasedKept).
 func (s *Scheduler) Release(ctx context.Context, w scheduler.Workload) error {
 	if s.client == nil {
 		return nil
 	}
+	now := s.cfg.Clock.Now()
 	s.mu.Lock()
-	_, stored := s.stored[w.Key]
+	res, stored := s.stored[w.Key]
 	delete(s.stored, w.Key)
 	s.mu.Unlock()
 	name := client.ObjectKey{Namespace: w.Key.Namespace, Name: ReservationName(w.Key)}
-	cached := stored
-	if !cached {
+	remove, uid := stored, res.UID
+	if !stored {
 		var obj schedv1alpha1.Reservation
-		err := s.cluster.Get(ctx, name, &obj)
-		cached = err == nil && ownedBy(&obj, w.Object.GetUID())
+		if err := s.cluster.Get(ctx, name, &obj); err == nil && ownedBy(&obj, w.Object.GetUID()) {
+			s.mu.Lock()
+			_, deleted := s.released[obj.UID]
+			s.mu.Unlock()
+			remove, uid = !deleted, obj.UID
+		}
 	}
-	if cached {
+	if remove {
 		obj := &schedv1alpha1.Reservation{ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: name.Name}}
 		err := s.client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground))
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("removing the reservation of %s: %w", w.Key, err)
+		}
+		if uid != "" {
+			s.mu.Lock()
+			s.released[uid] = now
+			s.mu.Unlock()
 		}
 	}
 	if _, ok := w.Object.GetAnnotations()[AnnotationAdmission]; ok {
@@ -268,6 +285,21 @@ func (s *Scheduler) Release(ctx context.Context, w scheduler.Workload) error {
 	}
 	s.trigger()
 	return nil
+}
+
+// releasedKept is how long Release remembers a Reservation it deleted: the cluster cache shows
+// a deletion well within it, and should it not, another delete is only a 404.
+const releasedKept = time.Minute
+
+// forgetReleased forgets the Reservations Release deleted more than releasedKept before now.
+func (s *Scheduler) forgetReleased(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for uid, at := range s.released {
+		if now.Sub(at) >= releasedKept || now.Before(at) {
+			delete(s.released, uid)
+		}
+	}
 }
 
 // dropLegacy removes the annotation a release before the Reservation API kept a reservation in.
