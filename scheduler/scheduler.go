@@ -142,6 +142,24 @@ func RetryAfter(s Interface, d Decision, interval time.Duration) (time.Duration,
 	return interval, true
 }
 
+// Pending is implemented by schedulers that hold every new run until a decision of their own
+// (the gang scheduler's cycle): PendingReason is the reason such a run is held with until then.
+// The controller shows it from the status write that records the run, so that the hold that
+// follows writes nothing more.
+type Pending interface {
+	PendingReason() string
+}
+
+// PendingReason is the reason s holds a new run with before its first decision, if s says so
+// (Pending).
+func PendingReason(s Interface) (string, bool) {
+	p, ok := s.(Pending)
+	if !ok {
+		return "", false
+	}
+	return p.PendingReason(), true
+}
+
 // LabelKueueQueueName is the label by which Kueue queues a SparkApplication (its LocalQueue).
 const LabelKueueQueueName = "kueue.x-k8s.io/queue-name"
 

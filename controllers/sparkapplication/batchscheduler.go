@@ -54,6 +54,16 @@ func (r *Reconciler) wakes(app *v1beta2.SparkApplication) bool {
 	return err == nil && scheduler.Wakes(s)
 }
 
+// pendingReason is the reason app's scheduler holds a new run with before deciding on it, if
+// it holds every new run (scheduler.Pending).
+func (r *Reconciler) pendingReason(app *v1beta2.SparkApplication) (string, bool) {
+	s, err := r.batchScheduler(app)
+	if err != nil {
+		return "", false
+	}
+	return scheduler.PendingReason(s)
+}
+
 // holdsNothing lists the states in which a batch scheduler holds nothing for an application:
 // its run is over, being torn down, or suspended. Release is asked for in each of them (on
 // every reconcile, so a failed release is retried); it is idempotent.

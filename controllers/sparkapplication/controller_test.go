@@ -231,6 +231,9 @@ func (g *wakingGate) Release(context.Context, scheduler.Workload) error {
 
 func (g *wakingGate) WakesHeldWorkloads() bool { return true }
 
+// PendingReason: a new run shows it is held from the write that records it (scheduler.Pending).
+func (g *wakingGate) PendingReason() string { return "waiting to be woken" }
+
 func (g *wakingGate) SetupWithManager(_ manager.Manager, w scheduler.Waker) error {
 	g.waker = w
 	return nil
@@ -520,7 +523,7 @@ func testTTL(t *testing.T, e *env) {
 		err := e.c.Get(context.Background(), key, &v1beta2.SparkApplication{})
 		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
-	seen, deleted := history()
+	seen, deleted := history.untilDeleted()
 	var last *v1beta2.SparkApplication
 	for _, a := range seen {
 		if a.Status.SubmissionID != "" && a.Status.SubmissionID != running.Status.SubmissionID ||
@@ -542,10 +545,18 @@ func testTTL(t *testing.T, e *env) {
 	}
 }
 
-// watchApp watches the application key from resourceVersion on; the function it returns waits
-// for the watch to see the application deleted (or for it to end) and returns every version it
-// saw, in order, the last being the deleted object, and when the watch saw the deletion.
-func watchApp(t *testing.T, key types.NamespacedName, resourceVersion string) func() ([]*v1beta2.SparkApplication, time.Time) {
+// appWatch is a watch of one application from a resourceVersion on: every version it sees, in
+// order, until the application is deleted (the last then being the deleted object) or the
+// watch is stopped.
+type appWatch struct {
+	w       watch.Interface
+	stopped atomic.Bool // by stop, which may end the stream in an error
+	done    chan struct{}
+	seen    []*v1beta2.SparkApplication
+	deleted time.Time // when the watch saw the deletion
+}
+
+func watchApp(t *testing.T, key types.NamespacedName, resourceVersion string) *appWatch {
 	t.Helper()
 	c, err := client.NewWithWatch(cluster.Config(t), client.Options{Scheme: cluster.Scheme})
 	if err != nil {
@@ -557,29 +568,40 @@ func watchApp(t *testing.T, key types.NamespacedName, resourceVersion string) fu
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Stop)
-	var seen []*v1beta2.SparkApplication
-	var deleted time.Time
-	done := make(chan struct{})
+	a := &appWatch{w: w, done: make(chan struct{})}
 	go func() {
-		defer close(done)
+		defer close(a.done)
 		for ev := range w.ResultChan() {
 			if app, ok := ev.Object.(*v1beta2.SparkApplication); ok {
-				seen = append(seen, app)
+				a.seen = append(a.seen, app)
 			}
 			switch ev.Type {
 			case watch.Deleted:
-				deleted = time.Now()
+				a.deleted = time.Now()
 				return
 			case watch.Error:
-				t.Errorf("watching %s: %v", key, ev.Object)
+				if !a.stopped.Load() {
+					t.Errorf("watching %s: %v", key, ev.Object)
+				}
 				return
 			}
 		}
 	}()
-	return func() ([]*v1beta2.SparkApplication, time.Time) {
-		<-done
-		return seen, deleted
-	}
+	return a
+}
+
+// untilDeleted waits for the watch to see the application deleted (or to end).
+func (a *appWatch) untilDeleted() ([]*v1beta2.SparkApplication, time.Time) {
+	<-a.done
+	return a.seen, a.deleted
+}
+
+// stop ends the watch now.
+func (a *appWatch) stop() []*v1beta2.SparkApplication {
+	a.stopped.Store(true)
+	a.w.Stop()
+	<-a.done
+	return a.seen
 }
 
 func testSuspendResume(t *testing.T, e *env) {
@@ -679,14 +701,19 @@ func testBatchSchedulers(t *testing.T, e *env) {
 }
 
 // A scheduler that wakes the applications it holds is asked once, not polled; woken, the
-// application runs; finished, it is released.
+// application runs; finished, it is released. One that holds every new run with the same
+// reason (scheduler.Pending) has it shown by the write that records the run, and its hold
+// writes nothing more.
 func testWakingScheduler(t *testing.T, e *env) {
 	g := e.sub.waking
-	key := e.create(t, newApp(e.ns, "woken", driverAnnotations(annRunSeconds, "1"),
-		func(a *v1beta2.SparkApplication) { a.Spec.BatchScheduler = ptr.To("waking") }))
+	app := newApp(e.ns, "woken", driverAnnotations(annRunSeconds, "1"),
+		func(a *v1beta2.SparkApplication) { a.Spec.BatchScheduler = ptr.To("waking") })
+	key := e.create(t, app)
+	history := watchApp(t, key, app.ResourceVersion)
 	e.waitFor(t, key, 20*time.Second, "Queued condition", func(a *v1beta2.SparkApplication) bool {
 		return meta.IsStatusConditionTrue(a.Status.Conditions, ConditionQueued)
 	})
+	e.waitFor(t, key, 20*time.Second, "the scheduler asked", func(*v1beta2.SparkApplication) bool { return g.admits.Load() > 0 })
 	// Recording the submission enqueues the application more than once in a burst (the
 	// reconcile its write brings may not see the Queued condition yet): those asks settle
 	// within the first moments; polling would go on.
@@ -696,6 +723,14 @@ func testWakingScheduler(t *testing.T, e *env) {
 	time.Sleep(3 * time.Second)
 	if n := g.admits.Load(); n != asked {
 		t.Errorf("a held application was asked %d more times; a waking scheduler must not be polled", n-asked)
+	}
+	held := history.stop()
+	if len(held) != 1 || held[0].Status.SubmissionID == "" || !meta.IsStatusConditionTrue(held[0].Status.Conditions, ConditionQueued) {
+		var seen []string
+		for _, a := range held {
+			seen = append(seen, fmt.Sprintf("submission %q, conditions %+v", a.Status.SubmissionID, a.Status.Conditions))
+		}
+		t.Errorf("held, the application was written %d times, want once (recorded and shown held): %v", len(held), seen)
 	}
 	g.open.Store(true)
 	g.waker.Wake(scheduler.ApplicationKey(key))

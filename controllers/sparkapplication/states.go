@@ -230,6 +230,10 @@ func (s *step) readyToSubmit(ctx context.Context) error {
 		st.DriverInfo = v1beta2.DriverInfo{}
 		st.ExecutorState = nil
 		st.TerminationTime = metav1.Time{}
+		if why, ok := s.r.pendingReason(s.app); ok {
+			// Held from the start: shown now, the pool's hold writes nothing more.
+			setQueued(st, why, s.now)
+		}
 		s.enqueue = true
 	default:
 		// Recorded but not submitted: the pool may have lost it in a restart. Enqueueing twice

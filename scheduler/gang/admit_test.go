@@ -20,9 +20,14 @@ import (
 
 // TestAdmitJudgesEachSubmission: the last cycle's verdict answers only for the submission and
 // spec it judged. A rejected application that is rerun (a new submission) or edited (a new
-// generation) is not rejected again for what it was, and neither is a held one's reason reused.
+// generation) is not rejected again for what it was, and neither is a held one's reason reused:
+// it is held with the reason the controller shows from recording the run (PendingReason), so
+// that the hold writes nothing.
 func TestAdmitJudgesEachSubmission(t *testing.T) {
-	const next = "waiting for the gang scheduler's next cycle"
+	next := New(Config{}).PendingReason()
+	if next == "" {
+		t.Fatal("no pending reason")
+	}
 	key := scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: "a"})
 	judged := judgement{submission: "s1", generation: 1}
 	tests := []struct {

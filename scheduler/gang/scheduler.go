@@ -129,6 +129,7 @@ var (
 	_ scheduler.WithManager          = (*Scheduler)(nil)
 	_ scheduler.Waking               = (*Scheduler)(nil)
 	_ scheduler.Queueing             = (*Scheduler)(nil)
+	_ scheduler.Pending              = (*Scheduler)(nil)
 	_ scheduler.ApplicationValidator = (*Scheduler)(nil)
 	_ scheduler.PodPlacer            = (*Scheduler)(nil)
 )
@@ -216,12 +217,19 @@ func (s *Scheduler) Admit(_ context.Context, w scheduler.Workload) (scheduler.De
 	if !ok || !current {
 		// Not judged by a cycle yet as it is now (just created, rerun or edited): ask for
 		// one, which wakes it if admitted or rejected.
-		why = plainReason("waiting for the gang scheduler's next cycle")
+		why = plainReason(notJudgedYet)
 		s.trigger()
 	}
 	s.reported[w.Key] = why
 	return scheduler.Decision{Reason: why.Message}, nil
 }
+
+// notJudgedYet is the reason a workload is held with before a cycle judges it as it is (its
+// run and spec).
+const notJudgedYet = "waiting for the gang scheduler's next cycle"
+
+// PendingReason: a new run is held until a cycle judges it.
+func (s *Scheduler) PendingReason() string { return notJudgedYet }
 
 // replanned is a run planned again after waiting for room too long, and why.
 type replanned struct {

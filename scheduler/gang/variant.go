@@ -92,6 +92,7 @@ var (
 	_ scheduler.WithManager          = (*variant)(nil)
 	_ scheduler.Waking               = (*variant)(nil)
 	_ scheduler.Queueing             = (*variant)(nil)
+	_ scheduler.Pending              = (*variant)(nil)
 	_ scheduler.ApplicationValidator = (*variant)(nil)
 	_ scheduler.PodPlacer            = (*variant)(nil)
 	_ scheduler.ObjectsForRun        = (*variantWithObjects)(nil)
@@ -129,6 +130,8 @@ func (v *variant) SetupWithManager(mgr manager.Manager, wake scheduler.Waker) er
 func (v *variant) WakesHeldWorkloads() bool { return true }
 
 func (v *variant) QueuesWorkloads() bool { return true }
+
+func (v *variant) PendingReason() string { return v.core.PendingReason() }
 
 func (v *variant) ValidateApplication(ctx context.Context, app *v1beta2.SparkApplication) field.ErrorList {
 	return v.core.ValidateApplication(ctx, app)
