@@ -24,7 +24,8 @@ import (
 // queue and delays the submissions that matter. So a shown reason is refreshed by how much it
 // is out of date:
 //
-//   - Nothing shown yet, or a shown reason of unknown kind (read back from a status this
+//   - Nothing shown yet, no cycle's verdict shown yet (notJudgedYet, which the run shows from
+//     its recording on), or a shown reason of unknown kind (read back from a status this
 //     process did not write): first in line, at once.
 //
 //   - Its meaning changed (its Kind: now over quota instead of behind others, no node fits
@@ -108,7 +109,8 @@ func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]Reason) (
 				since = r.cycle
 			}
 			still[key] = since
-			c := staleReason{key: key, first: !known || was.Kind == (ReasonKind{}), since: since, order: len(stale)}
+			first := !known || was.Kind == (ReasonKind{}) || was.Kind.Is == notJudgedYet
+			c := staleReason{key: key, first: first, since: since, order: len(stale)}
 			c.meaning = c.first || was.Kind != why.Kind
 			if due := c.due(now, r.woke); now.Before(due) {
 				// It waits, out of date (and first in line once due); a cycle comes for it.
@@ -163,7 +165,7 @@ func shortest(a, b time.Duration) time.Duration {
 // staleReason is a held application whose shown reason is out of date.
 type staleReason struct {
 	key     Key
-	first   bool // nothing of a known kind shown yet
+	first   bool // no verdict of a known kind shown yet
 	meaning bool // the meaning changed, not only the numbers (so also when first)
 	since   uint64
 	order   int

@@ -79,6 +79,13 @@ func TestReasonRefresh(t *testing.T) {
 		wantAfter:     []Key{key("c")},
 		wantNextAfter: meaningRefreshEvery - later,
 	}, {
+		name:  "no cycle's verdict shown yet (held before a cycle judged it) comes before a meaning change, and again",
+		shown: map[Key]Reason{key("a"): overQuota, key("b"): behind(1), key("c"): plainReason(notJudgedYet)},
+		want:  []Key{key("c"), key("a")},
+		// c again, no verdict shown; a's meaning waits.
+		wantAfter:     []Key{key("c")},
+		wantNextAfter: meaningRefreshEvery - later,
+	}, {
 		name:      "nothing known to be shown (a new operator, no condition): all, queue order",
 		want:      []Key{key("a"), key("b"), key("c")},
 		wantAfter: []Key{key("a"), key("b"), key("c")},
