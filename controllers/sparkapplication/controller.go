@@ -145,6 +145,8 @@ type Reconciler struct {
 	executorWrites executorBatch
 	// uiWrites writes UI Services and Ingresses beside the reconciles.
 	uiWrites *uiWrites
+	// recorded hands the pool the applications whose new submission a reconcile just recorded.
+	recorded recordedRuns
 }
 
 // uiWriteConcurrency bounds the UI resources written at once.
@@ -362,6 +364,9 @@ func (r *Reconciler) afterWrite(ctx context.Context, s *step, app *v1beta2.Spark
 		r.metrics(func(m MetricsRecorder) { m.ExecutorStates(app, running, failed) })
 	}
 	if s.enqueue {
+		if s.recorded {
+			r.recorded.put(app, s.now)
+		}
 		r.Pool.Enqueue(client.ObjectKeyFromObject(app))
 	}
 }

@@ -127,8 +127,11 @@ type step struct {
 	staleDrivers []*corev1.Pod // the application's driver pods of other submissions
 	executors    []corev1.Pod
 
-	events           []event
-	enqueue          bool
+	events  []event
+	enqueue bool
+	// recorded is set when the step records a new submission: its write is the object the
+	// pool decides on (recordedRuns).
+	recorded         bool
 	executorsChanged bool
 	deleted          bool
 	requeueAfter     time.Duration
@@ -234,7 +237,7 @@ func (s *step) readyToSubmit(ctx context.Context) error {
 			// Held from the start: shown now, the pool's hold writes nothing more.
 			setQueued(st, why, s.now)
 		}
-		s.enqueue = true
+		s.enqueue, s.recorded = true, true
 	default:
 		// Recorded but not submitted: the pool may have lost it in a restart. Enqueueing twice
 		// is harmless; the pool keys by application and rechecks the submission. An

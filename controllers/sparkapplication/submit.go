@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -32,25 +33,9 @@ import (
 // still awaited, so a reconcile that adopted the driver meanwhile, or a suspension, wins.
 func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error {
 	r.setDefaults()
-	// A held application comes back each time its scheduler's reason for holding it changes,
-	// and is held again far more often than it is admitted. Such a hold is decided on the
-	// cache, which costs no request: its write (of the reason) is refused by the API server if
-	// the cache was stale, and then made on the object read afresh. Anything that acts (an
-	// admission, a rejection) is decided again on the API server's object below.
-	if cached := (&v1beta2.SparkApplication{}); r.Client.Get(ctx, key, cached) == nil && awaitingSubmission(cached) {
-		prepared := cached.DeepCopy()
-		v1beta2.SetSparkApplicationDefaults(prepared)
-		decision, err := r.decide(ctx, prepared)
-		if err != nil {
-			return err
-		}
-		if !decision.Admit && !decision.Reject {
-			return r.hold(ctx, key, cached, decision)
-		}
-	}
-	app := &v1beta2.SparkApplication{}
-	if err := r.APIReader.Get(ctx, key, app); err != nil {
-		return client.IgnoreNotFound(err)
+	app, err := r.toSubmit(ctx, key)
+	if app == nil || err != nil {
+		return err
 	}
 	if !awaitingSubmission(app) {
 		return nil
@@ -88,14 +73,22 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 
 	// Checked right before anything of the run is created, once the scheduler has admitted
 	// it: what it holds for the application stays held while an old driver terminates.
-	if blocked, err := r.anotherDriver(ctx, prepared, id); err != nil || blocked {
+	// Another application's driver pod is never adopted; the application that does not hold
+	// the name fails with the one that does, never the holder (see nameHolder). Both read the
+	// API server, at once: one round trip on the way to the driver, not two.
+	var (
+		taken    string
+		takenErr error
+		read     sync.WaitGroup
+	)
+	read.Go(func() { taken, takenErr = r.nameHolder(ctx, prepared) })
+	blocked, err := r.anotherDriver(ctx, prepared, id)
+	read.Wait()
+	if err != nil || blocked {
 		return err
 	}
-	// Another application's driver pod is never adopted; the application that does not hold
-	// the name fails with the one that does, never the holder (see nameHolder).
-	taken, err := r.nameHolder(ctx, prepared)
-	if err != nil {
-		return err
+	if takenErr != nil {
+		return takenErr
 	}
 	// What the scheduler needs of its own before the run's pods exist (a PodGroup, say),
 	// owned by the application. A failure is retried by the pool: no driver starts without them.
@@ -166,6 +159,38 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 	}
 	r.metrics(func(m MetricsRecorder) { m.Submitted(written, latency) })
 	return nil
+}
+
+// toSubmit returns the application of key as the API server has it, for Submit to act on,
+// or nil when there is nothing to act on: it is gone, or its scheduler holds it again.
+//
+// A submission the reconciler has just recorded comes with the object its write returned
+// (recordedRuns), which is that. Otherwise, a held application comes back each time its
+// scheduler's reason for holding it changes, and is held again far more often than it is
+// admitted. Such a hold is decided on the cache, which costs no request: its write (of the
+// reason) is refused by the API server if the cache was stale, and then made on the object
+// read afresh. Anything that acts (an admission, a rejection) is decided on the API server's
+// object, read here.
+func (r *Reconciler) toSubmit(ctx context.Context, key types.NamespacedName) (*v1beta2.SparkApplication, error) {
+	if app := r.recorded.take(key, r.Clock.Now()); app != nil {
+		return app, nil
+	}
+	if cached := (&v1beta2.SparkApplication{}); r.Client.Get(ctx, key, cached) == nil && awaitingSubmission(cached) {
+		prepared := cached.DeepCopy()
+		v1beta2.SetSparkApplicationDefaults(prepared)
+		decision, err := r.decide(ctx, prepared)
+		if err != nil {
+			return nil, err
+		}
+		if !decision.Admit && !decision.Reject {
+			return nil, r.hold(ctx, key, cached, decision)
+		}
+	}
+	app := &v1beta2.SparkApplication{}
+	if err := r.APIReader.Get(ctx, key, app); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return app, nil
 }
 
 // hold writes why app's batch scheduler holds its recorded submission (its Queued condition;

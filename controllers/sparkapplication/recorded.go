@@ -1,0 +1,78 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package sparkapplication
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+)
+
+// recordedFreshFor is how long the object a recording write returned stands in for a read of
+// the application (recordedRuns). A few round trips of a busy API server: the pool takes an
+// application within that unless its queue is long, and then a read is worth its cost.
+const recordedFreshFor = 2 * time.Second
+
+// recordedRuns hands the submission pool each application as the status write that recorded
+// its new submission returned it. The pool decides on the API server's object, not the cache's;
+// its cache has not seen that write yet, so it would read the application from the API server
+// first: a request, and a round trip on every application's way from creation to driver, for
+// the object the reconciler has just been given, as current as a read made at that moment.
+// An object handed on is taken once; one the pool takes late is not used, as the application
+// may have changed meanwhile, and is read afresh.
+type recordedRuns struct {
+	mu   sync.Mutex
+	runs map[types.NamespacedName]recordedRun
+	// pruneAt is the size at which put next drops what the pool never took (an application
+	// it lost with the leadership): the map never holds many more than the pool's queue.
+	pruneAt int
+}
+
+type recordedRun struct {
+	app *v1beta2.SparkApplication
+	at  time.Time
+}
+
+const recordedPruneMin = 256
+
+// put keeps app, as its recording write returned it at now, for the pool to take.
+func (r *recordedRuns) put(app *v1beta2.SparkApplication, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.runs == nil {
+		r.runs = map[types.NamespacedName]recordedRun{}
+	}
+	if len(r.runs) >= max(r.pruneAt, recordedPruneMin) {
+		for key, run := range r.runs {
+			if now.Sub(run.at) >= recordedFreshFor {
+				delete(r.runs, key)
+			}
+		}
+		r.pruneAt = 2 * len(r.runs)
+	}
+	r.runs[types.NamespacedName{Namespace: app.Namespace, Name: app.Name}] = recordedRun{app: app.DeepCopy(), at: now}
+}
+
+// take returns the application of key as its recording write returned it, if that was less
+// than recordedFreshFor before now, and forgets it either way; nil when there is none.
+func (r *recordedRuns) take(key types.NamespacedName, now time.Time) *v1beta2.SparkApplication {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	run, ok := r.runs[key]
+	if !ok {
+		return nil
+	}
+	delete(r.runs, key)
+	if now.Sub(run.at) >= recordedFreshFor || now.Before(run.at) {
+		return nil
+	}
+	return run.app
+}

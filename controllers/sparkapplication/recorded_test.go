@@ -1,0 +1,150 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package sparkapplication
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/submission"
+	"github.com/sparkop/spark-operator/test/cluster"
+)
+
+func TestRecordedRuns(t *testing.T) {
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	app := newApp("ns", "pi")
+	app.Status.SubmissionID = "sub-1"
+	key := types.NamespacedName{Namespace: "ns", Name: "pi"}
+	tests := []struct {
+		name  string
+		put   bool
+		takes []time.Duration // after the put, each take's time
+		want  []bool          // whether each take hands the application on
+	}{
+		{"taken at once", true, []time.Duration{0}, []bool{true}},
+		{"taken just in time", true, []time.Duration{recordedFreshFor - time.Millisecond}, []bool{true}},
+		{"taken late: read afresh", true, []time.Duration{recordedFreshFor}, []bool{false}},
+		{"taken once only", true, []time.Duration{0, time.Millisecond}, []bool{true, false}},
+		{"a late take forgets it", true, []time.Duration{time.Hour, 0}, []bool{false, false}},
+		{"a clock gone back", true, []time.Duration{-time.Second}, []bool{false}},
+		{"nothing put", false, []time.Duration{0}, []bool{false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r recordedRuns
+			if tt.put {
+				r.put(app, at)
+				app.Status.SubmissionID = "changed after the put"
+				defer func() { app.Status.SubmissionID = "sub-1" }()
+			}
+			for i, after := range tt.takes {
+				got := r.take(key, at.Add(after))
+				if (got != nil) != tt.want[i] {
+					t.Fatalf("take %d: got %v, want handed on %v", i, got, tt.want[i])
+				}
+				if got != nil && got.Status.SubmissionID != "sub-1" {
+					t.Errorf("take %d: submission %q: the object kept must be a copy", i, got.Status.SubmissionID)
+				}
+			}
+		})
+	}
+}
+
+func TestRecordedRunsPrunesWhatIsNeverTaken(t *testing.T) {
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	var r recordedRuns
+	for i := range 10 * recordedPruneMin {
+		// One new application every millisecond, none taken: only the last recordedFreshFor's stay.
+		r.put(newApp("ns", fmt.Sprintf("app-%d", i)), at.Add(time.Duration(i)*time.Millisecond))
+	}
+	fresh := int(recordedFreshFor / time.Millisecond)
+	if n := len(r.runs); n > 2*max(fresh, recordedPruneMin) {
+		t.Errorf("%d kept, want at most %d: those never taken are dropped once stale", n, 2*max(fresh, recordedPruneMin))
+	}
+}
+
+// apiReads counts the reads of SparkApplications from the API server (the reconciler's
+// APIReader), and how many had been made when each application's submitter was called.
+type apiReads struct {
+	client.Reader
+	mu       sync.Mutex
+	reads    map[types.NamespacedName]int
+	atSubmit map[types.NamespacedName]int
+}
+
+func (a *apiReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*v1beta2.SparkApplication); ok {
+		a.mu.Lock()
+		a.reads[key]++
+		a.mu.Unlock()
+	}
+	return a.Reader.Get(ctx, key, obj, opts...)
+}
+
+func (a *apiReads) submitted(key types.NamespacedName) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.atSubmit[key] = a.reads[key]
+}
+
+func (a *apiReads) readsBeforeSubmit(key types.NamespacedName) (int, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n, ok := a.atSubmit[key]
+	return n, ok
+}
+
+// readsCountingSubmitter notes, as it submits, how often the application has been read.
+type readsCountingSubmitter struct {
+	*fakeSubmitter
+	reads *apiReads
+}
+
+func (s readsCountingSubmitter) Submit(ctx context.Context, app *v1beta2.SparkApplication, a submission.Attempt) (submission.Result, error) {
+	s.reads.submitted(client.ObjectKeyFromObject(app))
+	return s.fakeSubmitter.Submit(ctx, app, a)
+}
+
+// TestRecordedSubmissionIsNotReadAgain: from its creation to its driver, a new application is
+// not read from the API server: the submission pool decides on the object the write that
+// recorded its submission returned. The run then completes as ever.
+func TestRecordedSubmissionIsNotReadAgain(t *testing.T) {
+	c := cluster.Client(t)
+	e := &env{c: c, ns: cluster.Namespace(t, c, "sparkapp-recorded"),
+		sub: &fakeSubmitter{c: c, calls: map[types.NamespacedName]int{}, gate: &gate{}}}
+	reads := &apiReads{reads: map[types.NamespacedName]int{}, atSubmit: map[types.NamespacedName]int{}}
+	startManagerWith(t, []string{e.ns}, e.sub, Options{}, func(r *Reconciler) {
+		reads.Reader = r.APIReader
+		r.APIReader = reads
+		r.Submitters = map[submission.Mode]submission.Submitter{submission.ModeNative: readsCountingSubmitter{e.sub, reads}}
+	})
+	var keys []types.NamespacedName
+	for i := range 3 {
+		keys = append(keys, e.create(t, newApp(e.ns, fmt.Sprintf("pi-%d", i), driverAnnotations(annRunSeconds, "1"))))
+	}
+	for _, key := range keys {
+		app := e.waitState(t, key, v1beta2.ApplicationStateCompleted, 30*time.Second)
+		n, ok := reads.readsBeforeSubmit(key)
+		switch {
+		case !ok:
+			t.Errorf("%s: never submitted", key)
+		case n != 0:
+			t.Errorf("%s: read %d times from the API server before its driver was created, want 0", key, n)
+		}
+		if e.sub.count(key) != 1 || app.Status.SubmissionAttempts != 1 {
+			t.Errorf("%s: %d submitter calls, %d attempts; want 1 of each", key, e.sub.count(key), app.Status.SubmissionAttempts)
+		}
+	}
+}
