@@ -399,7 +399,7 @@ cmd_up() {
     --service-cluster-ip-range 10.96.0.0/16 --allow-privileged \
     --kubelet-client-certificate "$pki/admin.crt" --kubelet-client-key "$pki/admin.key" \
     --kubelet-preferred-address-types InternalIP \
-    --max-requests-inflight 1000 --max-mutating-requests-inflight 500 --profiling=false \
+    --max-requests-inflight 1000 --max-mutating-requests-inflight 500 \
     ${apiserver_flags[@]+"${apiserver_flags[@]}"}
   wait_for 90 kube-apiserver kctl get --raw /readyz
 
