@@ -22,12 +22,23 @@ import (
 const recordedFreshFor = 2 * time.Second
 
 // recordedRuns hands the submission pool each application as the status write that recorded
-// its new submission returned it. The pool decides on the API server's object, not the cache's;
-// its cache has not seen that write yet, so it would read the application from the API server
-// first: a request, and a round trip on every application's way from creation to driver, for
-// the object the reconciler has just been given, as current as a read made at that moment.
-// An object handed on is taken once; one the pool takes late is not used, as the application
-// may have changed meanwhile, and is read afresh.
+// its new submission returned it, and tells the reconciler which submissions the pool has in
+// hand.
+//
+// The pool decides on the API server's object, not the cache's; its cache has not seen that
+// write yet, so it would read the application from the API server first: a request, and a
+// round trip on every application's way from creation to driver, for the object the
+// reconciler has just been given, as current as a read made at that moment. An object handed
+// on is taken once; one the pool takes late is not used, as the application may have changed
+// meanwhile, and is read afresh.
+//
+// From the recording until the pool is done with it, the submission is in hand: the
+// reconciles that the recording write and the new driver bring, which find it recorded but not
+// yet submitted, need not offer it to the pool again (each such offer would be handled again
+// once the pool is done, and read the application afresh only to find it submitted). Whatever
+// the pool does with it writes the status, which brings a reconcile, or retries it, or leaves
+// it to its batch scheduler to wake; but for one outcome, another driver still in the way,
+// after which the pool makes an offer held back meanwhile itself.
 type recordedRuns struct {
 	mu   sync.Mutex
 	runs map[types.NamespacedName]recordedRun
@@ -37,8 +48,11 @@ type recordedRuns struct {
 }
 
 type recordedRun struct {
-	app *v1beta2.SparkApplication
-	at  time.Time
+	app   *v1beta2.SparkApplication
+	at    time.Time
+	taken bool
+	// heldBack is set when a reconcile did not offer the submission, it being in hand.
+	heldBack bool
 }
 
 const recordedPruneMin = 256
@@ -52,7 +66,7 @@ func (r *recordedRuns) put(app *v1beta2.SparkApplication, now time.Time) {
 	}
 	if len(r.runs) >= max(r.pruneAt, recordedPruneMin) {
 		for key, run := range r.runs {
-			if now.Sub(run.at) >= recordedFreshFor {
+			if !run.taken && now.Sub(run.at) >= recordedFreshFor {
 				delete(r.runs, key)
 			}
 		}
@@ -62,17 +76,47 @@ func (r *recordedRuns) put(app *v1beta2.SparkApplication, now time.Time) {
 }
 
 // take returns the application of key as its recording write returned it, if that was less
-// than recordedFreshFor before now, and forgets it either way; nil when there is none.
+// than recordedFreshFor before now and was not taken before; nil otherwise. The pool calls
+// done when it is through with key.
 func (r *recordedRuns) take(key types.NamespacedName, now time.Time) *v1beta2.SparkApplication {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	run, ok := r.runs[key]
-	if !ok {
+	if !ok || run.taken {
 		return nil
 	}
-	delete(r.runs, key)
+	run.taken = true
+	r.runs[key] = run
 	if now.Sub(run.at) >= recordedFreshFor || now.Before(run.at) {
 		return nil
 	}
 	return run.app
+}
+
+// done ends the pool's handling of key: a submission it took is no longer in hand. One
+// recorded since it was taken stays, for the pool to take next. It reports whether a
+// reconcile held back its offer meanwhile (inHand).
+func (r *recordedRuns) done(key types.NamespacedName) (heldBack bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	run, ok := r.runs[key]
+	if !ok || !run.taken {
+		return false
+	}
+	delete(r.runs, key)
+	return run.heldBack
+}
+
+// inHand reports whether the submission id of key was recorded by this process and the pool
+// is not yet done with it; a reconcile that therefore does not offer it says so by asking.
+func (r *recordedRuns) inHand(key types.NamespacedName, id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	run, ok := r.runs[key]
+	if !ok || id == "" || run.app.Status.SubmissionID != id {
+		return false
+	}
+	run.heldBack = true
+	r.runs[key] = run
+	return true
 }

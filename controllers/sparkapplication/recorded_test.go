@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,6 +57,56 @@ func TestRecordedRuns(t *testing.T) {
 				}
 				if got != nil && got.Status.SubmissionID != "sub-1" {
 					t.Errorf("take %d: submission %q: the object kept must be a copy", i, got.Status.SubmissionID)
+				}
+			}
+		})
+	}
+}
+
+func TestRecordedRunsInHand(t *testing.T) {
+	at := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	key := types.NamespacedName{Namespace: "ns", Name: "pi"}
+	recorded := func(id string) *v1beta2.SparkApplication {
+		app := newApp("ns", "pi")
+		app.Status.SubmissionID = id
+		return app
+	}
+	// Each step is one call: put (of the id), take, done, or inHand (of the id); want is
+	// what inHand answers, or done.
+	type step struct {
+		op, id string
+		want   bool
+	}
+	tests := []struct {
+		name  string
+		steps []step
+	}{
+		{"recorded, not yet taken", []step{{"put", "a", false}, {"inHand", "a", true}}},
+		{"another submission", []step{{"put", "a", false}, {"inHand", "b", false}, {"inHand", "", false}}},
+		{"taken", []step{{"put", "a", false}, {"take", "", false}, {"inHand", "a", true}}},
+		{"done", []step{{"put", "a", false}, {"take", "", false}, {"done", "", false}, {"inHand", "a", false}}},
+		{"done says an offer was held back", []step{{"put", "a", false}, {"take", "", false}, {"inHand", "a", true}, {"done", "", true}}},
+		{"done before taking keeps a later recording", []step{{"done", "", false}, {"put", "a", false}, {"done", "", false}, {"inHand", "a", true}}},
+		{"recorded again while in hand", []step{{"put", "a", false}, {"take", "", false}, {"put", "b", false}, {"done", "", false}, {"inHand", "b", true}}},
+		{"nothing recorded", []step{{"inHand", "a", false}, {"done", "", false}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r recordedRuns
+			for i, st := range tt.steps {
+				switch st.op {
+				case "put":
+					r.put(recorded(st.id), at)
+				case "take":
+					r.take(key, at)
+				case "done":
+					if got := r.done(key); got != st.want {
+						t.Errorf("step %d: done says held back %v, want %v", i, got, st.want)
+					}
+				case "inHand":
+					if got := r.inHand(key, st.id); got != st.want {
+						t.Errorf("step %d: inHand(%q) = %v, want %v", i, st.id, got, st.want)
+					}
 				}
 			}
 		})
@@ -119,19 +170,28 @@ func (s readsCountingSubmitter) Submit(ctx context.Context, app *v1beta2.SparkAp
 
 // TestRecordedSubmissionIsNotReadAgain: from its creation to its driver, a new application is
 // not read from the API server: the submission pool decides on the object the write that
-// recorded its submission returned. The run then completes as ever.
+// recorded its submission returned. The pool handles it once: the reconciles the recording
+// and the driver bring do not offer it again while the pool has it in hand. The run then
+// completes as ever.
 func TestRecordedSubmissionIsNotReadAgain(t *testing.T) {
 	c := cluster.Client(t)
 	e := &env{c: c, ns: cluster.Namespace(t, c, "sparkapp-recorded"),
 		sub: &fakeSubmitter{c: c, calls: map[types.NamespacedName]int{}, gate: &gate{}}}
 	reads := &apiReads{reads: map[types.NamespacedName]int{}, atSubmit: map[types.NamespacedName]int{}}
+	var handled sync.Map // key → *atomic.Int32: the pool's calls
 	startManagerWith(t, []string{e.ns}, e.sub, Options{}, func(r *Reconciler) {
 		reads.Reader = r.APIReader
 		r.APIReader = reads
 		r.Submitters = map[submission.Mode]submission.Submitter{submission.ModeNative: readsCountingSubmitter{e.sub, reads}}
+		r.Pool = submission.NewPool(4, func(ctx context.Context, key types.NamespacedName) error {
+			n, _ := handled.LoadOrStore(key, new(atomic.Int32))
+			n.(*atomic.Int32).Add(1)
+			return r.Submit(ctx, key)
+		})
 	})
+	const apps = 5
 	var keys []types.NamespacedName
-	for i := range 3 {
+	for i := range apps {
 		keys = append(keys, e.create(t, newApp(e.ns, fmt.Sprintf("pi-%d", i), driverAnnotations(annRunSeconds, "1"))))
 	}
 	for _, key := range keys {
@@ -146,5 +206,16 @@ func TestRecordedSubmissionIsNotReadAgain(t *testing.T) {
 		if e.sub.count(key) != 1 || app.Status.SubmissionAttempts != 1 {
 			t.Errorf("%s: %d submitter calls, %d attempts; want 1 of each", key, e.sub.count(key), app.Status.SubmissionAttempts)
 		}
+	}
+	// A reconcile that comes in the moment between the pool's status write and the cache
+	// showing it offers the application once more, rarely: one such is allowed.
+	total := 0
+	for _, key := range keys {
+		if n, ok := handled.Load(key); ok {
+			total += int(n.(*atomic.Int32).Load())
+		}
+	}
+	if total > apps+1 {
+		t.Errorf("the pool handled %d applications %d times, want %d (at most one more)", apps, total, apps)
 	}
 }

@@ -212,7 +212,8 @@ func (s *step) readyToSubmit(ctx context.Context) error {
 		// The pool created this driver but the operator stopped before writing SUBMITTED,
 		// perhaps before the driver's ConfigMaps and Service existed. The submitter finishes
 		// the same attempt (it never starts a second driver), and the pool writes SUBMITTED.
-		s.enqueue = true
+		// (Or the pool is writing it now: then it has the submission in hand.)
+		s.enqueue = !s.r.recorded.inHand(client.ObjectKeyFromObject(s.app), st.SubmissionID)
 	case len(s.staleDrivers) > 0:
 		// One driver at a time: an older run's driver must be gone, not merely asked to go
 		// (terminating, it may still run), before a new one can start (it may also hold the
@@ -253,7 +254,7 @@ func (s *step) readyToSubmit(ctx context.Context) error {
 				return nil
 			}
 		}
-		s.enqueue = true
+		s.enqueue = !s.r.recorded.inHand(client.ObjectKeyFromObject(s.app), st.SubmissionID)
 	}
 	return nil
 }

@@ -33,6 +33,7 @@ import (
 // still awaited, so a reconcile that adopted the driver meanwhile, or a suspension, wins.
 func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error {
 	r.setDefaults()
+	defer r.recorded.done(key)
 	app, err := r.toSubmit(ctx, key)
 	if app == nil || err != nil {
 		return err
@@ -84,8 +85,16 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 	read.Go(func() { taken, takenErr = r.nameHolder(ctx, prepared) })
 	blocked, err := r.anotherDriver(ctx, prepared, id)
 	read.Wait()
-	if err != nil || blocked {
+	if err != nil {
 		return err
+	}
+	if blocked {
+		// Once the other driver is gone, its pod event brings the reconcile that offers the
+		// application again; one that came while this ran was held back (recordedRuns).
+		if r.recorded.done(key) {
+			r.Pool.Enqueue(key)
+		}
+		return nil
 	}
 	if takenErr != nil {
 		return takenErr
