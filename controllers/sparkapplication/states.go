@@ -127,14 +127,14 @@ type step struct {
 	staleDrivers []*corev1.Pod // the application's driver pods of other submissions
 	executors    []corev1.Pod
 
-	events  []event
-	enqueue bool
-	// recorded is set when the step records a new submission: its write is the object the
-	// pool decides on (recordedRuns).
-	recorded         bool
+	events           []event
+	enqueue          bool
 	executorsChanged bool
 	deleted          bool
 	requeueAfter     time.Duration
+	// recorded is set when the step records a new submission: its write is the object the
+	// pool decides on (recordedRuns).
+	recorded bool
 }
 
 type event struct {
@@ -212,8 +212,8 @@ func (s *step) readyToSubmit(ctx context.Context) error {
 		// The pool created this driver but the operator stopped before writing SUBMITTED,
 		// perhaps before the driver's ConfigMaps and Service existed. The submitter finishes
 		// the same attempt (it never starts a second driver), and the pool writes SUBMITTED.
-		// (Or the pool is writing it now: then it has the submission in hand.)
-		s.enqueue = !s.r.recorded.inHand(client.ObjectKeyFromObject(s.app), st.SubmissionID)
+		// (Or the pool has just written it: then it has the submission in hand.)
+		s.enqueue = !s.r.recorded.inHand(client.ObjectKeyFromObject(s.app), st.SubmissionID, s.now)
 	case len(s.staleDrivers) > 0:
 		// One driver at a time: an older run's driver must be gone, not merely asked to go
 		// (terminating, it may still run), before a new one can start (it may also hold the
@@ -254,7 +254,7 @@ func (s *step) readyToSubmit(ctx context.Context) error {
 				return nil
 			}
 		}
-		s.enqueue = !s.r.recorded.inHand(client.ObjectKeyFromObject(s.app), st.SubmissionID)
+		s.enqueue = !s.r.recorded.inHand(client.ObjectKeyFromObject(s.app), st.SubmissionID, s.now)
 	}
 	return nil
 }

@@ -155,6 +155,7 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 		// unless the spec has renamed it since (anotherDriver).
 		return fmt.Errorf("recording the submission: %w", werr)
 	}
+	r.recorded.outcomeWritten(key, id, r.Clock.Now())
 	if err != nil {
 		r.event(written, true, "SubmissionFailed", "Submit", written.Status.AppState.ErrorMessage)
 		r.metrics(func(m MetricsRecorder) { m.SubmissionFailed(written) })
