@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/submission"
@@ -143,46 +142,27 @@ func TestRecordedRunsPrunesWhatIsNeverTaken(t *testing.T) {
 	}
 }
 
-// apiReads counts the reads of SparkApplications from the API server (the reconciler's
-// APIReader), and how many had been made when each application's submitter was called.
-type apiReads struct {
-	client.Reader
-	mu       sync.Mutex
-	reads    map[types.NamespacedName]int
-	atSubmit map[types.NamespacedName]int
-}
-
-func (a *apiReads) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	if _, ok := obj.(*v1beta2.SparkApplication); ok {
-		a.mu.Lock()
-		a.reads[key]++
-		a.mu.Unlock()
-	}
-	return a.Reader.Get(ctx, key, obj, opts...)
-}
-
-func (a *apiReads) submitted(key types.NamespacedName) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.atSubmit[key] = a.reads[key]
-}
-
-func (a *apiReads) readsBeforeSubmit(key types.NamespacedName) (int, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	n, ok := a.atSubmit[key]
-	return n, ok
-}
-
-// readsCountingSubmitter notes, as it submits, how often the application has been read.
+// readsCountingSubmitter notes, as it submits, how often the application had been read from
+// the API server (reads, the reconciler's APIReader) by then.
 type readsCountingSubmitter struct {
 	*fakeSubmitter
-	reads *apiReads
+	reads    *countingReader
+	mu       sync.Mutex
+	atSubmit map[string]int
 }
 
-func (s readsCountingSubmitter) Submit(ctx context.Context, app *v1beta2.SparkApplication, a submission.Attempt) (submission.Result, error) {
-	s.reads.submitted(client.ObjectKeyFromObject(app))
+func (s *readsCountingSubmitter) Submit(ctx context.Context, app *v1beta2.SparkApplication, a submission.Attempt) (submission.Result, error) {
+	s.mu.Lock()
+	s.atSubmit[app.Name] = s.reads.count(app.Name)
+	s.mu.Unlock()
 	return s.fakeSubmitter.Submit(ctx, app, a)
+}
+
+func (s *readsCountingSubmitter) readsBeforeSubmit(name string) (int, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n, ok := s.atSubmit[name]
+	return n, ok
 }
 
 // TestRecordedSubmissionIsNotReadAgain: from its creation to its driver, a new application is
@@ -194,12 +174,13 @@ func TestRecordedSubmissionIsNotReadAgain(t *testing.T) {
 	c := cluster.Client(t)
 	e := &env{c: c, ns: cluster.Namespace(t, c, "sparkapp-recorded"),
 		sub: &fakeSubmitter{c: c, calls: map[types.NamespacedName]int{}, gate: &gate{}}}
-	reads := &apiReads{reads: map[types.NamespacedName]int{}, atSubmit: map[types.NamespacedName]int{}}
+	reads := &countingReader{gets: map[string]int{}}
+	sub := &readsCountingSubmitter{fakeSubmitter: e.sub, reads: reads, atSubmit: map[string]int{}}
 	var handled sync.Map // key → *atomic.Int32: the pool's calls
 	startManagerWith(t, []string{e.ns}, e.sub, Options{}, func(r *Reconciler) {
 		reads.Reader = r.APIReader
 		r.APIReader = reads
-		r.Submitters = map[submission.Mode]submission.Submitter{submission.ModeNative: readsCountingSubmitter{e.sub, reads}}
+		r.Submitters = map[submission.Mode]submission.Submitter{submission.ModeNative: sub}
 		r.Pool = submission.NewPool(4, func(ctx context.Context, key types.NamespacedName) error {
 			n, _ := handled.LoadOrStore(key, new(atomic.Int32))
 			n.(*atomic.Int32).Add(1)
@@ -213,7 +194,7 @@ func TestRecordedSubmissionIsNotReadAgain(t *testing.T) {
 	}
 	for _, key := range keys {
 		app := e.waitState(t, key, v1beta2.ApplicationStateCompleted, 30*time.Second)
-		n, ok := reads.readsBeforeSubmit(key)
+		n, ok := sub.readsBeforeSubmit(key.Name)
 		switch {
 		case !ok:
 			t.Errorf("%s: never submitted", key)
