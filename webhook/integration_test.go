@@ -109,7 +109,8 @@ func startWebhook(t *testing.T, modify func(*webhook.Options)) *env {
 	})
 	e := &env{c: c, ns: ns, token: token, opts: opts}
 	e.start(t)
-	t.Cleanup(e.stop)
+	// e.stop as it is when the test ends: a restart replaces it.
+	t.Cleanup(func() { e.stop() })
 	return e
 }
 
