@@ -919,6 +919,8 @@ func TestDriverPodNameClash(t *testing.T) {
 	third := testApp(e.ns, "third")
 	third.Spec.Driver.PodName = ptr("taken")
 	want = `driver pod name taken is taken: pod ` + e.ns + `/taken is the driver of SparkApplication someone`
+	// The webhook reads the pod through the API server's watch cache, which may lag the creation.
+	cluster.Eventually(t, 10*time.Second, "the name of an existing pod refused", refused(third, want))
 	if err := c.Create(ctx, third); err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want refusal containing %q", err, want)
 	}

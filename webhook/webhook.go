@@ -282,11 +282,23 @@ func (r CacheFirst) List(ctx context.Context, list client.ObjectList, opts ...cl
 	return r.API.List(ctx, list, opts...)
 }
 
+// fromWatchCache reads through the API server's watch cache (resourceVersion "0"): it holds
+// every pod, where the operator's own cache holds only its own, and answers without a round
+// trip to etcd, which an application's creation would otherwise wait for under load. What it
+// serves may lag etcd by moments; the driver-name check it serves settles no race anyway (the
+// submission pool reads etcd before it creates the driver, package drivername).
+type fromWatchCache struct{ client.Reader }
+
+func (r fromWatchCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return r.Reader.Get(ctx, key, obj, append(opts, &client.GetOptions{Raw: &metav1.GetOptions{ResourceVersion: "0"}})...)
+}
+
 // Register adds the handlers to server; scheme decodes the requests (it must know Pods and the
 // sparkoperator.k8s.io types, v1beta2 and v1alpha1). reader reads SparkApplications and ResourceQuotas; an application
 // created a moment before its driver must be found (see CacheFirst). Its API reader reads the
-// pod a new application names as its driver, and its cache lists the namespace's
-// applications, so that a driver pod name another application holds is refused.
+// pod a new application names as its driver (through the API server's watch cache,
+// fromWatchCache), and its cache lists the namespace's applications, so that a driver pod
+// name another application holds is refused.
 func Register(server ctrlwebhook.Server, scheme *runtime.Scheme, reader CacheFirst, opts Options) {
 	o := opts.withDefaults()
 	pods := &podmutator.Defaulter{Reader: reader}
@@ -300,7 +312,7 @@ func Register(server ctrlwebhook.Server, scheme *runtime.Scheme, reader CacheFir
 		PathMutatePods: {"pod-mutator", admission.WithDefaulter(scheme, pods)},
 		PathValidateSparkApplication: {"sparkapplication-validator", admission.WithValidator(scheme,
 			&validation.SparkApplicationValidator{Reader: reader, EnforceQuota: o.EnableResourceQuota, Schedulers: o.BatchSchedulers,
-				Pods: reader.API, Apps: reader.Cache, KnownSchedulers: o.KnownSchedulers})},
+				Pods: fromWatchCache{reader.API}, Apps: reader.Cache, KnownSchedulers: o.KnownSchedulers})},
 		PathValidateScheduledSparkApplication: {"scheduledsparkapplication-validator", admission.WithValidator(scheme,
 			validation.ScheduledSparkApplicationValidator{})},
 		PathValidateSparkConnect: {"sparkconnect-validator", admission.WithValidator(scheme, validation.SparkConnectValidator{})},

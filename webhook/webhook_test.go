@@ -16,8 +16,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
@@ -120,5 +122,42 @@ func TestSetupNeedsItsServer(t *testing.T) {
 	err = Setup(context.Background(), mgr, Options{URLHost: "localhost", SecretNamespace: "ops", CertDir: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "build it with webhook.NewServer(opts)") {
 		t.Fatalf("Setup with the default webhook server: %v, want an error", err)
+	}
+}
+
+// optionsReader records the options of the reads made through it.
+type optionsReader struct {
+	client.Reader
+	got client.GetOptions
+}
+
+func (r *optionsReader) Get(_ context.Context, _ client.ObjectKey, _ client.Object, opts ...client.GetOption) error {
+	r.got = client.GetOptions{}
+	r.got.ApplyOptions(opts)
+	return nil
+}
+
+// TestFromWatchCache: the driver-name check's pod reads ask for resourceVersion "0", which the
+// API server answers from its watch cache, keeping the options they were given.
+func TestFromWatchCache(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []client.GetOption
+	}{
+		{name: "no options"},
+		{name: "the caller's options kept", opts: []client.GetOption{client.UnsafeDisableDeepCopy}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &optionsReader{}
+			if err := (fromWatchCache{rec}).Get(context.Background(), client.ObjectKey{Name: "p"}, &corev1.Pod{}, tc.opts...); err != nil {
+				t.Fatal(err)
+			}
+			if rec.got.Raw == nil || rec.got.Raw.ResourceVersion != "0" {
+				t.Errorf("read with %+v, want resourceVersion \"0\"", rec.got.Raw)
+			}
+			if want := len(tc.opts) > 0; (rec.got.UnsafeDisableDeepCopy != nil) != want {
+				t.Errorf("the caller's options: UnsafeDisableDeepCopy set %v, want %v", rec.got.UnsafeDisableDeepCopy != nil, want)
+			}
+		})
 	}
 }
