@@ -133,10 +133,11 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 		"Default: 32 in native mode (each submission is a few API calls), 4 in spark-submit mode (each is a JVM).")
 	fs.StringVar(&mode, "submission-mode", string(submission.ModeNative), `How applications are submitted: "native" or "spark-submit" (per app: annotation `+`sparkoperator.k8s.io/submitter).`)
 	fs.StringVar(&o.sparkHome, "spark-home", "", "SPARK_HOME holding bin/spark-submit, for the spark-submit mode.")
-	fs.Float64Var(&o.apiQPS, "kube-api-qps", 100, "Queries per second to the Kubernetes API.")
+	fs.Float64Var(&o.apiQPS, "kube-api-qps", 1000, "Queries per second to the Kubernetes API, for each kind of object apart (each has a client of its own). "+
+		"At 100, SparkApplications alone would cap submissions near 1,500 a minute; the API server's priority and fairness shares it out whatever this allows.")
 	fs.Float64Var(&o.memoryLimitRatio, "memory-limit-ratio", 0.9, "Set the Go runtime's soft memory limit to this share of the container's memory limit (its cgroup's), "+
 		"so that garbage is collected before the kernel kills the operator at the limit; 0: none. GOMEMLIMIT in the environment wins.")
-	fs.IntVar(&o.apiBurst, "kube-api-burst", 200, "Burst of queries to the Kubernetes API.")
+	fs.IntVar(&o.apiBurst, "kube-api-burst", 2000, "Burst of queries to the Kubernetes API, for each kind of object apart.")
 	fs.StringVar(&o.defaultBatchSched, "default-batch-scheduler", "", "Batch scheduler for applications that name none, and for SparkConnect sessions; empty lets every application and session through.")
 	fs.BoolVar(&o.gangEnabled, "enable-gang-scheduler", false, `Enable the embedded gang scheduler (spec.batchScheduler: gang; with --default-batch-scheduler=gang for applications naming none). `+
 		`Needs the Queue CRD and cluster-wide read access to pods and nodes.`)

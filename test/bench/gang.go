@@ -209,10 +209,8 @@ func runGang(ctx context.Context, c config) error {
 }
 
 // gangOperatorArgs are the operator's flags in every run of the gang and scale scenarios,
-// beside its scheduler's: 32 submission workers, no SparkConnect controller, and the API rate
-// limits of the submit scenario.
-var gangOperatorArgs = []string{"--submission-workers", "32", "--enable-spark-connect=false",
-	"--kube-api-qps", "1000", "--kube-api-burst", "2000"}
+// beside its scheduler's: 32 submission workers and no SparkConnect controller.
+var gangOperatorArgs = []string{"--submission-workers", "32", "--enable-spark-connect=false"}
 
 // gangPlay is what the stand-in saw of one run of applications created at once.
 type gangPlay struct {

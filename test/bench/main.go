@@ -206,7 +206,7 @@ func run(ctx context.Context, c config) error {
 	defer e.cleanup()
 	cl, cs, ns := e.cl, e.cs, e.ns
 
-	op, err := startOperator(ctx, c, ns, c.mode, "--kube-api-qps", "1000", "--kube-api-burst", "2000")
+	op, err := startOperator(ctx, c, ns, c.mode)
 	if err != nil {
 		return err
 	}
