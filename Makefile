@@ -82,7 +82,7 @@ bench: build
 	bin/bench --kubeconfig $$kc --scenario restart --apps 10000; \
 	bin/bench --kubeconfig $$kc --scenario failover --apps 10000
 
-## bench-gang: the gang comparisons, 1,000 mixed applications on 100 kwok nodes (the cluster's scheduler spark-scheduler, which holds only the room of plugin runs): gang vs no gang; each enforcement (advisory, placeholders, plugin) under competing load (plain pods taking ~30% of the CPU) and placeholders without it; and the other gang schedulers side by side (its Workload API variant, the naive Workload mapping, the example external scheduler, Volcano, YuniKorn, coscheduling and Kueue against the real schedulers); see docs/benchmarks.md
+## bench-gang: the gang comparisons, 1,000 mixed applications on 100 kwok nodes (the cluster's scheduler spark-scheduler, which holds only the room of plugin runs): gang vs no gang; each enforcement (advisory, placeholders, plugin) under competing load (plain pods taking ~30% of the CPU) and without it; and the other gang schedulers side by side (its Workload API variant, the naive Workload mapping, the example external scheduler, Volcano, YuniKorn, coscheduling and Kueue against the real schedulers); see docs/benchmarks.md
 .PHONY: bench-gang
 bench-gang: build
 	@mkdir -p bin && go build -o bin/bench ./test/bench
@@ -90,6 +90,7 @@ bench-gang: build
 	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook; \
 	bin/bench --kubeconfig $$kc --scenario gang --gang=false --apps 1000 --webhook; \
 	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook --enforcement placeholders --load none; \
+	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook --enforcement plugin --load none; \
 	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook --enforcement advisory --load competing; \
 	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook --enforcement placeholders --load competing; \
 	bin/bench --kubeconfig $$kc --scenario gang --apps 1000 --webhook --enforcement plugin --load competing; \
