@@ -164,8 +164,7 @@ func runGang(ctx context.Context, c config) error {
 	if u := j.unschedulableSummary(); u != "" {
 		fmt.Printf("gang: mode=%s %s\n", mode, u)
 	}
-	utilisation := j.workingShareSeconds / max(j.seconds, 1e-9)
-	clusterUtilisation := (j.workingShareSeconds + j.capacity.competing) / max(j.seconds, 1e-9)
+	utilisation, clusterUtilisation := j.utilisation()
 	enforcement := c.enforcement
 	if enforcement == "" {
 		enforcement = "advisory"

@@ -133,8 +133,9 @@ func runScale(ctx context.Context, c config) error {
 	fmt.Printf("scale: cycle_ms%s\n", cyclePhases(op, cycles))
 	fmt.Printf("scale: reason_refreshes%s\n", reasonRefreshes(op))
 	fmt.Printf("scale: apps_ever_partial=%d unschedulable_peak=%d unschedulable_executors=%d\n", len(j.everPartial), j.unschedulablePeak, j.unschedulableExecutors())
+	utilisation, _ := j.utilisation()
 	fmt.Printf("scale: finished=%d unfinished=%d stuck=%d makespan_s=%.1f utilisation=%.3f freed_ends=%d unmatched=%d freed_to_admitted_p50_ms=%.0f freed_to_admitted_p99_ms=%.0f api_writes_per_app=%.1f api_reads_per_app=%.1f\n",
-		obs.finished, c.apps-obs.finished, obs.stuck, play.makespan().Seconds(), j.workingShareSeconds/max(j.seconds, 1e-9),
+		obs.finished, c.apps-obs.finished, obs.stuck, play.makespan().Seconds(), utilisation,
 		len(freed.toDriver), freed.unmatched, ms(percentile(freed.toAdmitted, 50)), ms(percentile(freed.toAdmitted, 99)), use.writes, use.reads)
 	fmt.Printf("RESULT scenario=scale nodes=%d apps=%d queues=%d decisions_per_s=%.0f freed_to_driver_p50_ms=%.0f freed_to_driver_p99_ms=%.0f partial_starts=%d rss_mib=%.1f settled_rss_mib=%.1f api_requests_per_app=%.1f\n",
 		len(nodes.Items), c.apps, c.queues, decisionsPerS, ms(percentile(freed.toDriver, 50)), ms(percentile(freed.toDriver, 99)), j.partialPeak,

@@ -421,6 +421,13 @@ func (j *jobs) stages() string {
 		c.working*k, c.idle*k, c.competing*k, c.placeholders*k, c.starting*k, c.reserved*k, c.free*k)
 }
 
+// utilisation is the mean share of the nodes' CPU at work over the run: the applications'
+// (working), and with the competing load's running pods (the cluster's work).
+func (j *jobs) utilisation() (applications, cluster float64) {
+	t := max(j.seconds, 1e-9)
+	return j.workingShareSeconds / t, (j.workingShareSeconds + j.capacity.competing) / t
+}
+
 // ramp returns, over the applications whose executors all ran, the mean time from the driver
 // running to its executors created, all ungated, all bound and all running, and the longest
 // time to all running.

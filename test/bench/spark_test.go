@@ -9,6 +9,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -242,6 +243,11 @@ func TestStages(t *testing.T) {
 		" cpu working=0.400 idle=0.100 competing=0.050 placeholders=0.050 starting=0.100 reserved=0.200 free=0.100"
 	if got := j.stages(); got != want {
 		t.Errorf("stages:\n got %q\nwant %q", got, want)
+	}
+	// The applications' work alone, and the cluster's: theirs and the competing load's.
+	j.workingShareSeconds = 4
+	if apps, cluster := j.utilisation(); math.Abs(apps-0.4) > 1e-9 || math.Abs(cluster-0.45) > 1e-9 {
+		t.Errorf("utilisation = %.3f, %.3f; want 0.400, 0.450", apps, cluster)
 	}
 }
 
