@@ -68,9 +68,9 @@ type jobs struct {
 	// unschedulablePeak the most at once with an executor the kube-scheduler found no room for.
 	partialPeak, unschedulablePeak int
 	everPartial                    map[string]bool
-	// cpuShareSeconds, workingShareSeconds and seconds integrate the share of CPU requested by
-	// running pods, the share of it working (see observation) and the time, for the means.
-	cpuShareSeconds, workingShareSeconds, seconds float64
+	// cpuShareSeconds and seconds integrate the share of CPU requested by running pods and the
+	// time, for the means; the share working is capacity.working.
+	cpuShareSeconds, seconds float64
 	// unschedulable keeps, per executor pod the kube-scheduler found no room for, when that
 	// was first seen, its message and how long the pod stayed so: what the run tells of why.
 	unschedulable map[string]*unschedulableExecutor
@@ -345,7 +345,6 @@ func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplica
 	}
 	j.capacity = j.capacity.add(obs.capacity, dt.Seconds())
 	j.cpuShareSeconds += obs.cpuShare * dt.Seconds()
-	j.workingShareSeconds += obs.workingShare * dt.Seconds()
 	j.seconds += dt.Seconds()
 	return acts, obs
 }
@@ -422,10 +421,10 @@ func (j *jobs) stages() string {
 }
 
 // utilisation is the mean share of the nodes' CPU at work over the run: the applications'
-// (working), and with the competing load's running pods (the cluster's work).
+// (capacity.working), and with the competing load's running pods (the cluster's work).
 func (j *jobs) utilisation() (applications, cluster float64) {
 	t := max(j.seconds, 1e-9)
-	return j.workingShareSeconds / t, (j.workingShareSeconds + j.capacity.competing) / t
+	return j.capacity.working / t, (j.capacity.working + j.capacity.competing) / t
 }
 
 // ramp returns, over the applications whose executors all ran, the mean time from the driver

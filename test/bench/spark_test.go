@@ -245,7 +245,6 @@ func TestStages(t *testing.T) {
 		t.Errorf("stages:\n got %q\nwant %q", got, want)
 	}
 	// The applications' work alone, and the cluster's: theirs and the competing load's.
-	j.workingShareSeconds = 4
 	if apps, cluster := j.utilisation(); math.Abs(apps-0.4) > 1e-9 || math.Abs(cluster-0.45) > 1e-9 {
 		t.Errorf("utilisation = %.3f, %.3f; want 0.400, 0.450", apps, cluster)
 	}
