@@ -164,14 +164,36 @@ func TestKueue(t *testing.T) {
 }
 
 // checkWorkload checks that Kueue made a Workload for app, admitted it to the test's
-// ClusterQueue and saw it finish.
+// ClusterQueue and saw it finish. Kueue marks the Workload finished after it sees the
+// application's end, on its own time, so an application that has just completed is given a
+// while for that.
 func checkWorkload(t *testing.T, c client.Client, app *v1beta2.SparkApplication) {
 	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		state, done, err := workloadOf(c, app)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if done {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s: %s after 30 s", app.Name, state)
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// workloadOf reports the Workload Kueue made for app: whether it was admitted to the
+// ClusterQueue named after the application's namespace and is finished, and if not, what it is.
+func workloadOf(c client.Client, app *v1beta2.SparkApplication) (state string, done bool, err error) {
 	var wls unstructured.UnstructuredList
 	wls.SetGroupVersionKind(cluster.KueueGV.WithKind("WorkloadList"))
 	if err := c.List(context.Background(), &wls, client.InNamespace(app.Namespace)); err != nil {
-		t.Error(err)
-		return
+		return "", false, err
 	}
 	for _, wl := range wls.Items {
 		owned := false
@@ -189,10 +211,8 @@ func checkWorkload(t *testing.T, c client.Client, app *v1beta2.SparkApplication)
 				finished = true
 			}
 		}
-		if cq != app.Namespace || !finished {
-			t.Errorf("%s: Workload %s admitted to %q, finished %v", app.Name, wl.GetName(), cq, finished)
-		}
-		return
+		state = fmt.Sprintf("Workload %s admitted to %q, finished %v", wl.GetName(), cq, finished)
+		return state, cq == app.Namespace && finished, nil
 	}
-	t.Errorf("%s: no Workload of Kueue's owned by it", app.Name)
+	return "no Workload of Kueue's owned by it", false, nil
 }
