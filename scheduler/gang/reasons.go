@@ -36,10 +36,16 @@ import (
 //     written as often as cycles run: more cycles would mean more writes.
 //
 //   - Only its numbers changed (a position, an amount): after those, in rotation, and not
-//     within numbersRefreshEvery of its last wake-up: a position in a long queue changes with
-//     every admission ahead of it, and a minute-old "behind 812 applications" tells a user as
-//     much as a current one, for a status write (and a reconcile, and a watch event for every
-//     client) less each time.
+//     within numbersRefreshEvery of its last wake-up, that wait doubling with each refresh of
+//     its numbers alone up to numbersRefreshLongest: a position in a long queue changes with
+//     every admission ahead of it, and a two-minute-old "behind 812 applications" tells a user
+//     as much as a current one, for a status write (and a reconcile, and a watch event for
+//     every client) less each time. An application that waits long is the one whose position
+//     would otherwise be written most often: in five minutes, at a steady
+//     numbersRefreshEvery, nine times (30 s, 60 s, ... 270 s); with the doubling, three (30 s,
+//     90 s, 210 s). A change of meaning, or numbers that stood still for the whole wait,
+//     brings the pace back to numbersRefreshEvery, so a queue that starts to move again after
+//     a stall shows it soon.
 //
 // Either way at most maxReasonWakes applications are woken per reasonRefreshPause, however
 // many cycles run in it (a cycle follows every pod event), those out of date the longest first
@@ -48,7 +54,7 @@ import (
 // later if the bound left some), so none waits for a pod event that may not come. So every
 // waiting application shows a true reason within about (waiting / maxReasonWakes) ×
 // reasonRefreshPause (10 seconds for 1,000) of first being held, its meaning within
-// meaningRefreshEvery more, and its numbers within numbersRefreshEvery, with at most
+// meaningRefreshEvery more, and its numbers within numbersRefreshLongest, with at most
 // maxReasonWakes wake-ups a second and, for each application, one per meaningRefreshEvery at
 // most after the first. The writes themselves run in the submission pool, whose workers bound
 // how many happen at once, and a status that already shows the reason is not written again.
@@ -57,6 +63,8 @@ const (
 	reasonRefreshPause  = time.Second
 	meaningRefreshEvery = 10 * time.Second
 	numbersRefreshEvery = 30 * time.Second
+	// numbersRefreshLongest bounds the doubling wait between refreshes of numbers alone.
+	numbersRefreshLongest = 2 * time.Minute
 )
 
 // reasonRefresh is what the cycle loop keeps between cycles to refresh shown reasons fairly.
@@ -69,9 +77,9 @@ type reasonRefresh struct {
 	// handed out since.
 	windowStart time.Time
 	woken       int
-	// woke is when each held application was last woken; a change of its meaning waits
-	// meaningRefreshEvery from then, of its numbers alone numbersRefreshEvery.
-	woke map[Key]time.Time
+	// woke is, per held application woken lately, when and how long a change of its numbers
+	// alone waits from then; a change of its meaning waits meaningRefreshEvery.
+	woke map[Key]wakeUp
 	// next is the cycle asked for when the next out-of-date reason is due.
 	next followUp
 }
@@ -89,7 +97,7 @@ func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]Reason) (
 		r.staleSince = map[Key]uint64{}
 	}
 	if r.woke == nil {
-		r.woke = map[Key]time.Time{}
+		r.woke = map[Key]wakeUp{}
 	}
 	var stale []staleReason
 	queues := slices.Sorted(maps.Keys(out.Order))
@@ -110,9 +118,9 @@ func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]Reason) (
 			}
 			still[key] = since
 			first := !known || was.Kind == (ReasonKind{}) || was.Kind.Is == notJudgedYet
-			c := staleReason{key: key, first: first, since: since, order: len(stale)}
+			c := staleReason{key: key, first: first, since: since, order: len(stale), last: r.woke[key]}
 			c.meaning = c.first || was.Kind != why.Kind
-			if due := c.due(now, r.woke); now.Before(due) {
+			if due := c.due(now); now.Before(due) {
 				// It waits, out of date (and first in line once due); a cycle comes for it.
 				next = shortest(next, due.Sub(now))
 				continue
@@ -134,14 +142,19 @@ func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]Reason) (
 		}
 		return a.order < b.order
 	})
-	for key, at := range r.woke {
-		if _, waiting := out.Waiting[key]; !waiting || now.Sub(at) >= numbersRefreshEvery {
+	for key, last := range r.woke {
+		// Forgotten once it no longer waits, or once its numbers' wait passed with its reason
+		// current: it is then woken at once when next out of date, and its pace starts again.
+		// One out of date stays known, so that the bound on wake-ups does not reset its pace.
+		_, waiting := out.Waiting[key]
+		_, outOfDate := r.staleSince[key]
+		if !waiting || (now.Sub(last.at) >= last.numbersAfter && !outOfDate) {
 			delete(r.woke, key)
 		}
 	}
 	for _, c := range stale[:min(len(stale), maxReasonWakes-r.woken)] {
 		wake = append(wake, c.key)
-		r.woke[c.key] = now
+		r.woke[c.key] = wakeUp{at: now, numbersAfter: c.nextNumbersAfter()}
 		reasonRefreshesTotal.WithLabelValues(c.change()).Inc()
 		// Woken, it goes to the back of the line: should the pool not have refreshed it by
 		// the next cycle, those not woken yet come first (it counts as found stale then).
@@ -169,20 +182,37 @@ type staleReason struct {
 	meaning bool // the meaning changed, not only the numbers (so also when first)
 	since   uint64
 	order   int
+	last    wakeUp // its last wake-up, if lately
 }
 
-// due is when it may be woken at now, given when each application was last woken: at once if
-// nothing of a known kind is shown, or it was not woken lately (or the clock went back since);
-// else meaningRefreshEvery or numbersRefreshEvery after that.
-func (s staleReason) due(now time.Time, woke map[Key]time.Time) time.Time {
-	at, ok := woke[s.key]
+// wakeUp is when a held application was last woken, and how long after that a change of its
+// numbers alone waits.
+type wakeUp struct {
+	at           time.Time
+	numbersAfter time.Duration
+}
+
+// due is when it may be woken at now: at once if nothing of a known kind is shown, or it was
+// not woken lately (or the clock went back since); else meaningRefreshEvery or its numbers'
+// wait after its last wake-up.
+func (s staleReason) due(now time.Time) time.Time {
 	switch {
-	case s.first || !ok || now.Before(at):
+	case s.first || s.last.at.IsZero() || now.Before(s.last.at):
 		return time.Time{}
 	case s.meaning:
-		return at.Add(meaningRefreshEvery)
+		return s.last.at.Add(meaningRefreshEvery)
 	}
-	return at.Add(numbersRefreshEvery)
+	return s.last.at.Add(s.last.numbersAfter)
+}
+
+// nextNumbersAfter is how long a change of its numbers alone will wait once it is woken now:
+// numbersRefreshEvery after a first reason or a new meaning, or after a wait that lapsed;
+// after a refresh of its numbers alone, twice the last wait, up to numbersRefreshLongest.
+func (s staleReason) nextNumbersAfter() time.Duration {
+	if s.meaning || s.last.numbersAfter == 0 {
+		return numbersRefreshEvery
+	}
+	return min(2*s.last.numbersAfter, numbersRefreshLongest)
 }
 
 // change is what made it out of date, as reasonRefreshesTotal counts it.

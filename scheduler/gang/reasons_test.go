@@ -197,6 +197,112 @@ func TestReasonRefresh(t *testing.T) {
 	})
 }
 
+// TestNumbersRefreshPace: an application whose numbers alone change is refreshed
+// numbersRefreshEvery after its last wake-up, then after twice that, and so on up to
+// numbersRefreshLongest; a change of meaning, or numbers that stood still through the wait,
+// bring the pace back to numbersRefreshEvery. Cycles run every second; the pool writes what is
+// woken at once.
+func TestNumbersRefreshPace(t *testing.T) {
+	k := scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: "a"})
+	behind := func(n int) Reason {
+		return Reason{Message: fmt.Sprintf("behind %d applications in queue q", n), Kind: ReasonKind{Is: KindBehind, Queue: "q"}}
+	}
+	overQuota := Reason{Message: "over quota in queue q", Kind: ReasonKind{Is: KindOverQuota, Queue: "q"}}
+	tests := []struct {
+		name string
+		// reason is the application's reason at second i.
+		reason func(i int) Reason
+		// want is the seconds it is woken at.
+		want []int
+	}{{
+		name:   "a position moving every second: 30 s, then 60 s, then every 2 minutes",
+		reason: func(i int) Reason { return behind(1000 - i) },
+		want:   []int{0, 30, 90, 210, 330, 450, 570},
+	}, {
+		name: "a change of meaning brings the pace back",
+		reason: func(i int) Reason {
+			if i >= 100 && i < 105 {
+				return overQuota
+			}
+			return behind(1000 - i)
+		},
+		// Over quota at 100 (10 s after the wake-up at 90); behind again at 105, 5 s after:
+		// a new meaning again, woken meaningRefreshEvery after 100; then 30 s, 60 s, ...
+		want: []int{0, 30, 90, 100, 110, 140, 200, 320, 440, 560},
+	}, {
+		name: "numbers that stood still through the wait bring the pace back",
+		reason: func(i int) Reason {
+			if i >= 90 && i < 250 {
+				return behind(910) // the queue stalls from 90 to 250
+			}
+			return behind(1000 - i)
+		},
+		want: []int{0, 30, 90, 250, 280, 340, 460, 580},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r reasonRefresh
+			shown := map[Key]Reason{k: behind(1001)}
+			start := time.Now()
+			var got []int
+			for i := range 600 {
+				now := start.Add(time.Duration(i) * time.Second)
+				out := Outcome{Order: map[string][]Key{"q": {k}}, Waiting: map[Key]Reason{k: tt.reason(i)}}
+				if woken, _ := r.pick(now, out, shown); len(woken) > 0 {
+					got = append(got, i)
+					shown[k] = out.Waiting[k]
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("woken at seconds (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	t.Run("the bound on wake-ups does not reset the pace", func(t *testing.T) {
+		// Twice as many moving positions as may be woken in a pause, and no cycle from 20 s to
+		// 40 s (the loop busy elsewhere): all are due at 40 s, half of them wait a cycle for
+		// the bound, and those still keep their pace.
+		const n = 2 * maxReasonWakes
+		var r reasonRefresh
+		shown := map[Key]Reason{}
+		keys := make([]Key, n)
+		for i := range keys {
+			keys[i] = scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("app-%04d", i)})
+		}
+		start := time.Now()
+		last := map[Key]int{}
+		gaps := map[Key][]int{}
+		for sec := range 400 {
+			if sec >= 20 && sec < 40 {
+				continue
+			}
+			out := Outcome{Order: map[string][]Key{}, Waiting: map[Key]Reason{}}
+			for i, key := range keys {
+				out.Order["q"] = append(out.Order["q"], key)
+				out.Waiting[key] = behind(1000 + i - sec)
+				if _, ok := shown[key]; !ok {
+					shown[key] = behind(1001 + i)
+				}
+			}
+			woken, _ := r.pick(start.Add(time.Duration(sec)*time.Second), out, shown)
+			for _, key := range woken {
+				if at, ok := last[key]; ok {
+					gaps[key] = append(gaps[key], sec-at)
+				}
+				last[key] = sec
+				shown[key] = out.Waiting[key]
+			}
+		}
+		for _, key := range keys {
+			g := gaps[key]
+			if len(g) < 3 || g[0] < 30 || g[1] < 60 || g[2] < 120 || g[len(g)-1] > 121 {
+				t.Fatalf("%s woken after gaps of %v s: want at least 30, 60, then 120 (a second late at most)", key.Name, g)
+			}
+		}
+	})
+}
+
 // TestShownReasons: what this process handed out wins; otherwise the status tells (a restarted
 // operator does not wake workloads whose shown reason still holds): an application's Queued
 // condition, a session's ServerPodReady condition with reason Queued.
