@@ -84,7 +84,10 @@ type jobs struct {
 // running yet (starting); kept by the gang scheduler's reservations for members not bound yet,
 // of jobs not ended, beyond what placeholders bound hold for them (reserved); and the rest
 // (free). Where capacity goes that does no work tells what a scheduler costs, and the
-// competing load's share what an application under load cannot have.
+// competing load's share what an application under load cannot have. At work are the running
+// pods of jobs that progress: their running executors and their driver. A driver waiting for
+// executors (or executors left running after their driver) holds CPU and does no work; in a
+// real cluster it uses next to none of what it requested, which is what the simulation counts.
 type capacityShares struct {
 	working, idle, competing, placeholders, starting, reserved, free float64
 }
@@ -142,13 +145,8 @@ type observation struct {
 	unschedulable int
 	stuck         int     // applications whose driver runs with no executor running
 	cpuShare      float64 // of the nodes' allocatable CPU, the share running pods request
-	// workingShare is the share requested by the running pods of jobs that progress: their
-	// running executors and their driver. A driver waiting for executors (or executors left
-	// running after their driver) holds CPU and does no work; in a real cluster it uses next
-	// to none of what it requested, which is what the simulation counts here.
-	workingShare float64
-	capacity     capacityShares
-	unstarted    int // applications not finished whose driver has not run yet
+	capacity      capacityShares
+	unstarted     int // applications not finished whose driver has not run yet
 }
 
 func newJobs() *jobs {
@@ -333,7 +331,6 @@ func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplica
 	j.unschedulablePeak = max(j.unschedulablePeak, obs.unschedulable)
 	if alloc > 0 {
 		obs.cpuShare = float64(used) / float64(alloc)
-		obs.workingShare = float64(working) / float64(alloc)
 		a := float64(alloc)
 		// The room a bound placeholder holds is reserved room too: counted once, as the
 		// placeholder's.

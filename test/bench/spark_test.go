@@ -60,6 +60,7 @@ func TestJobsStep(t *testing.T) {
 	type want struct {
 		Actions []actionKind
 		Obs     observation
+		Working float64 // the share of CPU at work (capacity.working)
 		Peak    int
 		Ever    []string
 	}
@@ -82,20 +83,20 @@ func TestJobsStep(t *testing.T) {
 		started: true,
 		pods: []corev1.Pod{driverOf("a", corev1.PodRunning),
 			executorOf("a", "1", "n1", corev1.PodRunning, t0), executorOf("a", "2", "n1", corev1.PodRunning, t0)},
-		want: want{Obs: observation{progress: true, cpuShare: 0.5, workingShare: 0.5}},
+		want: want{Obs: observation{progress: true, cpuShare: 0.5}, Working: 0.5},
 	}, {
 		name:    "a job whose work is done is ended",
 		started: true,
 		done:    99,
 		pods: []corev1.Pod{driverOf("a", corev1.PodRunning),
 			executorOf("a", "1", "n1", corev1.PodRunning, t0), executorOf("a", "2", "n1", corev1.PodRunning, t0)},
-		want: want{Actions: []actionKind{endJob}, Obs: observation{progress: true, cpuShare: 0.5, workingShare: 0.5}},
+		want: want{Actions: []actionKind{endJob}, Obs: observation{progress: true, cpuShare: 0.5}, Working: 0.5},
 	}, {
 		name:    "an unschedulable executor is a partial start at once",
 		started: true,
 		pods: []corev1.Pod{driverOf("a", corev1.PodRunning),
 			executorOf("a", "1", "n1", corev1.PodRunning, t0), executorOf("a", "2", "", corev1.PodPending, t0.Add(30*time.Second), unschedulableCond)},
-		want: want{Obs: observation{progress: true, partial: 1, unschedulable: 1, cpuShare: 0.3, workingShare: 0.3}, Peak: 1, Ever: []string{"a"}},
+		want: want{Obs: observation{progress: true, partial: 1, unschedulable: 1, cpuShare: 0.3}, Working: 0.3, Peak: 1, Ever: []string{"a"}},
 	}, {
 		name:    "an executor unbound within the grace is not",
 		started: true,
@@ -122,7 +123,7 @@ func TestJobsStep(t *testing.T) {
 			apps := []v1beta2.SparkApplication{stepApp("a", 2, "100")}
 			now := t0.Add(40 * time.Second)
 			acts, obs := j.step(now, time.Second, apps, tc.pods, []corev1.Node{node})
-			got := want{Obs: obs, Peak: j.partialPeak}
+			got := want{Obs: obs, Working: obs.capacity.working, Peak: j.partialPeak}
 			for _, a := range acts {
 				got.Actions = append(got.Actions, a.kind)
 			}
