@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -169,30 +170,22 @@ func TestKueue(t *testing.T) {
 // while for that.
 func checkWorkload(t *testing.T, c client.Client, app *v1beta2.SparkApplication) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		state, done, err := workloadOf(c, app)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		if done {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("%s: %s after 30 s", app.Name, state)
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
+	var state string
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (done bool, err error) {
+		state, done, err = workloadOf(ctx, c, app)
+		return done, err
+	})
+	if err != nil {
+		t.Errorf("%s: %s: %v", app.Name, state, err)
 	}
 }
 
 // workloadOf reports the Workload Kueue made for app: whether it was admitted to the
 // ClusterQueue named after the application's namespace and is finished, and if not, what it is.
-func workloadOf(c client.Client, app *v1beta2.SparkApplication) (state string, done bool, err error) {
+func workloadOf(ctx context.Context, c client.Client, app *v1beta2.SparkApplication) (state string, done bool, err error) {
 	var wls unstructured.UnstructuredList
 	wls.SetGroupVersionKind(cluster.KueueGV.WithKind("WorkloadList"))
-	if err := c.List(context.Background(), &wls, client.InNamespace(app.Namespace)); err != nil {
+	if err := c.List(ctx, &wls, client.InNamespace(app.Namespace)); err != nil {
 		return "", false, err
 	}
 	for _, wl := range wls.Items {
