@@ -6,16 +6,16 @@
 #
 # Neither is served by the Go module proxy: their released source is read from the tarballs in
 # $SPARKOP_SHARED/third_party (default: ../shared/third_party beside the repository; its README
-# lists the tags and commits), unpacked into $CACHE/src and built there into $BIN, once; their
-# dependencies come from the module proxy. Nothing is copied into the repository. `down` stops
+# lists the tags and commits), unpacked into $STORE/src and built there into the store (linked
+# into $BIN), once per machine; their dependencies come from the module proxy. Nothing is copied into the repository. `down` stops
 # them with the cluster.
 
 THIRD_PARTY=${SPARKOP_SHARED:-$ROOT/../shared}/third_party
 
 VOLCANO_TARBALL=volcano-v1.15.1.tar.gz
-VOLCANO_SRC=$CACHE/src/volcano-v1.15.1
+VOLCANO_SRC=$STORE/src/volcano-v1.15.1
 YUNIKORN_TARBALLS=(yunikorn-k8shim-v1.8.0.tar.gz yunikorn-core-v1.8.0-1.tar.gz yunikorn-scheduler-interface-v1.8.0-0.tar.gz)
-YUNIKORN_SRC=$CACHE/src/yunikorn-k8shim-v1.8.0
+YUNIKORN_SRC=$STORE/src/yunikorn-k8shim-v1.8.0
 # The namespace of YuniKorn's configuration (the yunikorn-configs ConfigMap).
 YUNIKORN_NAMESPACE=yunikorn
 
@@ -48,32 +48,30 @@ unpack() {
 }
 
 # build_third_party NAME SRC STAMP BINARY=PACKAGE...: builds each package of the module in SRC
-# into $BIN/BINARY unless they were built from the same tarballs (STAMP). The same flags as the
-# control plane's, and the same absolute source folder each time, so Go's build cache serves a
-# rebuild.
+# into the store, unless they were built there from the same tarballs (STAMP), and links them
+# into $BIN. The same flags as the control plane's, and the same absolute source folder each
+# time, so Go's build cache serves a rebuild.
 build_third_party() {
   local name=$1 src=$2 want=$3; shift 3
-  local entry missing=0
-  for entry in "$@"; do [ -x "$BIN/${entry%%=*}" ] || missing=1; done
-  if [ "$(cat "$BIN/.$name.stamp" 2>/dev/null)" = "$want" ] && [ $missing = 0 ]; then return 0; fi
-  log "building $name into $BIN (~5-10 minutes cold on 2 cores)"
-  mkdir -p "$BIN"
-  for entry in "$@"; do
-    # The releases carry no vendor folder: modules come from the proxy (-mod=mod).
-    (cd "$src" && GOFLAGS="-mod=mod -buildvcs=false" go build -ldflags "-s -w" -o "$BIN/${entry%%=*}" "${entry#*=}")
-  done
-  echo "$want" > "$BIN/.$name.stamp"
+  stored_build "$name" "$want" build_third_party_into "$@"
 }
 
-# Builds share $CACHE/src and $BIN with other checkouts and test packages: one build of each
-# scheduler at a time. with_build_lock NAME COMMAND...
+# build_third_party_into OUT ENTRY...: the builder of build_third_party ($name and $src are its
+# caller's). The releases carry no vendor folder: modules come from the proxy (-mod=mod).
+build_third_party_into() {
+  log "building $name into $STORE/bin (~5-10 minutes cold on 2 cores)"
+  GOFLAGS="-mod=mod -buildvcs=false" go_build_entries "$src" "-s -w" "$@"
+}
+
+# Builds share $STORE/src and the store with other checkouts and test packages: one build of
+# each scheduler at a time. with_build_lock NAME COMMAND...
 with_build_lock() {
   local name=$1; shift
-  mkdir -p "$CACHE/src"
+  mkdir -p "$STORE/src"
   (
     flock 8
     "$@"
-  ) 8>"$CACHE/src/.$name.build.lock"
+  ) 8>"$STORE/src/.$name.build.lock"
 }
 
 # cmd_build_batch_schedulers: builds (once) each scheduler whose source is in $THIRD_PARTY, and
@@ -104,8 +102,8 @@ build_volcano() {
 # which the proxy does not serve: its go.mod (in the unpacked copy) is pointed at their trees.
 build_yunikorn() {
   unpack "${YUNIKORN_TARBALLS[0]}" "$YUNIKORN_SRC"
-  unpack "${YUNIKORN_TARBALLS[1]}" "$CACHE/src/yunikorn-core-v1.8.0-1"
-  unpack "${YUNIKORN_TARBALLS[2]}" "$CACHE/src/yunikorn-scheduler-interface-v1.8.0-0"
+  unpack "${YUNIKORN_TARBALLS[1]}" "$STORE/src/yunikorn-core-v1.8.0-1"
+  unpack "${YUNIKORN_TARBALLS[2]}" "$STORE/src/yunikorn-scheduler-interface-v1.8.0-0"
   (cd "$YUNIKORN_SRC" && go mod edit \
     -replace github.com/apache/yunikorn-core=../yunikorn-core-v1.8.0-1 \
     -replace github.com/apache/yunikorn-scheduler-interface=../yunikorn-scheduler-interface-v1.8.0-0)

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Installs Apache Spark's spark-submit from the pyspark package on PyPI into the git-ignored
-# cache, once, and prints SPARK_HOME as its last line. spark-submit needs Java 17 on the PATH.
+# Installs Apache Spark's spark-submit from the pyspark package on PyPI into the per-machine
+# store ($SPARKOP_STORE, default ${XDG_CACHE_HOME:-~/.cache}/sparkop, shared by every clone),
+# once, and prints SPARK_HOME as its last line. spark-submit needs Java 17 on the PATH.
 #
 #   hack/install-spark.sh            install if missing; print SPARK_HOME
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CACHE=${SPARKOP_CACHE:-$ROOT/.cache}
+STORE=${SPARKOP_STORE:-${XDG_CACHE_HOME:-$HOME/.cache}/sparkop}
 # Keep in step with the sparkVersion of examples/ and with submission/native, which builds
 # what this version of spark-submit builds.
 SPARK_VERSION=${SPARK_VERSION:-4.0.4}
-VENV=$CACHE/spark-$SPARK_VERSION
+VENV=$STORE/spark-$SPARK_VERSION
 
 log() { printf '[install-spark] %s\n' "$*" >&2; }
 
@@ -21,11 +22,18 @@ fi
 
 spark_home() { "$VENV/bin/python" -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))'; }
 
-if [ ! -x "$VENV/bin/python" ] || ! home=$(spark_home 2>/dev/null) || [ ! -x "$home/bin/spark-submit" ]; then
+installed() { [ -x "$VENV/bin/python" ] && home=$(spark_home 2>/dev/null) && [ -x "$home/bin/spark-submit" ] && [ -f "$VENV/.complete" ]; }
+
+# One install at a time per machine: clones and test packages share the store.
+mkdir -p "$STORE"
+exec 8>"$VENV.lock"
+flock 8
+if ! installed; then
   log "installing pyspark==$SPARK_VERSION into $VENV (a ~430 MB download the first time)"
   rm -rf "$VENV"
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install --quiet --disable-pip-version-check "pyspark==$SPARK_VERSION" >&2
-  home=$(spark_home)
+  touch "$VENV/.complete"
+  installed || { log "error: pyspark installed into $VENV but spark-submit is not there"; exit 1; }
 fi
 echo "$home"

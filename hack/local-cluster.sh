@@ -44,9 +44,11 @@
 # (--gang-enforcement=plugin). Remembered by the state folder like --workload-api, and refused
 # the same way on a running cluster started without it. SPARK_SCHEDULER_RESERVATION_TIMEOUT
 # (default 5m) is the plugin's reservationTimeout: the operator's --gang-reservation-timeout.
-# Environment: SPARKOP_CACHE (default .cache in the repository) holds the binaries;
-# LOCAL_CLUSTER_DIR (default $SPARKOP_CACHE/local-cluster) holds one cluster's state, so
-# several clusters can run side by side with different state folders.
+# Environment: SPARKOP_STORE (default ${XDG_CACHE_HOME:-~/.cache}/sparkop) keeps what is built,
+# once per machine: every clone, CI's fresh one included, reuses it (see "Build" below);
+# SPARKOP_CACHE (default .cache in the repository) is the clone's own: bin/ links to the
+# stored binaries; LOCAL_CLUSTER_DIR (default $SPARKOP_CACHE/local-cluster) holds one
+# cluster's state, so several clusters can run side by side with different state folders.
 #
 # Everything is built from source through the Go module proxy: the versions are pinned by the
 # go.mod files under hack/tools/ (Volcano's and YuniKorn's own source comes from the tarballs in
@@ -55,6 +57,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${SPARKOP_CACHE:-$ROOT/.cache}
+STORE=${SPARKOP_STORE:-${XDG_CACHE_HOME:-$HOME/.cache}/sparkop}
 BIN=$CACHE/bin
 STATE=${LOCAL_CLUSTER_DIR:-$CACHE/local-cluster}
 # One spelling of the state folder, links resolved: a cluster's processes are recognised by it
@@ -92,33 +95,83 @@ die() { log "error: $*"; exit 1; }
 # ---------------------------------------------------------------------------------------------
 # Build
 
+# Every build lands in the store, in a folder named by the build's stamp (a fingerprint of
+# what it is built from): $STORE/bin/NAME-STAMP. A clone's $BIN holds links to the builds its
+# own pins name, so clones at other pins keep their builds, and a fresh clone on a machine that
+# built the same pins before (CI's, for one) links instead of building.
+
 # stamp MODULE_DIR: a fingerprint of a tools module's pins and of its own Go files, if any
 # (hack/tools/cert-manager has a main); a binary built from other pins or sources is stale.
 stamp() { cat "$1/go.mod" "$1/go.sum" $(find "$1" -maxdepth 1 -name '*.go' | sort) | sha256sum | cut -c1-16; }
 
-# build_module MODULE BINARY=PACKAGE... : builds each package of hack/tools/MODULE into
-# $BIN/BINARY unless the binaries there were built from the same pins. Go's build cache makes a
-# rebuild after a fresh clone on the same machine a matter of linking.
+# link_stored NAME STAMP BINARY...: links each $BIN/BINARY to the stored build NAME-STAMP and
+# succeeds, if that build is complete.
+link_stored() {
+  local dir=$STORE/bin/$1-$2 b; shift 2
+  [ -f "$dir/.complete" ] || return 1
+  for b in "$@"; do [ -x "$dir/$b" ] || return 1; done
+  mkdir -p "$BIN"
+  for b in "$@"; do ln -sfn "$dir/$b" "$BIN/$b"; done
+}
+
+# stored_build NAME STAMP BUILDER ENTRY...: makes sure the store holds the build NAME-STAMP of
+# every ENTRY (BINARY=PACKAGE) and links $BIN to it. Unless it is there, `BUILDER OUT ENTRY...`
+# builds the entries into the folder OUT, under a lock per build (another clone may be building
+# the same); the build appears in the store whole or not at all.
+stored_build() {
+  local name=$1 want=$2 builder=$3; shift 3
+  local binaries=("${@%%=*}") dir=$STORE/bin/$name-$want
+  link_stored "$name" "$want" "${binaries[@]}" && return 0
+  mkdir -p "$STORE/bin"
+  (
+    flock 7
+    link_stored "$name" "$want" "${binaries[@]}" && exit 0
+    rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" || exit
+    local started=$SECONDS
+    "$builder" "$dir.tmp" "$@" || exit
+    touch "$dir.tmp/.complete" && rm -rf "$dir" && mv "$dir.tmp" "$dir" || exit
+    log "built $name in $((SECONDS - started))s (${binaries[*]})"
+  ) 7>"$dir.lock"
+  link_stored "$name" "$want" "${binaries[@]}" || die "the build of $name left no complete $dir"
+}
+
+# go_build_entries MODULE_DIR LDFLAGS OUT ENTRY...: one `go build` for every ENTRY
+# (BINARY=PACKAGE) of the module in MODULE_DIR, the binaries named BINARY in OUT.
+go_build_entries() {
+  local dir=$1 ldflags=$2 out=$3 entry pkg built; shift 3
+  if [ $# = 1 ]; then
+    (cd "$dir" && go build -ldflags "$ldflags" -o "$out/${1%%=*}" "${1#*=}")
+    return
+  fi
+  (cd "$dir" && go build -ldflags "$ldflags" -o "$out/" "${@#*=}")
+  # go build names each binary after its package's last path element that is not a major
+  # version (…/server/v3 builds "server").
+  for entry in "$@"; do
+    pkg=${entry#*=}; built=${pkg##*/}
+    if [[ $built =~ ^v[0-9]+$ ]]; then built=${pkg%/*}; built=${built##*/}; fi
+    [ "$built" = "${entry%%=*}" ] || mv "$out/$built" "$out/${entry%%=*}"
+  done
+}
+
+# build_module MODULE BINARY=PACKAGE... : builds the packages of hack/tools/MODULE into the
+# store, unless they were built there from the same pins, and links them into $BIN. Go's build
+# cache makes a build after other pins of the same libraries partly a matter of linking.
 build_module() {
   local module=$1; shift
-  local dir=$TOOLS/$module want have entry missing=0
-  want=$(stamp "$dir")
-  have=$(cat "$BIN/.$module.stamp" 2>/dev/null || true)
-  for entry in "$@"; do [ -x "$BIN/${entry%%=*}" ] || missing=1; done
-  if [ "$want" = "$have" ] && [ $missing = 0 ]; then return 0; fi
+  stored_build "$module" "$(stamp "$TOOLS/$module")" build_tools_module "$@"
+}
 
-  local ldflags="-s -w" cold="~1-3 minutes"
+# build_tools_module OUT ENTRY...: the builder of build_module ($module is its caller's).
+build_tools_module() {
+  local out=$1; shift
+  local dir=$TOOLS/$module ldflags="-s -w" cold="~1-3 minutes"
   case $module in scheduler-plugins | kueue) cold="~6-10 minutes (17 on a busy machine)" ;; esac
   if [ "$module" = kubernetes ]; then
     cold="~6-12 minutes"
     ldflags=$(kube_ldflags "$dir")
   fi
-  log "building $module into $BIN ($cold cold on 2 cores)"
-  mkdir -p "$BIN"
-  for entry in "$@"; do
-    (cd "$dir" && go build -ldflags "$ldflags" -o "$BIN/${entry%%=*}" "${entry#*=}")
-  done
-  echo "$want" > "$BIN/.$module.stamp"
+  log "building $module into $STORE/bin ($cold cold on 2 cores)"
+  go_build_entries "$dir" "$ldflags" "$out" "$@"
 }
 
 # kube_ldflags MODULE_DIR: the link flags that give a build from k8s.io/kubernetes its version,
@@ -135,15 +188,16 @@ kube_ldflags() {
 # repository, so its stamp covers those it builds on too). Its Kubernetes packages are the
 # control plane's, already in Go's build cache: a cold build is mostly linking.
 build_spark_scheduler() {
-  local dir=$ROOT/cmd/spark-scheduler want have
+  local want
   want=$(cd "$ROOT" && cat cmd/spark-scheduler/go.mod cmd/spark-scheduler/go.sum \
     $(find cmd/spark-scheduler scheduler/reservation apis -name '*.go' ! -name '*_test.go' | sort) | sha256sum | cut -c1-16)
-  have=$(cat "$BIN/.spark-scheduler.stamp" 2>/dev/null || true)
-  if [ "$want" = "$have" ] && [ -x "$BIN/spark-scheduler" ]; then return 0; fi
-  log "building spark-scheduler into $BIN (~1-3 minutes once the control plane is built)"
-  mkdir -p "$BIN"
-  (cd "$dir" && go build -ldflags "$(kube_ldflags "$dir")" -o "$BIN/spark-scheduler" .)
-  echo "$want" > "$BIN/.spark-scheduler.stamp"
+  stored_build spark-scheduler "$want" build_spark_scheduler_into spark-scheduler=.
+}
+
+build_spark_scheduler_into() {
+  local dir=$ROOT/cmd/spark-scheduler
+  log "building spark-scheduler into $STORE/bin (~1-3 minutes once the control plane is built)"
+  go_build_entries "$dir" "$(kube_ldflags "$dir")" "$@"
 }
 
 cmd_build() {
