@@ -29,6 +29,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/test/cluster"
 	"github.com/sparkop/spark-operator/test/executors"
+	"github.com/sparkop/spark-operator/test/testenv"
 )
 
 // thirdPartyDir is where the schedulers' released source is kept beside the repository
@@ -46,13 +47,14 @@ func thirdPartyDir(t *testing.T) string {
 	return filepath.Join(dir, "third_party")
 }
 
-// requireThirdParty skips the test, saying how to get them, when the tarballs are missing.
+// requireThirdParty skips the test, saying how to get them, when the tarballs are missing; under
+// CI it fails instead.
 func requireThirdParty(t *testing.T, tarballs ...string) {
 	t.Helper()
 	dir := thirdPartyDir(t)
 	for _, f := range tarballs {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Skipf("%s is not in %s: these tests build the scheduler from its released source, which the Go module proxy does not serve. "+
+			testenv.Missing(t, "%s is not in %s: these tests build the scheduler from its released source, which the Go module proxy does not serve. "+
 				"Put the upstream release there (git clone --depth 1 --branch TAG of its repository, then tar czf %s of the clone; "+
 				"the tags are in hack/batch-schedulers.sh) or point SPARKOP_SHARED at a folder whose third_party holds it.", f, dir, f)
 		}
