@@ -1,8 +1,28 @@
 // Command testreport owns the summary at the end of `make test`: it reads the event stream of
 // `go test -json` (cmd/test2json's format) on standard input, echoes every event's Output text
-// to standard output as it arrives, so the human output is what plain `go test` prints, and at
-// the end of the stream prints the ten slowest packages, the failed packages and the counts of
-// packages and tests.
+// to standard output as it arrives, and at the end of the stream prints the ten slowest
+// packages, the failed packages and the counts of packages and tests. The summary's last two
+// lines are
+//
+//	packages: N ok, N failed[, N did not finish][, N without test files]; total X.Xs
+//	tests: N passed, N failed, N skipped
+//
+// `go test -json` always runs the tests verbosely, so the echo is what `go test -v` prints.
+// With -quiet it is what plain `go test` prints instead: a test's output is held back until the
+// test ends, written if it failed and dropped if it passed or was skipped; the === RUN, PAUSE,
+// CONT and NAME lines are dropped. Package-level output (PASS, FAIL, the ok line, a panic
+// outside any test), build output and lines that are not events are echoed as they come. The
+// output held for tests that never ended (a test binary that timed out or was killed, a stream
+// cut short) is written, under a "--- NOT FINISHED:" line per test, when their package's final
+// PASS or FAIL line arrives, or at the end of the stream before the summary. A failing
+// subtest's output is written when it fails, before its parent's. What one test holds is
+// bounded: past 4 MiB its oldest output is dropped, and a note says how much. (Benchmark
+// results count as a passing test's output: -quiet is not for -bench.)
+//
+// With -summary-only nothing is echoed, only the summary is printed, e.g. one summary over
+// several saved streams:
+//
+//	cat .cache/unit.json .cache/e2e.json | go run ./hack/testreport -summary-only -label all
 //
 // Test counts are of top-level tests only: a subtest's failure also fails its parent, and
 // table-driven tests would otherwise swamp the figures.
@@ -10,7 +30,7 @@
 // It exits 1 if a package or test failed, a build failed, a package started but never finished,
 // or no package result was seen at all (an empty or cut-short stream is not a success).
 //
-//	go test -json ./... | go run ./hack/testreport -label "main module" -json-out .cache/test.json
+//	go test -json ./... | go run ./hack/testreport -quiet -label "main module" -json-out .cache/test.json
 package main
 
 import (
@@ -75,6 +95,8 @@ func run(stdin io.Reader, stdout, stderr io.Writer, args []string) int {
 	flags.SetOutput(stderr)
 	label := flags.String("label", "", "name of the run, printed in the summary header (e.g. \"main module\")")
 	jsonOut := flags.String("json-out", "", "also append the raw input lines to this `file`")
+	quiet := flags.Bool("quiet", false, "echo what plain go test prints: a test's output only if it fails")
+	summaryOnly := flags.Bool("summary-only", false, "echo nothing, print only the summary")
 	if err := flags.Parse(args); err != nil {
 		return 2
 	}
@@ -94,8 +116,16 @@ func run(stdin io.Reader, stdout, stderr io.Writer, args []string) int {
 	}
 
 	out := &trackingWriter{w: bufio.NewWriter(stdout), endsLine: true}
+	var echo echoer = verboseEcho{out}
+	switch {
+	case *summaryOnly:
+		echo = noEcho{}
+	case *quiet:
+		echo = newQuietEcho(out)
+	}
 	r := &report{pkgs: map[string]*pkg{}}
-	r.consume(bufio.NewReader(stdin), out, raw)
+	r.consume(bufio.NewReader(stdin), echo, out, raw)
+	echo.end()
 	if !out.endsLine {
 		out.WriteString("\n")
 	}
@@ -119,9 +149,10 @@ func run(stdin io.Reader, stdout, stderr io.Writer, args []string) int {
 	return status
 }
 
-// consume reads the stream line by line to its end, echoing output to out (flushed whenever no
-// more input is waiting, so the echo keeps pace with the tests) and every raw line to raw if set.
-func (r *report) consume(in *bufio.Reader, out *trackingWriter, raw *bufio.Writer) {
+// consume reads the stream line by line to its end, passing every line to echo (whose output,
+// out, is flushed whenever no more input is waiting, so the echo keeps pace with the tests) and
+// appending every raw line to raw if set.
+func (r *report) consume(in *bufio.Reader, echo echoer, out *trackingWriter, raw *bufio.Writer) {
 	for {
 		line, err := in.ReadBytes('\n') // no length limit: a line is as long as it is
 		if len(line) > 0 {
@@ -133,9 +164,9 @@ func (r *report) consume(in *bufio.Reader, out *trackingWriter, raw *bufio.Write
 			}
 			var ev event
 			if json.Unmarshal(line, &ev) != nil || ev.Action == "" {
-				out.Write(line) // not an event: go test printed it as plain text
+				echo.text(line) // not an event: go test printed it as plain text
 			} else {
-				out.WriteString(ev.Output)
+				echo.event(&ev)
 				r.add(ev)
 			}
 		}
@@ -190,7 +221,7 @@ func (r *report) add(ev event) {
 	}
 }
 
-// totals are the counts of the summary's last line.
+// totals are the counts of the summary's last two lines.
 type totals struct {
 	ok, failed, unfinished, noTests int
 	passed, testsFailed, skipped    int
@@ -302,8 +333,8 @@ func (r *report) writeSummary(w io.StringWriter, label string) {
 	if t.noTests > 0 {
 		counts += fmt.Sprintf(", %d without test files", t.noTests)
 	}
-	w.WriteString(fmt.Sprintf("%s; tests: %d passed, %d failed, %d skipped; total %.1fs\n",
-		counts, t.passed, t.testsFailed, t.skipped, t.seconds))
+	w.WriteString(fmt.Sprintf("%s; total %.1fs\n", counts, t.seconds))
+	w.WriteString(fmt.Sprintf("tests: %d passed, %d failed, %d skipped\n", t.passed, t.testsFailed, t.skipped))
 }
 
 // writeList prints a heading and its items, indented, if there are any.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -68,89 +69,171 @@ const (
 {"Time":"2026-11-29T02:28:00Z","Action":"run","Package":"github.com/sparkop/spark-operator/test/gang","Test":"TestGang"}
 {"Time":"2026-11-29T02:28:00Z","Action":"output","Package":"github.com/sparkop/spark-operator/test/gang","Test":"TestGang","Output":"=== RUN   TestGang\n"}
 {"Time":"2026-11-29T02:28:09Z","Action":"output","Package":"github.com/sparkop/spark-operator/test/gang","Test":"TestGang","Outp`
+
+	// Streams written by hand in test2json's format.
+
+	// subtestStream has a failing parallel subtest and a passing one.
+	subtestStream = `{"Action":"start","Package":"github.com/sparkop/spark-operator/internal/scheduler"}
+{"Action":"run","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA","Output":"=== RUN   TestA\n"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA","Output":"    a_test.go:10: setup\n"}
+{"Action":"run","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/ok"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/ok","Output":"=== RUN   TestA/ok\n"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/ok","Output":"    a_test.go:12: fine\n"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/ok","Output":"=== PAUSE TestA/ok\n"}
+{"Action":"pause","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/ok"}
+{"Action":"run","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/bad"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/bad","Output":"=== RUN   TestA/bad\n"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/bad","Output":"=== PAUSE TestA/bad\n"}
+{"Action":"pause","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/bad"}
+{"Action":"cont","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/ok"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/ok","Output":"=== CONT  TestA/ok\n"}
+{"Action":"cont","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/bad"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/bad","Output":"=== CONT  TestA/bad\n"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/bad","Output":"    a_test.go:15: boom\n"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/ok","Output":"=== NAME  TestA/ok\n"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/ok","Output":"    a_test.go:13: still fine\n"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/ok","Output":"    --- PASS: TestA/ok (0.00s)\n"}
+{"Action":"pass","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/ok","Elapsed":0}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/bad","Output":"    --- FAIL: TestA/bad (0.00s)\n"}
+{"Action":"fail","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA/bad","Elapsed":0}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA","Output":"--- FAIL: TestA (0.00s)\n"}
+{"Action":"fail","Package":"github.com/sparkop/spark-operator/internal/scheduler","Test":"TestA","Elapsed":0}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/internal/scheduler","Output":"FAIL\n"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/internal/scheduler","Output":"FAIL\tgithub.com/sparkop/spark-operator/internal/scheduler\t0.512s\n"}
+{"Action":"fail","Package":"github.com/sparkop/spark-operator/internal/scheduler","Elapsed":0.512}
+`
+	subtestQuietEcho = "    a_test.go:15: boom\n    --- FAIL: TestA/bad (0.00s)\n" +
+		"    a_test.go:10: setup\n--- FAIL: TestA (0.00s)\n" +
+		"FAIL\nFAIL\tgithub.com/sparkop/spark-operator/internal/scheduler\t0.512s\n"
+
+	// timeoutStream is a test binary that hit go test's -timeout: its panic is attributed to the
+	// running test, which never ends.
+	timeoutStream = `{"Action":"start","Package":"github.com/sparkop/spark-operator/test/gang"}
+{"Action":"run","Package":"github.com/sparkop/spark-operator/test/gang","Test":"TestGang"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/test/gang","Test":"TestGang","Output":"=== RUN   TestGang\n"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/test/gang","Test":"TestGang","Output":"    gang_test.go:42: waiting for the driver pod\n"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/test/gang","Test":"TestGang","Output":"panic: test timed out after 40m0s\n"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/test/gang","Test":"TestGang","Output":"\trunning tests:\n"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/test/gang","Test":"TestGang","Output":"\t\tTestGang (40m0s)\n"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/test/gang","Output":"FAIL\tgithub.com/sparkop/spark-operator/test/gang\t2400.012s\n"}
+{"Action":"fail","Package":"github.com/sparkop/spark-operator/test/gang","Elapsed":2400.012}
+`
+	timeoutQuietEcho = "--- NOT FINISHED: TestGang in github.com/sparkop/spark-operator/test/gang\n" +
+		"    gang_test.go:42: waiting for the driver pod\n" +
+		"panic: test timed out after 40m0s\n\trunning tests:\n\t\tTestGang (40m0s)\n" +
+		"FAIL\tgithub.com/sparkop/spark-operator/test/gang\t2400.012s\n"
+
+	// hangingStream is cut short while a test and its subtest run.
+	hangingStream = `{"Action":"start","Package":"github.com/sparkop/spark-operator/test/gang"}
+{"Action":"run","Package":"github.com/sparkop/spark-operator/test/gang","Test":"TestGang"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/test/gang","Test":"TestGang","Output":"=== RUN   TestGang\n"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/test/gang","Test":"TestGang","Output":"    gang_test.go:42: waiting for the driver pod\n"}
+{"Action":"run","Package":"github.com/sparkop/spark-operator/test/gang","Test":"TestGang/executors"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/test/gang","Test":"TestGang/executors","Output":"=== RUN   TestGang/executors\n"}
+{"Action":"output","Package":"github.com/sparkop/spark-operator/test/gang","Test":"TestGang/executors","Output":"    gang_test.go:50: 0 of 2 executors running\n"}
+{"Action":"output","Package":"github.com/sparkop/spark-opera`
+	hangingQuietEcho = `{"Action":"output","Package":"github.com/sparkop/spark-opera
+--- NOT FINISHED: TestGang in github.com/sparkop/spark-operator/test/gang
+    gang_test.go:42: waiting for the driver pod
+--- NOT FINISHED: TestGang/executors in github.com/sparkop/spark-operator/test/gang
+    gang_test.go:50: 0 of 2 executors running
+`
 )
 
-func TestRun(t *testing.T) {
-	const (
-		config     = "github.com/sparkop/spark-operator/internal/config"
-		controller = "github.com/sparkop/spark-operator/internal/controller"
-		webhook    = "github.com/sparkop/spark-operator/internal/webhook"
-		gang       = "github.com/sparkop/spark-operator/test/gang"
-	)
-	tests := []struct {
-		name   string
-		args   []string
-		stdin  string
-		stdout string
-		status int
-	}{{
-		name:  "passing package",
-		stdin: passingStream,
-		stdout: passingEcho + `
+// Package names in the streams.
+const (
+	config     = "github.com/sparkop/spark-operator/internal/config"
+	controller = "github.com/sparkop/spark-operator/internal/controller"
+	webhook    = "github.com/sparkop/spark-operator/internal/webhook"
+	gang       = "github.com/sparkop/spark-operator/test/gang"
+	scheduler  = "github.com/sparkop/spark-operator/internal/scheduler"
+)
+
+// runCase is a stream, testreport's arguments, and what it should print and return.
+type runCase struct {
+	name   string
+	args   []string
+	stdin  string
+	stdout string
+	status int
+}
+
+// verboseCases run with no -quiet or -summary-only flag.
+var verboseCases = []runCase{{
+	name:  "passing package",
+	stdin: passingStream,
+	stdout: passingEcho + `
 slowest packages:
   1.2s  ` + config + `
-packages: 1 ok, 0 failed; tests: 1 passed, 0 failed, 1 skipped; total 1.2s
+packages: 1 ok, 0 failed; total 1.2s
+tests: 1 passed, 0 failed, 1 skipped
 `,
-		status: 0,
-	}, {
-		name:  "failing test",
-		stdin: failingStream,
-		stdout: failingEcho + `
+	status: 0,
+}, {
+	name:  "failing test",
+	stdin: failingStream,
+	stdout: failingEcho + `
 slowest packages:
   12.5s  ` + controller + `
 failed packages:
   ` + controller + `
-packages: 0 ok, 1 failed; tests: 1 passed, 1 failed, 0 skipped; total 12.5s
+packages: 0 ok, 1 failed; total 12.5s
+tests: 1 passed, 1 failed, 0 skipped
 `,
-		status: 1,
-	}, {
-		name:  "build failure",
-		stdin: buildFailStream,
-		stdout: buildFailEcho + `
+	status: 1,
+}, {
+	name:  "build failure",
+	stdin: buildFailStream,
+	stdout: buildFailEcho + `
 slowest packages:
   0.0s  ` + webhook + `
 failed packages:
   ` + webhook + ` (build failed)
-packages: 0 ok, 1 failed; tests: 0 passed, 0 failed, 0 skipped; total 0.0s
+packages: 0 ok, 1 failed; total 0.0s
+tests: 0 passed, 0 failed, 0 skipped
 `,
-		status: 1,
-	}, {
-		name:  "package with no test files",
-		stdin: noTestsStream,
-		stdout: noTestsEcho + `
+	status: 1,
+}, {
+	name:  "package with no test files",
+	stdin: noTestsStream,
+	stdout: noTestsEcho + `
 slowest packages:
   (none finished)
-packages: 0 ok, 0 failed, 1 without test files; tests: 0 passed, 0 failed, 0 skipped; total 0.0s
+packages: 0 ok, 0 failed, 1 without test files; total 0.0s
+tests: 0 passed, 0 failed, 0 skipped
 `,
-		status: 0,
-	}, {
-		name:  "truncated stream",
-		stdin: truncatedStream,
-		stdout: "=== RUN   TestGang\n" + truncatedStream[strings.LastIndex(truncatedStream, "\n")+1:] + `
+	status: 0,
+}, {
+	name:  "truncated stream",
+	stdin: truncatedStream,
+	stdout: "=== RUN   TestGang\n" + truncatedStream[strings.LastIndex(truncatedStream, "\n")+1:] + `
 
 slowest packages:
   (none finished)
 did not finish:
   ` + gang + `
 no package result seen: the stream was empty or cut short
-packages: 0 ok, 0 failed, 1 did not finish; tests: 0 passed, 0 failed, 0 skipped; total 0.0s
+packages: 0 ok, 0 failed, 1 did not finish; total 0.0s
+tests: 0 passed, 0 failed, 0 skipped
 `,
-		status: 1,
-	}, {
-		name:  "empty stream",
-		stdin: "",
-		stdout: `
+	status: 1,
+}, {
+	name:  "empty stream",
+	stdin: "",
+	stdout: `
 slowest packages:
   (none finished)
 no package result seen: the stream was empty or cut short
-packages: 0 ok, 0 failed; tests: 0 passed, 0 failed, 0 skipped; total 0.0s
+packages: 0 ok, 0 failed; total 0.0s
+tests: 0 passed, 0 failed, 0 skipped
 `,
-		status: 1,
-	}, {
-		name:  "whole run with a label",
-		args:  []string{"-label", "main module"},
-		stdin: noTestsStream + passingStream + failingStream + buildFailStream,
-		stdout: noTestsEcho + passingEcho + failingEcho + buildFailEcho + `
+	status: 1,
+}, {
+	name:  "whole run with a label",
+	args:  []string{"-label", "main module"},
+	stdin: noTestsStream + passingStream + failingStream + buildFailStream,
+	stdout: noTestsEcho + passingEcho + failingEcho + buildFailEcho + `
 slowest packages (main module):
   12.5s  ` + controller + `
    1.2s  ` + config + `
@@ -158,64 +241,254 @@ slowest packages (main module):
 failed packages:
   ` + controller + `
   ` + webhook + ` (build failed)
-packages: 1 ok, 2 failed, 1 without test files; tests: 2 passed, 1 failed, 1 skipped; total 13.7s
+packages: 1 ok, 2 failed, 1 without test files; total 13.7s
+tests: 2 passed, 1 failed, 1 skipped
 `,
-		status: 1,
-	}, {
-		name:  "plain text lines are echoed",
-		stdin: "go: downloading example.com/x v1.0.0\n" + passingStream + "not json {\n",
-		stdout: "go: downloading example.com/x v1.0.0\n" + passingEcho + "not json {\n" + `
+	status: 1,
+}, {
+	name:  "plain text lines are echoed",
+	stdin: "go: downloading example.com/x v1.0.0\n" + passingStream + "not json {\n",
+	stdout: "go: downloading example.com/x v1.0.0\n" + passingEcho + "not json {\n" + `
 slowest packages:
   1.2s  ` + config + `
-packages: 1 ok, 0 failed; tests: 1 passed, 0 failed, 1 skipped; total 1.2s
+packages: 1 ok, 0 failed; total 1.2s
+tests: 1 passed, 0 failed, 1 skipped
 `,
-		status: 0,
-	}, {
-		name: "build failure cut short before the package result",
-		stdin: `{"ImportPath":"` + webhook + `","Action":"build-output","Output":"# ` + webhook + `\n"}
+	status: 0,
+}, {
+	name: "build failure cut short before the package result",
+	stdin: `{"ImportPath":"` + webhook + `","Action":"build-output","Output":"# ` + webhook + `\n"}
 {"ImportPath":"` + webhook + `","Action":"build-fail"}
 ` + passingStream,
-		stdout: "# " + webhook + "\n" + passingEcho + `
+	stdout: "# " + webhook + "\n" + passingEcho + `
 slowest packages:
   1.2s  ` + config + `
 failed packages:
   ` + webhook + ` (build failed)
-packages: 1 ok, 0 failed; tests: 1 passed, 0 failed, 1 skipped; total 1.2s
+packages: 1 ok, 0 failed; total 1.2s
+tests: 1 passed, 0 failed, 1 skipped
 `,
-		status: 1,
-	}, {
-		name: "a test failure after its package passed",
-		stdin: passingStream + `{"Action":"fail","Package":"` + config + `","Test":"TestLate","Elapsed":0}
+	status: 1,
+}, {
+	name: "a test failure after its package passed",
+	stdin: passingStream + `{"Action":"fail","Package":"` + config + `","Test":"TestLate","Elapsed":0}
 `,
-		stdout: passingEcho + `
+	stdout: passingEcho + `
 slowest packages:
   1.2s  ` + config + `
-packages: 1 ok, 0 failed; tests: 1 passed, 1 failed, 1 skipped; total 1.2s
+packages: 1 ok, 0 failed; total 1.2s
+tests: 1 passed, 1 failed, 1 skipped
 `,
-		status: 1,
-	}, {
-		name: "output of a package that never ends",
-		stdin: passingStream + `{"Action":"output","Package":"` + gang + `","Output":"still going\n"}
+	status: 1,
+}, {
+	name: "output of a package that never ends",
+	stdin: passingStream + `{"Action":"output","Package":"` + gang + `","Output":"still going\n"}
 `,
-		stdout: passingEcho + "still going\n" + `
+	stdout: passingEcho + "still going\n" + `
 slowest packages:
   1.2s  ` + config + `
 did not finish:
   ` + gang + `
-packages: 1 ok, 0 failed, 1 did not finish; tests: 1 passed, 0 failed, 1 skipped; total 1.2s
+packages: 1 ok, 0 failed, 1 did not finish; total 1.2s
+tests: 1 passed, 0 failed, 1 skipped
 `,
-		status: 1,
-	}}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			stdout, stderr, status := runString(tt.stdin, tt.args...)
-			if stdout != tt.stdout {
-				t.Errorf("stdout:\n%s\nwant:\n%s", stdout, tt.stdout)
+	status: 1,
+}, {
+	name:  "subtests",
+	stdin: subtestStream,
+	stdout: `=== RUN   TestA
+    a_test.go:10: setup
+=== RUN   TestA/ok
+    a_test.go:12: fine
+=== PAUSE TestA/ok
+=== RUN   TestA/bad
+=== PAUSE TestA/bad
+=== CONT  TestA/ok
+=== CONT  TestA/bad
+    a_test.go:15: boom
+=== NAME  TestA/ok
+    a_test.go:13: still fine
+    --- PASS: TestA/ok (0.00s)
+    --- FAIL: TestA/bad (0.00s)
+--- FAIL: TestA (0.00s)
+FAIL
+FAIL	` + scheduler + `	0.512s
+
+slowest packages:
+  0.5s  ` + scheduler + `
+failed packages:
+  ` + scheduler + `
+packages: 0 ok, 1 failed; total 0.5s
+tests: 0 passed, 1 failed, 0 skipped
+`,
+	status: 1,
+}}
+
+// quietCases run with -quiet.
+var quietCases = []runCase{{
+	name:  "passing package",
+	stdin: passingStream,
+	stdout: "PASS\nok  \t" + config + "\t1.234s\n" + `
+slowest packages:
+  1.2s  ` + config + `
+packages: 1 ok, 0 failed; total 1.2s
+tests: 1 passed, 0 failed, 1 skipped
+`,
+	status: 0,
+}, {
+	name:  "failing test",
+	stdin: failingStream,
+	stdout: "    f_test.go:4: boom\n--- FAIL: TestBad (0.00s)\nFAIL\n" +
+		"FAIL\t" + controller + "\t12.503s\n" + `
+slowest packages:
+  12.5s  ` + controller + `
+failed packages:
+  ` + controller + `
+packages: 0 ok, 1 failed; total 12.5s
+tests: 1 passed, 1 failed, 0 skipped
+`,
+	status: 1,
+}, {
+	name:  "build failure",
+	stdin: buildFailStream,
+	stdout: buildFailEcho + `
+slowest packages:
+  0.0s  ` + webhook + `
+failed packages:
+  ` + webhook + ` (build failed)
+packages: 0 ok, 1 failed; total 0.0s
+tests: 0 passed, 0 failed, 0 skipped
+`,
+	status: 1,
+}, {
+	name:  "failing subtest",
+	stdin: subtestStream,
+	stdout: subtestQuietEcho + `
+slowest packages:
+  0.5s  ` + scheduler + `
+failed packages:
+  ` + scheduler + `
+packages: 0 ok, 1 failed; total 0.5s
+tests: 0 passed, 1 failed, 0 skipped
+`,
+	status: 1,
+}, {
+	name:  "test binary timed out",
+	stdin: timeoutStream,
+	stdout: timeoutQuietEcho + `
+slowest packages:
+  2400.0s  ` + gang + `
+failed packages:
+  ` + gang + `
+packages: 0 ok, 1 failed; total 2400.0s
+tests: 0 passed, 0 failed, 0 skipped
+`,
+	status: 1,
+}, {
+	name:  "truncated stream",
+	stdin: truncatedStream,
+	stdout: truncatedStream[strings.LastIndex(truncatedStream, "\n")+1:] + `
+--- NOT FINISHED: TestGang in ` + gang + `
+
+slowest packages:
+  (none finished)
+did not finish:
+  ` + gang + `
+no package result seen: the stream was empty or cut short
+packages: 0 ok, 0 failed, 1 did not finish; total 0.0s
+tests: 0 passed, 0 failed, 0 skipped
+`,
+	status: 1,
+}, {
+	name:  "stream cut short while tests run, after a passing package",
+	stdin: passingStream + hangingStream,
+	stdout: "PASS\nok  \t" + config + "\t1.234s\n" + hangingQuietEcho + `
+slowest packages:
+  1.2s  ` + config + `
+did not finish:
+  ` + gang + `
+packages: 1 ok, 0 failed, 1 did not finish; total 1.2s
+tests: 1 passed, 0 failed, 1 skipped
+`,
+	status: 1,
+}, {
+	name:  "whole run, plain text lines",
+	args:  []string{"-label", "main module"},
+	stdin: "go: downloading example.com/x v1.0.0\n" + noTestsStream + passingStream + failingStream + buildFailStream,
+	stdout: "go: downloading example.com/x v1.0.0\n" + noTestsEcho +
+		"PASS\nok  \t" + config + "\t1.234s\n" +
+		"    f_test.go:4: boom\n--- FAIL: TestBad (0.00s)\nFAIL\nFAIL\t" + controller + "\t12.503s\n" +
+		buildFailEcho + `
+slowest packages (main module):
+  12.5s  ` + controller + `
+   1.2s  ` + config + `
+   0.0s  ` + webhook + `
+failed packages:
+  ` + controller + `
+  ` + webhook + ` (build failed)
+packages: 1 ok, 2 failed, 1 without test files; total 13.7s
+tests: 2 passed, 1 failed, 1 skipped
+`,
+	status: 1,
+}}
+
+// summaryOnlyCases run with -summary-only.
+var summaryOnlyCases = []runCase{{
+	name: "over several streams",
+	args: []string{"-label", "all"},
+	stdin: "go: downloading example.com/x v1.0.0\n" + noTestsStream + passingStream + failingStream +
+		buildFailStream + timeoutStream + subtestStream,
+	stdout: `
+slowest packages (all):
+  2400.0s  ` + gang + `
+    12.5s  ` + controller + `
+     1.2s  ` + config + `
+     0.5s  ` + scheduler + `
+     0.0s  ` + webhook + `
+failed packages:
+  ` + controller + `
+  ` + webhook + ` (build failed)
+  ` + gang + `
+  ` + scheduler + `
+packages: 1 ok, 4 failed, 1 without test files; total 2414.3s
+tests: 2 passed, 2 failed, 1 skipped
+`,
+	status: 1,
+}, {
+	name:  "passing, with -quiet too",
+	args:  []string{"-quiet"},
+	stdin: passingStream,
+	stdout: `
+slowest packages:
+  1.2s  ` + config + `
+packages: 1 ok, 0 failed; total 1.2s
+tests: 1 passed, 0 failed, 1 skipped
+`,
+	status: 0,
+}}
+
+func TestRun(t *testing.T) {
+	for _, mode := range []struct {
+		flag  string
+		cases []runCase
+	}{{"", verboseCases}, {"-quiet", quietCases}, {"-summary-only", summaryOnlyCases}} {
+		for _, tt := range mode.cases {
+			args := tt.args
+			name := tt.name
+			if mode.flag != "" {
+				args = append([]string{mode.flag}, args...)
+				name = mode.flag[1:] + "/" + name
 			}
-			if status != tt.status {
-				t.Errorf("exit status %d, want %d (stderr %q)", status, tt.status, stderr)
-			}
-		})
+			t.Run(name, func(t *testing.T) {
+				stdout, stderr, status := runString(tt.stdin, args...)
+				if stdout != tt.stdout {
+					t.Errorf("stdout:\n%s\nwant:\n%s", stdout, tt.stdout)
+				}
+				if status != tt.status {
+					t.Errorf("exit status %d, want %d (stderr %q)", status, tt.status, stderr)
+				}
+			})
+		}
 	}
 }
 
@@ -239,7 +512,8 @@ slowest packages:
    160.0s  p04
     90.0s  p03
     40.0s  p02
-packages: 12 ok, 0 failed; tests: 0 passed, 0 failed, 0 skipped; total 5060.5s
+packages: 12 ok, 0 failed; total 5060.5s
+tests: 0 passed, 0 failed, 0 skipped
 `
 	if stdout != want || status != 0 {
 		t.Errorf("status %d, stdout:\n%s\nwant:\n%s", status, stdout, want)
@@ -254,6 +528,38 @@ func TestLongLine(t *testing.T) {
 	stdout, _, status := runString(stdin)
 	if !strings.HasPrefix(stdout, long+"\n\nslowest packages:\n") || status != 0 {
 		t.Errorf("status %d, stdout does not start with the long output (length %d)", status, len(stdout))
+	}
+}
+
+// TestQuietHeldMax checks that quiet mode holds at most heldMax bytes of a test's output, the
+// newest, says how much it dropped, and keeps a last piece of output longer than that whole.
+func TestQuietHeldMax(t *testing.T) {
+	var stdin strings.Builder
+	emit := func(action, test, output string) {
+		line, err := json.Marshal(map[string]string{"Action": action, "Package": "p", "Test": test, "Output": output})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stdin.Write(append(line, '\n'))
+	}
+	piece := func(c string) string { return strings.Repeat(c, heldMax/2) + "\n" } // a bit over half
+	for _, c := range []string{"a", "b", "c"} {
+		emit("output", "TestBig", piece(c))
+		emit("output", "TestQuiet", piece(c)) // passes: all dropped
+	}
+	emit("output", "TestBig", "--- FAIL: TestBig (0.00s)\n")
+	emit("fail", "TestBig", "")
+	emit("pass", "TestQuiet", "")
+	huge := strings.Repeat("h", heldMax+1) + "\n"
+	emit("output", "TestHuge", huge)
+	emit("fail", "TestHuge", "")
+	emit("output", "", "FAIL\n")
+
+	stdout, _, _ := runString(stdin.String(), "-quiet")
+	want := fmt.Sprintf("    [testreport: %d bytes of earlier output dropped]\n", 2*len(piece("a"))) +
+		piece("c") + "--- FAIL: TestBig (0.00s)\n" + huge + "FAIL\n\nslowest packages:\n"
+	if !strings.HasPrefix(stdout, want) {
+		t.Errorf("stdout (%d bytes) does not start with the newest output of TestBig, then TestHuge's, then FAIL", len(stdout))
 	}
 }
 
