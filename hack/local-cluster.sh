@@ -94,7 +94,11 @@ die() { log "error: $*"; exit 1; }
 
 # stamp MODULE_DIR: a fingerprint of a tools module's pins and of its own Go files, if any
 # (hack/tools/cert-manager has a main); a binary built from other pins or sources is stale.
-stamp() { cat "$1/go.mod" "$1/go.sum" $(find "$1" -maxdepth 1 -name '*.go' | sort) | sha256sum | cut -c1-16; }
+stamp() {
+  local files
+  mapfile -t files < <(find "$1" -maxdepth 1 -name '*.go' | sort)
+  cat "$1/go.mod" "$1/go.sum" "${files[@]}" | sha256sum | cut -c1-16
+}
 
 # build_module MODULE BINARY=PACKAGE... : builds each package of hack/tools/MODULE into
 # $BIN/BINARY unless the binaries there were built from the same pins. Go's build cache makes a
@@ -135,9 +139,9 @@ kube_ldflags() {
 # repository, so its stamp covers those it builds on too). Its Kubernetes packages are the
 # control plane's, already in Go's build cache: a cold build is mostly linking.
 build_spark_scheduler() {
-  local dir=$ROOT/cmd/spark-scheduler want have
-  want=$(cd "$ROOT" && cat cmd/spark-scheduler/go.mod cmd/spark-scheduler/go.sum \
-    $(find cmd/spark-scheduler scheduler/reservation apis -name '*.go' ! -name '*_test.go' | sort) | sha256sum | cut -c1-16)
+  local dir=$ROOT/cmd/spark-scheduler want have files
+  mapfile -t files < <(cd "$ROOT" && find cmd/spark-scheduler scheduler/reservation apis -name '*.go' ! -name '*_test.go' | sort)
+  want=$(cd "$ROOT" && cat cmd/spark-scheduler/go.mod cmd/spark-scheduler/go.sum "${files[@]}" | sha256sum | cut -c1-16)
   have=$(cat "$BIN/.spark-scheduler.stamp" 2>/dev/null || true)
   if [ "$want" = "$have" ] && [ -x "$BIN/spark-scheduler" ]; then return 0; fi
   log "building spark-scheduler into $BIN (~1-3 minutes once the control plane is built)"
@@ -377,8 +381,7 @@ cmd_up() {
     scheduler_binary=spark-scheduler
     echo "${SPARK_SCHEDULER_RESERVATION_TIMEOUT:-5m}" > "$STATE/spark-scheduler"
   fi
-  local ports
-  read -r ETCD_PORT ETCD_PEER_PORT API_PORT KCM_PORT SCHED_PORT KWOK_PORT ports <<<"$(free_ports 6)"
+  read -r ETCD_PORT ETCD_PEER_PORT API_PORT KCM_PORT SCHED_PORT KWOK_PORT _ <<<"$(free_ports 6)"
   gen_certs
   write_kubeconfig
   local pki=$STATE/pki
