@@ -77,6 +77,15 @@ test: verify-generated lint cluster-up spark
 	go test $(GO_TEST_FLAGS) ./...
 	cd cmd/spark-scheduler && go test $(GO_TEST_FLAGS) ./...
 
+## test-race: go test -race on the packages whose tests need no local control plane (none of
+## test/cluster in their test binaries; `hack/lint.sh race-packages` lists them), in both modules;
+## RACE_ONLY (a regular expression) keeps only the packages it matches
+GO_RACE_FLAGS ?= -timeout 30m
+RACE_ONLY ?= .
+.PHONY: test-race
+test-race:
+	RACE_ONLY='$(RACE_ONLY)' hack/lint.sh test-race $(GO_RACE_FLAGS)
+
 ## dev: the main job: local cluster + operator + examples/spark-pi.yaml run to completion
 .PHONY: dev
 dev:
