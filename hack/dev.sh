@@ -74,6 +74,7 @@ start_operator() {
   local metrics health webhook
   metrics=$(free_port); health=$(free_port); webhook=$(free_port)
   log "starting the operator (log: $DEV/operator.log, metrics: http://127.0.0.1:$metrics/metrics)"
+  # shellcheck disable=SC2016 # --ingress-url-format is a template the operator expands, not the shell
   setsid "$OPERATOR" --kubeconfig "$kubeconfig" --metrics-bind-address "127.0.0.1:$metrics" \
     --health-probe-bind-address "127.0.0.1:$health" -logtostderr -v=1 \
     --enable-gang-scheduler --default-batch-scheduler=gang --gang-enforcement="$ENFORCEMENT" --enable-kubernetes-scheduler \

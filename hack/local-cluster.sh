@@ -102,7 +102,11 @@ die() { log "error: $*"; exit 1; }
 
 # stamp MODULE_DIR: a fingerprint of a tools module's pins and of its own Go files, if any
 # (hack/tools/cert-manager has a main); a binary built from other pins or sources is stale.
-stamp() { cat "$1/go.mod" "$1/go.sum" $(find "$1" -maxdepth 1 -name '*.go' | sort) | sha256sum | cut -c1-16; }
+stamp() {
+  local files
+  mapfile -t files < <(find "$1" -maxdepth 1 -name '*.go' | sort)
+  cat "$1/go.mod" "$1/go.sum" "${files[@]}" | sha256sum | cut -c1-16
+}
 
 # link_stored NAME STAMP BINARY...: links each $BIN/BINARY to the stored build NAME-STAMP and
 # succeeds, if that build is complete.
@@ -188,9 +192,9 @@ kube_ldflags() {
 # repository, so its stamp covers those it builds on too). Its Kubernetes packages are the
 # control plane's, already in Go's build cache: a cold build is mostly linking.
 build_spark_scheduler() {
-  local want
-  want=$(cd "$ROOT" && cat cmd/spark-scheduler/go.mod cmd/spark-scheduler/go.sum \
-    $(find cmd/spark-scheduler scheduler/reservation apis -name '*.go' ! -name '*_test.go' | sort) | sha256sum | cut -c1-16)
+  local want files
+  mapfile -t files < <(cd "$ROOT" && find cmd/spark-scheduler scheduler/reservation apis -name '*.go' ! -name '*_test.go' | sort)
+  want=$(cd "$ROOT" && cat cmd/spark-scheduler/go.mod cmd/spark-scheduler/go.sum "${files[@]}" | sha256sum | cut -c1-16)
   stored_build spark-scheduler "$want" build_spark_scheduler_into spark-scheduler=.
 }
 
@@ -431,8 +435,7 @@ cmd_up() {
     scheduler_binary=spark-scheduler
     echo "${SPARK_SCHEDULER_RESERVATION_TIMEOUT:-5m}" > "$STATE/spark-scheduler"
   fi
-  local ports
-  read -r ETCD_PORT ETCD_PEER_PORT API_PORT KCM_PORT SCHED_PORT KWOK_PORT ports <<<"$(free_ports 6)"
+  read -r ETCD_PORT ETCD_PEER_PORT API_PORT KCM_PORT SCHED_PORT KWOK_PORT _ <<<"$(free_ports 6)"
   gen_certs
   write_kubeconfig
   local pki=$STATE/pki

@@ -157,7 +157,10 @@ func run(ctx context.Context, o *options) error {
 		return err
 	}
 	if lock != nil {
-		lock.SetEventRecorder(mgr.GetEventRecorderFor(lock.Identity())) //nolint:staticcheck // the elector records with the old API
+		// client-go's leader elector records through the old events API (resourcelock's
+		// EventRecorder); the manager's events.k8s.io recorder does not fit it.
+		//lint:ignore SA1019 the elector needs a recorder of the old events API
+		lock.SetEventRecorder(mgr.GetEventRecorderFor(lock.Identity()))
 		// Its watch runs on every replica, before and beside the election.
 		if err := mgr.Add(lock); err != nil {
 			return err

@@ -126,7 +126,8 @@ func (m *cuttingManager) GetEventRecorder(name string) recorder.EventRecorder {
 	return Wrap(m.Manager.GetEventRecorder(name))
 }
 
-//nolint:staticcheck // the older API is wrapped too, for whoever still uses it
+// GetEventRecorderFor wraps the older API too, for whoever still uses it (the leader elector).
 func (m *cuttingManager) GetEventRecorderFor(name string) record.EventRecorder {
+	//lint:ignore SA1019 this wraps the deprecated method of manager.Manager, which it must implement
 	return &legacyRecorder{next: m.Manager.GetEventRecorderFor(name)}
 }

@@ -70,6 +70,9 @@ func TakenOn(r *schedv1alpha1.Reservation) (string, bool) {
 		return "", false
 	}
 	node, ok := strings.CutPrefix(c.Message, takenPrefix)
+	if !ok {
+		return "", false
+	}
 	if node, ok = strings.CutSuffix(node, takenSuffix); !ok || node == "" {
 		return "", false
 	}

@@ -274,6 +274,7 @@ func TestTakenOn(t *testing.T) {
 		{name: "taken, of an earlier plan", conditions: taken(ReasonRoomTaken, TakenMessage("kwok-node-12"), 1)},
 		{name: "another reason", conditions: taken("Other", TakenMessage("kwok-node-12"), 2)},
 		{name: "a message that names no node", conditions: taken(ReasonRoomTaken, "taken", 2)},
+		{name: "a message of another form", conditions: taken(ReasonRoomTaken, "room on kwok-node-12"+takenSuffix, 2)},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -55,7 +55,7 @@ func setUpKueue(ctx context.Context, e *benchEnv) (func(), error) {
 	})
 	if err != nil {
 		cleanup()
-		return nil, fmt.Errorf("Kueue's ClusterQueue %s did not become active: %w", cq.GetName(), err)
+		return nil, fmt.Errorf("ClusterQueue %s of Kueue did not become active: %w", cq.GetName(), err)
 	}
 	return cleanup, nil
 }

@@ -219,11 +219,13 @@ func run(ctx context.Context, c config) error {
 	allSeen := make(chan struct{})
 	var seenCount atomic.Int64
 	lw := &cache.ListWatch{
-		ListFunc: func(o metav1.ListOptions) (runtime.Object, error) {
+		// Both use the bench's ctx, as the deprecated context-free forms did; the one the
+		// informer passes ends when stopInformer is closed.
+		ListWithContextFunc: func(_ context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.LabelSelector = v1beta2.SparkRoleLabel + "=" + v1beta2.SparkRoleDriver
 			return cs.CoreV1().Pods(ns).List(ctx, o)
 		},
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+		WatchFuncWithContext: func(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.LabelSelector = v1beta2.SparkRoleLabel + "=" + v1beta2.SparkRoleDriver
 			return cs.CoreV1().Pods(ns).Watch(ctx, o)
 		},

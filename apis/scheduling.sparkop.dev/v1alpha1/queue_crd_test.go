@@ -45,7 +45,7 @@ func applyCRD(t *testing.T, c client.Client, file string) {
 	if err := yaml.Unmarshal(raw, &crd.Object); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Patch(context.Background(), crd, client.Apply, client.FieldOwner("queue-crd-test"), client.ForceOwnership); err != nil {
+	if err := c.Apply(context.Background(), client.ApplyConfigurationFromUnstructured(crd), client.FieldOwner("queue-crd-test"), client.ForceOwnership); err != nil {
 		t.Fatalf("applying the CRD %s: %v", file, err)
 	}
 	cluster.Eventually(t, 30*time.Second, "the CRD "+file+" to be established", func() (bool, error) {

@@ -20,10 +20,6 @@ const DefaultQueueName = "default"
 // is False, with a reason, when its parent does not exist or its parents form a cycle.
 const QueueConditionActive = "Active"
 
-func init() {
-	SchemeBuilder.Register(&Queue{}, &QueueList{})
-}
-
 // Queue is a line of gang-scheduled Spark applications (spec.batchScheduler: gang) that share
 // a quota. An application is admitted from its queue only when the whole gang (driver plus
 // initial executors) fits within the queue's quota and every ancestor's, and on the nodes now.

@@ -35,10 +35,6 @@ const (
 // scheduler placed before it knew the reservation is left in the planned room.
 const ConditionHeld = "Held"
 
-func init() {
-	SchemeBuilder.Register(&Reservation{}, &ReservationList{})
-}
-
 // Reservation is the room the gang scheduler admitted one run of a Spark application or
 // session into: for each member of its gang (the driver, or a session's server, and the initial
 // executors) the node planned for it and what it requests there. It is owned by the

@@ -8,8 +8,9 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package v1alpha1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
@@ -22,8 +23,17 @@ var (
 	GroupVersion = schema.GroupVersion{Group: v1beta2.GroupName, Version: Version}
 
 	// SchemeBuilder collects the functions that register this package's types.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme registers every type of this package with a runtime.Scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+// addKnownTypes registers the types of this package, and the meta/v1 types of its group version.
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion,
+		&SparkConnect{}, &SparkConnectList{},
+	)
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}

@@ -14,10 +14,6 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
 
-func init() {
-	SchemeBuilder.Register(&SparkConnect{}, &SparkConnectList{})
-}
-
 // SparkConnect is a long-running Spark Connect server (a Spark driver in client mode that
 // clients reach over gRPC on port 15002) with its executors. The operator runs the server in a
 // pod named "<name>-server" behind a Service, and reports in status whether clients can connect.

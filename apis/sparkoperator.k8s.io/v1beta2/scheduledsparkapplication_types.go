@@ -150,7 +150,3 @@ type ScheduledSparkApplicationList struct {
 	// Items are the ScheduledSparkApplications in the list.
 	Items []ScheduledSparkApplication `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&ScheduledSparkApplication{}, &ScheduledSparkApplicationList{})
-}

@@ -340,7 +340,3 @@ type SparkApplicationList struct {
 	// Items are the SparkApplications in the list.
 	Items []SparkApplication `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&SparkApplication{}, &SparkApplicationList{})
-}
