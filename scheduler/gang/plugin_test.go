@@ -95,6 +95,7 @@ func TestHoldForPlugin(t *testing.T) {
 		{name: "its room free and held: it may start"},
 		// A reservation just stored, not in the cache yet, reads the same (loop.store).
 		{name: "its room not said held yet, or its Reservation not in the cache yet: it waits", notHeld: true, wantPlacing: true},
+		{name: "its room not said held a second before the wait is over: it still waits", notHeld: true, admittedAgo: heldWait - time.Second, wantPlacing: true},
 		{name: "its room not said held within the wait: it starts without, told", notHeld: true, admittedAgo: heldWait, wantUnheld: true},
 		{name: "a pod took room planned for an executor: planned again", pods: []corev1.Pod{foreign("5", false)}, wantTaken: "n2"},
 		{name: "the pod scheduler found its room taken: planned again", notHeld: true, takenOn: "n2", wantTaken: "n2"},

@@ -132,9 +132,14 @@ func TestLocalClusterLifecycle(t *testing.T) {
 		if !strings.Contains(string(text), "kwok: this container is simulated") {
 			t.Errorf("logs = %q, want the simulated container log", text)
 		}
-		time.Sleep(2 * time.Second) // the only sleep: proving that nothing happens
+		// A pod started after it with run-seconds ends: kwok has played its stages on pods
+		// running since, and none ended the one without annotations.
+		timed := samplePod(ns, "runs-beside", map[string]string{"kwok.sparkop.dev/run-seconds": "2"})
+		if phases := watchPhases(t, ctx, clientset, timed, corev1.PodSucceeded, corev1.PodFailed); phases[len(phases)-1] != corev1.PodSucceeded {
+			t.Fatalf("the pod with run-seconds went through %v, want it to end Succeeded", phases)
+		}
 		if phase := getPod(t, c, pod).Status.Phase; phase != corev1.PodRunning {
-			t.Errorf("pod without run-seconds is %s, want it still Running", phase)
+			t.Errorf("pod without run-seconds is %s once a pod started after it with run-seconds ended, want it still Running", phase)
 		}
 		if err := c.Delete(ctx, pod); err != nil {
 			t.Fatal(err)

@@ -103,9 +103,15 @@ func TestLocalClusterWorkloadAPI(t *testing.T) {
 		if got := getPod(t, c, first); got.Spec.SchedulingGroup == nil {
 			t.Fatal("the API server dropped the pod's spec.schedulingGroup")
 		}
-		time.Sleep(3 * time.Second) // proving that nothing happens: half a gang stays unscheduled
-		if node := getPod(t, c, first).Spec.NodeName; node != "" {
-			t.Fatalf("the first pod of a gang of 2 was bound to %s on its own", node)
+		// A pod of no gang, created after it, is bound: the scheduler has taken the first in,
+		// and held it back rather than bind it.
+		probe := samplePod(ns, "probe", nil)
+		probe.Spec.Containers[0].Resources = corev1.ResourceRequirements{}
+		if got := cluster.Probe(t, c, probe); got.Spec.NodeName == "" {
+			t.Fatalf("the probe pod, which fits anywhere, was not bound: %+v", got.Status.Conditions)
+		}
+		if got := getPod(t, c, first); got.Spec.NodeName != "" || cluster.Unschedulable(got) {
+			t.Fatalf("the first pod of a gang of 2 was tried on its own: bound to %q, conditions %+v", got.Spec.NodeName, got.Status.Conditions)
 		}
 		second := member("second")
 		for _, pod := range []*corev1.Pod{first, second} {

@@ -114,6 +114,7 @@ func TestExternalSchedulerIsChecked(t *testing.T) {
 	q := f.queue("q", schedv1alpha1.QueueSpec{})
 	var mode atomic.Value
 	mode.Store("overcommit")
+	released := make(chan struct{}) // lets go of a request still held when the test ends
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req external.Request
 		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
@@ -129,13 +130,19 @@ func TestExternalSchedulerIsChecked(t *testing.T) {
 				{Workload: external.Workload{Namespace: f.ns, Name: "big"}, Placement: external.Placement{Driver: n1, Executors: map[string]int32{n1: 2}}},
 			}
 		case "slow":
-			time.Sleep(3 * time.Second)
+			// No answer until the operator gives up: its timeout ends the request.
+			select {
+			case <-r.Context().Done():
+			case <-released:
+			}
+			return
 		case "sound":
 			answer = sjf.Decide(&req)
 		}
 		_ = json.NewEncoder(w).Encode(answer)
 	}))
 	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(released) }) // before srv.Close, which waits for the requests
 	f.startOperator("--external-scheduler-url="+srv.URL, "--external-scheduler-timeout=1s", "--external-scheduler-interval=1s")
 	app := f.app("big", q, 2)
 	app.Spec.BatchScheduler = ptr.To(gang.ExternalName)

@@ -463,6 +463,39 @@ func (f *fixture) watchQueue(name string) (peak func() (cpu resource.Quantity, a
 	}
 }
 
+// recordPods records, from now until the test ends, every state of the scenario's pods that a
+// watch sees, in the order the API server wrote them (a watch of one resource delivers its
+// events in that order); seen returns them so far.
+func (f *fixture) recordPods() (seen func() []corev1.Pod) {
+	f.t.Helper()
+	_, cs := cluster.Clients(f.t, f.kubeconfig)
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := cs.CoreV1().Pods(f.ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		cancel()
+		f.t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var states []corev1.Pod
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for e := range w.ResultChan() {
+			if p, ok := e.Object.(*corev1.Pod); ok {
+				mu.Lock()
+				states = append(states, *p)
+				mu.Unlock()
+			}
+		}
+	}()
+	f.t.Cleanup(func() { cancel(); w.Stop(); <-done })
+	return func() []corev1.Pod {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(states)
+	}
+}
+
 // reservationOf reads the reservation of obj, an application or session: false when it has
 // none (or it cannot be read now; callers poll).
 func reservationOf(c client.Reader, obj client.Object) (gang.Reservation, bool) {

@@ -8,7 +8,6 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package gang
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -22,45 +21,51 @@ import (
 
 // TestStartPacing: two applications admitted together, with a start backlog smaller than one's
 // executors. One driver starts; the other keeps its reservation but its driver is created only
-// once the first one's executors have all been released to their nodes; then both run.
+// once the first one's executors have been released to their nodes; then both run.
 func TestStartPacing(t *testing.T) {
 	f := newFixture(t)
+	states := f.recordPods()
 	first, second := f.pacedPair()
-	// The first's three executors are owed (the backlog is two): the second waits, well
-	// within the time an executor stays owed.
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		p, err := f.driverOf(second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if p != nil {
-			t.Fatalf("%s's driver was created while the executors of %s, started just before, were owed", second, first)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
 
-	// Spark creates the first's executors; once they are released, the second starts.
+	// Spark creates the first's executors (none existed: they were all owed); once they are
+	// released, the second starts.
+	var driver string
 	f.waitFor(second+"'s driver", func() (bool, error) {
 		p, err := f.driverOf(second)
-		if err != nil || p == nil {
-			return false, err
+		if p != nil {
+			driver = p.Name
 		}
-		// The second's driver was created once the first's executors showed released, and a
-		// gate never comes back: all three are released now.
-		released := 0
-		for _, e := range f.pods(first) {
-			if e.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleExecutor && len(e.Spec.SchedulingGates) == 0 {
-				released++
-			}
-		}
-		if released < 3 {
-			return false, fmt.Errorf("%s's driver was created with %d of %s's 3 executors released", second, released, first)
-		}
-		return true, nil
+		return p != nil, err
 	})
+	// In the order the API server wrote them: with a backlog of 2, the gate lets the second's
+	// driver be created once at most one of the first's 3 executors is owed, so 2 or more were
+	// released before it.
+	var released int
+	f.waitFor("the creation of "+driver+" among the pods' writes", func() (bool, error) {
+		var seen bool
+		released, seen = releasedBefore(states(), first, driver)
+		return seen, nil
+	})
+	if released < 2 {
+		t.Errorf("%s was created with %d of %s's 3 executors released; want it held while 2 or more were owed", driver, released, first)
+	}
 	f.waitRunning(first)
 	f.waitRunning(second)
+}
+
+// releasedBefore counts the executors of app seen released (without scheduling gates) in the
+// pod states before the first of pod, and reports whether pod is among them.
+func releasedBefore(states []corev1.Pod, app, pod string) (released int, seen bool) {
+	executors := map[string]bool{}
+	for _, p := range states {
+		if p.Name == pod {
+			return len(executors), true
+		}
+		if p.Labels[v1beta2.LabelAppName] == app && p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleExecutor && len(p.Spec.SchedulingGates) == 0 {
+			executors[p.Name] = true
+		}
+	}
+	return len(executors), false
 }
 
 // pacedPair creates two applications of 3 executors that are admitted together on one node,

@@ -9,12 +9,14 @@ package gang
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
@@ -27,7 +29,10 @@ import (
 // is not sent to its planned node, whose capacity another pod took once the reservation
 // lapsed, but onto the other node, which has room, and runs there.
 func TestLapsedReservation(t *testing.T) {
-	const timeout = 2 * time.Second
+	// The reservation lapses at once: the executor, which Spark creates only once the driver
+	// runs (created, bound and started after the admission), appears after the timeout by the
+	// order of events, with no wait for a clock.
+	const timeout = time.Millisecond
 	f := newFixture(t)
 	nodes := []string{f.node("a", "2", nil), f.node("b", "2", nil)}
 	f.startOperator("--gang-reservation-timeout=" + timeout.String())
@@ -57,10 +62,6 @@ func TestLapsedReservation(t *testing.T) {
 	if res.Driver == planned {
 		free = "1"
 	}
-	// Admitted is kept to the second: the reservation has surely lapsed a second after.
-	cluster.Eventually(t, 30*time.Second, "the reservation to lapse", func() (bool, error) {
-		return time.Since(res.Admitted) > timeout+time.Second, nil
-	})
 	filler := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: f.ns, Name: "filler"},
 		Spec: corev1.PodSpec{NodeName: planned, Containers: []corev1.Container{{Name: "c", Image: "busybox",
@@ -103,10 +104,13 @@ func TestExecutorNotSeenKeepsItsSlot(t *testing.T) {
 		return err == nil && driver.Status.Phase == corev1.PodRunning, client.IgnoreNotFound(err)
 	})
 	f.played[driver.UID] = true // this test is first's Spark
-	template, err := executors.TemplateOf(f.ctx, f.c, driver)
-	if err != nil || template == nil {
-		t.Fatalf("first's executor template: %v", err)
-	}
+	// The submitter creates the template just after the driver.
+	var template *corev1.Pod
+	cluster.Eventually(t, 30*time.Second, "first's executor template", func() (bool, error) {
+		var err error
+		template, err = executors.TemplateOf(f.ctx, f.c, driver)
+		return template != nil, client.IgnoreNotFound(err)
+	})
 	startExecutor := func(id int) {
 		t.Helper()
 		pod, err := executors.Build(driver, id, executors.Options{Cores: 1, MemoryMiB: 512, Template: template})
@@ -123,12 +127,27 @@ func TestExecutorNotSeenKeepsItsSlot(t *testing.T) {
 	}
 	startExecutor(2)
 
-	// 2 CPU would be free if executor 1's slot were kept for no one.
+	// 2 CPU would be free if executor 1's slot were kept for no one: a cycle judges second
+	// on the node as it is, and finds no room for its executor.
 	f.create(f.app("second", "default", 1))
-	f.waitWaiting("second")
-	time.Sleep(3 * time.Second) // cycles run on every pod and application change meanwhile
+	f.waitWaiting("second", "no node fits")
+	// Later cycles judge it again, on the same world, and keep the slot too.
+	f.awaitCycle("probe")
 	f.requireNotAdmitted("second")
 
 	startExecutor(1)
 	f.requireNotAdmitted("second")
+}
+
+// awaitCycle creates application name, whose driver no node of the scenario can ever hold, and
+// waits until the gang scheduler has rejected it: a cycle has judged the scenario again since
+// the call.
+func (f *fixture) awaitCycle(name string) {
+	f.t.Helper()
+	app := f.app(name, "default", 1)
+	app.Spec.Driver.Cores = ptr.To[int32](1000)
+	f.create(app)
+	if msg := f.waitState(name, v1beta2.ApplicationStateFailed).Status.AppState.ErrorMessage; !strings.Contains(msg, "more than any matching node's allocatable") {
+		f.t.Fatalf("%s failed with %q, want it rejected by the gang scheduler for its size", name, msg)
+	}
 }

@@ -279,9 +279,9 @@ func (r *run) step() (bool, error) {
 			continue
 		}
 		running++
-		// The gang plugin holds a group's executors, unschedulable, until all of them can be
-		// placed: while some are still being created, that is waiting, not a partial start.
-		// Once the whole group exists, an executor still Unschedulable has no room.
+		// The gang plugin holds a group's executors back until all of them exist: while some
+		// are still being created, that is waiting, not a partial start. Once the whole group
+		// exists, an executor Unschedulable has no room.
 		if why, ok := unschedulable[app.Name]; ok && r.started[driver.Name] && r.partial[app.Name] == "" && r.groupComplete(&pods, app.Name) {
 			r.partial[app.Name] = "its driver ran with an executor unschedulable: " + why
 		}
@@ -312,14 +312,15 @@ func (r *run) step() (bool, error) {
 	return finished == apps, nil
 }
 
-// groupComplete reports whether every initial executor of app exists (and has for a moment:
-// the gang plugin needs a cycle to see the last one).
+// groupComplete reports whether every initial executor of app exists. Until then the gang
+// plugin lets none of them be tried (its PreEnqueue holds them back, which sets no condition);
+// so an executor found Unschedulable beside a complete group was tried with all of it, and
+// found no room.
 func (r *run) groupComplete(pods *corev1.PodList, app string) bool {
 	n := 0
 	for i := range pods.Items {
 		p := &pods.Items[i]
-		if p.Labels[v1beta2.LabelAppName] == app && p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleExecutor &&
-			time.Since(p.CreationTimestamp.Time) > 10*time.Second {
+		if p.Labels[v1beta2.LabelAppName] == app && p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleExecutor {
 			n++
 		}
 	}
@@ -348,10 +349,15 @@ func TestKubernetesScheduler(t *testing.T) {
 		cluster.Eventually(t, 30*time.Second, "executors 1 to 6", func() (bool, error) {
 			return e.startExecutors(driver, 1, executorCount-1)
 		})
-		time.Sleep(5 * time.Second) // proving that nothing happens: an incomplete group stays unbound
+		// A pod of no group, created after them, is bound: the scheduler has taken them in,
+		// and held them back rather than try them.
+		if probe := cluster.Probe(t, e.c, probePod(e.ns)); probe.Spec.NodeName == "" {
+			t.Fatalf("the probe pod, which fits anywhere, was not bound: %+v", probe.Status.Conditions)
+		}
 		for _, p := range e.executors(app.Name) {
-			if p.Spec.NodeName != "" {
-				t.Fatalf("executor %s was bound to %s with %d of %d executors of its group created", p.Name, p.Spec.NodeName, executorCount-1, executorCount)
+			if p.Spec.NodeName != "" || cluster.Unschedulable(&p) {
+				t.Fatalf("executor %s was tried with %d of %d executors of its group created: bound to %q, conditions %+v",
+					p.Name, executorCount-1, executorCount, p.Spec.NodeName, p.Status.Conditions)
 			}
 		}
 		if _, err := e.startExecutors(driver, executorCount, executorCount); err != nil {
@@ -408,6 +414,14 @@ func TestKubernetesScheduler(t *testing.T) {
 		t.Logf("kubernetes: %d applications, at most %d running, queue status at most %d admitted, %d partial starts",
 			apps, r.maxRunning, r.maxAdmit, len(r.partial))
 	})
+}
+
+// probePod is a pod of no application that asks for nothing, so fits on any node.
+func probePod(ns string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+	}
 }
 
 // load creates the 20 applications at once, naming scheduler, and plays Spark for them until
