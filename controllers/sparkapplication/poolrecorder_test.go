@@ -54,9 +54,10 @@ func (p *poolRecorder) use(r *Reconciler) {
 	})
 }
 
-// waitDone waits until asked holds and then no handling of key is under way, and returns what
-// the handlings of key returned so far. asked must turn true only within a handling (the
-// scheduler was asked): the handling that made it so has then returned.
+// waitDone waits until asked holds and then no handling of key is under way, with at least one
+// handling decided, and returns what the decided handlings of key returned so far. asked must
+// turn true only within a handling (the scheduler was asked): the handling that made it so has
+// then returned.
 func (p *poolRecorder) waitDone(t *testing.T, key types.NamespacedName, what string, asked func() bool) []error {
 	t.Helper()
 	var returned []error
@@ -66,13 +67,27 @@ func (p *poolRecorder) waitDone(t *testing.T, key types.NamespacedName, what str
 		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		returned = append([]error(nil), p.returned[key]...)
+		returned = decided(p.returned[key])
 		return p.running[key] == 0 && len(returned) > 0, nil
 	})
 	return returned
 }
 
-// retriedAfter is nil if every handling returned asks to be offered again after delay (the
+// decided keeps what the handlings that decided returned: nil (done, nothing to retry) or a
+// submission.RetryAfter. Any other error is an attempt that failed (an API request, say), which
+// the pool retries with back-off whatever the scheduler said.
+func decided(returned []error) []error {
+	var out []error
+	for _, err := range returned {
+		var after *submission.RetryAfterError
+		if err == nil || errors.As(err, &after) {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+// retriedAfter is nil if every decided handling asked to be offered again after delay (the
 // application was held each time), and says what they returned otherwise.
 func retriedAfter(returned []error, delay time.Duration) error {
 	for _, err := range returned {
