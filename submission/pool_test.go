@@ -10,6 +10,7 @@ package submission
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
@@ -38,12 +40,10 @@ func startPool(t *testing.T, p *Pool) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true,
+		func(context.Context) (bool, error) { return cond(), nil })
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
 	}
 }
 
@@ -132,6 +132,11 @@ func TestPoolHandlesHigherPriorityFirst(t *testing.T) {
 	}
 }
 
+// TestPoolBoundsConcurrency: the pool handles as many keys at once as it has workers, never
+// more. Each handler keeps its worker until the test lets one go: before each release the pool
+// is seen with exactly its workers busy and the other keys waiting in its queue, a state that
+// holds until the release (a pool with a worker more would take another key; one with a worker
+// less would leave one more waiting), and no handler ever found more running beside it.
 func TestPoolBoundsConcurrency(t *testing.T) {
 	tests := []struct {
 		workers, keys, want int
@@ -141,28 +146,40 @@ func TestPoolBoundsConcurrency(t *testing.T) {
 		{workers: 0, keys: 2, want: 1}, // at least one worker
 	}
 	for _, tt := range tests {
-		var running, peak, done atomic.Int32
-		p := NewPool(tt.workers, func(ctx context.Context, k types.NamespacedName) error {
-			n := running.Add(1)
-			for {
-				old := peak.Load()
-				if n <= old || peak.CompareAndSwap(old, n) {
-					break
+		t.Run(fmt.Sprintf("%d workers", tt.workers), func(t *testing.T) {
+			var running, peak atomic.Int32
+			release := make(chan struct{})
+			p := NewPool(tt.workers, func(ctx context.Context, k types.NamespacedName) error {
+				n := running.Add(1)
+				for {
+					old := peak.Load()
+					if n <= old || peak.CompareAndSwap(old, n) {
+						break
+					}
 				}
+				select {
+				case <-release:
+				case <-ctx.Done(): // the test failed and stops the pool
+				}
+				running.Add(-1)
+				return nil
+			})
+			startPool(t, p)
+			for i := range tt.keys {
+				p.Enqueue(key(string(rune('a' + i))))
 			}
-			time.Sleep(20 * time.Millisecond)
-			running.Add(-1)
-			done.Add(1)
-			return nil
+			for done := 0; done < tt.keys; done++ {
+				busy := min(tt.want, tt.keys-done)
+				waiting := tt.keys - done - busy
+				waitFor(t, fmt.Sprintf("%d keys handled at once and %d waiting", busy, waiting), func() bool {
+					return int(running.Load()) == busy && p.queue.Len() == waiting
+				})
+				release <- struct{}{}
+			}
+			if got := int(peak.Load()); got != tt.want {
+				t.Errorf("peak concurrency %d, want %d", got, tt.want)
+			}
 		})
-		startPool(t, p)
-		for i := range tt.keys {
-			p.Enqueue(key(string(rune('a' + i))))
-		}
-		waitFor(t, "all keys", func() bool { return int(done.Load()) == tt.keys })
-		if got := int(peak.Load()); got != tt.want {
-			t.Errorf("workers=%d: peak concurrency %d, want %d", tt.workers, got, tt.want)
-		}
 	}
 }
 

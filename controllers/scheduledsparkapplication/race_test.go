@@ -131,7 +131,8 @@ func TestStaleReadNeverRestartsAPrunedRun(t *testing.T) {
 // while other writers flip spec.suspend, finish runs (as the SparkApplication controller
 // would) and relabel the objects (each relabel makes the controller's next status write
 // conflict). Every status the API server stores must have a lastRun no older than the one
-// before it, and a lastRunName that is the run of that lastRun.
+// before it, and a lastRunName that is the run of that lastRun: once everything has stopped,
+// the watch must have seen each object as it is stored, so none of its statuses goes unchecked.
 func TestStatusNeverGoesBackwards(t *testing.T) {
 	c := cluster.Client(t)
 	ns := cluster.Namespace(t, c, "scheduled-race")
@@ -170,106 +171,11 @@ func TestStatusNeverGoesBackwards(t *testing.T) {
 		}
 	}
 
-	wc, err := client.NewWithWatch(cluster.Config(t), client.Options{Scheme: cluster.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := wc.Watch(ctx, &v1beta2.ScheduledSparkApplicationList{}, client.InNamespace(ns))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
-	var problems []string
-	seen := map[string]v1beta2.ScheduledSparkApplicationStatus{}
-	runsSeen := map[string]bool{}
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		for ev := range w.ResultChan() {
-			if ev.Type != watch.Modified && ev.Type != watch.Added {
-				continue
-			}
-			ssa, ok := ev.Object.(*v1beta2.ScheduledSparkApplication)
-			if !ok {
-				continue
-			}
-			st, prev := ssa.Status, seen[ssa.Name]
-			if st.LastRun.Before(&prev.LastRun) {
-				problems = append(problems, fmt.Sprintf("%s: lastRun went back from %s (%s) to %s (%s)",
-					ssa.Name, prev.LastRun.UTC().Format(time.RFC3339), prev.LastRunName, st.LastRun.UTC().Format(time.RFC3339), st.LastRunName))
-			}
-			if !st.LastRun.IsZero() && st.LastRunName != RunName(ssa.Name, st.LastRun.Time) {
-				problems = append(problems, fmt.Sprintf("%s: lastRunName %s is not the run of lastRun %s", ssa.Name, st.LastRunName, st.LastRun.UTC()))
-			}
-			if st.LastRunName != "" {
-				runsSeen[ssa.Name] = true
-			}
-			seen[ssa.Name] = st
-		}
-	}()
-
+	// The watch outlives ctx, which stops the manager: it must see the last writes.
+	statuses := watchStatuses(t, context.Background(), ns)
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
-
-	// The other writers, until enough runs have been made.
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	writer := func(f func(i int) error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if err := f(n); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
-					t.Errorf("writer: %v", err)
-					return
-				}
-			}
-		}()
-	}
-	update := func(name string, mutate func(*v1beta2.ScheduledSparkApplication)) error {
-		ssa := &v1beta2.ScheduledSparkApplication{}
-		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, ssa); err != nil {
-			return err
-		}
-		mutate(ssa)
-		return c.Update(ctx, ssa)
-	}
-	writer(func(n int) error { // suspend flips
-		time.Sleep(300 * time.Millisecond) // pacing a writer, not waiting for an outcome
-		return update(names[n%schedules], func(s *v1beta2.ScheduledSparkApplication) { s.Spec.Suspend = ptr(n%3 == 0) })
-	})
-	writer(func(n int) error { // relabels
-		time.Sleep(100 * time.Millisecond)
-		return update(names[n%schedules], func(s *v1beta2.ScheduledSparkApplication) {
-			s.Labels = map[string]string{"touch": fmt.Sprint(n)}
-		})
-	})
-	writer(func(n int) error { // finishing runs
-		time.Sleep(100 * time.Millisecond)
-		list := &v1beta2.SparkApplicationList{}
-		if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		for i := range list.Items {
-			app := &list.Items[i]
-			if app.Status.AppState.State != "" {
-				continue
-			}
-			app.Status.AppState.State = v1beta2.ApplicationStateCompleted
-			if n%4 == 0 {
-				app.Status.AppState.State = v1beta2.ApplicationStateFailed
-			}
-			if err := c.Status().Update(ctx, app); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
-				return err
-			}
-		}
-		return nil
-	})
+	stopWriters := startWriters(t, ctx, c, ns, names)
 
 	cluster.Eventually(t, 60*time.Second, "five seconds of runs of every schedule", func() (bool, error) {
 		for _, name := range names {
@@ -283,18 +189,170 @@ func TestStatusNeverGoesBackwards(t *testing.T) {
 		}
 		return true, nil
 	})
-	close(stop)
-	wg.Wait()
+	stopWriters()
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("manager: %v", err)
 	}
-	w.Stop()
-	<-watched
+	cluster.Eventually(t, 30*time.Second, "the watch to see every object as stored", func() (bool, error) {
+		return statuses.caughtUp(context.Background(), c, ns, names)
+	})
+	problems, runs := statuses.stop()
 	for _, p := range problems {
 		t.Error(p)
 	}
-	if len(runsSeen) != schedules {
-		t.Errorf("runs recorded for %d of %d schedules", len(runsSeen), schedules)
+	if runs != schedules {
+		t.Errorf("runs recorded for %d of %d schedules", runs, schedules)
 	}
+}
+
+// statusWatch checks every status of a namespace's ScheduledSparkApplications that a watch
+// delivers: a lastRun no older than the one before it, and a lastRunName that is its run.
+type statusWatch struct {
+	w    watch.Interface
+	done chan struct{}
+
+	mu       sync.Mutex
+	seen     map[string]v1beta2.ScheduledSparkApplicationStatus
+	versions map[string]string // the last resourceVersion seen, by name
+	runs     map[string]bool   // names seen with a lastRunName
+	problems []string
+}
+
+func watchStatuses(t *testing.T, ctx context.Context, ns string) *statusWatch {
+	t.Helper()
+	wc, err := client.NewWithWatch(cluster.Config(t), client.Options{Scheme: cluster.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(ctx, &v1beta2.ScheduledSparkApplicationList{}, client.InNamespace(ns))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	s := &statusWatch{w: w, done: make(chan struct{}), seen: map[string]v1beta2.ScheduledSparkApplicationStatus{},
+		versions: map[string]string{}, runs: map[string]bool{}}
+	go func() {
+		defer close(s.done)
+		for ev := range w.ResultChan() {
+			if ssa, ok := ev.Object.(*v1beta2.ScheduledSparkApplication); ok && (ev.Type == watch.Modified || ev.Type == watch.Added) {
+				s.observe(ssa)
+			}
+		}
+	}()
+	return s
+}
+
+func (s *statusWatch) observe(ssa *v1beta2.ScheduledSparkApplication) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, prev := ssa.Status, s.seen[ssa.Name]
+	if st.LastRun.Before(&prev.LastRun) {
+		s.problems = append(s.problems, fmt.Sprintf("%s: lastRun went back from %s (%s) to %s (%s)",
+			ssa.Name, prev.LastRun.UTC().Format(time.RFC3339), prev.LastRunName, st.LastRun.UTC().Format(time.RFC3339), st.LastRunName))
+	}
+	if !st.LastRun.IsZero() && st.LastRunName != RunName(ssa.Name, st.LastRun.Time) {
+		s.problems = append(s.problems, fmt.Sprintf("%s: lastRunName %s is not the run of lastRun %s", ssa.Name, st.LastRunName, st.LastRun.UTC()))
+	}
+	if st.LastRunName != "" {
+		s.runs[ssa.Name] = true
+	}
+	s.seen[ssa.Name] = st
+	s.versions[ssa.Name] = ssa.ResourceVersion
+}
+
+// caughtUp reports whether the watch has seen each of names as c reads it now.
+func (s *statusWatch) caughtUp(ctx context.Context, c client.Client, ns string, names []string) (bool, error) {
+	for _, name := range names {
+		ssa := &v1beta2.ScheduledSparkApplication{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, ssa); err != nil {
+			return false, err
+		}
+		s.mu.Lock()
+		seen := s.versions[name]
+		s.mu.Unlock()
+		if seen != ssa.ResourceVersion {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// stop ends the watch and returns what it found wrong, and how many objects it saw with a run.
+func (s *statusWatch) stop() ([]string, int) {
+	s.w.Stop()
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.problems, len(s.runs)
+}
+
+// startWriters starts the other writers of the race: suspend flips, relabels and runs
+// finished, each at a pace of its own, until the returned function is called.
+func startWriters(t *testing.T, ctx context.Context, c client.Client, ns string, names []string) (stop func()) {
+	var wg sync.WaitGroup
+	stopped := make(chan struct{})
+	// writer calls f every pace until stopped: the pace of a load generator, not a wait for
+	// anything to have happened.
+	writer := func(pace time.Duration, f func(i int) error) {
+		wg.Go(func() {
+			for n := 0; ; n++ {
+				select {
+				case <-stopped:
+					return
+				case <-time.After(pace):
+				}
+				if err := f(n); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+					t.Errorf("writer: %v", err)
+					return
+				}
+			}
+		})
+	}
+	update := func(name string, mutate func(*v1beta2.ScheduledSparkApplication)) error {
+		ssa := &v1beta2.ScheduledSparkApplication{}
+		if err := c.Get(ctx, types.NamespacedName{Namespace: ns, Name: name}, ssa); err != nil {
+			return err
+		}
+		mutate(ssa)
+		return c.Update(ctx, ssa)
+	}
+	writer(300*time.Millisecond, func(n int) error { // suspend flips
+		return update(names[n%len(names)], func(s *v1beta2.ScheduledSparkApplication) { s.Spec.Suspend = ptr(n%3 == 0) })
+	})
+	writer(100*time.Millisecond, func(n int) error { // relabels
+		return update(names[n%len(names)], func(s *v1beta2.ScheduledSparkApplication) {
+			s.Labels = map[string]string{"touch": fmt.Sprint(n)}
+		})
+	})
+	writer(100*time.Millisecond, func(n int) error { // finishing runs
+		return finishRuns(ctx, c, ns, n%4 == 0)
+	})
+	return func() {
+		close(stopped)
+		wg.Wait()
+	}
+}
+
+// finishRuns ends every run of ns that has no state yet, as the SparkApplication controller
+// would: COMPLETED, or FAILED if failed.
+func finishRuns(ctx context.Context, c client.Client, ns string, failed bool) error {
+	list := &v1beta2.SparkApplicationList{}
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		app := &list.Items[i]
+		if app.Status.AppState.State != "" {
+			continue
+		}
+		app.Status.AppState.State = v1beta2.ApplicationStateCompleted
+		if failed {
+			app.Status.AppState.State = v1beta2.ApplicationStateFailed
+		}
+		if err := c.Status().Update(ctx, app); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+			return err
+		}
+	}
+	return nil
 }

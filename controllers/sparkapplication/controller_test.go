@@ -10,6 +10,7 @@ package sparkapplication
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -269,6 +270,10 @@ type env struct {
 	c   client.Client
 	ns  string
 	sub *fakeSubmitter
+	// r and pool are the test's reconciler and what its submission pool did, where the test
+	// set them (TestController).
+	r    *Reconciler
+	pool *poolRecorder
 }
 
 func (e *env) create(t *testing.T, app *v1beta2.SparkApplication) types.NamespacedName {
@@ -394,8 +399,14 @@ func TestController(t *testing.T) {
 		envs[i] = &env{c: c, ns: cluster.Namespace(t, c, "sparkapp"), sub: sub}
 		namespaces = append(namespaces, envs[i].ns)
 	}
-	startManager(t, namespaces, sub, Options{DriverPodGracePeriod: 2 * time.Second, MaxTrackedExecutors: 3,
-		QueuedRetryInterval: time.Second})
+	pool := newPoolRecorder()
+	startManagerWith(t, namespaces, sub, Options{DriverPodGracePeriod: 2 * time.Second, MaxTrackedExecutors: 3,
+		QueuedRetryInterval: time.Second}, func(r *Reconciler) {
+		pool.use(r)
+		for _, e := range envs {
+			e.r, e.pool = r, pool
+		}
+	})
 	t.Run("group", func(t *testing.T) {
 		for i, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -552,6 +563,7 @@ type appWatch struct {
 	w       watch.Interface
 	stopped atomic.Bool // by stop, which may end the stream in an error
 	done    chan struct{}
+	mu      sync.Mutex // guards seen until done
 	seen    []*v1beta2.SparkApplication
 	deleted time.Time // when the watch saw the deletion
 }
@@ -573,7 +585,9 @@ func watchApp(t *testing.T, key types.NamespacedName, resourceVersion string) *a
 		defer close(a.done)
 		for ev := range w.ResultChan() {
 			if app, ok := ev.Object.(*v1beta2.SparkApplication); ok {
+				a.mu.Lock()
 				a.seen = append(a.seen, app)
+				a.mu.Unlock()
 			}
 			switch ev.Type {
 			case watch.Deleted:
@@ -594,6 +608,18 @@ func watchApp(t *testing.T, key types.NamespacedName, resourceVersion string) *a
 func (a *appWatch) untilDeleted() ([]*v1beta2.SparkApplication, time.Time) {
 	<-a.done
 	return a.seen, a.deleted
+}
+
+// stopAt ends the watch once it has seen the application at resourceVersion (read after what
+// the test waited for): every write up to then is in what it returns.
+func (a *appWatch) stopAt(t *testing.T, resourceVersion string) []*v1beta2.SparkApplication {
+	t.Helper()
+	cluster.Eventually(t, 20*time.Second, "the watch to see resourceVersion "+resourceVersion, func() (bool, error) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return slices.ContainsFunc(a.seen, func(app *v1beta2.SparkApplication) bool { return app.ResourceVersion == resourceVersion }), nil
+	})
+	return a.stop()
 }
 
 // stop ends the watch now.
@@ -700,31 +726,28 @@ func testBatchSchedulers(t *testing.T, e *env) {
 	e.waitEvents(t, "volcano", "SparkApplicationRejected")
 }
 
-// A scheduler that wakes the applications it holds is asked once, not polled; woken, the
-// application runs; finished, it is released. One that holds every new run with the same
-// reason (scheduler.Pending) has it shown by the write that records the run, and its hold
-// writes nothing more.
+// A scheduler that wakes the applications it holds is asked, and not polled: the pool's
+// handlings that held the application ask for no retry, and a reconcile of the held
+// application (once the controller's cache has it as stored) asks for no requeue and writes
+// nothing. Woken, the application runs; finished, it is released. One that holds every new run
+// with the same reason (scheduler.Pending) has it shown by the write that records the run, and
+// its hold writes nothing more.
 func testWakingScheduler(t *testing.T, e *env) {
 	g := e.sub.waking
 	app := newApp(e.ns, "woken", driverAnnotations(annRunSeconds, "1"),
 		func(a *v1beta2.SparkApplication) { a.Spec.BatchScheduler = ptr.To("waking") })
 	key := e.create(t, app)
 	history := watchApp(t, key, app.ResourceVersion)
-	e.waitFor(t, key, 20*time.Second, "Queued condition", func(a *v1beta2.SparkApplication) bool {
-		return meta.IsStatusConditionTrue(a.Status.Conditions, ConditionQueued)
-	})
-	e.waitFor(t, key, 20*time.Second, "the scheduler asked", func(*v1beta2.SparkApplication) bool { return g.admits.Load() > 0 })
-	// Recording the submission enqueues the application more than once in a burst (the
-	// reconcile its write brings may not see the Queued condition yet): those asks settle
-	// within the first moments; polling would go on.
-	time.Sleep(time.Second / 2)
-	asked := g.admits.Load()
-	// Longer than QueuedRetryInterval (1s in this test): a polled application would be asked again.
-	time.Sleep(3 * time.Second)
-	if n := g.admits.Load(); n != asked {
-		t.Errorf("a held application was asked %d more times; a waking scheduler must not be polled", n-asked)
+	returned := e.pool.waitDone(t, key, "the scheduler asked", func() bool { return g.admits.Load() > 0 })
+	for _, err := range returned {
+		if err != nil {
+			t.Errorf("the pool's handling of a held application returned %v: a waking scheduler's application is offered again", err)
+		}
 	}
-	held := history.stop()
+	if res := e.reconcileAsStored(t, e.r, key); res != (ctrl.Result{}) {
+		t.Errorf("a reconcile of a held application returned %+v: a waking scheduler's application is reconciled again", res)
+	}
+	held := history.stopAt(t, e.get(t, key).ResourceVersion)
 	if len(held) != 1 || held[0].Status.SubmissionID == "" || !meta.IsStatusConditionTrue(held[0].Status.Conditions, ConditionQueued) {
 		var seen []string
 		for _, a := range held {

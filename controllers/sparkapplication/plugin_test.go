@@ -10,6 +10,7 @@ package sparkapplication
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,38 +29,29 @@ import (
 	"github.com/sparkop/spark-operator/test/cluster"
 )
 
-// pluginScheduler is a batch scheduler for the plug-in point's tests: it holds each run when
-// first asked (with retryAfter, if set), and admits it when asked again later than holdFor
-// after that; so only a retry, not the repeated asks of one reconcile burst, admits it. It
-// records the runs it releases.
+// pluginScheduler is a batch scheduler for the plug-in point's tests: it holds each run (with
+// retryAfter, if set) until the test opens it, and admits every run after that; it counts the
+// asks, and records the runs it releases.
 type pluginScheduler struct {
 	name       string
 	retryAfter time.Duration
+	open       atomic.Bool
+	asks       atomic.Int32
 
 	mu       sync.Mutex
-	asked    map[string]time.Time // first ask, by run
-	released []string             // runs
+	released []string // runs
 }
 
-// holdFor is how long after its first ask a run is still held.
-const holdFor = 300 * time.Millisecond
-
 func newPluginScheduler(name string) *pluginScheduler {
-	return &pluginScheduler{name: name, asked: map[string]time.Time{}}
+	return &pluginScheduler{name: name}
 }
 
 func (p *pluginScheduler) Name() string { return p.name }
 
-func (p *pluginScheduler) Admit(_ context.Context, w scheduler.Workload) (scheduler.Decision, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	first, ok := p.asked[w.Run]
-	if !ok {
-		first = time.Now()
-		p.asked[w.Run] = first
-	}
-	if time.Since(first) < holdFor {
-		return scheduler.Decision{Reason: "held once", RetryAfter: p.retryAfter}, nil
+func (p *pluginScheduler) Admit(context.Context, scheduler.Workload) (scheduler.Decision, error) {
+	p.asks.Add(1)
+	if !p.open.Load() {
+		return scheduler.Decision{Reason: "held until opened", RetryAfter: p.retryAfter}, nil
 	}
 	return scheduler.Decision{Admit: true}, nil
 }
@@ -127,39 +119,39 @@ func TestBatchSchedulerPlugIn(t *testing.T) {
 	waking.retryAfter = 500 * time.Millisecond
 	first, second := newPluginScheduler("first"), newPluginScheduler("second")
 	objects := objectsScheduler{newPluginScheduler("objects")}
+	objects.open.Store(true)
 	sub := &fakeSubmitter{c: c, calls: map[types.NamespacedName]int{}, gate: &gate{}}
 	e.sub = sub
 	seeing := &seeingSubmitter{fakeSubmitter: sub, seen: map[string]bool{}}
-	startManagerWith(t, []string{ns}, sub, Options{DriverPodGracePeriod: 2 * time.Second, QueuedRetryInterval: time.Second},
+	pool := newPoolRecorder()
+	const queuedRetryInterval = time.Second
+	startManagerWith(t, []string{ns}, sub, Options{DriverPodGracePeriod: 2 * time.Second, QueuedRetryInterval: queuedRetryInterval},
 		func(r *Reconciler) {
 			r.Submitters[submission.ModeNative] = seeing
 			for _, s := range []scheduler.Interface{managed, waking, alwaysAdmits{first}, alwaysAdmits{second}, objects} {
 				r.Schedulers.Register(s)
 			}
+			pool.use(r)
 		})
-	names := func(name string) func(*v1beta2.SparkApplication) {
-		return func(a *v1beta2.SparkApplication) { a.Spec.BatchScheduler = ptr.To(name) }
-	}
-
 	// Item: a held application is asked again unless its scheduler says it wakes it, whatever
 	// else it implements; a decision's RetryAfter brings it back even then.
 	t.Run("held applications are asked again", func(t *testing.T) {
-		for _, s := range []string{"managed", "waking-retry"} {
-			key := e.create(t, newApp(ns, s, names(s)))
-			e.waitState(t, key, v1beta2.ApplicationStateRunning, 20*time.Second)
-		}
+		testHeldAskedAgain(t, e, pool, []askedAgain{
+			{s: managed.pluginScheduler, retry: queuedRetryInterval},
+			{s: waking.pluginScheduler, retry: waking.retryAfter},
+		})
 	})
 
 	// Item: release goes to the scheduler that admitted the run, though the spec names another
 	// since; the new run is admitted by the one it names, and recorded.
 	t.Run("release reaches the scheduler that admitted the run", func(t *testing.T) {
-		key := e.create(t, newApp(ns, "switch", names("first")))
+		key := e.create(t, newApp(ns, "switch", batchScheduler("first")))
 		app := e.waitState(t, key, v1beta2.ApplicationStateRunning, 20*time.Second)
 		run1 := app.Status.SubmissionID
 		if app.Status.BatchScheduler != "first" {
 			t.Errorf("status.batchScheduler %q, want first", app.Status.BatchScheduler)
 		}
-		e.update(t, key, names("second"))
+		e.update(t, key, batchScheduler("second"))
 		app = e.waitFor(t, key, 30*time.Second, "a new run admitted by second", func(a *v1beta2.SparkApplication) bool {
 			return a.Status.SubmissionID != run1 && a.Status.AppState.State == v1beta2.ApplicationStateRunning
 		})
@@ -176,37 +168,68 @@ func TestBatchSchedulerPlugIn(t *testing.T) {
 
 	// Item: a scheduler's objects for the run exist before the driver, owned by the
 	// application, and go with it.
-	t.Run("objects for the run", func(t *testing.T) {
-		key := e.create(t, newApp(ns, "grouped", names("objects"),
-			func(a *v1beta2.SparkApplication) {
-				a.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To("q1")}
-			}))
-		app := e.waitState(t, key, v1beta2.ApplicationStateRunning, 20*time.Second)
-		seeing.mu.Lock()
-		seen := seeing.seen["grouped"]
-		seeing.mu.Unlock()
-		if !seen {
-			t.Error("the driver was created before the scheduler's ConfigMap existed")
+	t.Run("objects for the run", func(t *testing.T) { testRunObjects(t, e, seeing) })
+}
+
+// askedAgain is an application held by s, which asks to offer it again after retry.
+type askedAgain struct {
+	s     *pluginScheduler
+	retry time.Duration
+}
+
+// testHeldAskedAgain: the pool's handlings that held each application ask to be offered it
+// again, after the controller's interval or the decision's RetryAfter; opened, its scheduler
+// admits it when it comes back, with nothing else about it changed.
+func testHeldAskedAgain(t *testing.T, e *env, pool *poolRecorder, cases []askedAgain) {
+	for _, tt := range cases {
+		key := e.create(t, newApp(e.ns, tt.s.name, batchScheduler(tt.s.name)))
+		returned := pool.waitDone(t, key, tt.s.name+" asked", func() bool { return tt.s.asks.Load() > 0 })
+		if err := retriedAfter(returned, tt.retry); err != nil {
+			t.Errorf("%s: %v", tt.s.name, err)
 		}
-		cm := &corev1.ConfigMap{}
-		if err := c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "grouped-group"}, cm); err != nil {
-			t.Fatal(err)
-		}
-		want := []metav1.OwnerReference{{APIVersion: "sparkoperator.k8s.io/v1beta2", Kind: "SparkApplication", Name: "grouped", UID: app.UID}}
-		if diff := cmp.Diff(want, cm.OwnerReferences); diff != "" {
-			t.Errorf("owners (-want +got):\n%s", diff)
-		}
-		if diff := cmp.Diff(map[string]string{"queue": "q1"}, cm.Data); diff != "" {
-			t.Errorf("data (-want +got):\n%s", diff)
-		}
-		if err := c.Delete(context.Background(), app); err != nil {
-			t.Fatal(err)
-		}
-		cluster.Eventually(t, 60*time.Second, "the ConfigMap to go with the application", func() (bool, error) {
-			err := c.Get(context.Background(), client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})
-			return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
-		})
+		tt.s.open.Store(true)
+		e.waitState(t, key, v1beta2.ApplicationStateRunning, 20*time.Second)
+	}
+}
+
+// testRunObjects: a scheduler's objects for the run exist before the driver, owned by the
+// application, and go with it.
+func testRunObjects(t *testing.T, e *env, seeing *seeingSubmitter) {
+	c, ns := e.c, e.ns
+	key := e.create(t, newApp(ns, "grouped", batchScheduler("objects"),
+		func(a *v1beta2.SparkApplication) {
+			a.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To("q1")}
+		}))
+	app := e.waitState(t, key, v1beta2.ApplicationStateRunning, 20*time.Second)
+	seeing.mu.Lock()
+	seen := seeing.seen["grouped"]
+	seeing.mu.Unlock()
+	if !seen {
+		t.Error("the driver was created before the scheduler's ConfigMap existed")
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(context.Background(), types.NamespacedName{Namespace: ns, Name: "grouped-group"}, cm); err != nil {
+		t.Fatal(err)
+	}
+	want := []metav1.OwnerReference{{APIVersion: "sparkoperator.k8s.io/v1beta2", Kind: "SparkApplication", Name: "grouped", UID: app.UID}}
+	if diff := cmp.Diff(want, cm.OwnerReferences); diff != "" {
+		t.Errorf("owners (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]string{"queue": "q1"}, cm.Data); diff != "" {
+		t.Errorf("data (-want +got):\n%s", diff)
+	}
+	if err := c.Delete(context.Background(), app); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Eventually(t, 60*time.Second, "the ConfigMap to go with the application", func() (bool, error) {
+		err := c.Get(context.Background(), client.ObjectKeyFromObject(cm), &corev1.ConfigMap{})
+		return apierrors.IsNotFound(err), client.IgnoreNotFound(err)
 	})
+}
+
+// batchScheduler names the application's batch scheduler.
+func batchScheduler(name string) func(*v1beta2.SparkApplication) {
+	return func(a *v1beta2.SparkApplication) { a.Spec.BatchScheduler = ptr.To(name) }
 }
 
 // alwaysAdmits admits every run at once, releasing as its pluginScheduler records.

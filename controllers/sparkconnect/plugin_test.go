@@ -10,13 +10,14 @@ package sparkconnect
 import (
 	"context"
 	"strconv"
-	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -31,36 +32,21 @@ import (
 	"github.com/sparkop/spark-operator/test/cluster"
 )
 
-// holdOnce is a batch scheduler that holds each server when first asked (with retryAfter, if
-// set) and admits it when asked again later than holdFor after that: only a retry admits it,
-// not the repeated asks of one burst of reconciles. With waking it says it wakes what it holds
-// (and never does); with objects it wants a ConfigMap for each session's runs.
+// holdOnce is a batch scheduler that holds each server (with retryAfter, if set) until the test
+// opens it, and admits every server after that. With waking it says it wakes what it holds (and
+// never does); with objects it wants a ConfigMap for each session's runs.
 type holdOnce struct {
 	name       string
 	retryAfter time.Duration
 	waking     bool
-
-	mu    sync.Mutex
-	asked map[string]time.Time // first ask, by run
+	open       atomic.Bool
 }
-
-const holdFor = 300 * time.Millisecond
 
 func (h *holdOnce) Name() string { return h.name }
 
-func (h *holdOnce) Admit(_ context.Context, w scheduler.Workload) (scheduler.Decision, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.asked == nil {
-		h.asked = map[string]time.Time{}
-	}
-	first, ok := h.asked[w.Run]
-	if !ok {
-		first = time.Now()
-		h.asked[w.Run] = first
-	}
-	if time.Since(first) < holdFor {
-		return scheduler.Decision{Reason: "held once", RetryAfter: h.retryAfter}, nil
+func (h *holdOnce) Admit(context.Context, scheduler.Workload) (scheduler.Decision, error) {
+	if !h.open.Load() {
+		return scheduler.Decision{Reason: "held until opened", RetryAfter: h.retryAfter}, nil
 	}
 	return scheduler.Decision{Admit: true}, nil
 }
@@ -79,9 +65,12 @@ func (withObjects) RunObjects(_ context.Context, w scheduler.Workload, _ schedul
 	}}, nil
 }
 
+// queuedRetryInterval is the test controllers' QueuedRetryInterval.
+const queuedRetryInterval = time.Second
+
 // startController runs the SparkConnect controller for ns, with s as the operator's default
-// batch scheduler, until the test ends.
-func startController(t *testing.T, ns string, s scheduler.Interface) {
+// batch scheduler, until the test ends, and returns its reconciler.
+func startController(t *testing.T, ns string, s scheduler.Interface) *Reconciler {
 	t.Helper()
 	mgr, err := ctrl.NewManager(cluster.Config(t), ctrl.Options{
 		Scheme:                 cluster.Scheme,
@@ -93,11 +82,12 @@ func startController(t *testing.T, ns string, s scheduler.Interface) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &Reconciler{Schedulers: scheduler.NewRegistry(s), DefaultBatchScheduler: s.Name(), QueuedRetryInterval: time.Second}
+	r := &Reconciler{Schedulers: scheduler.NewRegistry(s), DefaultBatchScheduler: s.Name(), QueuedRetryInterval: queuedRetryInterval}
 	if err := r.SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
 	cluster.StartManager(t, mgr)
+	return r
 }
 
 func session(ns, name string) *v1alpha1.SparkConnect {
@@ -125,27 +115,63 @@ func waitServer(t *testing.T, c client.Client, conn *v1alpha1.SparkConnect) *cor
 // TestHeldSessionsAreAskedAgain: a session its batch scheduler holds is asked again, as an
 // application is: after the controller's retry interval when the scheduler does not wake what
 // it holds, after the decision's RetryAfter when it names one (even for a scheduler that says
-// it wakes them).
+// it wakes them). Once the session shows it is held, a reconcile of it as stored asks to come
+// back after that delay; opened, the scheduler admits it when it comes back, with nothing else
+// about it changed.
 func TestHeldSessionsAreAskedAgain(t *testing.T) {
 	c := cluster.Client(t)
 	tests := []struct {
-		name string
-		s    *holdOnce
+		name  string
+		s     *holdOnce
+		retry time.Duration
 	}{
-		{name: "a scheduler that does not wake", s: &holdOnce{name: "polled"}},
-		{name: "a decision's RetryAfter", s: &holdOnce{name: "waking", waking: true, retryAfter: 500 * time.Millisecond}},
+		{name: "a scheduler that does not wake", s: &holdOnce{name: "polled"}, retry: queuedRetryInterval},
+		{name: "a decision's RetryAfter", s: &holdOnce{name: "waking", waking: true, retryAfter: 500 * time.Millisecond},
+			retry: 500 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ns := cluster.Namespace(t, c, "connect-plugin")
-			startController(t, ns, tt.s)
+			r := startController(t, ns, tt.s)
 			conn := session(ns, "held")
 			if err := c.Create(context.Background(), conn); err != nil {
 				t.Fatal(err)
 			}
+			cluster.Eventually(t, 20*time.Second, "the session shown held", func() (bool, error) {
+				got := &v1alpha1.SparkConnect{}
+				err := c.Get(context.Background(), client.ObjectKeyFromObject(conn), got)
+				cond := meta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionServerPodReady)
+				return err == nil && cond != nil && cond.Reason == v1alpha1.ReasonQueued, err
+			})
+			if res := reconcileAsStored(t, c, r, conn); res.RequeueAfter != tt.retry {
+				t.Errorf("a reconcile of the held session returned %+v, want it back after %s", res, tt.retry)
+			}
+			tt.s.open.Store(true)
 			waitServer(t, c, conn)
 		})
 	}
+}
+
+// reconcileAsStored waits until r's cache has conn as the API server stores it, then
+// reconciles it once, beside the manager's own reconciles, and returns the result.
+func reconcileAsStored(t *testing.T, c client.Client, r *Reconciler, conn *v1alpha1.SparkConnect) ctrl.Result {
+	t.Helper()
+	key := client.ObjectKeyFromObject(conn)
+	cluster.Eventually(t, 20*time.Second, "the controller's cache to have "+key.Name+" as stored", func() (bool, error) {
+		stored, cached := &v1alpha1.SparkConnect{}, &v1alpha1.SparkConnect{}
+		if err := c.Get(context.Background(), key, stored); err != nil {
+			return false, err
+		}
+		if err := r.Client.Get(context.Background(), key, cached); err != nil {
+			return false, err
+		}
+		return cached.ResourceVersion == stored.ResourceVersion, nil
+	})
+	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
+	if err != nil {
+		t.Fatalf("reconciling %s: %v", key, err)
+	}
+	return res
 }
 
 // TestSessionRunObjects: the objects a session's batch scheduler wants for the run exist before
@@ -154,7 +180,9 @@ func TestHeldSessionsAreAskedAgain(t *testing.T) {
 func TestSessionRunObjects(t *testing.T) {
 	c := cluster.Client(t)
 	ns := cluster.Namespace(t, c, "connect-plugin")
-	startController(t, ns, withObjects{&holdOnce{name: "objects"}})
+	objects := &holdOnce{name: "objects"}
+	objects.open.Store(true)
+	startController(t, ns, withObjects{objects})
 	conn := session(ns, "grouped")
 	conn.Spec.BatchSchedulerOptions = &v1alpha1.BatchSchedulerOptions{Queue: ptr.To("q1")}
 	if err := c.Create(context.Background(), conn); err != nil {

@@ -9,15 +9,19 @@ package leaderlock
 
 import (
 	"context"
+	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	rl "k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 )
@@ -26,7 +30,7 @@ const ns, name = "ops", "lock"
 
 // setup starts a lock of identity "standby" over a Lease held by "leader", on a fake clock,
 // and returns it once its watch has synced.
-func setup(t *testing.T) (*Lock, *fake.Clientset, *clocktesting.FakeClock) {
+func setup(t *testing.T) (*Lock, *fake.Clientset, *timerClock) {
 	t.Helper()
 	now := metav1.NewMicroTime(time.Now())
 	cs := fake.NewClientset(&coordinationv1.Lease{
@@ -34,25 +38,58 @@ func setup(t *testing.T) (*Lock, *fake.Clientset, *clocktesting.FakeClock) {
 		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("leader"), LeaseDurationSeconds: ptr.To[int32](15),
 			AcquireTime: &now, RenewTime: &now},
 	})
-	clk := clocktesting.NewFakeClock(time.Now())
+	clk := &timerClock{FakeClock: clocktesting.NewFakeClock(time.Now())}
 	l := New(noWatchList{cs.CoordinationV1()}, ns, name, "standby", nil)
 	l.clock = clk
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go func() { _ = l.Start(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	poll(t, "the watch to sync", func() bool {
 		l.mu.Lock()
-		synced := l.seen.synced
-		l.mu.Unlock()
-		if synced {
-			return l, cs, clk
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the watch did not sync")
-		}
-		time.Sleep(10 * time.Millisecond)
+		defer l.mu.Unlock()
+		return l.seen.synced
+	})
+	return l, cs, clk
+}
+
+// poll waits until cond holds, for 10 seconds at most.
+func poll(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true,
+		func(context.Context) (bool, error) { return cond(), nil })
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
 	}
+}
+
+// timerClock is a fake clock that keeps the deadline of every timer made on it: a Get that has
+// made one for a deadline has read the lease as the watch then showed it, and waits for that
+// deadline (or a change of the lease) and nothing else.
+type timerClock struct {
+	*clocktesting.FakeClock
+	mu    sync.Mutex
+	armed []time.Time
+}
+
+func (c *timerClock) NewTimer(d time.Duration) clock.Timer {
+	at := c.Now().Add(d)
+	timer := c.FakeClock.NewTimer(d)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.armed = append(c.armed, at)
+	return timer
+}
+
+// waitsUntil waits until a timer was made for deadline, then checks that Get has not returned:
+// the lock has taken in the lease as it is now, and will wait for deadline.
+func waitsUntil(t *testing.T, clk *timerClock, ch <-chan got, deadline time.Time, what string) {
+	t.Helper()
+	poll(t, what+": a wait until "+deadline.Format(time.StampMilli), func() bool {
+		clk.mu.Lock()
+		defer clk.mu.Unlock()
+		return slices.ContainsFunc(clk.armed, deadline.Equal)
+	})
+	blocked(t, ch, what)
 }
 
 // noWatchList is a fake client, which cannot stream an initial list, saying so.
@@ -76,12 +113,15 @@ func get(l *Lock) <-chan got {
 	return ch
 }
 
+// blocked checks that Get has not returned. It is called once nothing can end the wait: the
+// lock is seen waiting for a later deadline (waitsUntil), or the fake clock was stepped short
+// of it (a fake clock fires its timers within Step).
 func blocked(t *testing.T, ch <-chan got, what string) {
 	t.Helper()
 	select {
 	case g := <-ch:
 		t.Fatalf("%s: Get returned (%+v, %v), want it to wait", what, g.record, g.err)
-	case <-time.After(200 * time.Millisecond):
+	default:
 	}
 }
 
@@ -117,23 +157,10 @@ func update(t *testing.T, cs *fake.Clientset, holder string, duration int32) {
 	}
 }
 
-// step advances the fake clock once Get waits on it.
-func step(t *testing.T, clk *clocktesting.FakeClock, d time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !clk.HasWaiters() {
-		if time.Now().After(deadline) {
-			t.Fatal("nothing waits on the clock")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	clk.Step(d)
-}
-
 func TestReleasedLeaseEndsTheWait(t *testing.T) {
-	l, cs, _ := setup(t)
+	l, cs, clk := setup(t)
 	ch := get(l)
-	blocked(t, ch, "lease held")
+	waitsUntil(t, clk, ch, clk.Now().Add(15*time.Second), "lease held")
 	update(t, cs, "", 1) // as client-go's elector releases
 	if r := returned(t, ch, "lease released"); r.HolderIdentity != "" {
 		t.Errorf("holder %q after the release", r.HolderIdentity)
@@ -143,16 +170,18 @@ func TestReleasedLeaseEndsTheWait(t *testing.T) {
 func TestRenewedLeaseKeepsTheWaitAndRunOutEndsIt(t *testing.T) {
 	l, cs, clk := setup(t)
 	ch := get(l)
-	// Renewed every 10 s for 30 s: twice the lease duration, never run out.
+	waitsUntil(t, clk, ch, clk.Now().Add(15*time.Second), "lease held")
+	// Renewed every 10 s for 30 s: twice the lease duration, never run out. Each renewal moves
+	// the wait to 15 s after the watch saw it.
 	for range 3 {
-		step(t, clk, 10*time.Second)
+		clk.Step(10 * time.Second)
 		update(t, cs, "leader", 15)
-		blocked(t, ch, "lease renewed")
+		waitsUntil(t, clk, ch, clk.Now().Add(15*time.Second), "lease renewed")
 	}
 	// No more renewals: it runs out 15 s after the watch saw the last one.
-	step(t, clk, 14*time.Second)
+	clk.Step(14 * time.Second)
 	blocked(t, ch, "lease 1 s from running out")
-	step(t, clk, 2*time.Second)
+	clk.Step(2 * time.Second)
 	if r := returned(t, ch, "lease run out"); r.HolderIdentity != "" {
 		t.Errorf("a lease run out is returned held by %q, want vacant, so that the elector takes it", r.HolderIdentity)
 	}

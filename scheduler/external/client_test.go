@@ -10,6 +10,7 @@ package external_test
 import (
 	"context"
 	"encoding/pem"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,35 +22,46 @@ import (
 	"github.com/sparkop/spark-operator/scheduler/external"
 )
 
-func answering(status int, body string, delay time.Duration) http.HandlerFunc {
+func answering(status int, body string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(delay)
 		w.WriteHeader(status)
 		_, _ = w.Write([]byte(body))
 	}
 }
 
-// TestDecide: every way an answer can fail is an error, never an empty admission.
+// silent never answers: it holds each request until the client gives up on it (its
+// connection closes), so the client's timeout is the only way the call can end. The request is
+// read first: the server notices a closed connection only once it has the whole request.
+func silent(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	<-r.Context().Done()
+}
+
+// TestDecide: every way an answer can fail is an error, never an empty admission. The servers
+// that answer do so at once, and are given far longer than that; the one that is too slow never
+// answers, so its short timeout is the only thing that can end the call.
 func TestDecide(t *testing.T) {
 	ok := `{"apiVersion":"` + external.APIVersion + `","admit":[{"kind":"SparkApplication","namespace":"ns","name":"a","driver":"n1"}]}`
+	const answers, never = 30 * time.Second, 100 * time.Millisecond
 	tests := []struct {
 		name    string
 		handler http.HandlerFunc
+		timeout time.Duration
 		wantErr string
 		admit   int
 	}{
-		{"an answer", answering(200, ok, 0), "", 1},
-		{"another version", answering(200, `{"apiVersion":"v0"}`, 0), "speaks v0", 0},
-		{"no version", answering(200, `{"admit":[]}`, 0), "no apiVersion", 0},
-		{"not JSON", answering(200, `<html>`, 0), "not a Response", 0},
-		{"an error status", answering(503, "overloaded", 0), "503 Service Unavailable: overloaded", 0},
-		{"too slow", answering(200, ok, 2*time.Second), "Timeout", 0},
+		{"an answer", answering(200, ok), answers, "", 1},
+		{"another version", answering(200, `{"apiVersion":"v0"}`), answers, "speaks v0", 0},
+		{"no version", answering(200, `{"admit":[]}`), answers, "no apiVersion", 0},
+		{"not JSON", answering(200, `<html>`), answers, "not a Response", 0},
+		{"an error status", answering(503, "overloaded"), answers, "503 Service Unavailable: overloaded", 0},
+		{"too slow", silent, never, "Timeout", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(tt.handler)
 			defer srv.Close()
-			c, err := external.NewClient(external.Config{URL: srv.URL, Timeout: 500 * time.Millisecond})
+			c, err := external.NewClient(external.Config{URL: srv.URL, Timeout: tt.timeout})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,7 +80,7 @@ func TestDecide(t *testing.T) {
 
 // TestDecideUnreachable: nothing listening is an error.
 func TestDecideUnreachable(t *testing.T) {
-	srv := httptest.NewServer(answering(200, "{}", 0))
+	srv := httptest.NewServer(answering(200, "{}"))
 	url := srv.URL
 	srv.Close()
 	c, err := external.NewClient(external.Config{URL: url, Timeout: time.Second})
@@ -82,7 +94,7 @@ func TestDecideUnreachable(t *testing.T) {
 
 // TestDecideTLS: an https scheduler is trusted through the CA bundle given, and not without it.
 func TestDecideTLS(t *testing.T) {
-	srv := httptest.NewTLSServer(answering(200, `{"apiVersion":"`+external.APIVersion+`"}`, 0))
+	srv := httptest.NewTLSServer(answering(200, `{"apiVersion":"`+external.APIVersion+`"}`))
 	defer srv.Close()
 	ca := filepath.Join(t.TempDir(), "ca.crt")
 	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600); err != nil {

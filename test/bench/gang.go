@@ -34,7 +34,7 @@ var gangSizes = []int32{2, 4, 8, 12}
 // the gang scheduler (--gang, the default) or without it, with this process playing Spark
 // (spark.go). It prints
 //
-//	RESULT mode=gang scheduler=gang|kubernetes|kubernetes-naive|external|volcano|yunikorn|kube-scheduler|kueue enforcement=advisory|placeholders|plugin load=none|competing apps=… decisions_per_s=… partial_starts=… unschedulable_executors=… placeholder_pods=… utilisation=… cluster_utilisation=… makespan_s=… state_lag_p50_ms=… state_lag_p99_ms=… api_writes_per_app=… api_reads_per_app=… operator_cpu_s=… scheduler_cpu_s=… [external_rtt_ms=…]
+//	RESULT mode=gang scheduler=gang|kubernetes|kubernetes-naive|external|volcano|yunikorn|kube-scheduler|kueue enforcement=advisory|placeholders|plugin load=none|competing apps=… decisions_per_s=… partial_starts=… unschedulable_executors=… placeholder_pods=… utilisation=… cluster_utilisation=… makespan_s=… state_lag_p50_ms=… state_lag_p99_ms=… api_writes_per_app=… api_reads_per_app=… operator_cpu_s=… scheduler_cpu_s=… app_writes_per_app=… [external_rtt_ms=…]
 //	gang: mode=gang allocated=… apps_ever_partial=… unschedulable_peak=… stuck=… unfinished=… ramp_s=… ramp_max_s=… (created …, ungated …, bound …)
 //	gang: mode=gang unschedulable executors=… bound_after_s=… bound_after_max_s=…   (when there were any, with their messages)
 //
@@ -55,6 +55,8 @@ var gangSizes = []int32{2, 4, 8, 12}
 // operator_cpu_s is the CPU seconds the operator used over the run, scheduler_cpu_s those of the
 // processes that schedule for the run's scheduler (schedulerComponents: the pod scheduler and
 // the batch scheduler's own); the cpu_s line lists every process of the cluster.
+// app_writes_per_app is the mean number of writes of an application a watch saw from its
+// creation to the end of the run (appWrites): status writes mostly, queue reasons included.
 func runGang(ctx context.Context, c config) error {
 	mode := "nogang"
 	if c.gang {
@@ -205,9 +207,10 @@ func runGang(ctx context.Context, c config) error {
 	}
 	// One line for every gang comparison (make bench-gang): the scheduler, the enforcement and
 	// the load it ran with, then what it did.
-	fmt.Printf("RESULT mode=%s%s enforcement=%s load=%s apps=%d decisions_per_s=%.0f partial_starts=%d unschedulable_executors=%d placeholder_pods=%.0f utilisation=%.3f cluster_utilisation=%.3f makespan_s=%.1f state_lag_p50_ms=%.0f state_lag_p99_ms=%.0f api_writes_per_app=%.1f api_reads_per_app=%.1f operator_cpu_s=%.1f scheduler_cpu_s=%.1f%s\n",
+	fmt.Printf("RESULT mode=%s%s enforcement=%s load=%s apps=%d decisions_per_s=%.0f partial_starts=%d unschedulable_executors=%d placeholder_pods=%.0f utilisation=%.3f cluster_utilisation=%.3f makespan_s=%.1f state_lag_p50_ms=%.0f state_lag_p99_ms=%.0f api_writes_per_app=%.1f api_reads_per_app=%.1f operator_cpu_s=%.1f scheduler_cpu_s=%.1f app_writes_per_app=%.1f%s\n",
 		mode, schedField, enforcement, c.load, c.apps, decisionsPerS, j.partialPeak, j.unschedulableExecutors(), placeholders, utilisation, clusterUtilisation, makespan.Seconds(),
-		ms(lagP50), ms(lagP99), use.writes, use.reads, cpuUsed["operator"], sumOf(cpuUsed, schedulerComponentsOf(sched)), extra)
+		ms(lagP50), ms(lagP99), use.writes, use.reads, cpuUsed["operator"], sumOf(cpuUsed, schedulerComponentsOf(sched)),
+		spark.writes.perApp(c.apps), extra)
 	return nil
 }
 

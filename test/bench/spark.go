@@ -520,6 +520,8 @@ type standIn struct {
 	results chan result
 	// lag times the application's status behind its driver pod.
 	lag *stateLag
+	// writes counts the writes of each application.
+	writes *appWrites
 }
 
 type result struct {
@@ -535,20 +537,20 @@ func newStandIn(ctx context.Context, cfg *rest.Config, cl client.Client, ns stri
 	if err != nil {
 		return nil, err
 	}
-	lag := newStateLag()
+	lag, writes := newStateLag(), newAppWrites()
 	for _, obj := range []client.Object{&corev1.Pod{}, &v1beta2.SparkApplication{}, &corev1.Node{}, &corev1.ConfigMap{}} {
 		inf, err := c.GetInformer(ctx, obj)
 		if err != nil {
 			return nil, fmt.Errorf("watching %T: %w", obj, err)
 		}
-		var h toolscache.ResourceEventHandler
+		var hs []toolscache.ResourceEventHandler
 		switch obj.(type) {
 		case *corev1.Pod:
-			h = lag.podHandler()
+			hs = append(hs, lag.podHandler())
 		case *v1beta2.SparkApplication:
-			h = lag.appHandler()
+			hs = append(hs, lag.appHandler(), writes.handler())
 		}
-		if h != nil {
+		for _, h := range hs {
 			if _, err := inf.AddEventHandler(h); err != nil {
 				return nil, err
 			}
@@ -558,7 +560,7 @@ func newStandIn(ctx context.Context, cfg *rest.Config, cl client.Client, ns stri
 	if !c.WaitForCacheSync(ctx) {
 		return nil, fmt.Errorf("the stand-in's cache did not sync")
 	}
-	return &standIn{cl: cl, cache: c, ns: ns, sem: make(chan struct{}, apiCalls), results: make(chan result, 1024), lag: lag}, nil
+	return &standIn{cl: cl, cache: c, ns: ns, sem: make(chan struct{}, apiCalls), results: make(chan result, 1024), lag: lag, writes: writes}, nil
 }
 
 // watch adds h to the handlers of the stand-in's informer of obj's kind, starting it if

@@ -62,15 +62,17 @@ func TestWebhookRestartRefusesNothing(t *testing.T) {
 			time.Sleep(10 * time.Millisecond) // the pace of the loop, not a wait for a condition
 		}
 	})
+	stopLoop := sync.OnceFunc(func() { close(stop); wg.Wait() })
+	defer stopLoop() // also when the test fails before the end
 	for i := 1; i <= 3; i++ {
 		next := start(i)
 		current.Stop()
 		current = next
 		t.Logf("restart %d done at %s", i, time.Now().Format("15:04:05.000"))
 	}
-	time.Sleep(time.Second) // creations after the last restart, again the loop's pace
-	close(stop)
-	wg.Wait()
+	// Creations against the last replica alone, its predecessor stopped.
+	waitMore(t, &mu, "creations after the last restart", func() int { return created + len(failures) })
+	stopLoop()
 	t.Logf("%d applications created, %d refused", created, len(failures))
 	if created == 0 {
 		t.Fatal("no application was created")
@@ -105,6 +107,7 @@ func TestWebhookProcessRestartedServesAtOnce(t *testing.T) {
 		epoch   int  // counts the changes of ready: a request that spans one saw a stop begin
 		created int
 		down    int // refused while no process ran
+		served  int // requests sent and answered while the new process was ready throughout
 		bad     []string
 	)
 	stop := make(chan struct{})
@@ -126,6 +129,9 @@ func TestWebhookProcessRestartedServesAtOnce(t *testing.T) {
 			// Only a request that started and ended while the new process was ready, no stop
 			// begun in between, must succeed.
 			readyThroughout := readyWhenSent && epoch == sent
+			if readyThroughout {
+				served++
+			}
 			switch {
 			case err == nil:
 				created++
@@ -138,6 +144,8 @@ func TestWebhookProcessRestartedServesAtOnce(t *testing.T) {
 			time.Sleep(10 * time.Millisecond) // the pace of the loop, not a wait for a condition
 		}
 	})
+	stopLoop := sync.OnceFunc(func() { close(stop); wg.Wait() })
+	defer stopLoop() // also when the test fails before the end
 	for i := 1; i <= 2; i++ {
 		current.Stop()
 		current = start(i)
@@ -145,14 +153,13 @@ func TestWebhookProcessRestartedServesAtOnce(t *testing.T) {
 		ready = true
 		epoch++
 		mu.Unlock()
-		time.Sleep(time.Second) // creations against the restarted process, at the loop's pace
+		waitMore(t, &mu, fmt.Sprintf("creations against restarted process %d", i), func() int { return served })
 		mu.Lock()
 		ready = false
 		epoch++
 		mu.Unlock()
 	}
-	close(stop)
-	wg.Wait()
+	stopLoop()
 	t.Logf("%d applications created, %d refused while no process ran", created, down)
 	if created == 0 {
 		t.Fatal("no application was created")
@@ -160,6 +167,24 @@ func TestWebhookProcessRestartedServesAtOnce(t *testing.T) {
 	for _, b := range bad {
 		t.Errorf("creation failed with the webhook process up, or for a certificate: %s", b)
 	}
+}
+
+// afterRestart is how many creations a restart test sends to a restarted webhook process before
+// it goes on.
+const afterRestart = 20
+
+// waitMore waits until count, read under mu, has grown by afterRestart from what it is now:
+// the creation loop has sent that many more requests (at its own pace).
+func waitMore(t *testing.T, mu *sync.Mutex, what string, count func() int) {
+	t.Helper()
+	mu.Lock()
+	from := count()
+	mu.Unlock()
+	cluster.Eventually(t, time.Minute, fmt.Sprintf("%d %s", afterRestart, what), func() (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return count() >= from+afterRestart, nil
+	})
 }
 
 // webhookConfigFor names the webhook configurations a test's webhook processes register, and

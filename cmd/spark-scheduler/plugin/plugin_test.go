@@ -9,7 +9,9 @@ package plugin
 
 import (
 	"context"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +25,7 @@ import (
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	listersv1 "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	fwk "k8s.io/kube-scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 
@@ -224,6 +227,68 @@ func stored(t *testing.T, generation int64) (*unstructured.Unstructured, *dynami
 	return obj, dynamicfake.NewSimpleDynamicClient(scheme, obj.DeepCopy())
 }
 
+// delayedQueue hands on at once what the acknowledger adds after a delay, and records the
+// delays it asked for: what it queued, and for when, is known as soon as it has asked, without
+// waiting for the delay to pass.
+type delayedQueue struct {
+	workqueue.TypedRateLimitingInterface[heldGeneration]
+	mu     sync.Mutex
+	delays []time.Duration
+}
+
+func (q *delayedQueue) AddAfter(g heldGeneration, d time.Duration) {
+	q.mu.Lock()
+	q.delays = append(q.delays, d)
+	q.mu.Unlock()
+	q.Add(g)
+}
+
+// wantQueued checks the delays asked for since the last check.
+func (q *delayedQueue) wantQueued(t *testing.T, what string, want ...time.Duration) {
+	t.Helper()
+	q.mu.Lock()
+	got := q.delays
+	q.delays = nil
+	q.mu.Unlock()
+	if !slices.Equal(got, want) {
+		t.Fatalf("%s: judgements queued after %v, want %v", what, got, want)
+	}
+}
+
+// heldOf reads the Held condition of reservation ns/a.
+func heldOf(t *testing.T, client *dynamicfake.FakeDynamicClient) *metav1.Condition {
+	t.Helper()
+	got, err := client.Resource(reservations).Namespace("ns").Get(context.Background(), "a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r schedv1alpha1.Reservation
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(got.Object, &r); err != nil {
+		t.Fatal(err)
+	}
+	return apimeta.FindStatusCondition(r.Status.Conditions, schedv1alpha1.ConditionHeld)
+}
+
+// saying is obj at generation, its Held condition saying status (with reason) of generation
+// said, as the watch brings the acknowledger's write back.
+func saying(t *testing.T, obj *unstructured.Unstructured, generation int64, status, reason string, said int64) *unstructured.Unstructured {
+	t.Helper()
+	out := obj.DeepCopy()
+	out.SetGeneration(generation)
+	cond := map[string]any{"type": schedv1alpha1.ConditionHeld, "status": status, "observedGeneration": said}
+	if reason != "" {
+		cond["reason"] = reason
+	}
+	if err := unstructured.SetNestedSlice(out.Object, []any{cond}, "status", "conditions"); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestHeldIsSaidOncePerGeneration: a generation of a reservation is judged ackDelay after the
+// ledger takes it, and said held (or taken) once; one that says so already is not queued again;
+// one waiting for pods ending on its nodes is judged again every endingRecheck. Each add to the
+// queue is seen as the acknowledger makes it (delayedQueue), so nothing waits for the delays.
 func TestHeldIsSaidOncePerGeneration(t *testing.T) {
 	ctx := context.Background()
 	obj, client := stored(t, 2)
@@ -232,110 +297,66 @@ func TestHeldIsSaidOncePerGeneration(t *testing.T) {
 	judge := func(types.NamespacedName) (verdict, error) { return verdict{taken: taken, ending: waiting}, nil }
 	p := &Reservations{ledger: &reservation.Ledger{}, now: func() time.Time { return now },
 		acks: newAcknowledger(client.Resource(reservations), judge, nil, nil, func() time.Time { return now })}
-	defer p.acks.queue.ShutDown()
-	queued := func() int {
-		time.Sleep(2 * ackDelay) // judged a moment after the ledger takes it
-		return p.acks.queue.Len()
-	}
-	heldOf := func() *metav1.Condition {
-		t.Helper()
-		got, err := client.Resource(reservations).Namespace("ns").Get(ctx, "a", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var r schedv1alpha1.Reservation
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(got.Object, &r); err != nil {
-			t.Fatal(err)
-		}
-		return apimeta.FindStatusCondition(r.Status.Conditions, schedv1alpha1.ConditionHeld)
-	}
+	q := &delayedQueue{TypedRateLimitingInterface: p.acks.queue}
+	p.acks.queue = q
+	defer q.ShutDown()
 
 	p.set(obj)
-	if n := queued(); n != 1 {
-		t.Fatalf("%d Held writes queued for a reservation the ledger took, want 1", n)
-	}
+	q.wantQueued(t, "a reservation the ledger took", ackDelay)
 	p.acks.next(ctx)
-	c := heldOf()
-	if c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != 2 || c.Reason != heldReason {
+	if c := heldOf(t, client); c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != 2 || c.Reason != heldReason {
 		t.Fatalf("Held condition = %+v, want true for generation 2", c)
 	}
 
 	// Its own write comes back through the watch: nothing more to say.
-	said := obj.DeepCopy()
-	if err := unstructured.SetNestedSlice(said.Object, []any{map[string]any{"type": schedv1alpha1.ConditionHeld,
-		"status": "True", "observedGeneration": int64(2)}}, "status", "conditions"); err != nil {
-		t.Fatal(err)
-	}
-	p.set(said)
-	if n := queued(); n != 0 {
-		t.Errorf("%d Held writes queued for a reservation that says it is held", n)
-	}
+	p.set(saying(t, obj, 2, "True", "", 2))
+	q.wantQueued(t, "a reservation that says it is held")
 
 	// A new plan (a generation the condition is not for) is said held again.
-	said.SetGeneration(3)
-	p.set(said)
-	if n := queued(); n != 1 {
-		t.Fatalf("%d Held writes queued for generation 3, want 1", n)
-	}
+	p.set(saying(t, obj, 3, "True", "", 2))
+	q.wantQueued(t, "generation 3", ackDelay)
 
 	// Not said of another enforcement's reservation, nor retried for one that is gone.
 	gone := heldGeneration{name: types.NamespacedName{Namespace: "ns", Name: "gone"}, uid: "uid-gone", generation: 1}
-	p.acks.queue.Add(gone)
+	q.Add(gone)
 	p.acks.next(ctx) // generation 3 of a
 	p.acks.next(ctx) // gone: not found
-	if n := p.acks.queue.NumRequeues(gone); n != 0 {
+	if n := q.NumRequeues(gone); n != 0 {
 		t.Errorf("a reservation that is gone was retried %d times", n)
 	}
-	if c := heldOf(); c == nil || c.ObservedGeneration != 3 {
+	if c := heldOf(t, client); c == nil || c.ObservedGeneration != 3 {
 		t.Errorf("Held condition = %+v, want it for generation 3", c)
 	}
 
 	// Room taken before it was held: said, not held, naming the node; and said once.
 	taken = "n1"
-	said.SetGeneration(4)
-	p.set(said)
-	if n := queued(); n != 1 {
-		t.Fatalf("%d Held writes queued for generation 4, want 1", n)
-	}
+	p.set(saying(t, obj, 4, "True", "", 2))
+	q.wantQueued(t, "generation 4", ackDelay)
 	p.acks.next(ctx)
-	c = heldOf()
+	c := heldOf(t, client)
 	r := &schedv1alpha1.Reservation{ObjectMeta: metav1.ObjectMeta{Generation: 4}, Status: schedv1alpha1.ReservationStatus{Conditions: []metav1.Condition{*c}}}
 	if node, ok := reservation.TakenOn(r); !ok || node != "n1" || c.Status != metav1.ConditionFalse {
 		t.Fatalf("Held condition = %+v, want false, room taken on n1", c)
 	}
-	if err := unstructured.SetNestedSlice(said.Object, []any{map[string]any{"type": schedv1alpha1.ConditionHeld,
-		"status": "False", "reason": reservation.ReasonRoomTaken, "observedGeneration": int64(4)}}, "status", "conditions"); err != nil {
-		t.Fatal(err)
-	}
-	p.set(said)
-	if n := queued(); n != 0 {
-		t.Errorf("%d Held writes queued for a generation said taken already", n)
-	}
+	p.set(saying(t, obj, 4, "False", reservation.ReasonRoomTaken, 4))
+	q.wantQueued(t, "a generation said taken already")
 
 	// Pods ending in the planned room: nothing said until they are gone, judged again meanwhile.
 	taken, waiting = "", true
-	said.SetGeneration(5)
-	p.set(said)
-	if n := queued(); n != 1 {
-		t.Fatalf("%d Held writes queued for generation 5, want 1", n)
-	}
+	p.set(saying(t, obj, 5, "False", reservation.ReasonRoomTaken, 4))
+	q.wantQueued(t, "generation 5", ackDelay)
 	p.acks.next(ctx)
-	if c := heldOf(); c.ObservedGeneration != 4 {
+	if c := heldOf(t, client); c.ObservedGeneration != 4 {
 		t.Errorf("Held condition = %+v written while pods are ending", c)
 	}
-	time.Sleep(endingRecheck)
+	q.wantQueued(t, "generation 5 while pods end", endingRecheck)
 	waiting = false
-	if n := queued(); n != 1 {
-		t.Fatalf("%d judgements queued while pods end, want 1", n)
-	}
 	p.acks.next(ctx)
-	if c := heldOf(); c.ObservedGeneration != 5 || c.Status != metav1.ConditionTrue {
+	if c := heldOf(t, client); c.ObservedGeneration != 5 || c.Status != metav1.ConditionTrue {
 		t.Errorf("Held condition = %+v once the pods are gone, want true for generation 5", c)
 	}
 	p.set(reservationOf("b", schedv1alpha1.EnforcementPlaceholders))
-	if n := queued(); n != 0 {
-		t.Errorf("%d Held writes queued after a reservation gone and one of placeholders, want 0", n)
-	}
+	q.wantQueued(t, "a reservation of placeholders")
 }
 
 // TestJudgedOncePerGeneration: a Held write queued for a generation the ledger no longer holds
