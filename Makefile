@@ -68,14 +68,11 @@ staticcheck:
 shellcheck:
 	hack/lint.sh shellcheck
 
-## test: generated files current, lint, then unit and integration tests against the local control plane
+## test: generated files current, lint, then unit and integration tests against the local control plane;
+## each step timed, the slowest packages listed at the end (hack/test.sh)
 .PHONY: test
-test: verify-generated lint cluster-up spark
-	@# Volcano and YuniKorn (from ../shared/third_party) build in the background while the tests
-	@# before test/batchschedulers run; that package waits for them (a lock per build).
-	@mkdir -p .cache && (hack/local-cluster.sh build-batch-schedulers > .cache/batch-schedulers-build.log 2>&1 &)
-	go test $(GO_TEST_FLAGS) ./...
-	cd cmd/spark-scheduler && go test $(GO_TEST_FLAGS) ./...
+test:
+	@GO_TEST_FLAGS="$(GO_TEST_FLAGS)" hack/test.sh
 
 ## test-race: go test -race on the packages whose tests need no local control plane (none of
 ## test/cluster in their test binaries; `hack/lint.sh race-packages` lists them), in both modules;

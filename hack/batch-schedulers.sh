@@ -75,19 +75,28 @@ with_build_lock() {
 }
 
 # cmd_build_batch_schedulers: builds (once) each scheduler whose source is in $THIRD_PARTY, and
-# skips, saying so, one whose source is not. `make test` runs it in the background as the tests
-# start, so that the builds overlap the tests before test/batchschedulers, which waits for them.
+# skips, saying so, one whose source is not (under CI=true a missing source fails instead: CI
+# must run every test). `make test` runs it in the background as the tests start, so that the
+# builds overlap the tests before test/batchschedulers, which waits for them.
 cmd_build_batch_schedulers() {
   if [ -f "$THIRD_PARTY/$VOLCANO_TARBALL" ]; then
     with_build_lock volcano build_volcano
   else
-    log "skipping Volcano: $THIRD_PARTY/$VOLCANO_TARBALL is missing"
+    missing_source "$VOLCANO_TARBALL"
   fi
   local t
   for t in "${YUNIKORN_TARBALLS[@]}"; do
-    [ -f "$THIRD_PARTY/$t" ] || { log "skipping YuniKorn: $THIRD_PARTY/$t is missing"; return 0; }
+    [ -f "$THIRD_PARTY/$t" ] || { missing_source "$t"; return 0; }
   done
   with_build_lock yunikorn build_yunikorn
+}
+
+# missing_source TARBALL: a skip on a developer's clone, a failure under CI.
+missing_source() {
+  case ${CI:-} in
+    true | TRUE | True | 1) die "$(third_party_help "$1")" ;;
+  esac
+  log "skipping the build: $THIRD_PARTY/$1 is missing"
 }
 
 tarball_stamp() { (cd "$THIRD_PARTY" && sha256sum "$@") | sha256sum | cut -c1-16; }
