@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -324,78 +325,82 @@ func TestReservationStatus(t *testing.T) {
 // it, and are let go with it once all made theirs; those that arrive while it lets its members
 // go wait, and the next swap takes all of them at once; other nodes' swaps do not wait.
 func TestSwapsOntoANodeBatch(t *testing.T) {
-	var b placeholderBook
-	member := func(name string) []pendingSwap {
-		return []pendingSwap{{rel: toUngate{pod: types.NamespacedName{Namespace: "ns", Name: name}}}}
-	}
-	names := func(ps []pendingSwap) []string {
-		var out []string
-		for _, p := range ps {
-			out = append(out, p.rel.pod.Name)
+	// In a bubble: synctest.Wait says when the goroutine letting members go is blocked.
+	synctest.Test(t, func(t *testing.T) {
+		var b placeholderBook
+		member := func(name string) []pendingSwap {
+			return []pendingSwap{{rel: toUngate{pod: types.NamespacedName{Namespace: "ns", Name: name}}}}
 		}
-		return out
-	}
-	lead, off, turn := b.queueSwaps("n1", member("e1"))
-	if turn != swapLead || off != 0 {
-		t.Fatalf("the first swap onto n1: turn %v at %d, want the lead at 0", turn, off)
-	}
-	if _, _, turn := b.queueSwaps("n2", member("f1")); turn != swapLead {
-		t.Error("a swap onto n2 waits for n1's")
-	}
-	st, off, turn := b.queueSwaps("n1", member("e2"))
-	if turn != swapJoin || st != lead || off != 1 {
-		t.Fatalf("e2, arriving while n1's swap makes room: turn %v at %d, want to join it at 1", turn, off)
-	}
-	b.doneMaking(lead, 0, []error{nil})
-
-	// The lead lets its members go only once e2 made its room too.
-	type letGo struct {
-		members []pendingSwap
-		errs    []error
-	}
-	done := make(chan letGo)
-	go func() {
-		members, errs := b.letGo(lead)
-		done <- letGo{members, errs}
-	}()
-	select {
-	case <-done:
-		t.Fatal("the swap let its members go before e2 made its room")
-	case <-time.After(50 * time.Millisecond):
-	}
-	for _, name := range []string{"e3", "e4"} {
-		if _, _, turn := b.queueSwaps("n1", member(name)); turn != swapWait {
-			t.Fatalf("%s, arriving while the swap lets its members go: turn %v, want to wait", name, turn)
+		names := func(ps []pendingSwap) []string {
+			var out []string
+			for _, p := range ps {
+				out = append(out, p.rel.pod.Name)
+			}
+			return out
 		}
-	}
-	failed := errors.New("nominating failed")
-	b.doneMaking(lead, off, []error{failed})
-	got := <-done
-	if diff := cmp.Diff([]string{"e1", "e2"}, names(got.members)); diff != "" {
-		t.Errorf("members let go (-want +got):\n%s", diff)
-	}
-	if len(got.errs) != 2 || got.errs[0] != nil || got.errs[1] != failed {
-		t.Errorf("what failed making room = %v, want [nil %v]", got.errs, failed)
-	}
+		lead, off, turn := b.queueSwaps("n1", member("e1"))
+		if turn != swapLead || off != 0 {
+			t.Fatalf("the first swap onto n1: turn %v at %d, want the lead at 0", turn, off)
+		}
+		if _, _, turn := b.queueSwaps("n2", member("f1")); turn != swapLead {
+			t.Error("a swap onto n2 waits for n1's")
+		}
+		st, off, turn := b.queueSwaps("n1", member("e2"))
+		if turn != swapJoin || st != lead || off != 1 {
+			t.Fatalf("e2, arriving while n1's swap makes room: turn %v at %d, want to join it at 1", turn, off)
+		}
+		b.doneMaking(lead, 0, []error{nil})
 
-	next, group := b.nextSwap("n1", lead)
-	if diff := cmp.Diff([]string{"e3", "e4"}, names(group)); diff != "" {
-		t.Errorf("next swap onto n1 (-want +got):\n%s", diff)
-	}
-	if _, _, turn := b.queueSwaps("n1", member("e5")); turn != swapJoin {
-		t.Errorf("e5, arriving while the next swap makes room: turn %v, want to join it", turn)
-	}
-	b.doneMaking(next, 0, []error{nil, nil})
-	b.doneMaking(next, 2, []error{nil})
-	if members, _ := b.letGo(next); len(members) != 3 {
-		t.Errorf("the next swap let %v go, want e3, e4 and e5", names(members))
-	}
-	if after, _ := b.nextSwap("n1", next); after != nil {
-		t.Error("a swap after all were taken")
-	}
-	if _, _, turn := b.queueSwaps("n1", member("e6")); turn != swapLead {
-		t.Errorf("a member arriving once the swaps onto n1 were done: turn %v, want the lead", turn)
-	}
+		// The lead lets its members go only once e2 made its room too.
+		type letGo struct {
+			members []pendingSwap
+			errs    []error
+		}
+		done := make(chan letGo)
+		go func() {
+			members, errs := b.letGo(lead)
+			done <- letGo{members, errs}
+		}()
+		synctest.Wait() // letGo has returned, or is blocked for good
+		select {
+		case <-done:
+			t.Fatal("the swap let its members go before e2 made its room")
+		default:
+		}
+		for _, name := range []string{"e3", "e4"} {
+			if _, _, turn := b.queueSwaps("n1", member(name)); turn != swapWait {
+				t.Fatalf("%s, arriving while the swap lets its members go: turn %v, want to wait", name, turn)
+			}
+		}
+		failed := errors.New("nominating failed")
+		b.doneMaking(lead, off, []error{failed})
+		got := <-done
+		if diff := cmp.Diff([]string{"e1", "e2"}, names(got.members)); diff != "" {
+			t.Errorf("members let go (-want +got):\n%s", diff)
+		}
+		if len(got.errs) != 2 || got.errs[0] != nil || got.errs[1] != failed {
+			t.Errorf("what failed making room = %v, want [nil %v]", got.errs, failed)
+		}
+
+		next, group := b.nextSwap("n1", lead)
+		if diff := cmp.Diff([]string{"e3", "e4"}, names(group)); diff != "" {
+			t.Errorf("next swap onto n1 (-want +got):\n%s", diff)
+		}
+		if _, _, turn := b.queueSwaps("n1", member("e5")); turn != swapJoin {
+			t.Errorf("e5, arriving while the next swap makes room: turn %v, want to join it", turn)
+		}
+		b.doneMaking(next, 0, []error{nil, nil})
+		b.doneMaking(next, 2, []error{nil})
+		if members, _ := b.letGo(next); len(members) != 3 {
+			t.Errorf("the next swap let %v go, want e3, e4 and e5", names(members))
+		}
+		if after, _ := b.nextSwap("n1", next); after != nil {
+			t.Error("a swap after all were taken")
+		}
+		if _, _, turn := b.queueSwaps("n1", member("e6")); turn != swapLead {
+			t.Errorf("a member arriving once the swaps onto n1 were done: turn %v, want the lead", turn)
+		}
+	})
 }
 
 // TestTakeGroups: executors whose node group's placeholder holds their room take its place
