@@ -103,16 +103,9 @@ func retriedAfter(returned []error, delay time.Duration) error {
 // then reconciles it once, beside the manager's own reconciles, and returns the result.
 func (e *env) reconcileAsStored(t *testing.T, r *Reconciler, key types.NamespacedName) ctrl.Result {
 	t.Helper()
-	cluster.Eventually(t, 20*time.Second, "the controller's cache to have "+key.Name+" as stored", func() (bool, error) {
-		stored, cached := &v1beta2.SparkApplication{}, &v1beta2.SparkApplication{}
-		if err := e.c.Get(context.Background(), key, stored); err != nil {
-			return false, err
-		}
-		if err := r.Client.Get(context.Background(), key, cached); err != nil {
-			return false, err
-		}
-		return cached.ResourceVersion == stored.ResourceVersion, nil
-	})
+	app := &v1beta2.SparkApplication{}
+	app.Namespace, app.Name = key.Namespace, key.Name
+	cluster.InCache(t, e.c, r.Client, app)
 	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
 	if err != nil {
 		t.Fatalf("reconciling %s: %v", key, err)

@@ -156,20 +156,10 @@ func TestHeldSessionsAreAskedAgain(t *testing.T) {
 // reconciles it once, beside the manager's own reconciles, and returns the result.
 func reconcileAsStored(t *testing.T, c client.Client, r *Reconciler, conn *v1alpha1.SparkConnect) ctrl.Result {
 	t.Helper()
-	key := client.ObjectKeyFromObject(conn)
-	cluster.Eventually(t, 20*time.Second, "the controller's cache to have "+key.Name+" as stored", func() (bool, error) {
-		stored, cached := &v1alpha1.SparkConnect{}, &v1alpha1.SparkConnect{}
-		if err := c.Get(context.Background(), key, stored); err != nil {
-			return false, err
-		}
-		if err := r.Client.Get(context.Background(), key, cached); err != nil {
-			return false, err
-		}
-		return cached.ResourceVersion == stored.ResourceVersion, nil
-	})
-	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
+	cluster.InCache(t, c, r.Client, conn)
+	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(conn)})
 	if err != nil {
-		t.Fatalf("reconciling %s: %v", key, err)
+		t.Fatalf("reconciling %s: %v", conn.Name, err)
 	}
 	return res
 }

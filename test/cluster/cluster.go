@@ -256,3 +256,20 @@ func Clients(t testing.TB, kubeconfig string) (client.Client, kubernetes.Interfa
 	}
 	return c, cs
 }
+
+// InCache waits until cached, a controller's client reading its informers, holds obj as the API
+// server stores it (the same resourceVersion), so that what the controller does next sees it.
+func InCache(t testing.TB, c client.Client, cached client.Reader, obj client.Object) {
+	t.Helper()
+	key := client.ObjectKeyFromObject(obj)
+	Eventually(t, 20*time.Second, "the controller's cache to have "+key.Name+" as stored", func() (bool, error) {
+		stored, inCache := obj.DeepCopyObject().(client.Object), obj.DeepCopyObject().(client.Object)
+		if err := c.Get(context.Background(), key, stored); err != nil {
+			return false, err
+		}
+		if err := cached.Get(context.Background(), key, inCache); err != nil {
+			return false, err
+		}
+		return inCache.GetResourceVersion() == stored.GetResourceVersion(), nil
+	})
+}
