@@ -96,20 +96,12 @@ die() { log "error: $*"; exit 1; }
 # ---------------------------------------------------------------------------------------------
 # Build
 
-# stamp MODULE_DIR: a fingerprint of a tools module's pins and of its own Go files, if any
-# (hack/tools/cert-manager has a main); a binary built from other pins or sources is stale.
-stamp() {
-  local files
-  mapfile -t files < <(find "$1" -maxdepth 1 -name '*.go' | sort)
-  cat "$1/go.mod" "$1/go.sum" "${files[@]}" | sha256sum | cut -c1-16
-}
-
 # build_module MODULE BINARY=PACKAGE... : builds the packages of hack/tools/MODULE into the
 # store, unless they were built there from the same pins, and links them into $BIN. Go's build
 # cache makes a build after other pins of the same libraries partly a matter of linking.
 build_module() {
   local module=$1; shift
-  stored_build "$module" "$(stamp "$TOOLS/$module")" build_tools_module "$@"
+  stored_build "$module" "$(tools_stamp "$TOOLS/$module")" build_tools_module "$@"
 }
 
 # build_tools_module OUT ENTRY...: the builder of build_module ($module is its caller's).

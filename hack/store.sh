@@ -59,3 +59,18 @@ go_build_entries() {
     [ "$built" = "${entry%%=*}" ] || mv "$out/$built" "$out/${entry%%=*}"
   done
 }
+
+# tools_stamp MODULE_DIR: a fingerprint of a tools module's pins and of its own Go files, if any
+# (hack/tools/cert-manager has a main); a binary built from other pins or sources is stale.
+tools_stamp() {
+  local files
+  mapfile -t files < <(find "$1" -maxdepth 1 -name '*.go' | sort)
+  cat "$1/go.mod" "$1/go.sum" "${files[@]}" | sha256sum | cut -c1-16
+}
+
+# build_ociimage: hack/tools/ociimage, which packs the real node's images, built into the store
+# and linked as $BIN/ociimage (the sourcing script defines ROOT, the repository).
+build_ociimage() {
+  stored_build ociimage "$(tools_stamp "$ROOT/hack/tools/ociimage")" build_ociimage_into ociimage=.
+}
+build_ociimage_into() { go_build_entries "$ROOT/hack/tools/ociimage" "-s -w" "$@"; }
