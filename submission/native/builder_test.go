@@ -105,7 +105,7 @@ func TestBuildSparkPi(t *testing.T) {
 					{Name: "spark-ui", ContainerPort: 4040, Protocol: corev1.ProtocolTCP},
 				},
 				Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: mem},
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: mem},
 					Limits:   corev1.ResourceList{corev1.ResourceMemory: mem},
 				},
 				VolumeMounts: []corev1.VolumeMount{
@@ -162,8 +162,10 @@ func TestBuildSparkPi(t *testing.T) {
 		"spark.kubernetes.executor.label." + v1beta2.LabelLaunchedByOperator: "true",
 		"spark.kubernetes.executor.label." + v1beta2.LabelSubmissionID:       "sub-1",
 		"spark.kubernetes.driver.pod.name":                                   "spark-pi-driver",
+		"spark.kubernetes.driver.request.cores":                              "500m",
 		"spark.kubernetes.executor.podTemplateContainerName":                 "spark-kubernetes-executor",
 		"spark.kubernetes.executor.podTemplateFile":                          "/opt/spark/pod-template/pod-spec-template.yml",
+		"spark.kubernetes.executor.request.cores":                            "500m",
 		"spark.kubernetes.memoryOverheadFactor":                              "0.1",
 		"spark.kubernetes.namespace":                                         "default",
 		"spark.kubernetes.resource.type":                                     "java",
@@ -286,7 +288,7 @@ func TestBuildVariants(t *testing.T) {
 		},
 		wantArgs:  []string{"driver", "--properties-file", "/opt/spark/conf/spark.properties", "--class", "org.apache.spark.deploy.PythonRunner", "local:///opt/spark/examples/src/main/python/pi.py", "1000"},
 		wantMem:   "2867Mi",
-		wantCPU:   [2]string{"1", ""},
+		wantCPU:   [2]string{"500m", ""},
 		wantSvc:   "spark-pi-aaaaaa19a0b1c2d3e-driver-svc",
 		wantProps: map[string]string{"spark.kubernetes.resource.type": "python", "spark.kubernetes.memoryOverheadFactor": "0.4"},
 	}, {
