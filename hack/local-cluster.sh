@@ -505,8 +505,15 @@ stop() {
   pid=$(cat "$(pidfile "$1")")
   kill -TERM "$pid" 2>/dev/null || true
   local deadline=$((SECONDS + 15))
-  while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+  while alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
   kill -KILL "$pid" 2>/dev/null || true
+}
+
+# alive PID: the process has not exited. An exited one stays a zombie until whatever adopted it
+# reaps it, which some machines' init takes a second or two to do.
+alive() {
+  local state
+  state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) && [ -n "$state" ] && [ "${state%% *}" != Z ]
 }
 
 cmd_down() {
