@@ -10,6 +10,8 @@
 #   hack/local-cluster.sh status                exit 0 if the cluster is up and healthy
 #   hack/local-cluster.sh can-run-containers    exit 0 if this machine can run `up --real-node`,
 #                                               else 1 with the reason on stderr
+#   hack/local-cluster.sh import-image TAR...   import image tarballs (docker-archive, as
+#                                               hack/tools/ociimage makes) into the real node
 #   hack/local-cluster.sh kubeconfig            print the kubeconfig path of a running cluster
 #   hack/local-cluster.sh cert-manager          on a running cluster: install cert-manager's CRDs and
 #                                               start cert-manager-lite (its controllers for the
@@ -83,6 +85,8 @@ NODE_PODS=110
 # gate of its own for the gang plugin.
 WORKLOAD_API=0
 SPARK_SCHEDULER=0
+# --real-node: 1 for the real node of hack/real-node.sh.
+REAL_NODE=0
 WORKLOAD_GATES=GenericWorkload=true
 WORKLOAD_RUNTIME_CONFIG=scheduling.k8s.io/v1beta1=true
 
@@ -732,6 +736,7 @@ case ${1:-} in
   down) with_lock cmd_down ;;
   status) with_lock healthy ;;
   can-run-containers) real_node_possible ;;
+  import-image) shift; with_lock cmd_real_node_import "$@" ;;
   kubeconfig) healthy && echo "$STATE/kubeconfig" ;;
   cert-manager) with_lock cmd_cert_manager ;;
   volcano) with_lock cmd_volcano ;;

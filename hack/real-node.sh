@@ -24,7 +24,6 @@
 # `down` (real_node_down) removes all of it, pods and their containers first, and only what
 # carries this cluster's hash.
 
-REAL_NODE=0
 REAL_NODE_NAME=real-node
 RN_HASH=$(printf '%s' "$STATE" | sha256sum | cut -c1-8)
 RN_NETNS=sparkop-$RN_HASH
@@ -603,6 +602,16 @@ real_node_import() {
   local out
   out=$("$BIN/ctr" --address "$RN_SOCK" -n k8s.io images import --snapshotter "$snapshotter" "$1" 2>&1) ||
     die "ctr images import $1 failed: $out (log: $STATE/logs/containerd.log)"
+}
+
+# cmd_real_node_import IMAGE_TAR...: `hack/local-cluster.sh import-image`: imports each tarball
+# into the real node of the running cluster.
+cmd_real_node_import() {
+  healthy || die "no healthy cluster in $STATE; run \`$0 up --real-node\` first"
+  [ -f "$STATE/real-node" ] || die "the cluster in $STATE has no real node (start it with \`$0 up --real-node\`)"
+  [ $# -gt 0 ] || die "import-image wants the image tarballs to import"
+  local tar
+  for tar in "$@"; do real_node_import "$tar"; done
 }
 
 # real_node_healthy: the node's processes run (used by `healthy`).
