@@ -34,7 +34,7 @@
 #                                               registered by URL; `down` stops it
 #
 # `build` takes --with-coscheduling and --with-kueue too (each about 6-10 minutes cold on 2 cores),
-# and --with-spark-scheduler (see --spark-scheduler below).
+# --with-spark-scheduler (see --spark-scheduler below) and --with-real-node (see --real-node).
 # Flags of `up`: --nodes N (4), --node-cpu C (16), --node-memory M (64Gi), --node-pods P (110),
 # --workload-api: serve the Workload API (scheduling.k8s.io/v1beta1 Workload and PodGroup) and
 # run kube-scheduler's gang scheduling plugin, i.e. the GenericWorkload feature gate on the API
@@ -177,6 +177,7 @@ cmd_build() {
       --with-coscheduling) build_coscheduling ;;
       --with-kueue) build_kueue ;;
       --with-spark-scheduler) build_spark_scheduler ;;
+      --with-real-node) build_real_node ;;
       *) die "unknown flag of build: $flag" ;;
     esac
   done

@@ -148,6 +148,7 @@ build_real_node() {
   module=coredns
   stored_build coredns "$(rn_stamp "$TOOLS/coredns")" rn_build_into coredns=.
   # Packs the images (pause, the test image): hack/tools/ociimage.
+  [ -f "$TOOLS/ociimage/go.mod" ] || die "hack/tools/ociimage (the image packer) is missing from this checkout"
   build_module ociimage ociimage=.
 }
 
@@ -195,7 +196,9 @@ real_node_busybox_image() {
     log "making the test image $RN_BUSYBOX_REF from Debian's busybox-static"
     mkdir -p "$STORE/images"
     local tmp; tmp=$(mktemp -d)
-    (cd "$tmp" && apt-get download busybox-static >/dev/null 2>&1) || { rm -rf "$tmp"; die "apt-get download busybox-static failed"; }
+    # Debian's package lists may be missing (a fresh container) or stale: updated once on failure.
+    (cd "$tmp" && { apt-get download busybox-static || { apt-get update && apt-get download busybox-static; }; } >/dev/null 2>&1) ||
+      { rm -rf "$tmp"; die "apt-get download busybox-static failed"; }
     dpkg -x "$tmp"/busybox-static_*.deb "$tmp/deb"
     mkdir -p "$tmp/root/bin" "$tmp/root/tmp" "$tmp/root/etc"
     cp "$tmp/deb/bin/busybox" "$tmp/root/bin/busybox"
