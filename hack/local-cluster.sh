@@ -294,7 +294,12 @@ nodes_ready() {
 }
 
 create_nodes() {
-  local i manifest=""
+  local i manifest="" taints=""
+  # Beside the real node, simulated nodes take only the pods that tolerate it.
+  if [ $REAL_NODE = 1 ]; then
+    taints='spec:
+  taints: [{key: sparkop.dev/simulated, value: "true", effect: NoSchedule}]'
+  fi
   for i in $(seq 0 $((NODES - 1))); do
     manifest+="---
 apiVersion: v1
@@ -309,8 +314,7 @@ metadata:
   annotations:
     kwok.x-k8s.io/node: fake
     node.alpha.kubernetes.io/ttl: \"0\"
-$([ $REAL_NODE = 1 ] && echo "spec:
-  taints: [{key: sparkop.dev/simulated, value: \"true\", effect: NoSchedule}]")
+$taints
 status:
   allocatable: {cpu: \"$NODE_CPU\", memory: \"$NODE_MEMORY\", pods: \"$NODE_PODS\"}
   capacity: {cpu: \"$NODE_CPU\", memory: \"$NODE_MEMORY\", pods: \"$NODE_PODS\"}
