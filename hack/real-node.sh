@@ -16,8 +16,10 @@
 #   - pods on the bridge cni0 in 10.244.X.0/24 (the node's spec.podCIDR), the host routing that
 #     /24 via the node's IP so the API server reaches pods;
 #   - the API server listens on 0.0.0.0 and its serving certificate names 10.201.X.1, which the
-#     default/kubernetes Endpoints and EndpointSlice point at (the API server runs with
+#     default/kubernetes EndpointSlice points at (the API server runs with
 #     --endpoint-reconciler-type none); kube-dns (10.96.0.10) points at CoreDNS on the node's IP;
+#   - names outside the cluster resolve only if the host forwards IPv4 (CoreDNS forwards to the
+#     host's resolv.conf from the namespace); the script leaves the host's ip_forward alone;
 #   - files under $STATE/node, sockets and containerd's state under /run/sparkop/HASH (unix
 #     sockets take 108 characters at most), cgroups under /sparkop-HASH in every hierarchy
 #     (the kubelet's cgroupRoot: its pods' QoS cgroups never meet another kubelet's).
@@ -223,9 +225,8 @@ real_node_busybox_image() {
 
 rn_exec() { nsenter --net="/run/netns/$RN_NETNS" -- "$@"; }
 
-# real_node_net: the network namespace and veth pair, made unless there (a restart after a
-# half-done `up` makes them afresh: `down` removed them). Sets RN_HOST_IP, RN_NODE_IP and
-# RN_POD_CIDR, recorded in $RN_DIR/net.
+# real_node_net: makes the network namespace and veth pair (real_node_prepare removed any left
+# over). Sets RN_HOST_IP, RN_NODE_IP and RN_POD_CIDR, recorded in $RN_DIR/net.
 real_node_net() {
   mkdir -p "$RN_DIR" /run/sparkop
   local x
@@ -348,6 +349,11 @@ rn_start() {
 real_node_prepare() {
   real_node_host
   build_real_node
+  # Left over by a cluster of this state folder whose state was removed by hand, not by `down`.
+  if [ -e "/run/netns/$RN_NETNS" ] || [ -d "$RN_RUN" ] || [ -n "$(real_node_orphans)" ]; then
+    log "found the remains of an earlier real node of $STATE; removing them"
+    real_node_down
+  fi
   touch "$STATE/real-node"
   real_node_net
 }
@@ -642,9 +648,11 @@ real_node_down() {
   stop coredns
   stop kube-proxy
   stop containerd
+  # The node's processes no pid file names any more (their command lines name its folder).
+  local pid
+  for pid in $(real_node_orphans); do kill -KILL "$pid" 2>/dev/null || true; done
   # Shims of this containerd (their -address names its socket) and whatever still runs in this
   # node's cgroups: containers a failed `up` left behind.
-  local pid
   for pid in $(pgrep -f -- "-address $RN_SOCK" || true); do kill -KILL "$pid" 2>/dev/null || true; done
   local h procs
   for h in $(real_node_cgroups 2>/dev/null || true); do
@@ -677,6 +685,11 @@ real_node_down() {
   if [ -n "$(real_node_mounts)" ]; then
     die "mounts under $STATE or $RN_RUN remain (see /proc/self/mountinfo); not removing the state"
   fi
+}
+
+# real_node_orphans: the pids of processes whose command line names this node's folder.
+real_node_orphans() {
+  pgrep -f -- "$RN_DIR/" || true
 }
 
 # real_node_mounts: the mount points under this node's folders, deepest first.
