@@ -8,6 +8,10 @@
 #                                               the last line printed is the kubeconfig path
 #   hack/local-cluster.sh down                  stop every process `up` started, remove the state
 #   hack/local-cluster.sh status                exit 0 if the cluster is up and healthy
+#   hack/local-cluster.sh can-run-containers    exit 0 if this machine can run `up --real-node`,
+#                                               else 1 with the reason on stderr
+#   hack/local-cluster.sh import-image TAR...   import image tarballs (docker-archive, as
+#                                               hack/tools/ociimage makes) into the real node
 #   hack/local-cluster.sh kubeconfig            print the kubeconfig path of a running cluster
 #   hack/local-cluster.sh cert-manager          on a running cluster: install cert-manager's CRDs and
 #                                               start cert-manager-lite (its controllers for the
@@ -30,7 +34,7 @@
 #                                               registered by URL; `down` stops it
 #
 # `build` takes --with-coscheduling and --with-kueue too (each about 6-10 minutes cold on 2 cores),
-# and --with-spark-scheduler (see --spark-scheduler below).
+# --with-spark-scheduler (see --spark-scheduler below) and --with-real-node (see --real-node).
 # Flags of `up`: --nodes N (4), --node-cpu C (16), --node-memory M (64Gi), --node-pods P (110),
 # --workload-api: serve the Workload API (scheduling.k8s.io/v1beta1 Workload and PodGroup) and
 # run kube-scheduler's gang scheduling plugin, i.e. the GenericWorkload feature gate on the API
@@ -44,6 +48,10 @@
 # (--gang-enforcement=plugin). Remembered by the state folder like --workload-api, and refused
 # the same way on a running cluster started without it. SPARK_SCHEDULER_RESERVATION_TIMEOUT
 # (default 5m) is the plugin's reservationTimeout: the operator's --gang-reservation-timeout.
+# --real-node: one node run by a real kubelet, with containerd, pod networking, kube-proxy and
+# CoreDNS (hack/real-node.sh), and no simulated nodes unless --nodes is given too: then those are
+# tainted sparkop.dev/simulated=true:NoSchedule, so that only pods tolerating it land there.
+# Remembered by the state folder and refused on a running cluster like --workload-api.
 # Environment: SPARKOP_STORE (default ${XDG_CACHE_HOME:-~/.cache}/sparkop) keeps what is built,
 # once per machine: every clone, CI's fresh one included, reuses it (see "Build" below);
 # SPARKOP_CACHE (default .cache in the repository) is the clone's own: bin/ links to the
@@ -77,6 +85,8 @@ NODE_PODS=110
 # gate of its own for the gang plugin.
 WORKLOAD_API=0
 SPARK_SCHEDULER=0
+# --real-node: 1 for the real node of hack/real-node.sh.
+REAL_NODE=0
 WORKLOAD_GATES=GenericWorkload=true
 WORKLOAD_RUNTIME_CONFIG=scheduling.k8s.io/v1beta1=true
 
@@ -89,6 +99,8 @@ EXTRAS=(cert-manager-lite kueue kube-scheduler-plugins scheduler-plugins-control
 source "$ROOT/hack/store.sh"
 # shellcheck source=hack/batch-schedulers.sh
 source "$ROOT/hack/batch-schedulers.sh"
+# shellcheck source=hack/real-node.sh
+source "$ROOT/hack/real-node.sh"
 
 log() { printf '[local-cluster] %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -157,6 +169,7 @@ cmd_build() {
       --with-coscheduling) build_coscheduling ;;
       --with-kueue) build_kueue ;;
       --with-spark-scheduler) build_spark_scheduler ;;
+      --with-real-node) build_real_node ;;
       *) die "unknown flag of build: $flag" ;;
     esac
   done
@@ -191,6 +204,7 @@ kctl() { "$BIN/kubectl" --kubeconfig "$STATE/kubeconfig" "$@"; }
 healthy() {
   local c
   for c in "${COMPONENTS[@]}"; do running "$c" || return 1; done
+  if [ -f "$STATE/real-node" ]; then real_node_healthy || return 1; fi
   kctl get --raw /readyz >/dev/null 2>&1
 }
 
@@ -240,7 +254,7 @@ gen_certs() {
     openssl x509 -req -in "$d/$1.csr" -CA "$d/ca.crt" -CAkey "$d/ca.key" -CAcreateserial -days 3650 \
       -extfile <(printf '%s\n' "$3") -out "$d/$1.crt" 2>/dev/null
   }
-  issue apiserver "/CN=kube-apiserver" "subjectAltName=IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local
+  issue apiserver "/CN=kube-apiserver" "subjectAltName=IP:127.0.0.1,IP:10.96.0.1${RN_HOST_IP:+,IP:$RN_HOST_IP},DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local
 extendedKeyUsage=serverAuth"
   issue admin "/O=system:masters/CN=admin" "extendedKeyUsage=clientAuth"
   issue kubelet "/CN=kwok-kubelet" "subjectAltName=IP:127.0.0.1,DNS:localhost
@@ -272,7 +286,12 @@ nodes_ready() {
 }
 
 create_nodes() {
-  local i manifest=""
+  local i manifest="" taints=""
+  # Beside the real node, simulated nodes take only the pods that tolerate it.
+  if [ $REAL_NODE = 1 ]; then
+    taints='spec:
+  taints: [{key: sparkop.dev/simulated, value: "true", effect: NoSchedule}]'
+  fi
   for i in $(seq 0 $((NODES - 1))); do
     manifest+="---
 apiVersion: v1
@@ -287,12 +306,13 @@ metadata:
   annotations:
     kwok.x-k8s.io/node: fake
     node.alpha.kubernetes.io/ttl: \"0\"
+$taints
 status:
   allocatable: {cpu: \"$NODE_CPU\", memory: \"$NODE_MEMORY\", pods: \"$NODE_PODS\"}
   capacity: {cpu: \"$NODE_CPU\", memory: \"$NODE_MEMORY\", pods: \"$NODE_PODS\"}
 "
   done
-  printf '%s' "$manifest" | kctl create -f - >/dev/null
+  [ -z "$manifest" ] || printf '%s' "$manifest" | kctl create -f - >/dev/null
 }
 
 # Every container of every pod answers `kubectl logs` with this file unless a test creates a
@@ -318,14 +338,16 @@ apply_project_crds() {
 }
 
 cmd_up() {
+  local nodes_given=0
   while [ $# -gt 0 ]; do
     case $1 in
-      --nodes) NODES=$2; shift 2 ;;
+      --nodes) NODES=$2; nodes_given=1; shift 2 ;;
       --node-cpu) NODE_CPU=$2; shift 2 ;;
       --node-memory) NODE_MEMORY=$2; shift 2 ;;
       --node-pods) NODE_PODS=$2; shift 2 ;;
       --workload-api) WORKLOAD_API=1; shift ;;
       --spark-scheduler) SPARK_SCHEDULER=1; shift ;;
+      --real-node) REAL_NODE=1; shift ;;
       *) die "unknown flag of up: $1" ;;
     esac
   done
@@ -333,9 +355,10 @@ cmd_up() {
 
   cmd_build
   if [ -d "$STATE" ]; then
-    local had_workload_api=0 had_spark_scheduler=0
+    local had_workload_api=0 had_spark_scheduler=0 had_real_node=0
     [ -f "$STATE/workload-api" ] && had_workload_api=1
     [ -f "$STATE/spark-scheduler" ] && had_spark_scheduler=1
+    [ -f "$STATE/real-node" ] && had_real_node=1
     if healthy; then
       if [ $WORKLOAD_API = 1 ] && [ $had_workload_api = 0 ]; then
         die "the cluster running in $STATE was started without --workload-api, and its control plane cannot take the feature gate without a restart that would pull it from under its users; stop it first: LOCAL_CLUSTER_DIR=$STATE $0 down"
@@ -343,7 +366,10 @@ cmd_up() {
       if [ $SPARK_SCHEDULER = 1 ] && [ $had_spark_scheduler = 0 ]; then
         die "the cluster running in $STATE was started without --spark-scheduler, and swapping its scheduler would pull it from under its users; stop it first: LOCAL_CLUSTER_DIR=$STATE $0 down"
       fi
-      log "reusing the running cluster in $STATE$([ $had_workload_api = 1 ] && echo ' (with the Workload API)')$([ $had_spark_scheduler = 1 ] && echo ' (with spark-scheduler)')"
+      if [ $REAL_NODE = 1 ] && [ $had_real_node = 0 ]; then
+        die "the cluster running in $STATE was started without --real-node, and its API server cannot serve a real node without a restart that would pull it from under its users; stop it first: LOCAL_CLUSTER_DIR=$STATE $0 down"
+      fi
+      log "reusing the running cluster in $STATE$([ $had_workload_api = 1 ] && echo ' (with the Workload API)')$([ $had_spark_scheduler = 1 ] && echo ' (with spark-scheduler)')$([ $had_real_node = 1 ] && echo ' (with the real node)')"
       # The repository's CRDs may have changed (or grown) since this cluster started.
       apply_project_crds
       echo "$STATE/kubeconfig"
@@ -354,7 +380,10 @@ cmd_up() {
     # A restart keeps what the cluster was started with.
     if [ $had_workload_api = 1 ]; then WORKLOAD_API=1; fi
     if [ $had_spark_scheduler = 1 ]; then SPARK_SCHEDULER=1; fi
+    if [ $had_real_node = 1 ]; then REAL_NODE=1; fi
   fi
+  # The real node alone, unless simulated nodes are asked for too.
+  if [ $REAL_NODE = 1 ] && [ $nodes_given = 0 ]; then NODES=0; fi
   if [ $SPARK_SCHEDULER = 1 ]; then build_spark_scheduler; fi
 
   mkdir -p "$STATE/pids" "$STATE/logs" "$STATE/etcd"
@@ -375,6 +404,12 @@ cmd_up() {
     echo "${SPARK_SCHEDULER_RESERVATION_TIMEOUT:-5m}" > "$STATE/spark-scheduler"
   fi
   read -r ETCD_PORT ETCD_PEER_PORT API_PORT KCM_PORT SCHED_PORT KWOK_PORT _ <<<"$(free_ports 6)"
+  # The real node's processes and pods reach the API server at the host's end of its veth pair.
+  local api_bind=127.0.0.1 api_advertise=127.0.0.1
+  if [ $REAL_NODE = 1 ]; then
+    real_node_prepare
+    api_bind=0.0.0.0 api_advertise=$RN_HOST_IP
+  fi
   gen_certs
   write_kubeconfig
   local pki=$STATE/pki
@@ -386,7 +421,7 @@ cmd_up() {
   wait_for 30 etcd curl -sf "http://127.0.0.1:$ETCD_PORT/health"
 
   start kube-apiserver --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
-    --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$API_PORT" \
+    --bind-address "$api_bind" --advertise-address "$api_advertise" --secure-port "$API_PORT" \
     --endpoint-reconciler-type none \
     --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
     --client-ca-file "$pki/ca.crt" --authorization-mode Node,RBAC \
@@ -456,10 +491,11 @@ EOF
   # The controller manager creates each namespace's default service account; pods need it.
   wait_for 60 "the default service account" kctl get serviceaccount default -n default
   for c in "${COMPONENTS[@]}"; do running "$c" || die "$c exited during start-up (log: $STATE/logs/$c.log)"; done
+  if [ $REAL_NODE = 1 ]; then real_node_up; fi
   if [ $WORKLOAD_API = 1 ]; then
     wait_for 30 "the Workload API" kctl get --raw /apis/scheduling.k8s.io/v1beta1/workloads
   fi
-  log "cluster is up: $NODES nodes$([ $WORKLOAD_API = 1 ] && echo ', Workload API')$([ $SPARK_SCHEDULER = 1 ] && echo ', spark-scheduler'); export KUBECONFIG=$kc"
+  log "cluster is up: $NODES simulated nodes$([ $REAL_NODE = 1 ] && echo ", the real node $REAL_NODE_NAME")$([ $WORKLOAD_API = 1 ] && echo ', Workload API')$([ $SPARK_SCHEDULER = 1 ] && echo ', spark-scheduler'); export KUBECONFIG=$kc"
   echo "$kc"
 }
 
@@ -470,8 +506,15 @@ stop() {
   pid=$(cat "$(pidfile "$1")")
   kill -TERM "$pid" 2>/dev/null || true
   local deadline=$((SECONDS + 15))
-  while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+  while alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
   kill -KILL "$pid" 2>/dev/null || true
+}
+
+# alive PID: the process has not exited. An exited one stays a zombie until whatever adopted it
+# reaps it, which some machines' init takes a second or two to do.
+alive() {
+  local state
+  state=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) && [ -n "$state" ] && [ "${state%% *}" != Z ]
 }
 
 cmd_down() {
@@ -481,6 +524,7 @@ cmd_down() {
   local extra
   for extra in "${EXTRAS[@]}"; do stop "$extra"; done
   stop_batch_schedulers
+  real_node_down
   for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do stop "${COMPONENTS[$i]}"; done
   rm -rf "$STATE"
   log "cluster in $STATE is down"
@@ -688,6 +732,8 @@ case ${1:-} in
   up) shift; with_lock cmd_up "$@" ;;
   down) with_lock cmd_down ;;
   status) with_lock healthy ;;
+  can-run-containers) real_node_possible ;;
+  import-image) shift; with_lock cmd_real_node_import "$@" ;;
   kubeconfig) healthy && echo "$STATE/kubeconfig" ;;
   cert-manager) with_lock cmd_cert_manager ;;
   volcano) with_lock cmd_volcano ;;
