@@ -26,6 +26,7 @@
 # OCIIMAGE, an ociimage binary to use instead of building hack/tools/ociimage; DEBIAN_MIRROR, a
 # Debian mirror for debootstrap instead of its default.
 set -euo pipefail
+shopt -s inherit_errexit
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${SPARKOP_CACHE:-$ROOT/.cache}
@@ -74,30 +75,40 @@ stamp() {
 
 cmd_stamp() { stamp; }
 
-# cmd_build: the tarball $IMAGES/spark-VERSION-STAMP.tar, built unless the store has it, under a
-# lock per stamp (another clone may be building the same); it appears whole or not at all.
+# cmd_build: the image's tarball $IMAGES/spark-VERSION-STAMP.tar, built unless the store has it.
+# Its two layers: Debian's root file system (the base, cached by its own stamp, so that a change
+# to Spark's part alone does not run debootstrap again) and /opt.
 cmd_build() {
-  local want out
-  want=$(stamp)
-  out=$IMAGES/spark-$SPARK_VERSION-$want.tar
+  local out
+  out=$IMAGES/spark-$SPARK_VERSION-$(stamp).tar
   if [ ! -f "$out" ]; then
     preflight
-    mkdir -p "$IMAGES"
-    (
-      flock 7
-      [ -f "$out" ] && exit 0
-      local tmp=$out.tmp started=$SECONDS
-      remove_tree "$tmp"
-      mkdir -p "$tmp"
-      trap 'remove_tree "$tmp"' EXIT
-      log "building $IMAGE into $out (a few minutes)"
-      build_image "$tmp" "$out.debootstrap.log"
-      mv "$tmp/image.tar" "$out"
-      log "built $IMAGE in $((SECONDS - started))s: $out ($(du -m "$out" | cut -f1) MB)"
-    ) 7>"$out.lock"
-    [ -f "$out" ] || die "the build left no $out"
+    BASE=$IMAGES/base-$DEBIAN_SUITE-$(base_stamp).tar
+    stored_file "$BASE" build_base
+    stored_file "$out" build_image
   fi
   echo "$out"
+}
+
+# stored_file FILE BUILDER: makes sure the store holds FILE. Unless it is there, `BUILDER TMP`
+# makes TMP/out in the scratch folder TMP (FILE.tmp), under a lock per file (another clone may
+# be building the same); FILE appears whole or not at all.
+stored_file() {
+  local file=$1 builder=$2
+  [ -f "$file" ] && return 0
+  mkdir -p "$(dirname "$file")"
+  (
+    flock 7
+    [ -f "$file" ] && exit 0
+    tmp=$file.tmp started=$SECONDS
+    remove_tree "$tmp"
+    mkdir -p "$tmp"
+    trap 'remove_tree "$tmp"' EXIT
+    "$builder" "$tmp"
+    mv "$tmp/out" "$file"
+    log "built $file in $((SECONDS - started))s ($(du -m "$file" | cut -f1) MB)"
+  ) 7>"$file.lock"
+  [ -f "$file" ] || die "the build left no $file"
 }
 
 # preflight: what a build needs, installing debootstrap with apt-get if it is missing.
@@ -128,25 +139,46 @@ remove_tree() {
   rm -rf --one-file-system "$dir"
 }
 
-# build_image TMP LOG: the image's tarball TMP/image.tar, built in TMP; debootstrap logs to LOG.
-build_image() {
-  local tmp=$1 rootfs=$1/rootfs spark_home jar debootstrap_log=$2
-  spark_home=$(SPARK_VERSION=$SPARK_VERSION "$ROOT/hack/install-spark.sh" | tail -1)
-  [ -d "$spark_home/jars" ] || die "hack/install-spark.sh gave $spark_home, which has no jars/"
+# base_stamp: the fingerprint of the base layer: the Debian pins and the code that builds it.
+base_stamp() {
+  { printf '%s\n' "$DEBIAN_SUITE" "$DEBIAN_PACKAGES" "${DEBIAN_MIRROR:-}" "$SPARK_UID"; declare -f build_base; } | sha256sum | cut -c1-16
+}
 
-  log "debootstrap $DEBIAN_SUITE (minbase + $DEBIAN_PACKAGES)"
+# build_base TMP: the base layer TMP/out: Debian bookworm, minbase and DEBIAN_PACKAGES, with
+# the spark user and without apt's lists and caches, documentation (but copyrights), locales
+# and logs.
+build_base() {
+  local tmp=$1 rootfs=$1/rootfs debootstrap_log=${1%.tmp}.log
+  log "debootstrap $DEBIAN_SUITE (minbase + $DEBIAN_PACKAGES; its log: $debootstrap_log)"
   mkdir -p "$IMAGES/debs"
-  # One debootstrap at a time uses the shared package cache.
+  # One debootstrap at a time: they share the package cache.
   if ! flock "$IMAGES/debs.lock" debootstrap --variant=minbase --include="$DEBIAN_PACKAGES" \
     --cache-dir="$IMAGES/debs" "$DEBIAN_SUITE" "$rootfs" ${DEBIAN_MIRROR:+"$DEBIAN_MIRROR"} >"$debootstrap_log" 2>&1; then
     tail -n 20 "$debootstrap_log" >&2
     die "debootstrap failed (the log's end is above, the whole in $debootstrap_log)"
   fi
   [ -x "$rootfs$JAVA_HOME_IN_IMAGE/bin/java" ] || die "debootstrap installed no $JAVA_HOME_IN_IMAGE/bin/java"
-
-  log "the spark user ($SPARK_UID), /opt/spark from pyspark $SPARK_VERSION, the entrypoint"
   chroot "$rootfs" groupadd --system --gid "$SPARK_UID" spark
   chroot "$rootfs" useradd --system --uid "$SPARK_UID" --gid spark --home-dir /home/spark --create-home --shell /bin/bash spark
+  rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/* "$rootfs"/var/cache/debconf/*-old \
+    "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/* "$rootfs"/usr/share/locale/* \
+    "$rootfs"/var/log/* "$rootfs"/tmp/* "$rootfs"/root/.??*
+  find "$rootfs/usr/share/doc" -mindepth 1 ! -type d ! -name copyright -delete
+  find "$rootfs/usr/share/doc" -mindepth 1 -type d -empty -delete
+  # The container runtime provides these; debootstrap copied the build machine's.
+  rm -f "$rootfs/etc/hostname" "$rootfs/etc/resolv.conf"
+  printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$rootfs/etc/hosts"
+  tar --numeric-owner --sort=name --xattrs -C "$rootfs" -cf "$tmp/out" \
+    --exclude='./proc/*' --exclude='./sys/*' --exclude='./dev/*' --exclude='./opt/*' .
+}
+
+# build_image TMP: the image's tarball TMP/out: the base layer ($BASE) and /opt: Spark from the
+# pyspark package, the SparkPi stand-in and the entrypoint.
+build_image() {
+  local tmp=$1 rootfs=$1/rootfs spark_home jar sources
+  spark_home=$(SPARK_VERSION=$SPARK_VERSION "$ROOT/hack/install-spark.sh" | tail -1)
+  [ -d "$spark_home/jars" ] || die "hack/install-spark.sh gave $spark_home, which has no jars/"
+  log "/opt/spark from pyspark $SPARK_VERSION, the SparkPi stand-in, the entrypoint"
   local opt=$rootfs/opt/spark
   mkdir -p "$opt/python/lib" "$opt/examples/jars" "$opt/examples/src/main" "$rootfs$WORKDIR"
   cp -a "$spark_home/jars" "$spark_home/bin" "$spark_home/sbin" "$spark_home/data" "$spark_home/licenses" "$opt/"
@@ -159,34 +191,19 @@ build_image() {
   chown "$SPARK_UID:$SPARK_UID" "$rootfs$WORKDIR"
   chmod 0775 "$rootfs$WORKDIR"
 
-  log "the SparkPi stand-in (javac against Spark's jars)"
   jar=spark-examples_$SCALA_BINARY_VERSION-$SPARK_VERSION.jar
-  local sources
   mapfile -t sources < <(find "$SRC/src" -name '*.java' | sort)
   mkdir -p "$tmp/classes"
   javac --release 17 -nowarn -cp "$opt/jars/*" -d "$tmp/classes" "${sources[@]}"
   jar --create --file "$opt/examples/jars/$jar" -C "$tmp/classes" .
   ln -s "$jar" "$opt/examples/jars/spark-examples.jar"
 
-  log "trimming: apt's lists and caches, documentation but copyrights, locales, logs"
-  rm -rf "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/* "$rootfs"/var/cache/debconf/*-old \
-    "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/* "$rootfs"/usr/share/locale/* \
-    "$rootfs"/var/log/* "$rootfs"/tmp/* "$rootfs"/root/.??*
-  find "$rootfs/usr/share/doc" -mindepth 1 ! -type d ! -name copyright -delete
-  find "$rootfs/usr/share/doc" -mindepth 1 -type d -empty -delete
-  # The container runtime provides these; debootstrap copied the build machine's.
-  rm -f "$rootfs/etc/hostname" "$rootfs/etc/resolv.conf"
-  printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$rootfs/etc/hosts"
-
-  log "packing the layer and the image"
-  tar --numeric-owner --sort=name --xattrs -C "$rootfs" -cf "$tmp/layer.tar" \
-    --exclude='./proc/*' --exclude='./sys/*' --exclude='./dev/*' .
-  remove_tree "$rootfs"
+  log "packing the image"
+  tar --numeric-owner --sort=name -C "$rootfs" -cf "$tmp/opt.tar" ./opt
   local env=() e
   for e in "${IMAGE_ENV[@]}"; do env+=(-env "$e"); done
-  "${OCIIMAGE:-$BIN/ociimage}" -name "$IMAGE" -o "$tmp/image.tar" -layer "$tmp/layer.tar" \
+  "${OCIIMAGE:-$BIN/ociimage}" -name "$IMAGE" -o "$tmp/out" -layer "$BASE" -layer "$tmp/opt.tar" \
     -entrypoint /opt/entrypoint.sh -user "$SPARK_UID" -workdir "$WORKDIR" "${env[@]}"
-  rm -f "$tmp/layer.tar"
 }
 
 # cmd_check [TARBALL]: the image, unpacked into a scratch folder, tried in a chroot.
