@@ -4,9 +4,9 @@
 # bookworm root file system (debootstrap) with Java 17's JRE, Python 3, procps and tini from
 # Debian; Spark's jars, scripts, PySpark and Python examples from the pyspark package on PyPI
 # (hack/install-spark.sh); our entrypoint (hack/spark-image/entrypoint.sh, apache/spark's
-# contract: driver, driver-py, executor; uid 185); and a stand-in for the SparkPi example
-# (hack/spark-image/src), whose jar Maven Central does not have. hack/tools/ociimage packs it as
-# a docker-archive tarball for `ctr images import`.
+# contract: driver, driver-py, executor; uid 185) and executor decommissioning hook (decom.sh);
+# and a stand-in for the SparkPi example (hack/spark-image/src), whose jar Maven Central does
+# not have. hack/tools/ociimage packs it as a docker-archive tarball for `ctr images import`.
 #
 #   hack/spark-image.sh build     build once (cached in the store by content: rebuilt only when
 #                                 an input changes) and print the tarball's path
@@ -188,6 +188,7 @@ build_image() {
   find "$opt" -name __pycache__ -prune -exec rm -rf {} +
   echo "Spark $SPARK_VERSION (Scala $SCALA_BINARY_VERSION), from the pyspark package; SparkPi is a stand-in" >"$opt/RELEASE"
   install -m 0755 "$SRC/entrypoint.sh" "$rootfs/opt/entrypoint.sh"
+  install -m 0755 "$SRC/decom.sh" "$rootfs/opt/decom.sh"
   chown "$SPARK_UID:$SPARK_UID" "$rootfs$WORKDIR"
   chmod 0775 "$rootfs$WORKDIR"
 
@@ -267,6 +268,11 @@ cmd_check() {
   else
     fail "driver's command line (as $SPARK_UID): $out"
   fi
+
+  # shellcheck disable=SC2016 # the inner shell expands them
+  out=$(in_image "$SPARK_UID:$SPARK_UID" bash -c '(exec -a "java -cp x org.apache.spark.scheduler.cluster.k8s.KubernetesExecutorBackend" sleep 60) &
+    sleep 0.5; timeout 10 /opt/decom.sh; wait $!; echo "exit $?"' 2>&1 | paste -sd' ')
+  if grep -q 'the executor has exited.* exit 158$' <<<"$out"; then pass "decom.sh: $out"; else fail "decom.sh: $out"; fi
 
   # try_pi USER WHAT ARGS...: the entrypoint's driver runs ARGS in local mode as USER.
   try_pi() {
