@@ -58,10 +58,10 @@ source "$ROOT/hack/store.sh"
 IMAGES=$STORE/images
 
 # stamp: the fingerprint of what the image is built from: this script, the image's sources, the
-# pyspark installer, the pins above, javac's version, and the packing tool's module.
+# pins above (PyPI never changes a version's files), javac's build, and the packing tool's module.
 stamp() {
   local files f
-  mapfile -t files < <(cd "$ROOT" && { echo hack/spark-image.sh; echo hack/install-spark.sh; find hack/spark-image -type f; [ ! -d hack/tools/ociimage ] || find hack/tools/ociimage -maxdepth 1 -type f; } | LC_ALL=C sort)
+  mapfile -t files < <(cd "$ROOT" && { echo hack/spark-image.sh; find hack/spark-image -type f; [ ! -d hack/tools/ociimage ] || find hack/tools/ociimage -maxdepth 1 -type f; } | LC_ALL=C sort)
   {
     for f in "${files[@]}"; do
       printf '%s %s\n' "$f" "$(stat -c %a "$ROOT/$f")"
