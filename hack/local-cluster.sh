@@ -491,7 +491,11 @@ EOF
   # The controller manager creates each namespace's default service account; pods need it.
   wait_for 60 "the default service account" kctl get serviceaccount default -n default
   for c in "${COMPONENTS[@]}"; do running "$c" || die "$c exited during start-up (log: $STATE/logs/$c.log)"; done
-  if [ $REAL_NODE = 1 ]; then real_node_up; fi
+  if [ $REAL_NODE = 1 ]; then
+    real_node_up
+    # The Spark image the examples name (hack/spark-image.sh, built once per machine).
+    real_node_import "$("$ROOT/hack/spark-image.sh" build | tail -n 1)"
+  fi
   if [ $WORKLOAD_API = 1 ]; then
     wait_for 30 "the Workload API" kctl get --raw /apis/scheduling.k8s.io/v1beta1/workloads
   fi

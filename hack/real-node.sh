@@ -430,6 +430,9 @@ EOF
   rn_start containerd --config "$d/containerd.toml"
   wait_for 60 containerd "$BIN/ctr" --address "$RN_SOCK" version
   real_node_import "$RN_PAUSE_TAR"
+  # Also under the name of the gang scheduler's placeholder pods (--gang-placeholder-image's
+  # default), which do nothing either.
+  "$BIN/ctr" --address "$RN_SOCK" -n k8s.io images tag --force "$RN_PAUSE_REF" registry.k8s.io/pause:3.10 >/dev/null
   real_node_import "$(real_node_busybox_image)"
 
   cat > "$d/kubelet.yaml" <<EOF
