@@ -189,6 +189,8 @@ build_image() {
   echo "Spark $SPARK_VERSION (Scala $SCALA_BINARY_VERSION), from the pyspark package; SparkPi is a stand-in" >"$opt/RELEASE"
   install -m 0755 "$SRC/entrypoint.sh" "$rootfs/opt/entrypoint.sh"
   install -m 0755 "$SRC/decom.sh" "$rootfs/opt/decom.sh"
+  # Spark Connect's sbin scripts, which the pyspark package lacks.
+  install -m 0755 "$SRC"/sbin/*.sh "$opt/sbin/"
   chown "$SPARK_UID:$SPARK_UID" "$rootfs$WORKDIR"
   chmod 0775 "$rootfs$WORKDIR"
 
