@@ -19,8 +19,14 @@
 # (docs/gang-scheduling.md); and its Workload API variant (--enable-kubernetes-scheduler), for
 # applications naming batchScheduler: kubernetes.
 #
-# The simulated nodes run no Spark: the example's driver pod "runs" for DEV_RUN_SECONDS
-# (default 8) through kwok's kwok.sparkop.dev/run-seconds annotation.
+# DEV_NODES picks the cluster's nodes. By default (or DEV_NODES=real) one real node: a kubelet,
+# containerd and runc on this machine (hack/local-cluster.sh up --real-node), the Spark image
+# built here (hack/spark-image.sh), so spark-pi runs for real and a Spark Connect client's query
+# is answered; where the machine cannot run containers, `make dev` says why and falls back.
+# DEV_NODES=simulated gives four simulated nodes of 16 CPUs and 64 GiB instead (kwok), to try
+# gang scheduling at sizes one machine cannot hold: there the example's driver pod "runs" for
+# DEV_RUN_SECONDS (default 8) through kwok's kwok.sparkop.dev/run-seconds annotation. Switching
+# between the two restarts the dev cluster.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,6 +36,7 @@ KUBECTL=$CACHE/bin/kubectl
 OPERATOR=$ROOT/bin/spark-operator
 RUN_SECONDS=${DEV_RUN_SECONDS:-8}
 ENFORCEMENT=${DEV_GANG_ENFORCEMENT:-placeholders}
+NODES=${DEV_NODES:-}
 # A cluster of its own: the operator here watches every namespace, and must not act on the
 # applications that tests create in the shared test cluster.
 export LOCAL_CLUSTER_DIR=$CACHE/dev-cluster
@@ -96,7 +103,7 @@ start_operator() {
 
 # follow_app NAME: prints each state the application passes through until it ends.
 follow_app() {
-  local name=$1 last="" state shown="" deadline=$((SECONDS + 180))
+  local name=$1 last="" state shown="" deadline=$((SECONDS + 600))
   while [ $SECONDS -lt $deadline ]; do
     state=$("$KUBECTL" get sparkapplication "$name" -o jsonpath='{.status.applicationState.state}' 2>/dev/null || true)
     if [ "$state" != "$last" ]; then
@@ -120,12 +127,12 @@ follow_app() {
     esac
     sleep 0.5
   done
-  die "$name did not finish within 180s"
+  die "$name did not finish within 600s"
 }
 
 # follow_connect NAME: prints each state the SparkConnect passes through until it is Ready.
 follow_connect() {
-  local name=$1 last="" state deadline=$((SECONDS + 120))
+  local name=$1 last="" state deadline=$((SECONDS + 600))
   while [ $SECONDS -lt $deadline ]; do
     state=$("$KUBECTL" get sparkconnect "$name" -o jsonpath='{.status.state}' 2>/dev/null || true)
     if [ "$state" != "$last" ]; then
@@ -140,12 +147,75 @@ follow_connect() {
     esac
     sleep 0.5
   done
-  die "$name did not become Ready within 120s"
+  die "$name did not become Ready within 600s"
+}
+
+# pick_nodes: settles NODES as real or simulated; by default real where the machine can run
+# containers, saying why when it cannot.
+pick_nodes() {
+  local why
+  case $NODES in
+    simulated) return 0 ;;
+    real)
+      "$ROOT/hack/local-cluster.sh" can-run-containers || die "DEV_NODES=real, but this machine cannot run containers (above)"
+      return 0 ;;
+    "") ;;
+    *) die "DEV_NODES is real or simulated, not '$NODES'" ;;
+  esac
+  if why=$("$ROOT/hack/local-cluster.sh" can-run-containers 2>&1); then
+    NODES=real
+  else
+    NODES=simulated
+    log "falling back to simulated nodes (kwok), since this machine cannot run containers: ${why:-no reason given}"
+    log "on the simulated nodes no Spark runs: the driver pod only looks as if it ran"
+  fi
+}
+
+# spark_role: what the chart gives its Spark service account, so that drivers make executors.
+spark_role() {
+  "$KUBECTL" get serviceaccount spark-operator-spark >/dev/null 2>&1 ||
+    "$KUBECTL" create serviceaccount spark-operator-spark >/dev/null
+  "$KUBECTL" apply -f - >/dev/null <<'EOF2'
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: spark-operator-spark, namespace: default}
+rules:
+- apiGroups: [""]
+  resources: [pods, services, configmaps, persistentvolumeclaims]
+  verbs: [get, list, watch, create, update, patch, delete, deletecollection]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: spark-operator-spark, namespace: default}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: spark-operator-spark}
+subjects:
+- {kind: ServiceAccount, name: spark-operator-spark, namespace: default}
+EOF2
+}
+
+# connect_query: a real Spark Connect client (hack/install-spark.sh connect-client) runs a
+# query through the example's server, reached by a port-forward to its Service.
+connect_query() {
+  local python port pf ok=0
+  python=$("$ROOT/hack/install-spark.sh" connect-client | tail -n 1)
+  port=$(free_port)
+  "$KUBECTL" port-forward svc/spark-connect-server "$port:15002" >"$DEV/port-forward.log" 2>&1 &
+  pf=$!
+  local deadline=$((SECONDS + 30))
+  until grep -q "Forwarding from" "$DEV/port-forward.log"; do
+    kill -0 "$pf" 2>/dev/null && [ $SECONDS -lt $deadline ] || { cat "$DEV/port-forward.log" >&2; die "port-forward to spark-connect-server failed"; }
+    sleep 0.2
+  done
+  log "a query through Spark Connect (hack/spark-connect-query.py sc://127.0.0.1:$port):"
+  "$python" "$ROOT/hack/spark-connect-query.py" "sc://127.0.0.1:$port" >&2 || ok=1
+  kill "$pf" 2>/dev/null || true
+  [ $ok = 0 ] || die "the Spark Connect query failed"
 }
 
 cmd_up() {
   log "building"
   make -C "$ROOT" --no-print-directory build >&2
+  pick_nodes
   local kubeconfig
   # A dev cluster from before `make dev` asked for the Workload API lacks it, and the script
   # refuses to switch it on in a running cluster; this cluster is ours alone, so restart it.
@@ -155,6 +225,15 @@ cmd_up() {
     "$ROOT/hack/local-cluster.sh" down
   fi
   local up=(--workload-api)
+  # The cluster's nodes follow DEV_NODES: a running dev cluster of the other kind is restarted.
+  local has=simulated
+  [ -f "$LOCAL_CLUSTER_DIR/real-node" ] && has=real
+  if "$ROOT/hack/local-cluster.sh" status 2>/dev/null && [ "$has" != "$NODES" ]; then
+    log "the dev cluster's nodes are not $NODES; restarting it"
+    stop_operator
+    "$ROOT/hack/local-cluster.sh" down
+  fi
+  if [ "$NODES" = real ]; then up+=(--real-node); fi
   if [ "$ENFORCEMENT" = plugin ]; then
     up+=(--spark-scheduler)
     if "$ROOT/hack/local-cluster.sh" status 2>/dev/null && [ ! -f "$LOCAL_CLUSTER_DIR/spark-scheduler" ]; then
@@ -170,21 +249,30 @@ cmd_up() {
   start_operator "$kubeconfig"
 
   # The example runs as this service account, which the chart creates in a real install.
-  "$KUBECTL" get serviceaccount spark-operator-spark >/dev/null 2>&1 ||
-    "$KUBECTL" create serviceaccount spark-operator-spark >/dev/null
+  spark_role
   "$KUBECTL" delete sparkapplication spark-pi --ignore-not-found --wait >/dev/null
-  "$KUBECTL" patch --local -f "$ROOT/examples/spark-pi.yaml" --type merge -o yaml \
-    -p "{\"spec\":{\"driverPodDisruptionBudget\":true,\"driverIngressOptions\":[{\"servicePort\":4045,\"servicePortName\":\"extra\",\"ingressURLFormat\":\"{{\$appName}}-extra.spark.localhost\"}],\"driver\":{\"annotations\":{\"kwok.sparkop.dev/run-seconds\":\"$RUN_SECONDS\"}}}}" |
+  # shellcheck disable=SC2016 # {{$appName}} is the operator's template, not the shell's
+  local patch='"driverPodDisruptionBudget":true,"driverIngressOptions":[{"servicePort":4045,"servicePortName":"extra","ingressURLFormat":"{{$appName}}-extra.spark.localhost"}]'
+  if [ "$NODES" = simulated ]; then
+    patch+=",\"driver\":{\"annotations\":{\"kwok.sparkop.dev/run-seconds\":\"$RUN_SECONDS\"}}"
+  fi
+  "$KUBECTL" patch --local -f "$ROOT/examples/spark-pi.yaml" --type merge -o yaml -p "{\"spec\":{$patch}}" |
     "$KUBECTL" create -f - >/dev/null
-  log "created examples/spark-pi.yaml with a driver PodDisruptionBudget and an extra driver port (its driver runs ${RUN_SECONDS}s on the simulated nodes)"
+  log "created examples/spark-pi.yaml with a driver PodDisruptionBudget and an extra driver port$([ "$NODES" = simulated ] && echo " (its driver \"runs\" ${RUN_SECONDS}s on the simulated nodes)")"
   follow_app spark-pi
   "$KUBECTL" get sparkapplication spark-pi >&2
+  if [ "$NODES" = real ]; then
+    local answer
+    answer=$("$ROOT/bin/sparkctl" log spark-pi | grep -m1 "Pi is roughly") || die "spark-pi's driver log has no \"Pi is roughly\" (sparkctl log spark-pi)"
+    log "sparkctl log spark-pi: $answer"
+  fi
 
   # A Spark Connect session; its server runs until deleted.
   "$KUBECTL" apply -f "$ROOT/examples/spark-connect.yaml" >/dev/null
   log "applied examples/spark-connect.yaml"
   follow_connect spark-connect
   "$KUBECTL" get sparkconnect spark-connect >&2
+  if [ "$NODES" = real ]; then connect_query; fi
   # The session's server holds its reservation while it runs.
   "$KUBECTL" get reservations.scheduling.sparkop.dev >&2 || true
   cat >&2 <<EOF
