@@ -23,8 +23,13 @@
 #   - files under $STATE/node, sockets and containerd's state under /run/sparkop/HASH (unix
 #     sockets take 108 characters at most), cgroups under /sparkop-HASH in every hierarchy
 #     (the kubelet's cgroupRoot: its pods' QoS cgroups never meet another kubelet's).
-# `down` (real_node_down) removes all of it, pods and their containers first, and only what
-# carries this cluster's hash.
+# `down` (real_node_down, hack/real-node-down.sh) removes all of it, pods and their containers
+# first, and only what carries this cluster's hash.
+#
+# This file owns that layout and bringing the node up: the network, cgroups, certificates and
+# configuration, containerd, kubelet, kube-proxy and CoreDNS, the Services' endpoints, and the
+# node's health. It sources hack/real-node-build.sh (can this machine run containers; the node's
+# binaries and images; importing images) and hack/real-node-down.sh (removing the node).
 
 REAL_NODE_NAME=real-node
 RN_HASH=$(printf '%s' "$STATE" | sha256sum | cut -c1-8)
@@ -41,184 +46,11 @@ RN_NODE_IP=
 RN_POD_CIDR=
 # The real node's processes, in the order they start; real_node_down stops them its own way.
 RN_COMPONENTS=(containerd kubelet kube-proxy coredns)
-# Debian packages the node needs from the host, and a command of each that tells it is there.
-RN_PACKAGES=(runc:runc iptables:iptables-legacy conntrack:conntrack)
 
-# ---------------------------------------------------------------------------------------------
-# Can this machine run containers?
-
-# real_node_possible: exit 0 if this machine can run the real node (what is missing and can be
-# installed from Debian, runc and iptables, does not count), else 1 with the reason on stderr.
-# Cheap: no build, no state.
-real_node_possible() {
-  local why
-  if why=$(real_node_missing); then return 0; fi
-  printf '%s\n' "$why" >&2
-  return 1
-}
-
-# real_node_missing: prints what keeps this machine from running containers and fails, or
-# succeeds printing nothing.
-real_node_missing() {
-  local missing=()
-  [ "$(id -u)" = 0 ] || missing+=("root (the node's network namespace, cgroups and mounts need it; run as root)")
-  command -v ip >/dev/null && ip netns list >/dev/null 2>&1 || missing+=("\`ip netns\` (iproute2)")
-  command -v nsenter >/dev/null && command -v unshare >/dev/null || missing+=("nsenter and unshare (util-linux)")
-  if [ "$(id -u)" = 0 ]; then
-    unshare --mount --pid --net --uts --ipc --fork true 2>/dev/null ||
-      missing+=("new namespaces (unshare --mount --pid --net --uts --ipc fails: a container without privileges?)")
-    # veth and bridge, tried in a throwaway network namespace.
-    unshare --net sh -c 'ip link add rn0 type veth peer name rn1 && ip link add rnbr type bridge' 2>/dev/null ||
-      missing+=("veth and bridge network devices (kernel modules veth, bridge)")
-  fi
-  if ! real_node_cgroups >/dev/null; then
-    missing+=("cgroups: neither cgroup v2 on /sys/fs/cgroup nor the v1 hierarchies cpu, cpuacct, cpuset, memory and pids")
-  fi
-  if ! command -v runc >/dev/null && ! command -v apt-get >/dev/null; then
-    missing+=("runc (not installed, and no apt-get to install it)")
-  elif command -v runc >/dev/null && ! runc --version >/dev/null 2>&1; then
-    missing+=("a working runc ($(command -v runc) --version fails)")
-  fi
-  if [ ${#missing[@]} -gt 0 ]; then
-    local joined
-    joined=$(printf '%s; ' "${missing[@]}")
-    echo "this machine cannot run containers: missing ${joined%; }"
-    return 1
-  fi
-}
-
-# real_node_cgroups: prints the cgroup hierarchies to make the node's cgroup root in, one a line
-# (the v2 mount; or every mounted v1 hierarchy, and the v2 one of a hybrid machine, where runc
-# makes the containers' cgroups too), and fails if the kubelet could not run on them.
-real_node_cgroups() {
-  if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
-    echo /sys/fs/cgroup
-    return 0
-  fi
-  local need
-  for need in cpu cpuacct cpuset memory pids; do
-    awk '$9 == "cgroup" {print $NF}' /proc/self/mountinfo | tr ',' '\n' | grep -qx "$need" || return 1
-  done
-  awk '$9 == "cgroup" || $9 == "cgroup2" {print $5}' /proc/self/mountinfo
-}
-
-# real_node_host: dies naming what is missing where this machine cannot run the node; installs
-# runc, iptables and conntrack from Debian when they are missing.
-real_node_host() {
-  local why
-  why=$(real_node_missing) || die "$why"
-  local entry pkgs=()
-  for entry in "${RN_PACKAGES[@]}"; do
-    command -v "${entry#*:}" >/dev/null || pkgs+=("${entry%%:*}")
-  done
-  if [ ${#pkgs[@]} -gt 0 ]; then
-    log "installing ${pkgs[*]} from Debian (apt-get), which the real node needs"
-    { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "${pkgs[@]}"; } >"$STATE/logs/apt-get.log" 2>&1 ||
-      die "apt-get install ${pkgs[*]} failed (log: $STATE/logs/apt-get.log); install them by hand"
-  fi
-  for entry in "${RN_PACKAGES[@]}"; do
-    command -v "${entry#*:}" >/dev/null || die "this machine cannot run containers: ${entry#*:} (package ${entry%%:*}) is missing"
-  done
-  grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null || true
-  # br_netfilter makes bridged pod traffic pass iptables, which Services need.
-  [ -d /proc/sys/net/bridge ] || modprobe br_netfilter 2>/dev/null ||
-    die "this machine cannot run containers: the kernel module br_netfilter is missing (Services need it)"
-}
-
-# ---------------------------------------------------------------------------------------------
-# Build
-
-# build_real_node: the node's binaries, into the store once per machine and pin. The kubelet and
-# kube-proxy are a build of their own from the control plane's module (stored as kubernetes-node,
-# its stamp the control plane's). containerd, the CNI plugins, crictl, pause and CoreDNS are
-# static (CGO_ENABLED=0), containerd without the snapshotters that want C headers (btrfs,
-# devmapper, zfs).
-build_real_node() {
-  local module=kubernetes
-  stored_build kubernetes-node "$(stamp "$TOOLS/kubernetes")" build_tools_module \
-    kubelet=k8s.io/kubernetes/cmd/kubelet kube-proxy=k8s.io/kubernetes/cmd/kube-proxy
-  module=node
-  stored_build node "$(rn_stamp "$TOOLS/node")" rn_build_into \
-    containerd=github.com/containerd/containerd/v2/cmd/containerd \
-    containerd-shim-runc-v2=github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
-    ctr=github.com/containerd/containerd/v2/cmd/ctr crictl=sigs.k8s.io/cri-tools/cmd/crictl \
-    bridge=github.com/containernetworking/plugins/plugins/main/bridge \
-    host-local=github.com/containernetworking/plugins/plugins/ipam/host-local \
-    loopback=github.com/containernetworking/plugins/plugins/main/loopback \
-    portmap=github.com/containernetworking/plugins/plugins/meta/portmap \
-    pause=./pause
-  module=coredns
-  stored_build coredns "$(rn_stamp "$TOOLS/coredns")" rn_build_into coredns=.
-  # Packs the images (pause, the test image): hack/tools/ociimage.
-  [ -f "$TOOLS/ociimage/go.mod" ] || die "hack/tools/ociimage (the image packer) is missing from this checkout"
-  build_module ociimage ociimage=.
-}
-
-# rn_stamp MODULE_DIR: the module's pins and every Go file of its own, in subfolders too.
-rn_stamp() {
-  local files
-  mapfile -t files < <(find "$1" -name '*.go' | sort)
-  cat "$1/go.mod" "$1/go.sum" "${files[@]}" | sha256sum | cut -c1-16
-}
-
-# rn_build_into OUT ENTRY...: the builder of the node's static binaries ($module is its caller's).
-rn_build_into() {
-  log "building $module into $STORE/bin (~3-5 minutes cold on 2 cores)"
-  CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -tags=no_btrfs,no_devmapper,no_zfs" go_build_entries "$TOOLS/$module" "-s -w" "$@"
-}
-
-# The CNI plugins, in the folder containerd looks them up in: the node module's stored build.
-rn_cni_bin() { dirname "$(readlink -f "$BIN/bridge")"; }
-
-# real_node_pause_image: the sandbox image, our pause program alone, made once per build of it in
-# $STORE/images; prints its reference and the tarball's path.
-RN_PAUSE_REF=
-RN_PAUSE_TAR=
-real_node_pause_image() {
-  local stamp; stamp=$(sha256sum "$BIN/pause" | cut -c1-12)
-  RN_PAUSE_REF=sparkop.dev/pause:$stamp
-  RN_PAUSE_TAR=$STORE/images/pause-$stamp.tar
-  [ -f "$RN_PAUSE_TAR" ] && return 0
-  mkdir -p "$STORE/images"
-  local tmp; tmp=$(mktemp -d)
-  cp "$BIN/pause" "$tmp/pause"
-  tar --numeric-owner --owner 0 --group 0 -C "$tmp" -cf "$tmp/layer.tar" pause
-  "$BIN/ociimage" -name "$RN_PAUSE_REF" -o "$tmp/pause.tar" -layer "$tmp/layer.tar" -entrypoint /pause -user 65535 &&
-    mv "$tmp/pause.tar" "$RN_PAUSE_TAR"
-  rm -rf "$tmp"
-  [ -f "$RN_PAUSE_TAR" ] || die "could not make the pause image"
-}
-
-# RN_BUSYBOX_REF: a small image for tests of the real node: Debian's busybox-static, its applets
-# linked in /bin, made once per machine in $STORE/images and imported by `up --real-node`.
-RN_BUSYBOX_REF=sparkop.dev/busybox:1
-real_node_busybox_image() {
-  local tar=$STORE/images/busybox-1.tar
-  if [ ! -f "$tar" ]; then
-    log "making the test image $RN_BUSYBOX_REF from Debian's busybox-static"
-    mkdir -p "$STORE/images"
-    local tmp; tmp=$(mktemp -d)
-    # Debian's package lists may be missing (a fresh container) or stale: updated once on failure.
-    (cd "$tmp" && { apt-get download busybox-static || { apt-get update && apt-get download busybox-static; }; } >/dev/null 2>&1) ||
-      { rm -rf "$tmp"; die "apt-get download busybox-static failed"; }
-    dpkg -x "$tmp"/busybox-static_*.deb "$tmp/deb"
-    mkdir -p "$tmp/root/bin" "$tmp/root/tmp" "$tmp/root/etc"
-    cp "$tmp/deb/bin/busybox" "$tmp/root/bin/busybox"
-    local applet
-    for applet in $("$tmp/root/bin/busybox" --list); do
-      [ "$applet" = busybox ] || ln -sf busybox "$tmp/root/bin/$applet"
-    done
-    printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' > "$tmp/root/etc/passwd"
-    printf 'root:x:0:\nnobody:x:65534:\n' > "$tmp/root/etc/group"
-    chmod 1777 "$tmp/root/tmp"
-    tar --numeric-owner --owner 0 --group 0 -C "$tmp/root" -cf "$tmp/layer.tar" .
-    "$BIN/ociimage" -name "$RN_BUSYBOX_REF" -o "$tmp/busybox.tar" -layer "$tmp/layer.tar" -cmd /bin/sh \
-      -env PATH=/bin && mv "$tmp/busybox.tar" "$tar"
-    rm -rf "$tmp"
-    [ -f "$tar" ] || die "could not make the test image $RN_BUSYBOX_REF"
-  fi
-  echo "$tar"
-}
+# shellcheck source=hack/real-node-build.sh
+source "$ROOT/hack/real-node-build.sh"
+# shellcheck source=hack/real-node-down.sh
+source "$ROOT/hack/real-node-down.sh"
 
 # ---------------------------------------------------------------------------------------------
 # Host setup
@@ -604,109 +436,8 @@ ports:
 EOF
 }
 
-# real_node_import IMAGE_TAR: imports a docker-archive (or OCI) tarball into the real node's
-# containerd, where the kubelet finds it (namespace k8s.io), unpacked for its snapshotter. Its
-# pods must not pull it (imagePullPolicy IfNotPresent or Never, or a tag other than latest).
-real_node_import() {
-  [ -f "$1" ] || die "no image tarball $1"
-  local snapshotter; snapshotter=$(cat "$RN_DIR/snapshotter" 2>/dev/null || echo overlayfs)
-  log "importing $(basename "$1") into the real node's containerd"
-  local out
-  out=$("$BIN/ctr" --address "$RN_SOCK" -n k8s.io images import --snapshotter "$snapshotter" "$1" 2>&1) ||
-    die "ctr images import $1 failed: $out (log: $STATE/logs/containerd.log)"
-}
-
-# cmd_real_node_import IMAGE_TAR...: `hack/local-cluster.sh import-image`: imports each tarball
-# into the real node of the running cluster.
-cmd_real_node_import() {
-  healthy || die "no healthy cluster in $STATE; run \`$0 up --real-node\` first"
-  [ -f "$STATE/real-node" ] || die "the cluster in $STATE has no real node (start it with \`$0 up --real-node\`)"
-  [ $# -gt 0 ] || die "import-image wants the image tarballs to import"
-  local tar
-  for tar in "$@"; do real_node_import "$tar"; done
-}
-
 # real_node_healthy: the node's processes run (used by `healthy`).
 real_node_healthy() {
   local c
   for c in "${RN_COMPONENTS[@]}"; do running "$c" || return 1; done
-}
-
-# ---------------------------------------------------------------------------------------------
-# down
-
-# real_node_down: removes this cluster's real node and everything it made, whatever `up` got to:
-# the kubelet first (it would restart what is removed), then every pod through the CRI so the
-# CNI plugins release their addresses and veths, then whatever is left of the containers, the
-# processes, mounts, network, cgroups and /var/log/containers links. Touches nothing without this
-# cluster's hash or state folder in its name.
-real_node_down() {
-  [ -f "$STATE/real-node" ] || [ -e "/run/netns/$RN_NETNS" ] || [ -d "$RN_RUN" ] || [ -d "$RN_DIR" ] || return 0
-  log "removing the real node ($RN_NETNS)"
-  stop kubelet
-  if running containerd && [ -x "$BIN/crictl" ]; then
-    timeout 120 "$BIN/crictl" --runtime-endpoint "unix://$RN_SOCK" --timeout 60s rmp -af >/dev/null 2>&1 ||
-      log "warning: crictl rmp -af failed; killing the containers"
-  fi
-  stop coredns
-  stop kube-proxy
-  stop containerd
-  # The node's processes no pid file names any more (their command lines name its folder).
-  local pid
-  for pid in $(real_node_orphans); do kill -KILL "$pid" 2>/dev/null || true; done
-  # Shims of this containerd (their -address names its socket) and whatever still runs in this
-  # node's cgroups: containers a failed `up` left behind.
-  for pid in $(pgrep -f -- "-address $RN_SOCK" || true); do kill -KILL "$pid" 2>/dev/null || true; done
-  local h procs
-  for h in $(real_node_cgroups 2>/dev/null || true); do
-    [ -d "$h/$RN_CGROUP" ] || continue
-    procs=$(find "$h/$RN_CGROUP" -name cgroup.procs -exec cat {} + 2>/dev/null || true)
-    # shellcheck disable=SC2086 # one argument per pid
-    [ -z "$procs" ] || kill -KILL $procs 2>/dev/null || true
-  done
-  real_node_unmount
-  # The network: the namespace (its end of the veth pair and the bridge go with it), the route.
-  if [ -e "/run/netns/$RN_NETNS" ]; then ip netns delete "$RN_NETNS" || log "warning: ip netns delete $RN_NETNS failed"; fi
-  ip link delete "$RN_VETH" 2>/dev/null || true
-  local route
-  while read -r route; do
-    # shellcheck disable=SC2086 # the route's words
-    [ -z "$route" ] || ip route delete $route 2>/dev/null || true
-  done < <(ip route show | grep -F " dev $RN_VETH " | cut -d' ' -f1)
-  # The cgroups, deepest first, once their processes are gone.
-  local deadline=$((SECONDS + 20))
-  for h in $(real_node_cgroups 2>/dev/null || true); do
-    [ -d "$h/$RN_CGROUP" ] || continue
-    until find "$h/$RN_CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null; [ ! -d "$h/$RN_CGROUP" ]; do
-      if [ $SECONDS -ge $deadline ]; then log "warning: could not remove the cgroup $h/$RN_CGROUP"; break; fi
-      sleep 0.2
-    done
-  done
-  # The kubelet's links to this node's container logs.
-  find /var/log/containers -maxdepth 1 -type l -lname "$RN_DIR/*" -delete 2>/dev/null || true
-  rm -rf --one-file-system "$RN_RUN"
-  if [ -n "$(real_node_mounts)" ]; then
-    die "mounts under $STATE or $RN_RUN remain (see /proc/self/mountinfo); not removing the state"
-  fi
-}
-
-# real_node_orphans: the pids of processes whose command line names this node's folder.
-real_node_orphans() {
-  pgrep -f -- "$RN_DIR/" || true
-}
-
-# real_node_mounts: the mount points under this node's folders, deepest first.
-real_node_mounts() {
-  awk -v a="$STATE/" -v b="$RN_RUN/" 'index($5, a) == 1 || index($5, b) == 1 {print length($5), $5}' /proc/self/mountinfo |
-    sort -rn | cut -d' ' -f2-
-}
-
-real_node_unmount() {
-  local m tries
-  for tries in 1 2 3; do
-    [ -n "$(real_node_mounts)" ] || return 0
-    while read -r m; do
-      [ -z "$m" ] || umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
-    done < <(real_node_mounts)
-  done
 }

@@ -20,7 +20,9 @@
 #
 # Needs root (debootstrap, chroot, mount), javac 17 and Go. The first build downloads ~100 MB of
 # Debian packages (kept in $STORE/images/debs for later builds) and the pyspark package (~430 MB,
-# once, shared with hack/install-spark.sh), and takes a few minutes.
+# once, shared with hack/install-spark.sh), and takes a few minutes. The store keeps a tarball
+# per stamp (~560 MB, and its base layer's); `build` removes those of other stamps that went
+# unused for PRUNE_DAYS (7) days.
 #
 # Environment: SPARKOP_STORE and SPARKOP_CACHE, as hack/local-cluster.sh (hack/store.sh);
 # OCIIMAGE, an ociimage binary to use instead of building hack/tools/ociimage; DEBIAN_MIRROR, a
@@ -81,12 +83,16 @@ cmd_stamp() { stamp; }
 cmd_build() {
   local out
   out=$IMAGES/spark-$SPARK_VERSION-$(stamp).tar
-  if [ ! -f "$out" ]; then
+  BASE=$IMAGES/base-$DEBIAN_SUITE-$(base_stamp).tar
+  if [ -f "$out" ]; then
+    # Its mtime tells prune_images when it was last used.
+    touch "$out" 2>/dev/null || true
+  else
     preflight
-    BASE=$IMAGES/base-$DEBIAN_SUITE-$(base_stamp).tar
     stored_file "$BASE" build_base
     stored_file "$out" build_image
   fi
+  prune_images "$out" "$BASE"
   echo "$out"
 }
 
@@ -95,7 +101,10 @@ cmd_build() {
 # be building the same); FILE appears whole or not at all.
 stored_file() {
   local file=$1 builder=$2
-  [ -f "$file" ] && return 0
+  if [ -f "$file" ]; then
+    touch "$file" 2>/dev/null || true # its last use, for prune_images
+    return 0
+  fi
   mkdir -p "$(dirname "$file")"
   (
     flock 7
@@ -109,6 +118,53 @@ stored_file() {
     log "built $file in $((SECONDS - started))s ($(du -m "$file" | cut -f1) MB)"
   ) 7>"$file.lock"
   [ -f "$file" ] || die "the build left no $file"
+}
+
+# Tarballs of other stamps than the build's go once unused for this many days (prune_images).
+PRUNE_DAYS=7
+
+# prune_images KEEP...: removes from $IMAGES the image and base tarballs (spark-*-*.tar,
+# base-*.tar) other than the KEEP ones that went unused for PRUNE_DAYS days, with their .lock,
+# .log and .tmp; and the scratch folder (.tmp) of any build, KEEP's too, that stopped a day ago.
+# Every build that finds a tarball touches it, so its mtime is its last use (a file's atime,
+# e.g. an import's read, counts too; a folder's does not: listing it is no use). Whatever a build holds the lock of (stored_file's) is skipped: the lock is taken without
+# waiting. Best effort: it never fails the build.
+prune_images() {
+  local p name k keep
+  local -A names=()
+  for p in "$IMAGES"/spark-*-*.tar* "$IMAGES"/base-*.tar*; do
+    name=${p%.lock}; name=${name%.log}; name=${name%.tmp}
+    if [[ $name == *.tar && -e $p ]]; then names[$name]=1; fi
+  done
+  for name in "${!names[@]}"; do
+    keep=0
+    for k in "$@"; do
+      if [ "$k" = "$name" ]; then keep=1; fi
+    done
+    [ -n "$(prunable "$name" "$keep")" ] || continue
+    (
+      flock -n 8 || { log "not pruning $name: a build holds its lock"; exit 0; }
+      local paths removed=()
+      mapfile -t paths < <(prunable "$name" "$keep") # again, under the lock
+      for p in "${paths[@]}"; do
+        if [ -e "$p" ] && remove_tree "$p"; then removed+=("${p##*/}"); fi
+      done
+      [ ${#removed[@]} = 0 ] || log "pruned ${removed[*]} from $IMAGES"
+    ) 8<>"$name.lock" || log "warning: could not prune $name"
+  done
+}
+
+# prunable NAME KEEP: prints what prune_images removes of the tarball NAME and its files, if
+# anything: all of them (the lock last) when KEEP is 0 and none was used for PRUNE_DAYS days, else
+# its scratch folder if that is a day old.
+prunable() {
+  local name=$1 keep=$2
+  if [ "$keep" = 0 ] && [ -z "$(find "$name" "$name.log" "$name.tmp" "$name.lock" -maxdepth 0 \
+    \( -mtime "-$PRUNE_DAYS" -o -type f -atime "-$PRUNE_DAYS" \) -print -quit 2>/dev/null)" ]; then
+    printf '%s\n' "$name" "$name.log" "$name.tmp" "$name.lock"
+  elif [ -n "$(find "$name.tmp" -maxdepth 0 -type d -mtime +0 2>/dev/null)" ]; then
+    printf '%s\n' "$name.tmp"
+  fi
 }
 
 # preflight: what a build needs, installing debootstrap with apt-get if it is missing.
