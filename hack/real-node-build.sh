@@ -103,7 +103,7 @@ real_node_host() {
 # devmapper, zfs).
 build_real_node() {
   local module=kubernetes
-  stored_build kubernetes-node "$(stamp "$TOOLS/kubernetes")" build_tools_module \
+  stored_build kubernetes-node "$(tools_stamp "$TOOLS/kubernetes")" build_tools_module \
     kubelet=k8s.io/kubernetes/cmd/kubelet kube-proxy=k8s.io/kubernetes/cmd/kube-proxy
   module=node
   stored_build node "$(rn_stamp "$TOOLS/node")" rn_build_into \
