@@ -1,0 +1,195 @@
+package realnode
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/test/cluster"
+)
+
+var piLine = regexp.MustCompile(`Pi is roughly 3\.1[0-9]*`)
+
+// SparkPi and pi.py, each submitted natively and by spark-submit, run to COMPLETED on the real
+// node with executors their driver made, and print the answer in the driver's log.
+func TestSparkPi(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct {
+		name      string
+		python    bool
+		submitter string
+	}{
+		{name: "scala-native", submitter: "native"},
+		{name: "scala-spark-submit", submitter: "spark-submit"},
+		{name: "python-native", python: true, submitter: "native"},
+		{name: "python-spark-submit", python: true, submitter: "spark-submit"},
+	}
+	// All four at once: the gang scheduler admits them as they fit (8 pods of a quarter CPU).
+	for _, tt := range tests {
+		app := e.sparkPi(tt.name, 1)
+		if tt.python {
+			app = e.pythonPi(tt.name, 1)
+		}
+		app.Annotations = map[string]string{v1beta2.AnnotationSubmitter: tt.submitter}
+		e.create(app)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			app := e.waitState(tt.name, v1beta2.ApplicationStateCompleted)
+			log := e.driverLog(app)
+			if !piLine.MatchString(log) {
+				t.Errorf("the driver's log has no %q:\n%s", piLine, tail(log, 30))
+			}
+			// The driver made its executor, on the real node, and it ran.
+			if len(app.Status.ExecutorState) == 0 {
+				t.Errorf("no executor in the status: %+v", app.Status)
+			}
+			driver := e.pod(app.DriverPodName())
+			if driver.Spec.NodeName != nodeName {
+				t.Errorf("driver ran on %q, want %q", driver.Spec.NodeName, nodeName)
+			}
+		})
+	}
+}
+
+// checkScript is a PySpark job that reports what the webhook put into its driver and executors,
+// as seen from inside the containers; with "fail N" it exits with N, with "sleep N" it sleeps,
+// with "spread N" it runs N slow tasks and then idles.
+const checkScript = `
+import os, sys, time
+from pyspark.sql import SparkSession
+
+def seen(_):
+    secret = open("/etc/check-secret/token").read().strip()
+    limit = "none"
+    for f in ("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory.max"):
+        if os.path.exists(f):
+            limit = open(f).read().strip()
+            break
+    return "uid=%d env=%s secret=%s limit=%s" % (os.getuid(), os.environ.get("CHECK_ENV", ""), secret, limit)
+
+mode = sys.argv[1] if len(sys.argv) > 1 else "check"
+if mode == "fail":
+    sys.exit(int(sys.argv[2]))
+spark = SparkSession.builder.getOrCreate()
+print("CHECK driver " + seen(None))
+for line in spark.sparkContext.parallelize(range(2), 2).map(seen).collect():
+    print("CHECK executor " + line)
+if mode == "sleep":
+    time.sleep(int(sys.argv[2]))
+if mode == "spread":
+    # Tasks that wait, so that Spark asks for more executors; then idle, so that it lets them go.
+    n = int(sys.argv[2])
+    spark.sparkContext.parallelize(range(n), n).foreach(lambda _: time.sleep(4))
+    time.sleep(30)
+spark.stop()
+`
+
+// checkApp runs checkScript from a ConfigMap, with a Secret and an environment variable on
+// both driver and executors, as uid 185.
+func (e *env) checkApp(name string, args ...string) *v1beta2.SparkApplication {
+	e.t.Helper()
+	for _, o := range []client.Object{
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "check-script"}, Data: map[string]string{"check.py": checkScript}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "check-secret"}, StringData: map[string]string{"token": "s3cret"}},
+	} {
+		if err := e.c.Create(e.ctx, o); err != nil && !strings.Contains(err.Error(), "already exists") {
+			e.t.Fatal(err)
+		}
+	}
+	app := e.pythonPi(name, 1)
+	app.Spec.MainApplicationFile = "local:///etc/check-script/check.py"
+	app.Spec.Arguments = args
+	sc := &corev1.SecurityContext{RunAsUser: ptr.To[int64](185), RunAsGroup: ptr.To[int64](185), RunAsNonRoot: ptr.To(true),
+		AllowPrivilegeEscalation: ptr.To(false), Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}}
+	for _, p := range []*v1beta2.SparkPodSpec{&app.Spec.Driver.SparkPodSpec, &app.Spec.Executor.SparkPodSpec} {
+		p.Secrets = []v1beta2.SecretInfo{{Name: "check-secret", Path: "/etc/check-secret", Type: v1beta2.SecretTypeGeneric}}
+		p.Env = []corev1.EnvVar{{Name: "CHECK_ENV", Value: "from-the-spec"}}
+		p.SecurityContext = sc
+	}
+	app.Spec.Driver.ConfigMaps = []v1beta2.NamePath{{Name: "check-script", Path: "/etc/check-script"}}
+	return app
+}
+
+// What the webhook adds is really there inside the containers: the mounted ConfigMap (the job
+// itself) and Secret, the environment, the memory limit, and uid 185 enforced by the runtime.
+func TestInsideTheContainers(t *testing.T) {
+	e := newEnv(t)
+	e.create(e.checkApp("check"))
+	app := e.waitState("check", v1beta2.ApplicationStateCompleted)
+	log := e.driverLog(app)
+	driver := e.pod(app.DriverPodName())
+	limit := driver.Spec.Containers[0].Resources.Limits.Memory().Value()
+	want := fmt.Sprintf("uid=185 env=from-the-spec secret=s3cret limit=%d", limit)
+	if !strings.Contains(log, "CHECK driver "+want) {
+		t.Errorf("the driver saw otherwise; want %q in:\n%s", want, tail(log, 30))
+	}
+	executors := regexp.MustCompile(`CHECK executor uid=185 env=from-the-spec secret=s3cret limit=[0-9]+`).FindAllString(log, -1)
+	if len(executors) != 2 {
+		t.Errorf("want 2 executor tasks reporting uid 185, the env and the secret, got %q in:\n%s", executors, tail(log, 30))
+	}
+}
+
+// A driver that exits non-zero is run again by the restart policy, and the status carries
+// Spark's real exit code; a running driver that is deleted fails its run.
+func TestDriverFailures(t *testing.T) {
+	e := newEnv(t)
+	t.Run("exit code and retry", func(t *testing.T) {
+		app := e.checkApp("exits", "fail", "3")
+		app.Spec.RestartPolicy = v1beta2.RestartPolicy{Type: v1beta2.RestartPolicyOnFailure, OnFailureRetries: ptr.To[int32](1),
+			OnFailureRetryInterval: ptr.To[int64](1)}
+		e.create(app)
+		cluster.Eventually(t, appTimeout, "exits to fail for good", func() (bool, error) {
+			app = e.get("exits")
+			return app.Status.AppState.State == v1beta2.ApplicationStateFailed, nil
+		})
+		if app.Status.ExecutionAttempts != 2 {
+			t.Errorf("executionAttempts = %d, want 2 (one retry)", app.Status.ExecutionAttempts)
+		}
+		if msg := app.Status.AppState.ErrorMessage; !strings.Contains(msg, "exit code 3") {
+			t.Errorf("errorMessage = %q, want Spark's exit code 3", msg)
+		}
+	})
+	t.Run("deleted driver", func(t *testing.T) {
+		e.create(e.checkApp("deleted", "sleep", "600"))
+		app := e.waitState("deleted", v1beta2.ApplicationStateRunning)
+		e.waitLog(app, "CHECK executor")
+		if err := e.cs.CoreV1().Pods(e.ns).Delete(e.ctx, app.DriverPodName(), metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e.waitState("deleted", v1beta2.ApplicationStateFailed)
+	})
+}
+
+func (e *env) pod(name string) *corev1.Pod {
+	e.t.Helper()
+	var pod corev1.Pod
+	if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, &pod); err != nil {
+		e.t.Fatal(err)
+	}
+	return &pod
+}
+
+// waitLog waits until the driver's log holds text.
+func (e *env) waitLog(app *v1beta2.SparkApplication, text string) {
+	e.t.Helper()
+	cluster.Eventually(e.t, appTimeout, strconv.Quote(text)+" in the driver's log", func() (bool, error) {
+		return strings.Contains(e.driverLog(app), text), nil
+	})
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
