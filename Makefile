@@ -83,7 +83,7 @@ RACE_ONLY ?= .
 test-race:
 	RACE_ONLY='$(RACE_ONLY)' hack/lint.sh test-race $(GO_RACE_FLAGS)
 
-## dev: the main job: local cluster + operator + examples/spark-pi.yaml run to completion
+## dev: the main job: local cluster (a real node where the machine can run containers; DEV_NODES=simulated for four kwok nodes) + operator + examples/spark-pi.yaml run to completion + a Spark Connect query
 .PHONY: dev
 dev:
 	@hack/dev.sh up
@@ -93,7 +93,7 @@ dev:
 dev-down:
 	@hack/dev.sh down
 
-## bench: submission speed (native vs spark-submit), restart and failover with 10,000 finished applications; see docs/benchmarks.md
+## bench: submission speed (native vs spark-submit), restart and failover with 10,000 finished applications, and real Spark on a real node (10 SparkPi natively and by spark-submit; a cluster of its own, stopped after); see docs/benchmarks.md
 .PHONY: bench
 bench: build
 	@mkdir -p bin && go build -o bin/bench ./test/bench
@@ -103,7 +103,10 @@ bench: build
 	bin/bench --kubeconfig $$kc --mode spark-submit --apps 50 --spark-home $$spark; \
 	bin/bench --kubeconfig $$kc --mode native --apps 10000; \
 	bin/bench --kubeconfig $$kc --scenario restart --apps 10000; \
-	bin/bench --kubeconfig $$kc --scenario failover --apps 10000
+	bin/bench --kubeconfig $$kc --scenario failover --apps 10000; \
+	rkc=$$(LOCAL_CLUSTER_DIR=$(CURDIR)/.cache/bench-realnode-cluster hack/local-cluster.sh up --real-node | tail -n 1); \
+	bin/bench --kubeconfig $$rkc --scenario real-node --apps 10 --spark-home $$spark; rc=$$?; \
+	LOCAL_CLUSTER_DIR=$(CURDIR)/.cache/bench-realnode-cluster hack/local-cluster.sh down; exit $$rc
 
 ## bench-gang: the gang comparisons, 1,000 mixed applications on 100 kwok nodes (the cluster's scheduler spark-scheduler, which holds only the room of plugin runs): gang vs no gang; each enforcement (advisory, placeholders, plugin) under competing load (plain pods taking ~30% of the CPU) and without it; and the other gang schedulers side by side (its Workload API variant, the naive Workload mapping, the example external scheduler, Volcano, YuniKorn, coscheduling and Kueue against the real schedulers); see docs/benchmarks.md
 .PHONY: bench-gang

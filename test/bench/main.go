@@ -104,7 +104,8 @@ func main() {
 	flag.StringVar(&c.scenario, "scenario", "submit", `what to measure: "submit" (submission speed), "restart" or "failover" `+
 		`(time to a new application's driver after the operator is killed, with --apps finished applications present), `+
 		`"gang" (--apps mixed-size applications at once, with or without (--gang=false) the gang scheduler), `+
-		`"scale" (the gang scheduler with --apps of the gang scenario's applications queued at once across --queues Queues, on every node of the cluster)`)
+		`"scale" (the gang scheduler with --apps of the gang scenario's applications queued at once across --queues Queues, on every node of the cluster), `+
+		`"real-node" (--apps small SparkPi applications run for real, natively and then by spark-submit; a cluster up with --real-node)`)
 	flag.BoolVar(&c.gang, "gang", true, `gang: run the operator with the gang scheduler as the default (false: the same load without it)`)
 	flag.StringVar(&c.scheduler, "scheduler", "gang", `gang: the applications' batch scheduler: "gang" (the embedded one), "kubernetes" (its Workload API variant; `+
 		`a cluster up with --workload-api), "kubernetes-naive" (Workload and PodGroups with no admission), "external" (the example external scheduler, run in this process), `+
@@ -124,6 +125,8 @@ func main() {
 		"failover": runFailover,
 		"gang":     runGang,
 		"scale":    runScale,
+		// real-node (realnode.go): real Spark, native submission against spark-submit.
+		"real-node": runRealNode,
 	}
 	scenario, ok := scenarios[c.scenario]
 	if !ok {
