@@ -101,7 +101,7 @@ func TestDynamicAllocation(t *testing.T) {
 		"spark.dynamicAllocation.schedulerBacklogTimeout": "1s",
 	}
 	e.create(app)
-	app = e.waitState("dynamic", v1beta2.ApplicationStateRunning)
+	e.waitState("dynamic", v1beta2.ApplicationStateRunning)
 
 	var res schedulingv1alpha1.Reservation
 	if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "dynamic"}, &res); err != nil {
