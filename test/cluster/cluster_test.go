@@ -205,14 +205,31 @@ func TestLocalClusterLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, pid := range pids {
-			if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); err == nil {
-				t.Errorf("process %d still exists after down", pid)
+			if running(pid) {
+				t.Errorf("process %d still runs after down", pid)
 			}
 		}
 		if _, err := os.Stat(state); !os.IsNotExist(err) {
 			t.Errorf("state folder %s still exists after down", state)
 		}
 	})
+}
+
+// running reports whether the process pid exists and has not exited: a zombie, which `down`
+// does not wait for its adopter to reap, has.
+func running(pid int) bool {
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	// The state is the field after the command name, which is in parentheses (and may hold
+	// parentheses of its own).
+	i := strings.LastIndex(string(stat), ") ")
+	if i < 0 {
+		return false
+	}
+	state := string(stat)[i+2:]
+	return !strings.HasPrefix(state, "Z") && !strings.HasPrefix(state, "X")
 }
 
 func samplePod(ns, name string, annotations map[string]string) *corev1.Pod {
