@@ -110,7 +110,7 @@ func downStops(t *testing.T, state string, names ...string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); err != nil {
+		if !cluster.ProcessRunning(pid) {
 			t.Fatalf("%s (process %d) is not running before down", name, pid)
 		}
 		pids = append(pids, pid)
@@ -119,7 +119,7 @@ func downStops(t *testing.T, state string, names ...string) {
 		t.Fatal(err)
 	}
 	for i, pid := range pids {
-		if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); err == nil {
+		if cluster.ProcessRunning(pid) {
 			t.Errorf("%s (process %d) still runs after down", names[i], pid)
 		}
 	}

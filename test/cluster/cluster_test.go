@@ -205,7 +205,7 @@ func TestLocalClusterLifecycle(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, pid := range pids {
-			if running(pid) {
+			if cluster.ProcessRunning(pid) {
 				t.Errorf("process %d still runs after down", pid)
 			}
 		}
@@ -213,23 +213,6 @@ func TestLocalClusterLifecycle(t *testing.T) {
 			t.Errorf("state folder %s still exists after down", state)
 		}
 	})
-}
-
-// running reports whether the process pid exists and has not exited: a zombie, which `down`
-// does not wait for its adopter to reap, has.
-func running(pid int) bool {
-	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	// The state is the field after the command name, which is in parentheses (and may hold
-	// parentheses of its own).
-	i := strings.LastIndex(string(stat), ") ")
-	if i < 0 {
-		return false
-	}
-	state := string(stat)[i+2:]
-	return !strings.HasPrefix(state, "Z") && !strings.HasPrefix(state, "X")
 }
 
 func samplePod(ns, name string, annotations map[string]string) *corev1.Pod {
