@@ -203,7 +203,8 @@ connect_query() {
   pf=$!
   local deadline=$((SECONDS + 30))
   until grep -q "Forwarding from" "$DEV/port-forward.log"; do
-    kill -0 "$pf" 2>/dev/null && [ $SECONDS -lt $deadline ] || { cat "$DEV/port-forward.log" >&2; die "port-forward to spark-connect-server failed"; }
+    kill -0 "$pf" 2>/dev/null && [ $SECONDS -lt $deadline ] ||
+      { kill "$pf" 2>/dev/null; cat "$DEV/port-forward.log" >&2; die "port-forward to spark-connect-server failed"; }
     sleep 0.2
   done
   log "a query through Spark Connect (hack/spark-connect-query.py sc://127.0.0.1:$port):"
@@ -228,7 +229,8 @@ cmd_up() {
   # The cluster's nodes follow DEV_NODES: a running dev cluster of the other kind is restarted.
   local has=simulated
   [ -f "$LOCAL_CLUSTER_DIR/real-node" ] && has=real
-  if "$ROOT/hack/local-cluster.sh" status 2>/dev/null && [ "$has" != "$NODES" ]; then
+  # A stopped one too: `up` would restart it as it was.
+  if [ -d "$LOCAL_CLUSTER_DIR" ] && [ "$has" != "$NODES" ]; then
     log "the dev cluster's nodes are not $NODES; restarting it"
     stop_operator
     "$ROOT/hack/local-cluster.sh" down
