@@ -28,19 +28,25 @@ import (
 
 // OperatorBinary builds cmd/spark-operator once per test binary and returns its path, for tests
 // that run the operator as its own process, as it runs in a cluster.
-var OperatorBinary = sync.OnceValues(func() (string, error) {
+var OperatorBinary = sync.OnceValues(func() (string, error) { return buildCommand("spark-operator") })
+
+// SparkctlBinary builds cmd/sparkctl once per test binary and returns its path.
+var SparkctlBinary = sync.OnceValues(func() (string, error) { return buildCommand("sparkctl") })
+
+// buildCommand builds cmd/NAME of the repository into the temporary folder.
+func buildCommand(name string) (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(os.TempDir(), fmt.Sprintf("spark-operator-test-%d", os.Getpid()))
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/spark-operator")
+	out := filepath.Join(os.TempDir(), fmt.Sprintf("%s-test-%d", name, os.Getpid()))
+	cmd := exec.Command("go", "build", "-o", out, "./cmd/"+name)
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the operator: %v\n%s", err, b)
+		return "", fmt.Errorf("building %s: %v\n%s", name, err, b)
 	}
 	return out, nil
-})
+}
 
 // Operator is an operator process a test started.
 type Operator struct {

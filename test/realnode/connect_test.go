@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -156,24 +155,9 @@ func TestUIAndSparkctl(t *testing.T) {
 	}
 }
 
-// sparkctlBinary builds cmd/sparkctl once per test binary.
-var sparkctlOnce = sync.OnceValues(func() (string, error) {
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	out := filepath.Join(os.TempDir(), fmt.Sprintf("sparkctl-realnode-%d", os.Getpid()))
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/sparkctl")
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building sparkctl: %v\n%s", err, b)
-	}
-	return out, nil
-})
-
 func sparkctlBinary(t *testing.T) string {
 	t.Helper()
-	bin, err := sparkctlOnce()
+	bin, err := cluster.SparkctlBinary()
 	if err != nil {
 		t.Fatal(err)
 	}
