@@ -6,10 +6,13 @@ CONTROLLER_GEN := go tool controller-gen
 CRD_DIR := charts/spark-operator/crds
 GENERATED := $(CRD_DIR) apis/sparkoperator.k8s.io/v1beta2/zz_generated.deepcopy.go apis/sparkoperator.k8s.io/v1alpha1/zz_generated.deepcopy.go apis/scheduling.sparkop.dev/v1alpha1/zz_generated.deepcopy.go
 # -count=1: results that depend on the local cluster must never come from the test cache.
-# -p 1: every package's tests share the one local cluster and its 4 nodes; run side by side,
-# one package's pods take capacity another's test planned for (the gang scheduler's reservations
-# bind only the pods it admits), and timings stretch under the load.
-GO_TEST_FLAGS ?= -count=1 -p 1 -timeout 40m
+# TEST_PARALLEL: how many test packages run against clusters at once. Each package that uses
+# the shared cluster takes a cluster of its own for as long as it runs (TEST_PARALLEL of them,
+# started on first use and kept up like the shared one): packages that shared one cluster's 4
+# nodes would take capacity another's test planned for (the gang scheduler's reservations bind
+# only the pods it admits).
+TEST_PARALLEL ?= 3
+GO_TEST_FLAGS ?= -count=1 -timeout 40m
 
 .PHONY: all
 all: build
@@ -72,7 +75,7 @@ shellcheck:
 ## each step timed, the slowest packages listed at the end (hack/test.sh)
 .PHONY: test
 test:
-	@GO_TEST_FLAGS="$(GO_TEST_FLAGS)" hack/test.sh
+	@GO_TEST_FLAGS="$(GO_TEST_FLAGS)" TEST_PARALLEL=$(TEST_PARALLEL) hack/test.sh
 
 ## test-race: go test -race on the packages whose tests need no local control plane (none of
 ## test/cluster in their test binaries; `hack/lint.sh race-packages` lists them), in both modules;
@@ -151,10 +154,11 @@ cluster-up:
 	hack/local-cluster.sh build --with-helm --with-cert-manager --with-coscheduling --with-kueue --with-spark-scheduler
 	hack/local-cluster.sh up
 
-## cluster-down: stop the local control plane and remove its state
+## cluster-down: stop the local control plane and remove its state (every shared test cluster
+## `make test` started)
 .PHONY: cluster-down
 cluster-down:
-	hack/local-cluster.sh down
+	hack/test.sh down
 
 .PHONY: help
 help:

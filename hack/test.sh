@@ -10,12 +10,22 @@
 # Volcano and YuniKorn (from ../shared/third_party) build in the background while the tests
 # before test/batchschedulers run; that package waits for them (a lock per build), and the run
 # waits for the background build at the end: its failure fails the run.
-# GO_TEST_FLAGS (from the Makefile) are go test's flags.
+#   hack/test.sh down     stops every shared test cluster a run started
+#
+# GO_TEST_FLAGS (from the Makefile) are go test's flags; TEST_PARALLEL is how many packages run
+# against clusters at once, each shared-cluster package with a cluster of its own (test/cluster's
+# SPARKOP_TEST_CLUSTERS).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${SPARKOP_CACHE:-$ROOT/.cache}
-GO_TEST_FLAGS=${GO_TEST_FLAGS:--count=1 -p 1 -timeout 40m}
+GO_TEST_FLAGS=${GO_TEST_FLAGS:--count=1 -timeout 40m}
+TEST_PARALLEL=${TEST_PARALLEL:-3}
+# The slowest packages against the cluster, slowest first (from the run summary): started first,
+# so the run does not end waiting for one of them alone.
+MODULE=github.com/sparkop/spark-operator
+SLOWEST=(test/realnode test/batchschedulers test/gang test/equivalence test/workloadapi test/cluster)
+
 BACKGROUND_LOG=$CACHE/batch-schedulers-build.log
 cd "$ROOT"
 
@@ -72,9 +82,16 @@ go_tests() {
 
 # Each module's packages fall in two sets: those whose tests need no local control plane
 # (hack/lint.sh race-packages), run side by side with the race detector on; and the rest, run
-# one package at a time against the cluster with GO_TEST_FLAGS (the Makefile says why -p 1).
+# TEST_PARALLEL at a time against clusters with GO_TEST_FLAGS, the slowest first. A package
+# that uses the shared cluster takes one of TEST_PARALLEL shared clusters for itself while it
+# runs (the Makefile says why); the others start clusters of their own.
 unit_packages() { hack/lint.sh race-packages "$1"; }
-cluster_packages() { comm -23 <(cd "$1" && go list ./... | sort) <(unit_packages "$1" | sort); }
+cluster_packages() {
+  local all p
+  all=$(comm -23 <(cd "$1" && go list ./... | sort) <(unit_packages "$1" | sort))
+  for p in "${SLOWEST[@]}"; do grep -x "$MODULE/$p" <<<"$all" || true; done
+  grep -vxF -f <(printf "$MODULE/%s\n" "${SLOWEST[@]}") <<<"$all" || true
+}
 
 # module_tests DIR LABEL: both sets of the module in DIR.
 module_tests() {
@@ -84,9 +101,10 @@ module_tests() {
   # shellcheck disable=SC2086 # GO_TEST_FLAGS is a list of flags
   step "tests of $label without the cluster (-race, $(wc -l <<<"$unit") packages)" \
     go_tests "$dir" "$label-unit" "$unit" -race -count=1 -timeout 20m
+  export SPARKOP_TEST_CLUSTERS=$TEST_PARALLEL
   # shellcheck disable=SC2086
-  step "tests of $label against the cluster ($(grep -c . <<<"$cluster") packages)" \
-    go_tests "$dir" "$label-cluster" "$cluster" $GO_TEST_FLAGS
+  step "tests of $label against the cluster ($(grep -c . <<<"$cluster") packages, $TEST_PARALLEL at a time)" \
+    go_tests "$dir" "$label-cluster" "$cluster" $GO_TEST_FLAGS -p "$TEST_PARALLEL"
 }
 
 start_background_build() {
@@ -125,10 +143,23 @@ cmd_all() {
   step "background build of Volcano and YuniKorn" wait_background_build
 }
 
+# shared_states: the state folders of the shared test clusters (test/cluster's slots).
+shared_states() {
+  local base=${LOCAL_CLUSTER_DIR:-$CACHE/local-cluster} d
+  for d in "$base" "$base"-[0-9]*; do [ -d "$d" ] && echo "$d"; done
+  return 0
+}
+
+# cmd_down: stops every shared test cluster.
+cmd_down() {
+  local d
+  for d in $(shared_states); do LOCAL_CLUSTER_DIR=$d hack/local-cluster.sh down; done
+}
+
 # cmd_logs: the last lines of each log a failed run may need.
 cmd_logs() {
-  local f
-  for f in "${LOCAL_CLUSTER_DIR:-$CACHE/local-cluster}"/logs/*.log "$BACKGROUND_LOG"; do
+  local d f
+  for f in $(for d in $(shared_states); do echo "$d"/logs/*.log; done) "$BACKGROUND_LOG"; do
     [ -f "$f" ] || continue
     printf '\n===== %s (last 40 lines)\n' "$f"
     tail -n 40 "$f"
@@ -138,5 +169,6 @@ cmd_logs() {
 case ${1:-all} in
   all) cmd_all ;;
   logs) cmd_logs ;;
+  down) cmd_down ;;
   *) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
 esac

@@ -72,6 +72,7 @@ func newScheme() *runtime.Scheme {
 
 var shared struct {
 	once       sync.Once
+	slotOnce   sync.Once
 	kubeconfig string
 	err        error
 }
@@ -119,7 +120,7 @@ func RESTConfig(kubeconfig string) (*rest.Config, error) {
 	return cfg, nil
 }
 
-// Up runs `hack/local-cluster.sh up` for the cluster kept in stateDir (the script's default
+// Up runs `hack/local-cluster.sh up` for the cluster kept in stateDir (the shared cluster's
 // when empty) and returns its kubeconfig path. Extra arguments go to the script.
 func Up(ctx context.Context, stateDir string, args ...string) (string, error) {
 	out, err := Script(ctx, stateDir, append([]string{"up"}, args...)...)
@@ -140,12 +141,18 @@ func Down(ctx context.Context, stateDir string) error {
 	return err
 }
 
-// Script runs hack/local-cluster.sh with the given arguments and returns its standard output;
-// on failure the error carries the end of its log output.
+// Script runs hack/local-cluster.sh with the given arguments for the cluster kept in stateDir
+// (the shared cluster's when empty: the script's default, or this process's slot, see SlotsEnv)
+// and returns its standard output; on failure the error carries the end of its log output.
 func Script(ctx context.Context, stateDir string, args ...string) (string, error) {
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
+	}
+	if stateDir == "" {
+		if stateDir, err = sharedStateDir(); err != nil {
+			return "", err
+		}
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(root, "hack", "local-cluster.sh"), args...)
 	cmd.Env = os.Environ()
