@@ -263,6 +263,7 @@ func setupControllers(mgr manager.Manager, o *options, cfg *rest.Config, scheme 
 			DriverPodGracePeriod: o.driverPodGracePeriod,
 			MaxTrackedExecutors:  o.maxTrackedExecutors,
 			UnschedulableTimeout: o.unschedulableTimeout,
+			DriverStartTimeout:   o.driverStartTimeout,
 			SubmissionWorkers:    o.submissionWorkers,
 		},
 	}

@@ -62,6 +62,7 @@ type options struct {
 	renewDeadline        time.Duration
 	retryPeriod          time.Duration
 	unschedulableTimeout time.Duration
+	driverStartTimeout   time.Duration
 	metricsAddr          string
 	pprofAddr            string
 	healthProbeAddr      string
@@ -172,6 +173,7 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.DurationVar(&o.externalInterval, "external-scheduler-interval", 5*time.Second, "How often the external scheduler is asked again while its applications wait and nothing else changes.")
 	fs.DurationVar(&o.driverPodGracePeriod, "driver-pod-grace-period", 10*time.Second, "How long a submitted application's driver pod may be missing before the application fails.")
 	fs.DurationVar(&o.unschedulableTimeout, "driver-unschedulable-timeout", 0, "Fail a run whose driver pod the scheduler cannot place for this long (with its reason); 0 waits indefinitely.")
+	fs.DurationVar(&o.driverStartTimeout, "driver-start-timeout", 5*time.Minute, "Fail a run whose driver pod is on a node but cannot start (its image cannot be pulled, its container cannot be created) for this long, with the kubelet's reason; 0 waits indefinitely.")
 	fs.IntVar(&o.maxTrackedExecutors, "max-tracked-executors", 1000, "Most executors listed in an application's status, so it never outgrows etcd's object size limit.")
 	fs.BoolVar(&o.uiServiceEnabled, "enable-ui-service", true, "Create a Service for each application's Spark UI.")
 	fs.StringVar(&o.ingressURLFormat, "ingress-url-format", "", "If set, create an Ingress for each Spark UI at this URL; {{$appName}} and {{$appNamespace}} are replaced.")
@@ -251,6 +253,9 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	}
 	if o.unschedulableTimeout < 0 {
 		errs = append(errs, fmt.Errorf("--driver-unschedulable-timeout must not be negative, got %s", o.unschedulableTimeout))
+	}
+	if o.driverStartTimeout < 0 {
+		errs = append(errs, fmt.Errorf("--driver-start-timeout must not be negative, got %s", o.driverStartTimeout))
 	}
 	if o.retryPeriod <= 0 || o.renewDeadline <= o.retryPeriod || o.leaseDuration <= o.renewDeadline {
 		errs = append(errs, fmt.Errorf("leader election needs 0 < --leader-election-retry-period (%s) < --leader-election-renew-deadline (%s) < --leader-election-lease-duration (%s)",

@@ -26,7 +26,7 @@ func TestParseOptions(t *testing.T) {
 			check: func(t *testing.T, o *options) {
 				if o.submissionMode != submission.ModeNative || o.namespaces != nil || !o.namespaceSelector.Empty() ||
 					o.driverPodGracePeriod != 10*time.Second || o.maxTrackedExecutors != 1000 || o.leaderElect ||
-					o.unschedulableTimeout != 0 || o.leaseDuration != 15*time.Second ||
+					o.unschedulableTimeout != 0 || o.driverStartTimeout != 5*time.Minute || o.leaseDuration != 15*time.Second ||
 					o.submissionWorkers != 32 || !o.controllerEnabled || o.webhook.CertProvider != webhook.CertProviderSelf ||
 					o.memoryLimitRatio != 0.9 {
 					t.Errorf("unexpected defaults: %+v", o)
@@ -157,11 +157,11 @@ func TestParseOptions(t *testing.T) {
 		{
 			name: "leader election timing and the unschedulable timeout",
 			args: []string{"--leader-election-lease-duration=8s", "--leader-election-renew-deadline=5s",
-				"--leader-election-retry-period=1s", "--driver-unschedulable-timeout=5m"},
+				"--leader-election-retry-period=1s", "--driver-unschedulable-timeout=5m", "--driver-start-timeout=90s"},
 			check: func(t *testing.T, o *options) {
-				got := []time.Duration{o.leaseDuration, o.renewDeadline, o.retryPeriod, o.unschedulableTimeout}
-				if diff := cmp.Diff([]time.Duration{8 * time.Second, 5 * time.Second, time.Second, 5 * time.Minute}, got); diff != "" {
-					t.Errorf("[lease, renew, retry, unschedulable] (-want +got):\n%s", diff)
+				got := []time.Duration{o.leaseDuration, o.renewDeadline, o.retryPeriod, o.unschedulableTimeout, o.driverStartTimeout}
+				if diff := cmp.Diff([]time.Duration{8 * time.Second, 5 * time.Second, time.Second, 5 * time.Minute, 90 * time.Second}, got); diff != "" {
+					t.Errorf("[lease, renew, retry, unschedulable, start] (-want +got):\n%s", diff)
 				}
 			},
 		},
@@ -169,6 +169,8 @@ func TestParseOptions(t *testing.T) {
 			wantErr: "leader election needs 0 < --leader-election-retry-period (2s) < --leader-election-renew-deadline (20s) < --leader-election-lease-duration (15s)"},
 		{name: "negative unschedulable timeout", args: []string{"--driver-unschedulable-timeout=-1s"},
 			wantErr: "--driver-unschedulable-timeout must not be negative, got -1s"},
+		{name: "negative start timeout", args: []string{"--driver-start-timeout=-1s"},
+			wantErr: "--driver-start-timeout must not be negative, got -1s"},
 		{name: "negative workers", args: []string{"--submission-workers", "-1"}, wantErr: "--submission-workers must be at least 1"},
 		{
 			name: "explicit workers win over the mode's default",

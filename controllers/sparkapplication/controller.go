@@ -60,6 +60,11 @@ type Options struct {
 	// UnschedulableTimeout, when positive, fails a run whose driver pod the scheduler has
 	// been unable to place for that long. Zero (the default) waits for as long as it takes.
 	UnschedulableTimeout time.Duration
+	// DriverStartTimeout, when positive, fails a run whose driver pod is on a node but cannot
+	// start (its image cannot be pulled, its container cannot be created) for that long after
+	// it was placed. Zero waits for as long as it takes; a failure that cannot mend (an invalid
+	// image name) fails the run at once either way.
+	DriverStartTimeout time.Duration
 	// NotPickedUpAfter is how long a driver pod may wait without any scheduler looking at it
 	// (no PodScheduled condition: it names a scheduler that does not run) before the status
 	// says so. Default 30s.

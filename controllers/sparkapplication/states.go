@@ -10,6 +10,7 @@ package sparkapplication
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -61,9 +62,14 @@ import (
 //	                Pending → SUBMITTED, with the scheduler's reason if it cannot place the
 //	                driver, and whether it asks for more than any node has [DriverUnschedulable];
 //	                after UnschedulableTimeout → FAILING [DriverUnschedulable] (driver deleted);
+//	                placed but a container cannot start (image pull, container creation)
+//	                → SUBMITTED with the kubelet's reason [DriverCannotStart]; after
+//	                DriverStartTimeout, or at once when waiting cannot help → FAILING
+//	                [DriverCannotStart] (driver deleted);
 //	                looked at by no scheduler, or gated, for NotPickedUpAfter → SUBMITTED, naming
 //	                the scheduler or gates it waits for [DriverNotPickedUp] (a gated driver is
 //	                not unschedulable, and does not time out); Running → RUNNING [DriverRunning],
+//	                saying which executors cannot start [ExecutorCannotStart],
 //	                Succeeded → SUCCEEDING [DriverCompleted], Failed → FAILING [DriverFailed],
 //	                Unknown → UNKNOWN, missing after DriverPodGracePeriod → FAILING; a run
 //	                that ended with nothing to follow is written COMPLETED or FAILED at once
@@ -296,10 +302,7 @@ func (s *step) followDriver(ctx context.Context) error {
 	case v1beta2.DriverStatePending:
 		return s.driverPending(ctx, driver)
 	case v1beta2.DriverStateRunning:
-		if s.from != v1beta2.ApplicationStateRunning {
-			s.moveTo(v1beta2.ApplicationStateRunning, "")
-			s.normal("DriverRunning", "Monitor", fmt.Sprintf("driver pod %s is running", driver.Name))
-		}
+		s.driverRunning(driver)
 	case v1beta2.DriverStateCompleted:
 		s.end(true, "")
 		s.normal("DriverCompleted", "Monitor", fmt.Sprintf("driver pod %s completed", driver.Name))
@@ -320,6 +323,9 @@ func (s *step) followDriver(ctx context.Context) error {
 // Options.NotPickedUpAfter (it names a scheduler that does not run) is said to wait for it.
 func (s *step) driverPending(ctx context.Context, driver *corev1.Pod) error {
 	st := &s.app.Status
+	if f := cannotStart(driver); f != nil {
+		return s.driverCannotStart(ctx, driver, f)
+	}
 	c := unschedulable(driver)
 	if c == nil {
 		msg, wait := notPickedUp(driver, s.now, s.r.Options.NotPickedUpAfter)
@@ -359,6 +365,23 @@ func (s *step) driverPending(ctx context.Context, driver *corev1.Pod) error {
 		s.warning("DriverUnschedulable", "Monitor", msg)
 	}
 	return nil
+}
+
+// driverRunning keeps the application RUNNING, saying in its status which executors cannot
+// start (and, when that begins, in an event), as Spark keeps asking for them.
+func (s *step) driverRunning(driver *corev1.Pod) {
+	st := &s.app.Status
+	msg := executorsCannotStart(s.executors, st.SubmissionID)
+	if s.from == v1beta2.ApplicationStateRunning && st.AppState.ErrorMessage == msg {
+		return
+	}
+	if s.from != v1beta2.ApplicationStateRunning {
+		s.normal("DriverRunning", "Monitor", fmt.Sprintf("driver pod %s is running", driver.Name))
+	}
+	if msg != "" && !strings.Contains(st.AppState.ErrorMessage, cannotStartMarker) {
+		s.warning("ExecutorCannotStart", "Monitor", msg)
+	}
+	s.moveTo(v1beta2.ApplicationStateRunning, msg)
 }
 
 // confirmDriverMissing decides about a driver pod the cache does not show. Within the grace

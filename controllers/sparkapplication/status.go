@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -111,8 +112,11 @@ func conditionsFor(st *v1beta2.SparkApplicationStatus) map[string]*cond {
 			ConditionRunning: notRunning("NotSubmitted"), ConditionQueued: nil}
 	case v1beta2.ApplicationStateSubmitted:
 		pending := notRunning("DriverPending")
-		if msg != "" {
-			// The only message SUBMITTED carries: the scheduler cannot place the driver.
+		switch {
+		case strings.Contains(msg, cannotStartMarker):
+			pending.reason = "DriverCannotStart"
+		case msg != "":
+			// The other message SUBMITTED carries: no scheduler places the driver.
 			pending.reason = "DriverUnschedulable"
 		}
 		return map[string]*cond{ConditionSubmitted: submitted, ConditionRunning: pending, ConditionQueued: nil}
