@@ -108,7 +108,8 @@ func TestWebhookKeepsTheDecision(t *testing.T) {
 		SecurityContext: &corev1.PodSecurityContext{FSGroup: ptr(int64(185)), RunAsUser: ptr(int64(185))},
 		DNSConfig:       &corev1.PodDNSConfig{Nameservers: []string{"1.1.1.1"}, Searches: []string{"spec.local"}},
 		Containers: []corev1.Container{{Name: v1beta2.SparkDriverContainerName,
-			SecurityContext: &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr(true), RunAsNonRoot: ptr(true)},
+			SecurityContext:          &corev1.SecurityContext{ReadOnlyRootFilesystem: ptr(true), RunAsNonRoot: ptr(true)},
+			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 			Lifecycle: &corev1.Lifecycle{
 				PostStart: &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"start"}}},
 				PreStop:   &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"stop"}}},

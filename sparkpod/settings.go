@@ -97,6 +97,7 @@ var settings = []setting{
 	{write: addInitContainers},
 	{write: addTerminationGracePeriod},
 	{write: addLifecycle},
+	{write: addTerminationMessage},
 	{write: addShareProcessNamespace},
 }
 

@@ -9,9 +9,11 @@ package sparkapplication
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -87,7 +89,7 @@ func driverFailureMessage(pod *corev1.Pod) string {
 		if term.Reason != "" {
 			msg += " (" + term.Reason + ")"
 		}
-		if m := strings.TrimSpace(term.Message); m != "" {
+		if m := lastLines(term.Message, terminationLines, terminationBytes); m != "" {
 			msg += ": " + m
 		}
 		return msg
@@ -99,6 +101,39 @@ func driverFailureMessage(pod *corev1.Pod) string {
 		msg += ": " + m
 	}
 	return msg
+}
+
+// A failed driver's termination message is the end of its log (sparkpod asks the kubelet for
+// that): the status keeps its last lines, within a size that leaves the status small.
+const (
+	terminationLines = 10
+	terminationBytes = 1024
+)
+
+// lastLines returns at most n of s's last non-blank lines, and at most max bytes of them (cut
+// at a line's start where it can be, never inside a character).
+func lastLines(s string, n, max int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	kept := make([]string, 0, n)
+	for i := len(lines) - 1; i >= 0 && len(kept) < n; i-- {
+		if l := strings.TrimRight(lines[i], " \t\r"); strings.TrimSpace(l) != "" {
+			kept = append(kept, l)
+		}
+	}
+	slices.Reverse(kept)
+	out := strings.Join(kept, "\n")
+	for len(out) > max {
+		if i := strings.IndexByte(out, '\n'); i >= 0 && len(out)-i-1 > 0 {
+			out = out[i+1:]
+			continue
+		}
+		cut := len(out) - max
+		for cut < len(out) && !utf8.RuneStart(out[cut]) {
+			cut++
+		}
+		out = out[cut:]
+	}
+	return out
 }
 
 // unschedulable returns the scheduler's PodScheduled=False condition of a pending pod, which

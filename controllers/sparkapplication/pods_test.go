@@ -8,7 +8,9 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package sparkapplication
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,6 +86,33 @@ func TestDriverFailureMessage(t *testing.T) {
 	}
 	if got := driverFailureMessage(nil); got == "" {
 		t.Error("nil pod gave an empty message")
+	}
+}
+
+// TestLastLines: a failed driver's log tail is cut to its last lines and to a size, at a line's
+// start where it can be and never inside a character.
+func TestLastLines(t *testing.T) {
+	var log []string
+	for i := 1; i <= 30; i++ {
+		log = append(log, fmt.Sprintf("line %d", i))
+	}
+	for _, tc := range []struct {
+		name   string
+		in     string
+		n, max int
+		want   string
+	}{
+		{"the last lines", strings.Join(log, "\n") + "\n", 3, 1024, "line 28\nline 29\nline 30"},
+		{"blank lines skipped", "a\n\n  \nb\r\n\n", 5, 1024, "a\nb"},
+		{"cut at a line's start", "first line\nsecond\nthird", 3, 12, "second\nthird"},
+		{"one long line cut at a character", "ééééé", 1, 5, "éé"},
+		{"empty", "\n \n", 3, 10, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := lastLines(tc.in, tc.n, tc.max); got != tc.want {
+				t.Errorf("lastLines(%q, %d, %d) = %q, want %q", tc.in, tc.n, tc.max, got, tc.want)
+			}
+		})
 	}
 }
 

@@ -86,9 +86,10 @@ func TestBuildSparkPi(t *testing.T) {
 		},
 		Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{
-				Name:            "spark-kubernetes-driver",
-				Image:           "docker.io/apache/spark:4.0.4",
-				ImagePullPolicy: corev1.PullIfNotPresent,
+				Name:                     "spark-kubernetes-driver",
+				Image:                    "docker.io/apache/spark:4.0.4",
+				ImagePullPolicy:          corev1.PullIfNotPresent,
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 				Args: []string{"driver", "--properties-file", "/opt/spark/conf/spark.properties",
 					"--class", "org.apache.spark.examples.SparkPi",
 					"local:///opt/spark/examples/jars/spark-examples.jar", "1000"},

@@ -493,7 +493,9 @@ func TestPodTemplates(t *testing.T) {
 				},
 				Ports:           []corev1.ContainerPort{{Name: "extra", ContainerPort: 9000, Protocol: corev1.ProtocolTCP}},
 				SecurityContext: &corev1.SecurityContext{RunAsUser: ptr(int64(185))},
-				Resources:       corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}},
+				// The kubelet keeps the end of a failed driver's log as its termination message.
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+				Resources:                corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}},
 				// "scratch" is an emptyDir only the main container mounts: Spark declares it.
 				VolumeMounts: []corev1.VolumeMount{
 					{Name: "spark-configmap-volume", MountPath: "/etc/spark/conf"},
