@@ -1,4 +1,4 @@
-# Set-up on a fresh machine: `make test` (see README.md).
+# Set-up on a fresh machine: `make test` (see CONTRIBUTING.md).
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -euo pipefail -c
 

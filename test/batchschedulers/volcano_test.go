@@ -69,7 +69,7 @@ func TestVolcano(t *testing.T) {
 	// An application of a Volcano queue that does not exist yet waits, saying so, with no pod;
 	// created, the queue lets it run. It runs before the others: while a second queue has pods,
 	// Volcano's proportion plugin binds a queue's pods only up to its share, so a running
-	// application's executor could wait (docs/gang-scheduling.md, "Several queues").
+	// application's executor could wait (docs/design/batch-schedulers.md).
 	early := f.app("early", volcano.Name, 1, fixtureDriverSeconds)
 	early.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To("later")}
 	if err := c.Create(ctx, early); err != nil {

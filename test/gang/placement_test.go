@@ -39,7 +39,7 @@ func TestExecutorsPlacedAtCreation(t *testing.T) {
 		_ = f.c.Delete(context.Background(), &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
 		_ = f.c.Delete(context.Background(), &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: configName}})
 	})
-	// Advisory: with placeholders an executor waits gated for its swap (docs/gang-scheduling.md).
+	// Advisory: with placeholders an executor waits gated for its swap (docs/design/gang-enforcement.md).
 	f.startOperator("--gang-enforcement=advisory", "--enable-webhook", "--webhook-url-host", "localhost",
 		"--webhook-port", strconv.Itoa(cluster.FreePort(t)), "--webhook-secret-namespace", f.ns,
 		"--webhook-config-name", configName, "--webhook-cert-dir", t.TempDir())
