@@ -1,0 +1,113 @@
+package realnode
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/test/cluster"
+)
+
+// failScript fails a PySpark driver in the ways a real node reports: an exit code after some
+// last words in the log, or memory allocated past the container's limit.
+const failScript = `
+import sys
+mode = sys.argv[1]
+if mode == "exit":
+    print("FAILURE last words before exit", flush=True)
+    sys.exit(int(sys.argv[2]))
+if mode == "oom":
+    hog = []
+    while True:
+        hog.append(bytearray(32 << 20))
+`
+
+// unreachableImage names a registry nothing listens on: the kubelet's pull fails at once.
+const unreachableImage = "127.0.0.1:1/spark:no-such-tag"
+
+// failApp runs failScript with args.
+func (e *env) failApp(name string, args ...string) *v1beta2.SparkApplication {
+	e.t.Helper()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "fail-script"},
+		Data: map[string]string{"fail.py": failScript}}
+	if err := e.c.Create(e.ctx, cm); err != nil && !strings.Contains(err.Error(), "already exists") {
+		e.t.Fatal(err)
+	}
+	app := e.pythonPi(name, 1)
+	app.Spec.MainApplicationFile = "local:///etc/fail-script/fail.py"
+	app.Spec.Arguments = args
+	app.Spec.Driver.ConfigMaps = []v1beta2.NamePath{{Name: "fail-script", Path: "/etc/fail-script"}}
+	return app
+}
+
+// waitMessage waits until the application's state is state and its errorMessage holds every
+// one of parts, and returns it.
+func (e *env) waitMessage(name string, state v1beta2.ApplicationStateType, parts ...string) *v1beta2.SparkApplication {
+	e.t.Helper()
+	var app *v1beta2.SparkApplication
+	cluster.Eventually(e.t, appTimeout, name+" "+string(state)+" saying "+strings.Join(parts, ", "), func() (bool, error) {
+		app = e.get(name)
+		if app.Status.AppState.State != state {
+			return false, nil
+		}
+		for _, p := range parts {
+			if !strings.Contains(app.Status.AppState.ErrorMessage, p) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	return app
+}
+
+// TestRealFailures: what a real kubelet reports reaches the application's status, and every
+// such wait has an end. An image that cannot be pulled keeps the driver SUBMITTED with the
+// kubelet's reason, then fails the run after --driver-start-timeout, driver deleted; an
+// executor image that cannot be pulled is shown while the driver runs; a driver killed for
+// memory fails with OOMKilled; a driver that exits non-zero fails with Spark's exit code and the
+// last lines of its log.
+func TestRealFailures(t *testing.T) {
+	e := newEnv(t, "--driver-start-timeout=30s")
+
+	t.Run("driver image cannot be pulled", func(t *testing.T) {
+		app := e.sparkPi("no-image", 1)
+		app.Spec.Image = ptr.To(unreachableImage)
+		e.create(app)
+		e.waitMessage("no-image", v1beta2.ApplicationStateSubmitted, "cannot start: container spark-kubernetes-driver", unreachableImage)
+		app = e.waitMessage("no-image", v1beta2.ApplicationStateFailed, "(for more than 30s)")
+		cluster.Eventually(t, appTimeout, "the driver pod deleted", func() (bool, error) {
+			var pod corev1.Pod
+			err := e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: app.DriverPodName()}, &pod)
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			return pod.DeletionTimestamp != nil, err
+		})
+	})
+
+	t.Run("executor image cannot be pulled", func(t *testing.T) {
+		app := e.sparkPi("no-exec-image", 1)
+		app.Spec.Executor.Image = ptr.To(unreachableImage)
+		e.create(app)
+		e.waitMessage("no-exec-image", v1beta2.ApplicationStateRunning, "executor pod ", "cannot start: container spark-kubernetes-executor", unreachableImage)
+		if err := e.c.Delete(e.ctx, app); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("driver killed for memory", func(t *testing.T) {
+		e.create(e.failApp("oom", "oom"))
+		e.waitMessage("oom", v1beta2.ApplicationStateFailed, "OOMKilled")
+	})
+
+	t.Run("exit code and last words", func(t *testing.T) {
+		e.create(e.failApp("exits", "exit", "7"))
+		e.waitMessage("exits", v1beta2.ApplicationStateFailed, "exit code 7", "FAILURE last words before exit")
+	})
+}
