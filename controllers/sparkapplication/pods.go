@@ -136,6 +136,27 @@ func lastLines(s string, n, max int) string {
 	return out
 }
 
+// driverLost says when a driver pod that was deleted is still not gone, nor reported finished,
+// more than slack past its deletion deadline (deletionTimestamp, the end of its grace period):
+// the kubelet of its node is not acting on it, and the node is lost to the run (stopped, or cut
+// off; the node controller evicts a pod from a node that stopped answering, 5 minutes after by
+// default). Before then it returns how much longer to wait; for any other pod, nothing.
+func driverLost(pod *corev1.Pod, now time.Time, slack time.Duration) (string, time.Duration) {
+	if pod == nil || pod.DeletionTimestamp == nil || driverState(pod).IsTerminal() {
+		return "", 0
+	}
+	deadline := pod.DeletionTimestamp.Add(slack)
+	if wait := deadline.Sub(now); wait > 0 {
+		return "", wait
+	}
+	node := pod.Spec.NodeName
+	if node == "" {
+		node = "(none)"
+	}
+	return fmt.Sprintf("driver pod %s is lost: deleted at %s, its node %s has not stopped it %s later",
+		pod.Name, pod.DeletionTimestamp.UTC().Format(time.RFC3339), node, now.Sub(pod.DeletionTimestamp.Time).Round(time.Second)), 0
+}
+
 // unschedulable returns the scheduler's PodScheduled=False condition of a pending pod, which
 // says why no node can take it, or nil while the pod is placed or not yet looked at.
 func unschedulable(pod *corev1.Pod) *corev1.PodCondition {

@@ -297,3 +297,39 @@ func TestTrimPodForCache(t *testing.T) {
 		t.Errorf("non-pods must pass through, got %v", other)
 	}
 }
+
+// TestDriverLost: a deleted driver still not gone nor finished past its deletion deadline and
+// the slack is lost; before then the wait is returned; a finished or undeleted one is not lost.
+func TestDriverLost(t *testing.T) {
+	deleted := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	terminating := func(phase corev1.PodPhase) *corev1.Pod {
+		pod := podIn(phase)
+		pod.Spec.NodeName = "node-1"
+		pod.DeletionTimestamp = &metav1.Time{Time: deleted}
+		return pod
+	}
+	const slack = 10 * time.Second
+	for _, tc := range []struct {
+		name     string
+		pod      *corev1.Pod
+		after    time.Duration
+		wantMsg  string
+		wantWait time.Duration
+	}{
+		{"within the slack", terminating(corev1.PodRunning), 4 * time.Second, "", 6 * time.Second},
+		{"before the deadline", terminating(corev1.PodRunning), -20 * time.Second, "", 30 * time.Second},
+		{"past it", terminating(corev1.PodRunning), 75 * time.Second,
+			"driver pod app-driver is lost: deleted at 2026-01-01T12:00:00Z, its node node-1 has not stopped it 1m15s later", 0},
+		{"pending past it", terminating(corev1.PodPending), time.Minute,
+			"driver pod app-driver is lost: deleted at 2026-01-01T12:00:00Z, its node node-1 has not stopped it 1m0s later", 0},
+		{"finished", terminating(corev1.PodFailed), time.Hour, "", 0},
+		{"not deleted", podIn(corev1.PodRunning), time.Hour, "", 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msg, wait := driverLost(tc.pod, deleted.Add(tc.after), slack)
+			if diff := cmp.Diff([]any{tc.wantMsg, tc.wantWait}, []any{msg, wait}); diff != "" {
+				t.Errorf("[message, wait] (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

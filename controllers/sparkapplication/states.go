@@ -71,7 +71,9 @@ import (
 //	                not unschedulable, and does not time out); Running → RUNNING [DriverRunning],
 //	                saying which executors cannot start [ExecutorCannotStart],
 //	                Succeeded → SUCCEEDING [DriverCompleted], Failed → FAILING [DriverFailed],
-//	                Unknown → UNKNOWN, missing after DriverPodGracePeriod → FAILING; a run
+//	                Unknown → UNKNOWN, missing after DriverPodGracePeriod → FAILING; deleted
+//	                but not gone DriverPodGracePeriod past its deletion deadline (its node is
+//	                lost) → FAILING [DriverLost]; a run
 //	                that ended with nothing to follow is written COMPLETED or FAILED at once
 //	                (see end)
 //	SUCCEEDING      restart policy Always                → PENDING_RERUN, else COMPLETED
@@ -290,6 +292,14 @@ func (s *step) followDriver(ctx context.Context) error {
 		st.SparkApplicationID = id
 	}
 	st.DriverInfo.PodName = driver.Name
+	if lost, wait := driverLost(driver, s.now, s.r.Options.DriverPodGracePeriod); lost != "" {
+		s.updateExecutors(v1beta2.DriverStateFailed)
+		s.end(false, lost)
+		s.warning("DriverLost", "Monitor", lost)
+		return nil
+	} else if wait > 0 {
+		s.requeue(wait)
+	}
 	ds := driverState(driver)
 	s.updateExecutors(ds)
 	if ds.IsTerminal() {
