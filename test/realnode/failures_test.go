@@ -22,7 +22,7 @@ import (
 // failScript fails a PySpark driver in the ways a real node reports: an exit code after some
 // last words in the log, or memory allocated past the container's limit.
 const failScript = `
-import sys
+import sys, time
 mode = sys.argv[1]
 if mode == "exit":
     print("FAILURE last words before exit", flush=True)
@@ -31,6 +31,11 @@ if mode == "oom":
     hog = []
     while True:
         hog.append(bytearray(32 << 20))
+if mode == "slow":
+    from pyspark.sql import SparkSession
+    sc = SparkSession.builder.getOrCreate().sparkContext
+    n = int(sys.argv[2])
+    print("FAILURE sum %d" % sc.parallelize(range(n), n).map(lambda x: (time.sleep(3), x)[1]).sum(), flush=True)
 `
 
 // unreachableImage names a registry nothing listens on: the kubelet's pull fails at once.
@@ -171,4 +176,53 @@ func TestNodeLost(t *testing.T) {
 	e.freezeKubelet()
 	app = e.waitMessage("lost", v1beta2.ApplicationStateFailed, "driver pod lost-driver is lost", "its node "+nodeName)
 	t.Logf("FAILED %s after the node stopped answering: %s", time.Since(frozen).Round(time.Second), app.Status.AppState.ErrorMessage)
+}
+
+// killExecutor kills, from the host, the JVM of the executor in pod: its container exits as a
+// container whose process was killed does.
+func (e *env) killExecutor(pod string) {
+	e.t.Helper()
+	procs, _ := filepath.Glob("/proc/[0-9]*/environ")
+	for _, f := range procs {
+		env, err := os.ReadFile(f)
+		if err != nil || !strings.Contains(string(env), "SPARK_EXECUTOR_POD_NAME="+pod+"\x00") {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join(filepath.Dir(f), "cmdline"))
+		if !strings.Contains(string(cmdline), "java") {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			e.t.Fatalf("killing the JVM of %s (pid %d): %v", pod, pid, err)
+		}
+		return
+	}
+	e.t.Fatalf("no JVM of executor pod %s on this machine", pod)
+}
+
+// TestExecutorLost: an executor whose container is killed mid-job shows as FAILED in the status
+// (with an ExecutorFailed event); Spark replaces it and the job completes with the right answer.
+func TestExecutorLost(t *testing.T) {
+	e := newEnv(t)
+	e.create(e.failApp("exec-lost", "slow", "8"))
+	app := e.waitState("exec-lost", v1beta2.ApplicationStateRunning)
+	var first string
+	cluster.Eventually(t, appTimeout, "an executor running", func() (bool, error) {
+		running := e.running("exec-lost", v1beta2.SparkRoleExecutor)
+		if len(running) > 0 {
+			first = running[0]
+		}
+		return first != "", nil
+	})
+	e.waitLog(app, "Starting task")
+	e.killExecutor(first)
+	app = e.waitState("exec-lost", v1beta2.ApplicationStateCompleted)
+	states := app.Status.ExecutorState
+	if states[first] != v1beta2.ExecutorStateFailed || len(states) < 2 {
+		t.Errorf("executor states %v: want %s FAILED and its replacement", states, first)
+	}
+	if log := e.driverLog(app); !strings.Contains(log, "FAILURE sum 28") {
+		t.Errorf("the driver's log has no right answer (FAILURE sum 28):\n%s", tail(log, 30))
+	}
 }
