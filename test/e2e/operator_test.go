@@ -50,7 +50,8 @@ func requireDriverVolumes(t *testing.T, c client.Client, ns, driver string) {
 // waitAllRunning waits until the namespace holds apps RUNNING applications.
 func waitAllRunning(t *testing.T, c client.Client, ns string, apps int) {
 	t.Helper()
-	cluster.Eventually(t, 90*time.Second, "every application to be RUNNING", func() (bool, error) {
+	// A bound on liveness, not speed: make test runs other packages beside this one.
+	cluster.Eventually(t, 4*time.Minute, "every application to be RUNNING", func() (bool, error) {
 		var list v1beta2.SparkApplicationList
 		if err := c.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
 			return false, err
