@@ -26,6 +26,7 @@ import (
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 )
 
 // backstop is how often a cycle runs without any event: it lets reservation timeouts expire.
@@ -42,7 +43,7 @@ type loop struct {
 	mgr manager.Manager
 	// marked holds the runs this loop preempted, so that the next cycle does not count their
 	// reservations again before the cache shows the mark.
-	marked map[Key]string
+	marked map[core.Key]string
 	// let holds the drivers the start gate let start, with when, for owedFor: the cache may
 	// not show them started yet (newStartGate).
 	let map[boundMember]time.Time
@@ -51,7 +52,7 @@ type loop struct {
 	dropped map[types.UID]bool
 	// warnedUnheld holds the runs, by workload, told they started without the pod scheduler
 	// holding their room (plugin.go).
-	warnedUnheld map[Key]string
+	warnedUnheld map[core.Key]string
 }
 
 func (l *loop) NeedLeaderElection() bool { return true }
@@ -61,7 +62,7 @@ func (l *loop) NeedLeaderElection() bool { return true }
 func (l *loop) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("gang-scheduler")
 	ctx = log.IntoContext(ctx, logger)
-	l.marked = map[Key]string{}
+	l.marked = map[core.Key]string{}
 	l.let = map[boundMember]time.Time{}
 	if !l.s.cluster.WaitForCacheSync(ctx) || !l.mgr.GetCache().WaitForCacheSync(ctx) {
 		return errors.New("gang scheduler: caches did not sync")
@@ -137,14 +138,14 @@ func (l *loop) cycle(ctx context.Context) error {
 			log.FromContext(ctx).Error(err, "deleting stale reservations")
 		}
 	}
-	objects := map[Key]*object{}
+	objects := map[core.Key]*object{}
 	for i := range w.Workloads {
 		objects[w.Workloads[i].Key] = &w.Workloads[i]
 	}
 	start := time.Now()
 	out, asking := s.schedule(ctx, snap, objects)
 	busy := time.Since(start) - asking
-	var wake []Key
+	var wake []core.Key
 	var errs []error
 	// Which admitted workloads may start their driver now (startgate.go): decided, and published to
 	// Admit, before any reservation is stored, so that Admit never lets a held one start in
@@ -163,7 +164,7 @@ func (l *loop) cycle(ctx context.Context) error {
 		}
 		l.warnUnheld(objects, unheld)
 	}
-	replan := map[Key]string{}
+	replan := map[core.Key]string{}
 	for i := range w.Workloads {
 		o := &w.Workloads[i]
 		r, ok := o.liveReservation()
@@ -187,7 +188,7 @@ func (l *loop) cycle(ctx context.Context) error {
 			replan[o.Key] = why
 		}
 	}
-	startNow := map[Key]bool{}
+	startNow := map[core.Key]bool{}
 	for _, a := range out.Admitted {
 		if o := objects[a.Key]; o == nil {
 			continue
@@ -281,7 +282,7 @@ func (l *loop) cycle(ctx context.Context) error {
 
 	clock.done("store")
 
-	judged := make(map[Key]judgement, len(snap.Workloads))
+	judged := make(map[core.Key]judgement, len(snap.Workloads))
 	for _, wl := range snap.Workloads {
 		if o := objects[wl.Key]; o != nil && wl.Admission == nil && !wl.Unrecorded {
 			judged[wl.Key] = judgementOf(o.Workload)
@@ -347,7 +348,7 @@ func (l *loop) cycle(ctx context.Context) error {
 // still waits to start, and woken again by every cycle it would only be read again by the
 // submission pool. One let start by another process (before a restart, or by the leader
 // before) is woken again.
-func (l *loop) wokenFor(key Key, run string) bool {
+func (l *loop) wokenFor(key core.Key, run string) bool {
 	_, ok := l.let[boundMember{app: key, submission: run, role: v1beta2.SparkRoleDriver}]
 	return ok
 }
@@ -365,7 +366,7 @@ func (c *phaseClock) done(phase string) {
 // explainReplanned puts, before the reason a workload planned again waits for, why it was
 // planned again; it forgets those admitted again, and those whose run moved on or that are
 // gone. The caller holds s.mu.
-func (s *Scheduler) explainReplanned(objects map[Key]*object, out Outcome) {
+func (s *Scheduler) explainReplanned(objects map[core.Key]*object, out core.Outcome) {
 	for key, rp := range s.replanned {
 		o := objects[key]
 		if o == nil || o.Run != rp.run {
@@ -437,7 +438,7 @@ func (l *loop) store(ctx context.Context, o *object, res Reservation, room *shar
 func (s *Scheduler) overlayStored(objects []object, forget bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	seen := map[Key]bool{}
+	seen := map[core.Key]bool{}
 	for i := range objects {
 		o := &objects[i]
 		seen[o.Key] = true
@@ -466,7 +467,7 @@ func (s *Scheduler) overlayStored(objects []object, forget bool) {
 // cache does not show yet, and forgets those it shows (or whose run has moved on). The objects
 // are the cache's: a mark is put on a copy.
 func (l *loop) overlayMarked(objects []object) {
-	seen := map[Key]bool{}
+	seen := map[core.Key]bool{}
 	for i := range objects {
 		o := &objects[i]
 		seen[o.Key] = true
@@ -496,7 +497,7 @@ func (l *loop) overlayMarked(objects []object) {
 
 // preempt stops a whole admitted workload so a waiting one of higher priority fits: it is
 // marked for its controller, which stops its run and queues it again, with an event.
-func (s *Scheduler) preempt(ctx context.Context, o *object, p Preemption) error {
+func (s *Scheduler) preempt(ctx context.Context, o *object, p core.Preemption) error {
 	if o == nil {
 		return nil
 	}

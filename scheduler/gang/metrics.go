@@ -22,7 +22,7 @@ var (
 		Help: "Applications decided for by the gang scheduler's cycles (admitted, left waiting or rejected), summed over cycles.",
 	})
 	scheduleSeconds = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "spark_operator_gang_schedule_seconds_total", Help: "Time spent deciding (gang.Schedule), summed over cycles.",
+		Name: "spark_operator_gang_schedule_seconds_total", Help: "Time spent deciding (core.Schedule), summed over cycles.",
 	})
 	admittedTotal = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "spark_operator_gang_admitted_total", Help: "Applications admitted by the gang scheduler.",

@@ -74,6 +74,7 @@ import (
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -187,7 +188,7 @@ func unschedulableSince(p *corev1.Pod) (time.Time, bool) {
 const takenAfter = 5 * time.Second
 
 // placeholderPod is the placeholder of one member of r, the reservation of workload key.
-func placeholderPod(key Key, r Reservation, member, node string, requests corev1.ResourceList, image string) *corev1.Pod {
+func placeholderPod(key core.Key, r Reservation, member, node string, requests corev1.ResourceList, image string) *corev1.Pod {
 	resName := ReservationName(key)
 	reqs := requests.DeepCopy()
 	delete(reqs, corev1.ResourcePods)
@@ -224,7 +225,7 @@ func nodeAffinity(node string) *corev1.Affinity {
 
 // wantedPlaceholder is a placeholder that should exist.
 type wantedPlaceholder struct {
-	key    Key
+	key    core.Key
 	res    Reservation
 	member string
 	node   string
@@ -239,23 +240,23 @@ type wantedPlaceholder struct {
 // before orders placeholders: by workload, then the driver's, then by first executor.
 func (w wantedPlaceholder) before(o wantedPlaceholder) bool {
 	if w.key != o.key {
-		return lessKey(w.key, o.key)
+		return core.LessKey(w.key, o.key)
 	}
 	return w.first < o.first || w.first == o.first && w.member < o.member
 }
 
 // driverPlaceholder is the placeholder of r's driver.
-func driverPlaceholder(key Key, r Reservation) wantedPlaceholder {
+func driverPlaceholder(key core.Key, r Reservation) wantedPlaceholder {
 	return wantedPlaceholder{key: key, res: r, member: schedv1alpha1.MemberRoleDriver, node: r.Driver, requests: r.DriverRequests, count: 1}
 }
 
 // groupPlaceholder is the placeholder shared by the executors of r's node group g.
-func groupPlaceholder(key Key, r Reservation, g nodeGroup) wantedPlaceholder {
+func groupPlaceholder(key core.Key, r Reservation, g nodeGroup) wantedPlaceholder {
 	return wantedPlaceholder{key: key, res: r, member: g.member(), node: g.node, requests: r.ExecutorRequests, count: g.size(), first: g.lo}
 }
 
 // executorPlaceholder is the placeholder of r's executor id alone, on node.
-func executorPlaceholder(key Key, r Reservation, id int, node string) wantedPlaceholder {
+func executorPlaceholder(key core.Key, r Reservation, id int, node string) wantedPlaceholder {
 	return wantedPlaceholder{key: key, res: r, member: executorMember(id), node: node, requests: r.ExecutorRequests, count: 1, first: id}
 }
 
@@ -637,7 +638,7 @@ func (r *sharedRoom) take(node string, need corev1.ResourceList) bool {
 // createPlaceholders creates the placeholders of a reservation just stored, nothing of whose run
 // exists yet: every member's that fits room now, driver first (reconcilePlaceholders creates
 // the others once there is room).
-func (s *Scheduler) createPlaceholders(ctx context.Context, key Key, r Reservation, room *sharedRoom) error {
+func (s *Scheduler) createPlaceholders(ctx context.Context, key core.Key, r Reservation, room *sharedRoom) error {
 	if s.cfg.Enforcement != EnforcementPlaceholders || room == nil {
 		return nil
 	}
@@ -997,7 +998,7 @@ func (s *Scheduler) awaitGone(ctx context.Context, pod types.NamespacedName) {
 // placeholder's place; any other unconfined (its template already names the node it was
 // planned on, if any).
 func driversToUngate(w world) []toUngate {
-	reservations := map[Key]Reservation{}
+	reservations := map[core.Key]Reservation{}
 	for i := range w.Workloads {
 		if r, ok := w.Workloads[i].liveReservation(); ok {
 			reservations[w.Workloads[i].Key] = r
@@ -1050,8 +1051,8 @@ func countedByReservation(p *corev1.Pod, holding map[types.NamespacedName]string
 // A placeholder kube-scheduler found no room for, on a node where pods are ending (those of the
 // applications this run preempted, say), waits for them as a driver does (startgate.go): the
 // room is on its way, not taken.
-func placeholdersHold(w world, o snapshotOptions) (waiting map[Key]string, taken map[Key]string, recheck time.Duration) {
-	waiting, taken = map[Key]string{}, map[Key]string{}
+func placeholdersHold(w world, o snapshotOptions) (waiting map[core.Key]string, taken map[core.Key]string, recheck time.Duration) {
+	waiting, taken = map[core.Key]string{}, map[core.Key]string{}
 	existing := existingPlaceholders(w)
 	wanted := placeholdersOf(w, o, existing)
 	ending := map[string]bool{}

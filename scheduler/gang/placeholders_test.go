@@ -23,6 +23,7 @@ import (
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 )
 
 func TestParseEnforcement(t *testing.T) {
@@ -95,7 +96,7 @@ func TestReservationObjectRoundTrip(t *testing.T) {
 	if _, ok := reservationFrom(swapped, &a); ok {
 		t.Error("a plan with its executors out of order reads")
 	}
-	if got := ReservationName(Key{Kind: "SparkConnect", NamespacedName: types.NamespacedName{Name: "a"}}); got != "a.sparkconnect" {
+	if got := ReservationName(core.Key{Kind: "SparkConnect", NamespacedName: types.NamespacedName{Name: "a"}}); got != "a.sparkconnect" {
 		t.Errorf("a session's reservation is named %q", got)
 	}
 }
@@ -103,7 +104,7 @@ func TestReservationObjectRoundTrip(t *testing.T) {
 // placeholderOf is the placeholder of member of a's reservation res on node, as the cluster
 // cache holds it (bound or not, unschedulable or not).
 func placeholderOf(res Reservation, member, node string, bound, unschedulable bool) corev1.Pod {
-	key := Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
+	key := core.Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
 	var want wantedPlaceholder
 	lo, hi, id := 0, 0, 0
 	switch {
@@ -238,8 +239,8 @@ func scanned(_ int, err error) bool { return err == nil }
 
 func TestPlaceholderOrder(t *testing.T) {
 	res := Reservation{SubmissionID: "s1", Driver: "n1", Executors: map[string]int32{"n1": 11}}
-	a := Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
-	b := Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "b"}}
+	a := core.Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
+	b := core.Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "b"}}
 	// Created in this order when room runs short: the driver first, then executors by id,
 	// groups by their first (executors-3-4 before executors-10-11, which a name would put
 	// first), workload by workload.
@@ -286,7 +287,7 @@ func ending(p corev1.Pod) corev1.Pod {
 
 func TestPlaceholderPod(t *testing.T) {
 	res := Reservation{SubmissionID: "s1", Queue: "q", PriorityClassName: "high", UID: "uid-res"}
-	p := placeholderPod(Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}, res, "executor-2", "n2",
+	p := placeholderPod(core.Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}, res, "executor-2", "n2",
 		corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourcePods: resource.MustParse("1")}, "pause")
 	want := map[string]string{LabelPlaceholder: "a", LabelRun: "s1", LabelMember: "executor-2", LabelQueue: "q"}
 	if diff := cmp.Diff(want, p.Labels); diff != "" {
@@ -307,7 +308,7 @@ func TestPlaceholderPod(t *testing.T) {
 
 func TestReservationStatus(t *testing.T) {
 	res := Reservation{SubmissionID: "s1", Driver: "n1", Executors: map[string]int32{"n1": 1, "n2": 2}}
-	key := Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
+	key := core.Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
 	pods := []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
 		given(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 3), "n2"),
 		withGate(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 1)),

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 )
 
 // TestStaleReservations: a Reservation object holds nothing once its run is over for the gang
@@ -55,9 +56,9 @@ func TestStaleReservations(t *testing.T) {
 			o := applicationObject(&a)
 			o.res = tc.res
 			got := staleReservations(world{Workloads: []object{o}, Pods: tc.pods})
-			var want map[Key]types.UID
+			var want map[core.Key]types.UID
 			if tc.stale {
-				want = map[Key]types.UID{{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}: tc.res.UID}
+				want = map[core.Key]types.UID{{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}: tc.res.UID}
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("stale (-want +got):\n%s", diff)
@@ -71,7 +72,7 @@ func TestStaleReservations(t *testing.T) {
 // over-committed by pods that are not ending (they took the room before it was held); pods that
 // are ending do not count (the driver waits for them as always).
 func TestHoldForPlugin(t *testing.T) {
-	key := Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
+	key := core.Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
 	foreign := func(cpu string, ending bool) corev1.Pod {
 		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "web"},
 			Spec: corev1.PodSpec{NodeName: "n2", Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{
@@ -142,9 +143,9 @@ func TestWarnUnheldOncePerRun(t *testing.T) {
 	l := &loop{s: &Scheduler{recorder: rec}}
 	a := app("a", "s1", v1beta2.ApplicationStateNew, 2, nil)
 	o := applicationObject(&a)
-	objects := map[Key]*object{o.Key: &o}
-	l.warnUnheld(objects, []Key{o.Key})
-	l.warnUnheld(objects, []Key{o.Key})
+	objects := map[core.Key]*object{o.Key: &o}
+	l.warnUnheld(objects, []core.Key{o.Key})
+	l.warnUnheld(objects, []core.Key{o.Key})
 	if got := len(rec.Events); got != 1 {
 		t.Fatalf("%d events for one run, want 1", got)
 	}
@@ -153,7 +154,7 @@ func TestWarnUnheldOncePerRun(t *testing.T) {
 	}
 	// Its next run is told again.
 	o.Run = "s2"
-	l.warnUnheld(objects, []Key{o.Key})
+	l.warnUnheld(objects, []core.Key{o.Key})
 	if got := len(rec.Events); got != 1 {
 		t.Errorf("%d events for the next run, want 1", got)
 	}

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 )
 
 // maxPendingListed is how many waiting applications a queue's status lists by name.
@@ -37,7 +38,7 @@ func (s *Scheduler) ensureDefaultQueue(ctx context.Context) error {
 // queueStatuses computes each queue's status from a cycle: what its admitted applications
 // request, how many are admitted (those the cycle preempted no longer) and waiting, and the
 // first waiting ones in order.
-func queueStatuses(snap Snapshot, out Outcome) map[string]schedv1alpha1.QueueStatus {
+func queueStatuses(snap core.Snapshot, out core.Outcome) map[string]schedv1alpha1.QueueStatus {
 	st := map[string]schedv1alpha1.QueueStatus{}
 	for name := range snap.Queues {
 		st[name] = schedv1alpha1.QueueStatus{}
@@ -56,7 +57,7 @@ func queueStatuses(snap Snapshot, out Outcome) map[string]schedv1alpha1.QueueSta
 		st[queue] = q
 	}
 	demands := map[string]corev1.ResourceList{}
-	evicted := map[Key]bool{}
+	evicted := map[core.Key]bool{}
 	for _, p := range out.Preempted {
 		evicted[p.Key] = true
 	}
@@ -99,7 +100,7 @@ func queueStatuses(snap Snapshot, out Outcome) map[string]schedv1alpha1.QueueSta
 // writeQueueStatus writes each queue's status through the status subresource where it changed.
 // The Active condition is False, with the decision core's reason, for a queue that admits
 // nothing (a missing parent, a cycle of parents).
-func (s *Scheduler) writeQueueStatus(ctx context.Context, w world, snap Snapshot, out Outcome) error {
+func (s *Scheduler) writeQueueStatus(ctx context.Context, w world, snap core.Snapshot, out core.Outcome) error {
 	want := queueStatuses(snap, out)
 	var errs []error
 	for i := range w.Queues {

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 )
 
 // Keeping every held application's shown reason current, at scale.
@@ -72,14 +74,14 @@ type reasonRefresh struct {
 	cycle uint64
 	// staleSince is, per held application whose shown reason is out of date, the cycle that
 	// first found it so.
-	staleSince map[Key]uint64
+	staleSince map[core.Key]uint64
 	// windowStart is when the current reasonRefreshPause began; woken counts the wake-ups
 	// handed out since.
 	windowStart time.Time
 	woken       int
 	// woke is, per held application woken lately, when and how long a change of its numbers
 	// alone waits from then; a change of its meaning waits meaningRefreshEvery.
-	woke map[Key]wakeUp
+	woke map[core.Key]wakeUp
 	// next is the cycle asked for when the next out-of-date reason is due.
 	next followUp
 }
@@ -88,20 +90,20 @@ type reasonRefresh struct {
 // (in shown; absent when nothing is known to be shown, of no kind when only its message is
 // known) becomes out's, and how long after now a cycle should come to wake those still out of
 // date (zero: none is).
-func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]Reason) (wake []Key, next time.Duration) {
+func (r *reasonRefresh) pick(now time.Time, out core.Outcome, shown map[core.Key]core.Reason) (wake []core.Key, next time.Duration) {
 	r.cycle++
 	if now.Sub(r.windowStart) >= reasonRefreshPause || now.Before(r.windowStart) {
 		r.windowStart, r.woken = now, 0
 	}
 	if r.staleSince == nil {
-		r.staleSince = map[Key]uint64{}
+		r.staleSince = map[core.Key]uint64{}
 	}
 	if r.woke == nil {
-		r.woke = map[Key]wakeUp{}
+		r.woke = map[core.Key]wakeUp{}
 	}
 	var stale []staleReason
 	queues := slices.Sorted(maps.Keys(out.Order))
-	still := make(map[Key]uint64, len(r.staleSince))
+	still := make(map[core.Key]uint64, len(r.staleSince))
 	for _, q := range queues {
 		for _, key := range out.Order[q] {
 			why, ok := out.Waiting[key]
@@ -117,7 +119,7 @@ func (r *reasonRefresh) pick(now time.Time, out Outcome, shown map[Key]Reason) (
 				since = r.cycle
 			}
 			still[key] = since
-			first := !known || was.Kind == (ReasonKind{}) || was.Kind.Is == notJudgedYet
+			first := !known || was.Kind == (core.ReasonKind{}) || was.Kind.Is == notJudgedYet
 			c := staleReason{key: key, first: first, since: since, order: len(stale), last: r.woke[key]}
 			c.meaning = c.first || was.Kind != why.Kind
 			if due := c.due(now); now.Before(due) {
@@ -177,7 +179,7 @@ func shortest(a, b time.Duration) time.Duration {
 
 // staleReason is a held application whose shown reason is out of date.
 type staleReason struct {
-	key     Key
+	key     core.Key
 	first   bool // no verdict of a known kind shown yet
 	meaning bool // the meaning changed, not only the numbers (so also when first)
 	since   uint64
@@ -230,8 +232,8 @@ func (s staleReason) change() string {
 // it (reported), else what its status says (written by an earlier operator, say, before a
 // restart): an application's Queued condition, a session's ServerPodReady condition with
 // reason Queued. A reason read from a status has its message only, no kind.
-func shownReasons(workloads []object, reported map[Key]Reason) map[Key]Reason {
-	shown := make(map[Key]Reason, len(workloads))
+func shownReasons(workloads []object, reported map[core.Key]core.Reason) map[core.Key]core.Reason {
+	shown := make(map[core.Key]core.Reason, len(workloads))
 	for i := range workloads {
 		o := &workloads[i]
 		if why, ok := reported[o.Key]; ok {
@@ -239,7 +241,7 @@ func shownReasons(workloads []object, reported map[Key]Reason) map[Key]Reason {
 			continue
 		}
 		if o.showing {
-			shown[o.Key] = Reason{Message: o.shown}
+			shown[o.Key] = core.Reason{Message: o.shown}
 		}
 	}
 	return shown

@@ -19,6 +19,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 )
 
 // TestReasonRefresh: held applications whose shown reason is out of date are woken, at most
@@ -29,66 +30,66 @@ import (
 // is not woken again for a change of meaning within meaningRefreshEvery, nor for its numbers
 // within numbersRefreshEvery, and a cycle is asked for when the next one is due.
 func TestReasonRefresh(t *testing.T) {
-	key := func(name string) Key {
+	key := func(name string) core.Key {
 		return scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: name})
 	}
-	behind := func(n int) Reason {
-		return Reason{Message: fmt.Sprintf("behind %d applications in queue q; needs 1 cpu", n), Kind: ReasonKind{Is: KindBehind, Queue: "q"}}
+	behind := func(n int) core.Reason {
+		return core.Reason{Message: fmt.Sprintf("behind %d applications in queue q; needs 1 cpu", n), Kind: core.ReasonKind{Is: core.KindBehind, Queue: "q"}}
 	}
-	noFit := Reason{Message: "no node fits: driver needs 1 cpu; no node has it free", Kind: ReasonKind{Is: KindNoNodeFits}}
-	overQuota := Reason{Message: "over quota in queue q: needs 1 cpu, 0 free (quota 4 cpu, 4 cpu in use)", Kind: ReasonKind{Is: KindOverQuota, Queue: "q"}}
-	out := Outcome{
-		Order:   map[string][]Key{"q": {key("a"), key("b"), key("c")}},
-		Waiting: map[Key]Reason{key("a"): noFit, key("b"): behind(1), key("c"): behind(2)},
+	noFit := core.Reason{Message: "no node fits: driver needs 1 cpu; no node has it free", Kind: core.ReasonKind{Is: core.KindNoNodeFits}}
+	overQuota := core.Reason{Message: "over quota in queue q: needs 1 cpu, 0 free (quota 4 cpu, 4 cpu in use)", Kind: core.ReasonKind{Is: core.KindOverQuota, Queue: "q"}}
+	out := core.Outcome{
+		Order:   map[string][]core.Key{"q": {key("a"), key("b"), key("c")}},
+		Waiting: map[core.Key]core.Reason{key("a"): noFit, key("b"): behind(1), key("c"): behind(2)},
 	}
 	// fromStatus is a reason read back from a status written before: its message only.
-	fromStatus := func(r Reason) Reason { return Reason{Message: r.Message} }
+	fromStatus := func(r core.Reason) core.Reason { return core.Reason{Message: r.Message} }
 	const later = time.Millisecond // the next cycle's
 	tests := []struct {
 		name      string
-		shown     map[Key]Reason
-		want      []Key
+		shown     map[core.Key]core.Reason
+		want      []core.Key
 		wantNext  time.Duration
-		wantAfter []Key // the next cycle's, nothing having been refreshed
+		wantAfter []core.Key // the next cycle's, nothing having been refreshed
 		// wantNextAfter is when the next cycle asks for another.
 		wantNextAfter time.Duration
 	}{{
 		name:  "every shown reason current: nothing to wake",
-		shown: map[Key]Reason{key("a"): noFit, key("b"): behind(1), key("c"): behind(2)},
+		shown: map[core.Key]core.Reason{key("a"): noFit, key("b"): behind(1), key("c"): behind(2)},
 	}, {
 		name:  "every shown reason current, as read back from the status: nothing to wake",
-		shown: map[Key]Reason{key("a"): fromStatus(noFit), key("b"): fromStatus(behind(1)), key("c"): fromStatus(behind(2))},
+		shown: map[core.Key]core.Reason{key("a"): fromStatus(noFit), key("b"): fromStatus(behind(1)), key("c"): fromStatus(behind(2))},
 	}, {
 		name:  "meaning changes come before numbers that changed; woken, both wait before they are woken again",
-		shown: map[Key]Reason{key("a"): noFit, key("b"): behind(2), key("c"): overQuota},
-		want:  []Key{key("c"), key("b")},
+		shown: map[core.Key]core.Reason{key("a"): noFit, key("b"): behind(2), key("c"): overQuota},
+		want:  []core.Key{key("c"), key("b")},
 		// c's meaning waits meaningRefreshEvery, b's numbers numbersRefreshEvery.
 		wantNextAfter: meaningRefreshEvery - later,
 	}, {
 		name:  "a shown reason of unknown kind (read back from the status) comes first, and again",
-		shown: map[Key]Reason{key("a"): noFit, key("b"): behind(2), key("c"): fromStatus(behind(1))},
-		want:  []Key{key("c"), key("b")},
+		shown: map[core.Key]core.Reason{key("a"): noFit, key("b"): behind(2), key("c"): fromStatus(behind(1))},
+		want:  []core.Key{key("c"), key("b")},
 		// c again, nothing of a known kind shown; b's numbers wait.
-		wantAfter:     []Key{key("c")},
+		wantAfter:     []core.Key{key("c")},
 		wantNextAfter: numbersRefreshEvery - later,
 	}, {
 		name:  "a shown reason of unknown kind comes before a meaning change",
-		shown: map[Key]Reason{key("a"): overQuota, key("b"): behind(1), key("c"): fromStatus(behind(1))},
-		want:  []Key{key("c"), key("a")},
+		shown: map[core.Key]core.Reason{key("a"): overQuota, key("b"): behind(1), key("c"): fromStatus(behind(1))},
+		want:  []core.Key{key("c"), key("a")},
 		// c again; a's meaning waits.
-		wantAfter:     []Key{key("c")},
+		wantAfter:     []core.Key{key("c")},
 		wantNextAfter: meaningRefreshEvery - later,
 	}, {
 		name:  "no cycle's verdict shown yet (held before a cycle judged it) comes before a meaning change, and again",
-		shown: map[Key]Reason{key("a"): overQuota, key("b"): behind(1), key("c"): plainReason(notJudgedYet)},
-		want:  []Key{key("c"), key("a")},
+		shown: map[core.Key]core.Reason{key("a"): overQuota, key("b"): behind(1), key("c"): core.PlainReason(notJudgedYet)},
+		want:  []core.Key{key("c"), key("a")},
 		// c again, no verdict shown; a's meaning waits.
-		wantAfter:     []Key{key("c")},
+		wantAfter:     []core.Key{key("c")},
 		wantNextAfter: meaningRefreshEvery - later,
 	}, {
 		name:      "nothing known to be shown (a new operator, no condition): all, queue order",
-		want:      []Key{key("a"), key("b"), key("c")},
-		wantAfter: []Key{key("a"), key("b"), key("c")},
+		want:      []core.Key{key("a"), key("b"), key("c")},
+		wantAfter: []core.Key{key("a"), key("b"), key("c")},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,16 +107,16 @@ func TestReasonRefresh(t *testing.T) {
 	}
 
 	t.Run("a reason that changes its kind with every cycle is written once per meaningRefreshEvery", func(t *testing.T) {
-		one := Outcome{Order: map[string][]Key{"q": {key("a")}}}
+		one := core.Outcome{Order: map[string][]core.Key{"q": {key("a")}}}
 		var r reasonRefresh
-		shown := map[Key]Reason{}
+		shown := map[core.Key]core.Reason{}
 		start := time.Now()
 		var woken []time.Duration
 		const cycles = 60 // one a second
 		for i := range cycles {
 			now := start.Add(time.Duration(i) * time.Second)
 			// Its queue's room comes and goes with the runs that end and start.
-			one.Waiting = map[Key]Reason{key("a"): overQuota}
+			one.Waiting = map[core.Key]core.Reason{key("a"): overQuota}
 			if i%2 == 1 {
 				one.Waiting[key("a")] = noFit
 			}
@@ -139,8 +140,8 @@ func TestReasonRefresh(t *testing.T) {
 
 	t.Run("a long queue is refreshed in rotation, a bounded number per cycle, each at most once per numbersRefreshEvery", func(t *testing.T) {
 		const n = 2*maxReasonWakes + maxReasonWakes/2
-		long := Outcome{Order: map[string][]Key{}, Waiting: map[Key]Reason{}}
-		shown := map[Key]Reason{}
+		long := core.Outcome{Order: map[string][]core.Key{}, Waiting: map[core.Key]core.Reason{}}
+		shown := map[core.Key]core.Reason{}
 		for i := range n {
 			k := key(fmt.Sprintf("app-%04d", i))
 			long.Order["q"] = append(long.Order["q"], k)
@@ -148,7 +149,7 @@ func TestReasonRefresh(t *testing.T) {
 			shown[k] = behind(i + 1) // everyone moved up one place
 		}
 		var r reasonRefresh
-		seen := map[Key]int{}
+		seen := map[core.Key]int{}
 		now := time.Now()
 		wantWoken := []int{maxReasonWakes, maxReasonWakes, n - 2*maxReasonWakes}
 		wantNext := []time.Duration{reasonRefreshPause, reasonRefreshPause, numbersRefreshEvery - 2*reasonRefreshPause}
@@ -204,23 +205,23 @@ func TestReasonRefresh(t *testing.T) {
 // woken at once.
 func TestNumbersRefreshPace(t *testing.T) {
 	k := scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: "a"})
-	behind := func(n int) Reason {
-		return Reason{Message: fmt.Sprintf("behind %d applications in queue q", n), Kind: ReasonKind{Is: KindBehind, Queue: "q"}}
+	behind := func(n int) core.Reason {
+		return core.Reason{Message: fmt.Sprintf("behind %d applications in queue q", n), Kind: core.ReasonKind{Is: core.KindBehind, Queue: "q"}}
 	}
-	overQuota := Reason{Message: "over quota in queue q", Kind: ReasonKind{Is: KindOverQuota, Queue: "q"}}
+	overQuota := core.Reason{Message: "over quota in queue q", Kind: core.ReasonKind{Is: core.KindOverQuota, Queue: "q"}}
 	tests := []struct {
 		name string
 		// reason is the application's reason at second i.
-		reason func(i int) Reason
+		reason func(i int) core.Reason
 		// want is the seconds it is woken at.
 		want []int
 	}{{
 		name:   "a position moving every second: 30 s, then 60 s, then every 2 minutes",
-		reason: func(i int) Reason { return behind(1000 - i) },
+		reason: func(i int) core.Reason { return behind(1000 - i) },
 		want:   []int{0, 30, 90, 210, 330, 450, 570},
 	}, {
 		name: "a change of meaning brings the pace back",
-		reason: func(i int) Reason {
+		reason: func(i int) core.Reason {
 			if i >= 100 && i < 105 {
 				return overQuota
 			}
@@ -231,7 +232,7 @@ func TestNumbersRefreshPace(t *testing.T) {
 		want: []int{0, 30, 90, 100, 110, 140, 200, 320, 440, 560},
 	}, {
 		name: "numbers that stood still through the wait bring the pace back",
-		reason: func(i int) Reason {
+		reason: func(i int) core.Reason {
 			if i >= 90 && i < 250 {
 				return behind(910) // the queue stalls from 90 to 250
 			}
@@ -242,12 +243,12 @@ func TestNumbersRefreshPace(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var r reasonRefresh
-			shown := map[Key]Reason{k: behind(1001)}
+			shown := map[core.Key]core.Reason{k: behind(1001)}
 			start := time.Now()
 			var got []int
 			for i := range 600 {
 				now := start.Add(time.Duration(i) * time.Second)
-				out := Outcome{Order: map[string][]Key{"q": {k}}, Waiting: map[Key]Reason{k: tt.reason(i)}}
+				out := core.Outcome{Order: map[string][]core.Key{"q": {k}}, Waiting: map[core.Key]core.Reason{k: tt.reason(i)}}
 				if woken, _ := r.pick(now, out, shown); len(woken) > 0 {
 					got = append(got, i)
 					shown[k] = out.Waiting[k]
@@ -265,19 +266,19 @@ func TestNumbersRefreshPace(t *testing.T) {
 		// the bound, and those still keep their pace.
 		const n = 2 * maxReasonWakes
 		var r reasonRefresh
-		shown := map[Key]Reason{}
-		keys := make([]Key, n)
+		shown := map[core.Key]core.Reason{}
+		keys := make([]core.Key, n)
 		for i := range keys {
 			keys[i] = scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("app-%04d", i)})
 		}
 		start := time.Now()
-		last := map[Key]int{}
-		gaps := map[Key][]int{}
+		last := map[core.Key]int{}
+		gaps := map[core.Key][]int{}
 		for sec := range 400 {
 			if sec >= 20 && sec < 40 {
 				continue
 			}
-			out := Outcome{Order: map[string][]Key{}, Waiting: map[Key]Reason{}}
+			out := core.Outcome{Order: map[string][]core.Key{}, Waiting: map[core.Key]core.Reason{}}
 			for i, key := range keys {
 				out.Order["q"] = append(out.Order["q"], key)
 				out.Waiting[key] = behind(1000 + i - sec)
@@ -322,13 +323,13 @@ func TestShownReasons(t *testing.T) {
 		queued("b", "written before", metav1.ConditionTrue), queued("c", "no longer queued", metav1.ConditionFalse),
 		applicationObject(&plain), sessionShowing("a", v1alpha1.ReasonQueued, "session written before"),
 		sessionShowing("e", v1alpha1.ReasonServerPodNotReady, "Server pod created")}
-	appKey := func(name string) Key {
+	appKey := func(name string) core.Key {
 		return scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: name})
 	}
-	sessionKey := Key{Kind: scheduler.KindSession, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
-	handedOut := Reason{Message: "handed out", Kind: ReasonKind{Is: KindBehind, Queue: "q"}}
-	got := shownReasons(workloads, map[Key]Reason{appKey("b"): handedOut})
-	want := map[Key]Reason{appKey("a"): {Message: "written before"}, appKey("b"): handedOut, sessionKey: {Message: "session written before"}}
+	sessionKey := core.Key{Kind: scheduler.KindSession, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
+	handedOut := core.Reason{Message: "handed out", Kind: core.ReasonKind{Is: core.KindBehind, Queue: "q"}}
+	got := shownReasons(workloads, map[core.Key]core.Reason{appKey("b"): handedOut})
+	want := map[core.Key]core.Reason{appKey("a"): {Message: "written before"}, appKey("b"): handedOut, sessionKey: {Message: "session written before"}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("shown reasons (-want +got):\n%s", diff)
 	}

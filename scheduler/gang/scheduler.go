@@ -5,6 +5,15 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
+// Package gang is the embedded gang scheduler (spec.batchScheduler: gang): an application is
+// submitted only when its queue has quota for its whole gang (driver plus initial executors)
+// and the whole gang fits on the nodes now.
+//
+// It owns the runtime around the decision core (package core): the cache that builds
+// snapshots from the cluster, the cycle loop that runs core.Schedule and acts on its outcome,
+// the Reservation objects, holding room for admitted gangs (placeholders, the start gate,
+// gated executors) and the status shown to users. It must not decide admission itself: every
+// verdict comes from package core.
 package gang
 
 import (
@@ -27,6 +36,7 @@ import (
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/scheduler/reservation"
 )
 
@@ -36,7 +46,7 @@ const Name = "gang"
 // Config tunes the gang scheduler.
 type Config struct {
 	// Options are the decision core's: backfill and preemption.
-	Options Options
+	Options core.Options
 	// ReservationTimeout is how long the node capacity planned for an admitted application's
 	// member is kept while its pod is not bound; then it stops being kept (the queue's quota stays
 	// taken until the run ends). Default 5 minutes.
@@ -90,17 +100,17 @@ type Scheduler struct {
 	seen       seenExecutors
 
 	mu   sync.Mutex
-	last Outcome // of the last cycle
+	last core.Outcome // of the last cycle
 	// judged is what the last cycle decided for: each workload's run and spec. Its verdict
 	// (rejected, or why it waits) holds only for that same run and spec.
-	judged   map[Key]judgement
-	reported map[Key]Reason // reason last handed to a held workload
+	judged   map[core.Key]judgement
+	reported map[core.Key]core.Reason // reason last handed to a held workload
 	// held are the admitted workloads the last cycle's start gate holds back (see startgate.go),
 	// with why.
-	held map[Key]string
+	held map[core.Key]string
 	// replanned are the workloads whose wait for room outlasted PreemptionWait, planned again,
 	// with why, until a cycle admits their run again (see startgate.go).
-	replanned map[Key]replanned
+	replanned map[core.Key]replanned
 	reasons   reasonRefresh // keeps held workloads' shown reasons current
 	demands   demandMemo    // applications' demands by spec generation
 	ext       externalCycles
@@ -114,7 +124,7 @@ type Scheduler struct {
 	setErr       error
 	// stored are the reservations the cycle loop stored, until the cluster cache shows them:
 	// Admit reads them there first.
-	stored map[Key]Reservation
+	stored map[core.Key]Reservation
 	// released are the Reservation objects Release deleted, by uid, with when: until the
 	// cluster cache shows them gone, releasing their workload again deletes nothing.
 	released map[types.UID]time.Time
@@ -153,7 +163,7 @@ func New(cfg Config) *Scheduler {
 		cfg.PlaceholderImage = DefaultPlaceholderImage
 	}
 	s := &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), ungateKick: make(chan struct{}, 1), ungating: newUngating(),
-		reported: map[Key]Reason{}, judged: map[Key]judgement{}, replanned: map[Key]replanned{}, stored: map[Key]Reservation{},
+		reported: map[core.Key]core.Reason{}, judged: map[core.Key]judgement{}, replanned: map[core.Key]replanned{}, stored: map[core.Key]Reservation{},
 		released: map[types.UID]time.Time{}, served: map[string]bool{}, ownPlacement: map[string]bool{}}
 	if !cfg.VariantsOnly {
 		s.served[Name] = true
@@ -204,7 +214,7 @@ func (s *Scheduler) Admit(_ context.Context, w scheduler.Workload) (scheduler.De
 			return scheduler.Decision{Reason: "admitted; waiting for the gang scheduler's first cycle"}, nil
 		}
 		if why, held := s.held[key]; held {
-			s.reported[key] = plainReason(why)
+			s.reported[key] = core.PlainReason(why)
 			return scheduler.Decision{Reason: why}, nil
 		}
 		return scheduler.Decision{Admit: true, Pods: r.Pods(s.cfg.Enforcement)}, nil
@@ -217,7 +227,7 @@ func (s *Scheduler) Admit(_ context.Context, w scheduler.Workload) (scheduler.De
 	if !ok || !current {
 		// Not judged by a cycle yet as it is now (just created, rerun or edited): ask for
 		// one, which wakes it if admitted or rejected.
-		why = plainReason(notJudgedYet)
+		why = core.PlainReason(notJudgedYet)
 		s.trigger()
 	}
 	s.reported[w.Key] = why

@@ -17,6 +17,7 @@ import (
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -40,7 +41,7 @@ type snapshotOptions struct {
 
 // boundMember identifies a role of one run of a workload, for counting its bound pods.
 type boundMember struct {
-	app        Key // the application or session
+	app        core.Key // the application or session
 	submission string
 	role       string // driver (a session's server) or executor
 }
@@ -50,12 +51,12 @@ type boundMember struct {
 // awaiting admission, and applications about to ask (Unrecorded), which keep their place.
 // Node usage is what non-terminal pods bound (or released) to the node request plus what
 // admitted workloads' unbound members have reserved.
-func snapshot(w world, o snapshotOptions) (Snapshot, error) {
-	snap := Snapshot{Queues: map[string]*Queue{}}
-	nodes := map[string]*Node{}
+func snapshot(w world, o snapshotOptions) (core.Snapshot, error) {
+	snap := core.Snapshot{Queues: map[string]*core.Queue{}}
+	nodes := map[string]*core.Node{}
 	for i := range w.Nodes {
 		n := &w.Nodes[i]
-		snap.Nodes = append(snap.Nodes, Node{
+		snap.Nodes = append(snap.Nodes, core.Node{
 			Name: n.Name, Labels: n.Labels, Taints: n.Spec.Taints, Unschedulable: n.Spec.Unschedulable,
 			Allocatable: n.Status.Allocatable, Used: corev1.ResourceList{},
 		})
@@ -98,7 +99,7 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 
 	for i := range w.Queues {
 		q := &w.Queues[i]
-		gq := &Queue{Name: q.Name, Parent: q.Spec.Parent, Priority: q.Spec.Priority, Quota: q.Spec.Quota, Usage: corev1.ResourceList{}}
+		gq := &core.Queue{Name: q.Name, Parent: q.Spec.Parent, Priority: q.Spec.Priority, Quota: q.Spec.Quota, Usage: corev1.ResourceList{}}
 		if b := q.Spec.Borrowing; b != nil {
 			gq.NoBorrowing = b.Policy == schedv1alpha1.BorrowingNever
 			gq.BorrowingLimit = b.Limit
@@ -125,7 +126,7 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 			continue
 		}
 		wo.Demand = demand
-		wl := Workload{Key: wo.Key, Queue: wo.Queue, Priority: priorityOf(wo.PriorityClassName, w.PriorityClasses),
+		wl := core.Workload{Key: wo.Key, Queue: wo.Queue, Priority: priorityOf(wo.PriorityClassName, w.PriorityClasses),
 			Created: wo.Object.GetCreationTimestamp().Time, Demand: demand, Unrecorded: unrecorded}
 		if wl.Queue == "" {
 			wl.Queue = schedv1alpha1.DefaultQueueName
@@ -155,7 +156,7 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 // planned slots not given yet (slotsToGive); without executor ids, bound executors are matched
 // to the plan node by node first, then anywhere, and the rest is kept, so the slot of an
 // executor whose pod was deleted is kept again.
-func reserveUnbound(nodes map[string]*Node, res Reservation, d sparkpod.Demand, bound map[boundMember]map[string]int32, key Key, ep *executorPods) {
+func reserveUnbound(nodes map[string]*core.Node, res Reservation, d sparkpod.Demand, bound map[boundMember]map[string]int32, key core.Key, ep *executorPods) {
 	drivers := bound[boundMember{key, res.SubmissionID, v1beta2.SparkRoleDriver}]
 	if len(drivers) == 0 {
 		if n := nodes[res.Driver]; n != nil {

@@ -24,6 +24,7 @@ import (
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 )
 
 func kwokNode(name string) corev1.Node {
@@ -88,7 +89,7 @@ func TestSnapshotReservations(t *testing.T) {
 	res := func(sub string, at time.Time) *Reservation {
 		return &Reservation{SubmissionID: sub, Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 2, "n2": 3}, Admitted: at}
 	}
-	cpuUsed := func(s Snapshot) map[string]string {
+	cpuUsed := func(s core.Snapshot) map[string]string {
 		m := map[string]string{}
 		for _, n := range s.Nodes {
 			q := n.Used[corev1.ResourceCPU]
@@ -231,10 +232,10 @@ func markPreempted(a v1beta2.SparkApplication, submission string) v1beta2.SparkA
 // TestOverlayMarked: a preemption the loop wrote counts before the cache shows it, and is
 // forgotten once the cache shows it or the application has moved on to another submission.
 func TestOverlayMarked(t *testing.T) {
-	key := func(name string) Key {
+	key := func(name string) core.Key {
 		return scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: name})
 	}
-	l := &loop{marked: map[Key]string{key("lagging"): "s1", key("shown"): "s1", key("rerun"): "s1", key("deleted"): "s1"}}
+	l := &loop{marked: map[core.Key]string{key("lagging"): "s1", key("shown"): "s1", key("rerun"): "s1", key("deleted"): "s1"}}
 	objects := gangApps([]v1beta2.SparkApplication{
 		app("lagging", "s1", v1beta2.ApplicationStateRunning, 1, nil),
 		markPreempted(app("shown", "s1", v1beta2.ApplicationStateRunning, 1, nil), "s1"),
@@ -248,7 +249,7 @@ func TestOverlayMarked(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"lagging": "s1", "shown": "s1", "rerun": ""}, got); diff != "" {
 		t.Errorf("marks on the applications (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[Key]string{key("lagging"): "s1"}, l.marked); diff != "" {
+	if diff := cmp.Diff(map[core.Key]string{key("lagging"): "s1"}, l.marked); diff != "" {
 		t.Errorf("marks kept (-want +got):\n%s", diff)
 	}
 }
@@ -293,28 +294,28 @@ func TestPodSlots(t *testing.T) {
 		wantUsed map[string]string // node → pod slots used
 		// wantPlan is the waiting application w's admission: driver node, executors per node;
 		// nil when it must wait.
-		wantPlan *Admission
+		wantPlan *core.Admission
 	}{{
 		name:     "a full node is not chosen though its cpu fits tightest",
 		nodes:    []corev1.Node{node("n1", "16", "2"), node("n2", "16", "110")},
 		pods:     []corev1.Pod{other("x", "n1", "7", corev1.PodRunning), other("y", "n1", "7", corev1.PodRunning)},
 		apps:     []v1beta2.SparkApplication{app("w", "s1", v1beta2.ApplicationStateNew, 1, nil)},
 		wantUsed: map[string]string{"n1": "2", "n2": "0"},
-		wantPlan: &Admission{Queue: "default", Driver: "n2", Executors: map[string]int32{"n2": 1}},
+		wantPlan: &core.Admission{Queue: "default", Driver: "n2", Executors: map[string]int32{"n2": 1}},
 	}, {
 		name:     "one slot left: the driver takes it, the executor goes elsewhere",
 		nodes:    []corev1.Node{node("n1", "16", "3"), node("n2", "16", "110")},
 		pods:     []corev1.Pod{other("x", "n1", "7", corev1.PodRunning), other("y", "n1", "7", corev1.PodRunning)},
 		apps:     []v1beta2.SparkApplication{app("w", "s1", v1beta2.ApplicationStateNew, 1, nil)},
 		wantUsed: map[string]string{"n1": "2", "n2": "0"},
-		wantPlan: &Admission{Queue: "default", Driver: "n1", Executors: map[string]int32{"n2": 1}},
+		wantPlan: &core.Admission{Queue: "default", Driver: "n1", Executors: map[string]int32{"n2": 1}},
 	}, {
 		name:     "terminal pods free their slot",
 		nodes:    []corev1.Node{node("n1", "16", "2")},
 		pods:     []corev1.Pod{other("x", "n1", "1", corev1.PodSucceeded), other("y", "n1", "1", corev1.PodFailed)},
 		apps:     []v1beta2.SparkApplication{app("w", "s1", v1beta2.ApplicationStateNew, 1, nil)},
 		wantUsed: map[string]string{"n1": "0"},
-		wantPlan: &Admission{Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 1}},
+		wantPlan: &core.Admission{Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 1}},
 	}, {
 		name:  "an admitted gang's unbound members hold their slots",
 		nodes: []corev1.Node{node("n1", "16", "3")},
@@ -330,7 +331,7 @@ func TestPodSlots(t *testing.T) {
 			app("a", "s1", v1beta2.ApplicationStateRunning, 1, &Reservation{SubmissionID: "s1", Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 1}, Admitted: now}),
 			app("w", "s2", v1beta2.ApplicationStateNew, 1, nil)},
 		wantUsed: map[string]string{"n1": "2"},
-		wantPlan: &Admission{Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 1}},
+		wantPlan: &core.Admission{Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 1}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -348,8 +349,8 @@ func TestPodSlots(t *testing.T) {
 			if diff := cmp.Diff(tt.wantUsed, used); diff != "" {
 				t.Errorf("pod slots used (-want +got):\n%s", diff)
 			}
-			out := Schedule(snap, Options{})
-			var got *Admission
+			out := core.Schedule(snap, core.Options{})
+			var got *core.Admission
 			for _, a := range out.Admitted {
 				if a.Key.Name == "w" {
 					got = &a.Admission
@@ -515,7 +516,7 @@ func TestExecutorsToUngate(t *testing.T) {
 					}
 				}
 			}
-			out := Schedule(snap, Options{})
+			out := core.Schedule(snap, core.Options{})
 			var got []string
 			for _, r := range executorsToUngate(w, out.Ungated, o) {
 				got = append(got, r.pod.Name+"→"+r.node)
@@ -572,7 +573,7 @@ func TestSnapshotQueues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]*Queue{
+	want := map[string]*core.Queue{
 		"team-a": {Name: "team-a", Parent: "org", Priority: 3, Quota: cpu("16"), BorrowingLimit: cpu("4"), Usage: corev1.ResourceList{}},
 		"strict": {Name: "strict", Parent: "org", Quota: cpu("8"), NoBorrowing: true, Usage: corev1.ResourceList{}},
 		"org":    {Name: "org", Quota: cpu("32"), Usage: corev1.ResourceList{}},
@@ -641,7 +642,7 @@ func BenchmarkCycleScale(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				Schedule(snap, Options{})
+				core.Schedule(snap, core.Options{})
 			}
 		})
 	}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -139,7 +140,7 @@ func (r *ungating) anyNew(gated []corev1.Pod) bool {
 // Choosing is atomic with what is being ungated already, seen over w; the API calls run side
 // by side and are not waited for. A call that fails is forgotten, and a cycle and the ungating
 // loop asked for shortly, which choose again.
-func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOptions, beyondPlan map[Key][]string) {
+func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOptions, beyondPlan map[core.Key][]string) {
 	r := &s.ungating
 	r.mu.Lock()
 	r.overlayLocked(w.Pods)

@@ -21,6 +21,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -69,7 +70,7 @@ func TestSessionObject(t *testing.T) {
 			if d := cmp.Diff([]bool{tt.awaiting, tt.holds, tt.live}, got); d != "" {
 				t.Errorf("[awaiting, holds, live reservation] (-want +got):\n%s", d)
 			}
-			want := Key{Kind: scheduler.KindSession, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "c"}}
+			want := core.Key{Kind: scheduler.KindSession, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "c"}}
 			if o.Key != want {
 				t.Errorf("key %v, want %v", o.Key, want)
 			}
@@ -81,11 +82,11 @@ func TestMemberOf(t *testing.T) {
 	labelled := func(labels map[string]string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Labels: labels}}
 	}
-	app := func(name string) Key {
-		return Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
+	app := func(name string) core.Key {
+		return core.Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
 	}
-	sess := func(name string) Key {
-		return Key{Kind: scheduler.KindSession, NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
+	sess := func(name string) core.Key {
+		return core.Key{Kind: scheduler.KindSession, NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
 	}
 	tests := []struct {
 		name string
@@ -134,7 +135,7 @@ func TestSessionAndApplicationOfOneName(t *testing.T) {
 	if len(snap.Workloads) != 2 {
 		t.Fatalf("%d workloads, want the application and the session", len(snap.Workloads))
 	}
-	out := Schedule(snap, Options{})
+	out := core.Schedule(snap, core.Options{})
 	var admitted []string
 	for _, ad := range out.Admitted {
 		admitted = append(admitted, ad.Key.String())

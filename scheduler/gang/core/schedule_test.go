@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-package gang_test
+package core_test
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/sparkop/spark-operator/scheduler/gang"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
 )
 
@@ -40,7 +40,7 @@ type summary struct {
 	Ungated   map[string][]string // executors released beyond the plan: name → their nodes
 }
 
-func summarize(o gang.Outcome) summary {
+func summarize(o core.Outcome) summary {
 	s := summary{Waiting: map[string]string{}, Rejected: map[string]string{}, Order: map[string][]string{}}
 	for _, a := range o.Admitted {
 		var execs []string
@@ -78,12 +78,12 @@ type scenario struct {
 	nodes     []*gt.NodeWrapper
 	queues    []*gt.QueueWrapper // default: one queue "default" without quota
 	workloads []*gt.WorkloadWrapper
-	opts      gang.Options
+	opts      core.Options
 	want      summary
 }
 
-func (sc scenario) snapshot() gang.Snapshot {
-	snap := gang.Snapshot{Queues: map[string]*gang.Queue{}}
+func (sc scenario) snapshot() core.Snapshot {
+	snap := core.Snapshot{Queues: map[string]*core.Queue{}}
 	for _, n := range sc.nodes {
 		snap.Nodes = append(snap.Nodes, n.Obj())
 	}
@@ -105,7 +105,7 @@ func run(t *testing.T, scenarios []scenario) {
 	t.Helper()
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			got := summarize(gang.Schedule(sc.snapshot(), sc.opts))
+			got := summarize(core.Schedule(sc.snapshot(), sc.opts))
 			if diff := cmp.Diff(sc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("outcome (-want +got):\n%s", diff)
 			}
@@ -120,7 +120,7 @@ func run(t *testing.T, scenarios []scenario) {
 func TestReasonKinds(t *testing.T) {
 	type got struct {
 		Message string
-		Kind    gang.ReasonKind
+		Kind    core.ReasonKind
 	}
 	org := []*gt.QueueWrapper{gt.MakeQueue("org").Quota("cpu", "4"), gt.MakeQueue("team").Parent("org"),
 		gt.MakeQueue("orphan").Parent("gone"), gt.MakeQueue("default")}
@@ -128,7 +128,7 @@ func TestReasonKinds(t *testing.T) {
 		name      string
 		nodes     []*gt.NodeWrapper
 		workloads []*gt.WorkloadWrapper
-		opts      gang.Options
+		opts      core.Options
 		key       string
 		want      got
 	}{{
@@ -139,60 +139,60 @@ func TestReasonKinds(t *testing.T) {
 			gt.MakeWorkload("big").Queue("team").Executors(2, "1", "1Gi")},
 		key: "big",
 		want: got{"over quota in queue org: needs 3 cpu, 2 cpu free (quota 4 cpu, 2 cpu in use)",
-			gang.ReasonKind{Is: gang.KindOverQuota, Queue: "org"}},
+			core.ReasonKind{Is: core.KindOverQuota, Queue: "org"}},
 	}, {
 		name:      "no node fits the driver",
 		nodes:     []*gt.NodeWrapper{gt.MakeNode("n1").Used("15", "1Gi")},
 		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Driver("2", "1Gi")},
 		key:       "a",
-		want:      got{"no node fits: driver needs 2 cpu, 1Gi; no node has it free", gang.ReasonKind{Is: gang.KindNoNodeFits}},
+		want:      got{"no node fits: driver needs 2 cpu, 1Gi; no node has it free", core.ReasonKind{Is: core.KindNoNodeFits}},
 	}, {
 		name:      "no node fits the executors",
 		nodes:     []*gt.NodeWrapper{gt.MakeNode("n1").Used("12", "1Gi")},
 		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Executors(4, "1", "1Gi")},
 		key:       "a",
 		want: got{"no node fits: 4 executors need 1 cpu, 1Gi each; room for 3 of 4 next to the driver",
-			gang.ReasonKind{Is: gang.KindNoNodeFits}},
+			core.ReasonKind{Is: core.KindNoNodeFits}},
 	}, {
 		name:  "behind the head in strict order",
 		nodes: []*gt.NodeWrapper{gt.MakeNode("n1").Used("12", "1Gi")},
 		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("head").Executors(4, "1", "1Gi"),
 			gt.MakeWorkload("next").Created(time.Second)},
 		key:  "next",
-		want: got{"behind 1 application in queue default; needs 1 cpu, 1Gi", gang.ReasonKind{Is: gang.KindBehind, Queue: "default"}},
+		want: got{"behind 1 application in queue default; needs 1 cpu, 1Gi", core.ReasonKind{Is: core.KindBehind, Queue: "default"}},
 	}, {
 		name:  "behind the head with backfill, whose own reason names no node",
 		nodes: []*gt.NodeWrapper{gt.MakeNode("n1").Used("12", "1Gi")},
 		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("head").Executors(4, "1", "1Gi"),
 			gt.MakeWorkload("next").Driver("8", "1Gi").Created(time.Second)},
-		opts: gang.Options{Backfill: true},
+		opts: core.Options{Backfill: true},
 		key:  "next",
 		want: got{"behind 1 application in queue default; cannot go first: no schedulable node matches the driver's node selector, affinity and tolerations on nodes the head cannot use; needs 8 cpu, 1Gi",
-			gang.ReasonKind{Is: gang.KindBehind, Queue: "default"}},
+			core.ReasonKind{Is: core.KindBehind, Queue: "default"}},
 	}, {
 		name:      "no node matches: no numbers, its own kind",
 		nodes:     []*gt.NodeWrapper{gt.MakeNode("n1")},
 		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").NodeSelector("disk", "ssd")},
 		key:       "a",
 		want: got{"no schedulable node matches the driver's node selector, affinity and tolerations",
-			gang.ReasonKind{Is: "no schedulable node matches the driver's node selector, affinity and tolerations"}},
+			core.ReasonKind{Is: "no schedulable node matches the driver's node selector, affinity and tolerations"}},
 	}, {
 		name:      "a queue that does not exist",
 		nodes:     []*gt.NodeWrapper{gt.MakeNode("n1")},
 		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Queue("nowhere")},
 		key:       "a",
-		want:      got{"queue nowhere does not exist", gang.ReasonKind{Is: "queue nowhere does not exist"}},
+		want:      got{"queue nowhere does not exist", core.ReasonKind{Is: "queue nowhere does not exist"}},
 	}, {
 		name:      "a broken queue",
 		nodes:     []*gt.NodeWrapper{gt.MakeNode("n1")},
 		workloads: []*gt.WorkloadWrapper{gt.MakeWorkload("a").Queue("orphan")},
 		key:       "a",
-		want:      got{"queue orphan's parent gone does not exist", gang.ReasonKind{Is: "queue orphan's parent gone does not exist"}},
+		want:      got{"queue orphan's parent gone does not exist", core.ReasonKind{Is: "queue orphan's parent gone does not exist"}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			sc := scenario{nodes: tt.nodes, queues: org, workloads: tt.workloads}
-			out := gang.Schedule(sc.snapshot(), tt.opts)
+			out := core.Schedule(sc.snapshot(), tt.opts)
 			var reason got
 			for k, r := range out.Waiting {
 				if k.Name == tt.key {
@@ -490,7 +490,7 @@ func TestInactiveQueues(t *testing.T) {
 		"orphan": "queue orphan's parent gone does not exist",
 		"child":  "queue child's ancestor: queue orphan's parent gone does not exist",
 	}
-	if diff := cmp.Diff(want, gang.Schedule(sc.snapshot(), gang.Options{}).Inactive); diff != "" {
+	if diff := cmp.Diff(want, core.Schedule(sc.snapshot(), core.Options{}).Inactive); diff != "" {
 		t.Errorf("inactive queues (-want +got):\n%s", diff)
 	}
 }
@@ -504,7 +504,7 @@ func TestQueueUsage(t *testing.T) {
 			gt.MakeWorkload("new").Queue("a").Driver("500m", "1Gi"),
 		},
 	}
-	got := gang.Schedule(sc.snapshot(), gang.Options{}).Usage
+	got := core.Schedule(sc.snapshot(), core.Options{}).Usage
 	want := map[string]corev1.ResourceList{
 		"org": {},
 		"a":   {"cpu": apiresource.MustParse("3500m"), "memory": apiresource.MustParse("4Gi"), "pods": apiresource.MustParse("3")},
@@ -635,7 +635,7 @@ func TestBackfill(t *testing.T) {
 	}, {
 		name:  "backfill protects an unrecorded head as any other: the small one goes only where the head can never go",
 		nodes: nodes(),
-		opts:  gang.Options{Backfill: true},
+		opts:  core.Options{Backfill: true},
 		workloads: []*gt.WorkloadWrapper{gpuHead().Unrecorded(), gt.MakeWorkload("small").Created(time.Second),
 			gt.MakeWorkload("gpu-small").NodeSelector("gpu", "true").Created(time.Minute)},
 		want: summary{
@@ -648,7 +648,7 @@ func TestBackfill(t *testing.T) {
 	}, {
 		name:      "backfill goes on nodes the head can never use, even where another node fits tighter",
 		nodes:     nodes(),
-		opts:      gang.Options{Backfill: true},
+		opts:      core.Options{Backfill: true},
 		workloads: []*gt.WorkloadWrapper{gpuHead(), gt.MakeWorkload("small").Created(time.Second)},
 		want: summary{
 			Admitted: []string{"small: cpu1 []"},
@@ -662,7 +662,7 @@ func TestBackfill(t *testing.T) {
 			// Too small for any member of the head: free for others.
 			gt.MakeNode("tiny").Capacity("1", "16Gi"),
 		},
-		opts: gang.Options{Backfill: true},
+		opts: core.Options{Backfill: true},
 		workloads: []*gt.WorkloadWrapper{
 			gt.MakeWorkload("head").Driver("2", "1Gi").Executors(2, "2", "1Gi"),
 			gt.MakeWorkload("small").Driver("2", "1Gi").Created(time.Second),
@@ -680,7 +680,7 @@ func TestBackfill(t *testing.T) {
 		name:   "backfill never takes quota the head needs",
 		nodes:  nodes(),
 		queues: []*gt.QueueWrapper{gt.MakeQueue("default").Quota("cpu", "6")},
-		opts:   gang.Options{Backfill: true},
+		opts:   core.Options{Backfill: true},
 		workloads: []*gt.WorkloadWrapper{
 			gpuHead(),
 			gt.MakeWorkload("small").Driver("2", "1Gi").Created(time.Second),
@@ -721,7 +721,7 @@ func TestPreemption(t *testing.T) {
 	}, {
 		name:      "evicts the fewest whole lower-priority applications that make the gang fit",
 		nodes:     full(),
-		opts:      gang.Options{Preemption: true},
+		opts:      core.Options{Preemption: true},
 		workloads: with(gt.MakeWorkload("h").Priority(10).Driver("8", "1Gi")),
 		// c (lowest) alone frees too little; with d the gang fits, and then c is spared.
 		want: summary{
@@ -731,7 +731,7 @@ func TestPreemption(t *testing.T) {
 	}, {
 		name:      "never evicts applications of the same or a higher priority",
 		nodes:     full(),
-		opts:      gang.Options{Preemption: true},
+		opts:      core.Options{Preemption: true},
 		workloads: with(gt.MakeWorkload("h").Priority(1).Driver("8", "1Gi")),
 		want: summary{
 			Waiting: map[string]string{"h": "no node fits: driver needs 8 cpu, 1Gi; no node has it free"},
@@ -740,7 +740,7 @@ func TestPreemption(t *testing.T) {
 	}, {
 		name:      "never evicts lower-priority applications of other queues that do not borrow",
 		nodes:     full(),
-		opts:      gang.Options{Preemption: true},
+		opts:      core.Options{Preemption: true},
 		queues:    []*gt.QueueWrapper{gt.MakeQueue("default"), gt.MakeQueue("vip")},
 		workloads: with(gt.MakeWorkload("h").Queue("vip").Priority(10).Driver("8", "1Gi")),
 		want: summary{
@@ -752,7 +752,7 @@ func TestPreemption(t *testing.T) {
 		// the application last in admission order (by key) is the newest.
 		name:  "among equals created in the same second, the last in admission order is evicted",
 		nodes: []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("4", "32Gi").Used("4", "2Gi")},
-		opts:  gang.Options{Preemption: true},
+		opts:  core.Options{Preemption: true},
 		workloads: []*gt.WorkloadWrapper{
 			gt.MakeWorkload("low-1").Driver("2", "1Gi").Admitted("n1", nil),
 			gt.MakeWorkload("low-2").Driver("2", "1Gi").Admitted("n1", nil),
@@ -765,7 +765,7 @@ func TestPreemption(t *testing.T) {
 	}, {
 		name:  "a queue takes back its own quota from a borrowing sibling, whatever the priorities",
 		nodes: []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("32", "64Gi").Used("14", "2Gi")},
-		opts:  gang.Options{Preemption: true},
+		opts:  core.Options{Preemption: true},
 		queues: []*gt.QueueWrapper{
 			gt.MakeQueue("org").Quota("cpu", "16"),
 			gt.MakeQueue("a").Parent("org").Quota("cpu", "8"),
@@ -787,8 +787,8 @@ func TestPreemption(t *testing.T) {
 func TestDeterministic(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	snap := randomSnapshot(rng, 20, 200)
-	for _, opts := range []gang.Options{{}, {Backfill: true}, {Preemption: true, Backfill: true}} {
-		want := gang.Schedule(snap, opts)
+	for _, opts := range []core.Options{{}, {Backfill: true}, {Preemption: true, Backfill: true}} {
+		want := core.Schedule(snap, opts)
 		if len(want.Admitted) == 0 || len(want.Waiting) == 0 {
 			for k, r := range want.Waiting {
 				t.Log(k, r)
@@ -803,7 +803,7 @@ func TestDeterministic(t *testing.T) {
 			rng.Shuffle(len(shuffled.Workloads), func(i, j int) {
 				shuffled.Workloads[i], shuffled.Workloads[j] = shuffled.Workloads[j], shuffled.Workloads[i]
 			})
-			if diff := cmp.Diff(want, gang.Schedule(shuffled, opts), quantityEqual); diff != "" {
+			if diff := cmp.Diff(want, core.Schedule(shuffled, opts), quantityEqual); diff != "" {
 				t.Fatalf("options %+v: the outcome changed with the order of the snapshot (-first +shuffled):\n%s", opts, diff)
 			}
 		}
@@ -814,8 +814,8 @@ var quantityEqual = cmp.Comparer(func(a, b apiresource.Quantity) bool { return a
 
 // randomSnapshot: nodes of 16 cpu and 64Gi, a tenth of them GPU nodes (tainted), half of
 // them partly used; 4 queues under a parent; workloads of mixed sizes, one in 20 admitted.
-func randomSnapshot(rng *rand.Rand, nodes, workloads int) gang.Snapshot {
-	snap := gang.Snapshot{Queues: gt.Queues(
+func randomSnapshot(rng *rand.Rand, nodes, workloads int) core.Snapshot {
+	snap := core.Snapshot{Queues: gt.Queues(
 		gt.MakeQueue("org").Quota("cpu", strconv.Itoa(nodes*16)).Obj(),
 		gt.MakeQueue("default").Parent("org").Obj(),
 		gt.MakeQueue("etl").Parent("org").Priority(5).Quota("cpu", strconv.Itoa(nodes*4)).Obj(),
@@ -856,7 +856,7 @@ func randomSnapshot(rng *rand.Rand, nodes, workloads int) gang.Snapshot {
 // BenchmarkSchedule: one cycle over 1,000 queued applications of mixed sizes on 100 nodes.
 // decisions/s counts every waiting application decided (admitted, held or rejected).
 func BenchmarkSchedule(b *testing.B) {
-	for _, opts := range []gang.Options{{}, {Backfill: true}, {Backfill: true, Preemption: true}} {
+	for _, opts := range []core.Options{{}, {Backfill: true}, {Backfill: true, Preemption: true}} {
 		b.Run(fmt.Sprintf("backfill=%t,preemption=%t", opts.Backfill, opts.Preemption), func(b *testing.B) {
 			snap := randomSnapshot(rand.New(rand.NewPCG(3, 4)), 100, 1000)
 			waiting := 0
@@ -867,7 +867,7 @@ func BenchmarkSchedule(b *testing.B) {
 			}
 			b.ResetTimer()
 			for b.Loop() {
-				gang.Schedule(snap, opts)
+				core.Schedule(snap, opts)
 			}
 			b.ReportMetric(float64(waiting)*float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
 		})
@@ -889,7 +889,7 @@ func BenchmarkScheduleScale(b *testing.B) {
 			}
 			b.ResetTimer()
 			for b.Loop() {
-				gang.Schedule(snap, gang.Options{})
+				core.Schedule(snap, core.Options{})
 			}
 			b.ReportMetric(float64(waiting)*float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
 		})
@@ -908,7 +908,7 @@ func TestIssueScenario(t *testing.T) {
 		sc.workloads = append(sc.workloads, gt.MakeWorkload(fmt.Sprintf("app-%02d", i)).Created(time.Duration(i)*time.Second).
 			Driver("1", "1408Mi").Executors(8, "2", "1408Mi"))
 	}
-	out := gang.Schedule(sc.snapshot(), gang.Options{})
+	out := core.Schedule(sc.snapshot(), core.Options{})
 	got := summarize(out)
 	want := []string{
 		"app-00: node-0 [node-0×7 node-1×1]",
@@ -938,8 +938,8 @@ func TestInvariants(t *testing.T) {
 	released := 0
 	for round := range 30 {
 		snap := randomSnapshot(rng, 10+rng.IntN(30), 50+rng.IntN(300))
-		for _, opts := range []gang.Options{{}, {Backfill: true}, {Preemption: true}, {Backfill: true, Preemption: true}} {
-			out := gang.Schedule(snap, opts)
+		for _, opts := range []core.Options{{}, {Backfill: true}, {Preemption: true}, {Backfill: true, Preemption: true}} {
+			out := core.Schedule(snap, opts)
 			checkInvariants(t, fmt.Sprintf("round %d, options %+v", round, opts), snap, out)
 			for _, nodes := range out.Ungated {
 				released += len(nodes)
@@ -951,9 +951,9 @@ func TestInvariants(t *testing.T) {
 	}
 }
 
-func checkInvariants(t *testing.T, name string, snap gang.Snapshot, out gang.Outcome) {
+func checkInvariants(t *testing.T, name string, snap core.Snapshot, out core.Outcome) {
 	t.Helper()
-	byKey := map[string]gang.Workload{}
+	byKey := map[string]core.Workload{}
 	for _, w := range snap.Workloads {
 		byKey[w.Key.String()] = w
 	}
@@ -987,7 +987,7 @@ func checkInvariants(t *testing.T, name string, snap gang.Snapshot, out gang.Out
 			used[n.Name][r] = q.MilliValue()
 		}
 	}
-	apply := func(w gang.Workload, a gang.Admission, sign int64) {
+	apply := func(w core.Workload, a core.Admission, sign int64) {
 		for r, q := range w.Demand.Driver.Requests {
 			used[a.Driver][r] += sign * q.MilliValue()
 		}
@@ -1099,13 +1099,13 @@ func milli(l corev1.ResourceList, r corev1.ResourceName) int64 {
 	return q.MilliValue()
 }
 
-func nodeNamed(snap gang.Snapshot, name string) gang.Node {
+func nodeNamed(snap core.Snapshot, name string) core.Node {
 	for _, n := range snap.Nodes {
 		if n.Name == name {
 			return n
 		}
 	}
-	return gang.Node{}
+	return core.Node{}
 }
 
 // TestDynamicAllocation: executors beyond an admitted gang's plan are released only onto
@@ -1180,7 +1180,7 @@ func TestDynamicAllocation(t *testing.T) {
 		queues: []*gt.QueueWrapper{gt.MakeQueue("default").Quota(corev1.ResourceCPU, "10")},
 		workloads: []*gt.WorkloadWrapper{running().Extra(map[string]int32{"n1": 2}),
 			gt.MakeWorkload("b").Priority(10).Executors(3, "2", "1Gi")},
-		opts: gang.Options{Preemption: true},
+		opts: core.Options{Preemption: true},
 		want: summary{Admitted: []string{"b: n1 [n1×3]"},
 			Preempted: []string{"a by b: preempted by ns/b (priority 10) in queue default: its priority 0 is lower"}},
 	}})
