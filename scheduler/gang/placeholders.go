@@ -67,6 +67,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -341,11 +342,14 @@ func placeholdersOf(w world, o snapshotOptions, existing map[types.NamespacedNam
 // such a placeholder before the swap has nominated its member (it sees the member given from
 // the moment the swap is chosen) nor, having read the world before the swap began, create it
 // again.
+//
+// It keeps time by clock, the scheduler's (the wall clock if nil). Every field is read and
+// written under mu: the write goroutines note and forget while a cycle asks.
 type placeholderBook struct {
-	mu      sync.Mutex
-	created map[types.NamespacedName]time.Time
-	deleted map[types.NamespacedName]time.Time
-	swapped map[types.NamespacedName]time.Time
+	mu    sync.Mutex
+	clock clock.PassiveClock
+	// ledgers holds, for each ledger, the placeholders noted in it and when.
+	ledgers [ledgers]map[types.NamespacedName]time.Time
 	// arrived holds when the first member of a node group was seen waiting for the others to
 	// take the group's placeholder's place (takeGroups), by that placeholder.
 	arrived map[types.NamespacedName]time.Time
@@ -456,36 +460,57 @@ func (b *placeholderBook) nextSwap(node string, st *nodeSwap) (*nodeSwap, []pend
 // bookLag bounds how long the book trusts itself over the cache.
 const bookLag = 30 * time.Second
 
-func (b *placeholderBook) note(m *map[types.NamespacedName]time.Time, key types.NamespacedName) {
+// ledger is one of the book's lists of placeholders.
+type ledger int
+
+const (
+	bookCreated ledger = iota // created, until the cache shows them
+	bookDeleted               // deleted, until the cache lacks them
+	bookSwapped               // being swapped or swapped, for bookLag
+	ledgers
+)
+
+// now is the book's clock's time.
+func (b *placeholderBook) now() time.Time {
+	if b.clock == nil {
+		return time.Now()
+	}
+	return b.clock.Now()
+}
+
+// note records key in l, now.
+func (b *placeholderBook) note(l ledger, key types.NamespacedName) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if *m == nil {
-		*m = map[types.NamespacedName]time.Time{}
+	if b.ledgers[l] == nil {
+		b.ledgers[l] = map[types.NamespacedName]time.Time{}
 	}
-	(*m)[key] = time.Now()
+	b.ledgers[l][key] = b.now()
 }
 
 // sync forgets what the cache shows: created placeholders it holds, deleted ones it lacks.
 func (b *placeholderBook) sync(existing map[types.NamespacedName]*corev1.Pod) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for key, at := range b.created {
-		if existing[key] != nil || time.Since(at) > bookLag {
-			delete(b.created, key)
+	now := b.now()
+	old := func(at time.Time) bool { return now.Sub(at) > bookLag }
+	for key, at := range b.ledgers[bookCreated] {
+		if existing[key] != nil || old(at) {
+			delete(b.ledgers[bookCreated], key)
 		}
 	}
-	for key, at := range b.deleted {
-		if existing[key] == nil || time.Since(at) > bookLag {
-			delete(b.deleted, key)
+	for key, at := range b.ledgers[bookDeleted] {
+		if existing[key] == nil || old(at) {
+			delete(b.ledgers[bookDeleted], key)
 		}
 	}
-	for key, at := range b.swapped {
-		if time.Since(at) > bookLag {
-			delete(b.swapped, key)
+	for key, at := range b.ledgers[bookSwapped] {
+		if old(at) {
+			delete(b.ledgers[bookSwapped], key)
 		}
 	}
 	for key, at := range b.arrived {
-		if time.Since(at) > bookLag {
+		if old(at) {
 			delete(b.arrived, key)
 		}
 	}
@@ -506,16 +531,18 @@ func (b *placeholderBook) arrivedAt(placeholder types.NamespacedName, now time.T
 	return now
 }
 
-func (b *placeholderBook) forget(m *map[types.NamespacedName]time.Time, key types.NamespacedName) {
+// forget takes key out of l.
+func (b *placeholderBook) forget(l ledger, key types.NamespacedName) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	delete(*m, key)
+	delete(b.ledgers[l], key)
 }
 
-func (b *placeholderBook) has(m map[types.NamespacedName]time.Time, key types.NamespacedName) bool {
+// has reports whether key is in l.
+func (b *placeholderBook) has(l ledger, key types.NamespacedName) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	_, ok := m[key]
+	_, ok := b.ledgers[l][key]
 	return ok
 }
 
@@ -553,7 +580,7 @@ func (s *Scheduler) reconcilePlaceholders(ctx context.Context, w world, o snapsh
 		if p := existing[key]; p != nil && p.Labels[LabelRun] == want.res.SubmissionID && p.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if existing[key] != nil || s.placeholders.has(s.placeholders.created, key) || s.placeholders.has(s.placeholders.swapped, key) {
+		if existing[key] != nil || s.placeholders.has(bookCreated, key) || s.placeholders.has(bookSwapped, key) {
 			// An earlier run's, being deleted; created and not in the cache yet; or just
 			// deleted for its member, which the cache may not show let go yet.
 			continue
@@ -576,7 +603,7 @@ func (s *Scheduler) reconcilePlaceholders(ctx context.Context, w world, o snapsh
 	var remove []types.NamespacedName
 	for key, p := range existing {
 		if want, ok := wanted[key]; (ok && p.Labels[LabelRun] == want.res.SubmissionID) || !p.DeletionTimestamp.IsZero() ||
-			s.placeholders.has(s.placeholders.deleted, key) || s.placeholders.has(s.placeholders.swapped, key) {
+			s.placeholders.has(bookDeleted, key) || s.placeholders.has(bookSwapped, key) {
 			continue
 		}
 		remove = append(remove, key)
@@ -692,7 +719,7 @@ func (s *Scheduler) writePlaceholders(ctx context.Context, create []*corev1.Pod,
 				return fmt.Errorf("creating placeholder %s/%s: %w", p.Namespace, p.Name, err)
 			}
 			placeholderWritesTotal.WithLabelValues("create").Inc()
-			s.placeholders.note(&s.placeholders.created, client.ObjectKeyFromObject(p))
+			s.placeholders.note(bookCreated, client.ObjectKeyFromObject(p))
 			return nil
 		})
 	}
@@ -718,7 +745,7 @@ func (s *Scheduler) deletePlaceholder(ctx context.Context, key types.NamespacedN
 		return fmt.Errorf("deleting placeholder %s: %w", key, err)
 	}
 	placeholderWritesTotal.WithLabelValues("delete").Inc()
-	s.placeholders.note(&s.placeholders.deleted, key)
+	s.placeholders.note(bookDeleted, key)
 	return nil
 }
 
@@ -730,7 +757,7 @@ func (s *Scheduler) swaps(rel toUngate, hasPlaceholder bool) bool {
 	if s.cfg.Enforcement != EnforcementPlaceholders || rel.placeholder.Name == "" || rel.node == "" {
 		return false
 	}
-	return hasPlaceholder || s.placeholders.has(s.placeholders.created, rel.placeholder)
+	return hasPlaceholder || s.placeholders.has(bookCreated, rel.placeholder)
 }
 
 // makeRoom makes room for the members of group, to be let go onto one node, in their
@@ -778,7 +805,7 @@ func (s *Scheduler) makeRoom(ctx context.Context, group []toUngate, calls chan s
 			}
 			if failed != nil {
 				// Its members are tried again, in its place again.
-				s.placeholders.forget(&s.placeholders.swapped, placeholder)
+				s.placeholders.forget(bookSwapped, placeholder)
 				for _, i := range members {
 					errs[i] = failed
 				}
@@ -801,7 +828,7 @@ func (s *Scheduler) nominate(ctx context.Context, rel toUngate) error {
 		return fmt.Errorf("nominating %s to node %s: %w", rel.pod, rel.node, err)
 	}
 	placeholderWritesTotal.WithLabelValues("nominate").Inc()
-	s.placeholders.note(&s.placeholders.swapped, rel.placeholder)
+	s.placeholders.note(bookSwapped, rel.placeholder)
 	return nil
 }
 
@@ -824,12 +851,12 @@ func (s *Scheduler) takeGroups(chosen []toUngate, placeholders map[types.Namespa
 	}
 	arrivals := map[*sharedSlots][]int{} // group → its members among chosen
 	for i, rel := range chosen {
-		if rel.shared == nil || placeholders[rel.placeholder] != nil || s.placeholders.has(s.placeholders.created, rel.placeholder) {
+		if rel.shared == nil || placeholders[rel.placeholder] != nil || s.placeholders.has(bookCreated, rel.placeholder) {
 			continue
 		}
 		g := placeholders[rel.shared.placeholder]
 		if g == nil || g.Labels[LabelRun] != rel.shared.res.SubmissionID || !g.DeletionTimestamp.IsZero() ||
-			s.placeholders.has(s.placeholders.swapped, rel.shared.placeholder) {
+			s.placeholders.has(bookSwapped, rel.shared.placeholder) {
 			continue
 		}
 		arrivals[rel.shared] = append(arrivals[rel.shared], i)
@@ -861,7 +888,7 @@ func (s *Scheduler) takeGroups(chosen []toUngate, placeholders map[types.Namespa
 			}
 			continue
 		}
-		s.placeholders.note(&s.placeholders.swapped, shared.placeholder)
+		s.placeholders.note(bookSwapped, shared.placeholder)
 		for _, i := range members {
 			chosen[i].placeholder = shared.placeholder
 		}
@@ -870,7 +897,7 @@ func (s *Scheduler) takeGroups(chosen []toUngate, placeholders map[types.Namespa
 			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: GatePlaceholder}}
 			// So that a pass choosing the latecomer before the cache shows its placeholder
 			// takes that placeholder's place, not the group's.
-			s.placeholders.note(&s.placeholders.created, client.ObjectKeyFromObject(p))
+			s.placeholders.note(bookCreated, client.ObjectKeyFromObject(p))
 			if missing == nil {
 				missing = map[string][]standIn{}
 			}
@@ -907,7 +934,7 @@ func (s *Scheduler) withStandIns(ctx context.Context, group []pendingSwap, missi
 	failed := map[types.NamespacedName]error{} // group placeholder → why
 	for _, m := range missing {
 		if err := s.writePlaceholders(ctx, []*corev1.Pod{m.pod}, nil); err != nil {
-			s.placeholders.forget(&s.placeholders.created, client.ObjectKeyFromObject(m.pod))
+			s.placeholders.forget(bookCreated, client.ObjectKeyFromObject(m.pod))
 			failed[m.group] = err
 			continue
 		}
@@ -928,7 +955,7 @@ func (s *Scheduler) withStandIns(ctx context.Context, group []pendingSwap, missi
 		out = append(out, m)
 	}
 	for g := range failed {
-		s.placeholders.forget(&s.placeholders.swapped, g)
+		s.placeholders.forget(bookSwapped, g)
 	}
 	return out
 }

@@ -165,6 +165,7 @@ func New(cfg Config) *Scheduler {
 	s := &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), ungateKick: make(chan struct{}, 1), ungating: newUngating(),
 		reported: map[core.Key]core.Reason{}, judged: map[core.Key]judgement{}, replanned: map[core.Key]replanned{}, stored: map[core.Key]Reservation{},
 		released: map[types.UID]time.Time{}, served: map[string]bool{}, ownPlacement: map[string]bool{}}
+	s.placeholders.clock = cfg.Clock
 	if !cfg.VariantsOnly {
 		s.served[Name] = true
 	}

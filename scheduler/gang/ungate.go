@@ -197,7 +197,7 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 		if _, has := placeholders[rel.placeholder]; s.swaps(rel, has) {
 			// From now on the swap alone deletes the placeholder, after the nomination: a
 			// cycle that sees the member given must not delete it first.
-			s.placeholders.note(&s.placeholders.swapped, rel.placeholder)
+			s.placeholders.note(bookSwapped, rel.placeholder)
 			swaps[rel.node] = append(swaps[rel.node], pendingSwap{rel: rel, finish: finish})
 			continue
 		}
