@@ -23,6 +23,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
 )
 
 // TestStaleReservations: a Reservation object holds nothing once its run is over for the gang
@@ -39,11 +40,11 @@ func TestStaleReservations(t *testing.T) {
 		stale bool
 	}{
 		{name: "running, its driver too", state: v1beta2.ApplicationStateRunning, res: stored("s1"),
-			pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning)}},
+			pods: []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning)}},
 		{name: "running, its driver ended", state: v1beta2.ApplicationStateRunning, res: stored("s1"),
-			pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodSucceeded)}, stale: true},
+			pods: []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodSucceeded)}, stale: true},
 		{name: "a driver of an earlier run ended", state: v1beta2.ApplicationStateRunning, res: stored("s1"),
-			pods: []corev1.Pod{pod("a", "s0", "driver", "n1", "1", corev1.PodSucceeded)}},
+			pods: []corev1.Pod{gt.Pod("a", "s0", "driver", "n1", "1", corev1.PodSucceeded)}},
 		{name: "completed", state: v1beta2.ApplicationStateCompleted, res: stored("s1"), stale: true},
 		{name: "suspended", state: v1beta2.ApplicationStateSuspended, res: stored("s1"), stale: true},
 		{name: "the reservation of another run", state: v1beta2.ApplicationStateSubmitted, res: stored("s0"), stale: true},
@@ -114,7 +115,7 @@ func TestHoldForPlugin(t *testing.T) {
 			o := applicationObject(&a)
 			o.res = res
 			// n1: the driver (1 CPU); n2: two executors of 2 CPUs, of 8.
-			w := world{Nodes: []corev1.Node{kwokNode("n1"), kwokNode("n2")}, Workloads: []object{o}, Pods: tc.pods}
+			w := world{Nodes: []corev1.Node{gt.ClusterNode("n1"), gt.ClusterNode("n2")}, Workloads: []object{o}, Pods: tc.pods}
 			w.Nodes[1].Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")}
 			snap, err := snapshot(w, snapshotOptions{Now: now})
 			if err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -37,7 +38,7 @@ func TestStartGate(t *testing.T) {
 	}
 	node := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
 		corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("110")}}}
-	terminating := pod("victim", "v1", v1beta2.SparkRoleDriver, "n", "2", corev1.PodRunning)
+	terminating := gt.Pod("victim", "v1", v1beta2.SparkRoleDriver, "n", "2", corev1.PodRunning)
 	terminating.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 	type start struct{ name, run, node string }
 	tests := []struct {
@@ -48,20 +49,20 @@ func TestStartGate(t *testing.T) {
 		held   map[core.Key]string
 	}{{
 		name:   "room now: it starts and takes the room",
-		pods:   []corev1.Pod{pod("other", "o1", v1beta2.SparkRoleExecutor, "n", "2", corev1.PodRunning)},
+		pods:   []corev1.Pod{gt.Pod("other", "o1", v1beta2.SparkRoleExecutor, "n", "2", corev1.PodRunning)},
 		starts: []start{{"a", "a1", "n"}, {"b", "b1", "n"}},
 		want:   map[string]bool{"a": true, "b": false},
 		held:   map[core.Key]string{key("b"): roomReason("n")},
 	}, {
 		name: "a victim's pod still terminating there: held",
-		pods: []corev1.Pod{terminating, pod("other", "o1", v1beta2.SparkRoleExecutor, "n", "1", corev1.PodRunning),
-			pod("done", "d1", v1beta2.SparkRoleDriver, "n", "4", corev1.PodSucceeded)},
+		pods: []corev1.Pod{terminating, gt.Pod("other", "o1", v1beta2.SparkRoleExecutor, "n", "1", corev1.PodRunning),
+			gt.Pod("done", "d1", v1beta2.SparkRoleDriver, "n", "4", corev1.PodSucceeded)},
 		starts: []start{{"a", "a1", "n"}},
 		want:   map[string]bool{"a": false},
 		held:   map[core.Key]string{key("a"): roomReason("n")},
 	}, {
 		name:   "its driver exists already: not held for the room it takes itself",
-		pods:   []corev1.Pod{pod("a", "a1", v1beta2.SparkRoleDriver, "n", "2", corev1.PodRunning), terminating},
+		pods:   []corev1.Pod{gt.Pod("a", "a1", v1beta2.SparkRoleDriver, "n", "2", corev1.PodRunning), terminating},
 		starts: []start{{"a", "a1", "n"}},
 		want:   map[string]bool{"a": true},
 		held:   map[core.Key]string{},
@@ -101,11 +102,11 @@ func TestStartGatePacing(t *testing.T) {
 	// running is application name, admitted with 4 executors planned, whose driver was created
 	// ago, with released of them released and gated more gated.
 	running := func(name string, ago time.Duration, released, gated int) ([]corev1.Pod, object) {
-		d := pod(name, "s1", v1beta2.SparkRoleDriver, "n", "1", corev1.PodRunning)
+		d := gt.Pod(name, "s1", v1beta2.SparkRoleDriver, "n", "1", corev1.PodRunning)
 		d.CreationTimestamp = metav1.NewTime(now.Add(-ago))
 		pods := []corev1.Pod{d}
 		for i := range released + gated {
-			e := numbered(pod(name, "s1", v1beta2.SparkRoleExecutor, "n", "1", corev1.PodPending), i+1)
+			e := gt.Numbered(gt.Pod(name, "s1", v1beta2.SparkRoleExecutor, "n", "1", corev1.PodPending), i+1)
 			if i >= released {
 				e.Spec.NodeName = ""
 				e.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: GateExecutor}}
@@ -218,7 +219,7 @@ func TestStartGateRoomWait(t *testing.T) {
 	const wait = 2 * time.Minute
 	node := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
 		corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("110")}}}
-	stuck := pod("victim", "v1", v1beta2.SparkRoleDriver, "n", "3", corev1.PodRunning)
+	stuck := gt.Pod("victim", "v1", v1beta2.SparkRoleDriver, "n", "3", corev1.PodRunning)
 	stuck.DeletionTimestamp = &metav1.Time{Time: admitted}
 	stuck.Finalizers = []string{"example.com/never"}
 	driver := func(name, cpu string) core.Workload {

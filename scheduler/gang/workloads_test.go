@@ -22,6 +22,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -121,11 +122,11 @@ func TestSessionAndApplicationOfOneName(t *testing.T) {
 		Executors: map[string]int32{"n1": 2}, Admitted: now})
 	waiting := session("same", "s1", v1alpha1.SparkConnectStateProvisioning, "", nil)
 	w := world{
-		Nodes:  []corev1.Node{kwokNode("n1"), kwokNode("n2")},
+		Nodes:  []corev1.Node{gt.ClusterNode("n1"), gt.ClusterNode("n2")},
 		Queues: []schedv1alpha1.Queue{{ObjectMeta: metav1.ObjectMeta{Name: "default"}}},
 		// The application's driver is bound; a pod labelled as the session's server (same name,
 		// same submission ID) must not be taken for it.
-		Pods:      []corev1.Pod{pod("same", "s1", "driver", "n1", "1", corev1.PodRunning)},
+		Pods:      []corev1.Pod{gt.Pod("same", "s1", "driver", "n1", "1", corev1.PodRunning)},
 		Workloads: []object{applicationObject(&a), sessionObject(waiting, fixedDemand(2))},
 	}
 	snap, err := snapshot(w, snapshotOptions{ReservationTimeout: time.Minute, Now: now})
