@@ -71,33 +71,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
 )
-
-// Enforcement is how the gang scheduler keeps reserved capacity (--gang-enforcement).
-type Enforcement string
-
-const (
-	// EnforcementAdvisory keeps nothing from pods it did not admit.
-	EnforcementAdvisory Enforcement = schedv1alpha1.EnforcementAdvisory
-	// EnforcementPlaceholders holds room with placeholder pods.
-	EnforcementPlaceholders Enforcement = schedv1alpha1.EnforcementPlaceholders
-	// EnforcementPlugin leaves holding room to the scheduler that places pods: spark-scheduler
-	// (cmd/spark-scheduler), kube-scheduler with the SparkReservations plugin, which reads the
-	// Reservation objects. The gang scheduler itself then acts as with advisory: it writes
-	// reservations, gates executors and lets them go onto their planned nodes.
-	EnforcementPlugin Enforcement = schedv1alpha1.EnforcementPlugin
-)
-
-// ParseEnforcement reads an enforcement's name.
-func ParseEnforcement(s string) (Enforcement, error) {
-	switch e := Enforcement(s); e {
-	case EnforcementAdvisory, EnforcementPlaceholders, EnforcementPlugin:
-		return e, nil
-	}
-	return "", fmt.Errorf("unknown enforcement %q; use %q, %q or %q", s, EnforcementPlaceholders, EnforcementPlugin, EnforcementAdvisory)
-}
 
 // DefaultPlaceholderImage is the image placeholder pods run: it does nothing, at no cost.
 const DefaultPlaceholderImage = "registry.k8s.io/pause:3.10"
