@@ -280,9 +280,9 @@ func (l *loop) publish(r *round) []core.Key {
 	for key := range r.out.Rejected {
 		r.wake = append(r.wake, key)
 	}
-	refresh, next := s.reasons.pick(r.now, r.out, shownReasons(r.w.Workloads, s.reported))
+	refresh, next := s.reasons.Pick(r.now, r.out, shownReasons(r.w.Workloads, s.reported))
 	if next > 0 {
-		s.reasons.next.after(r.now, next, s.trigger)
+		s.reasonsDue.after(r.now, next, s.trigger)
 	}
 	for key := range s.reported {
 		if _, ok := r.objects[key]; !ok {

@@ -160,7 +160,7 @@ func executorPlaceholder(key core.Key, r Reservation, id int, node string) wante
 // need is what the placeholder takes of its node: its members' requests and a pod slot each.
 func (w wantedPlaceholder) need() corev1.ResourceList {
 	need := corev1.ResourceList{}
-	add(need, memberRequests(sparkpod.PodDemand{Requests: w.requests}), int64(w.count))
+	sparkpod.AddTimes(need, memberRequests(sparkpod.PodDemand{Requests: w.requests}), int64(w.count))
 	return need
 }
 

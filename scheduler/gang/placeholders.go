@@ -72,6 +72,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // DefaultPlaceholderImage is the image placeholder pods run: it does nothing, at no cost.
@@ -133,7 +134,7 @@ func (s *Scheduler) reconcilePlaceholders(ctx context.Context, w world, o snapsh
 		if !fits(room[want.node], need) {
 			continue
 		}
-		add(room[want.node], need, -1)
+		sparkpod.AddTimes(room[want.node], need, -1)
 		create = append(create, want.pod(s.cfg.PlaceholderImage))
 	}
 	var remove []types.NamespacedName
@@ -160,7 +161,7 @@ func podRoom(w world) map[string]corev1.ResourceList {
 		if !ok || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		add(r, requestsOf(p), -1)
+		sparkpod.AddTimes(r, requestsOf(p), -1)
 	}
 	return room
 }
@@ -193,7 +194,7 @@ func (r *sharedRoom) take(node string, need corev1.ResourceList) bool {
 		return false
 	}
 	if n := r.room[node]; n != nil {
-		add(n, need, -1)
+		sparkpod.AddTimes(n, need, -1)
 	}
 	return true
 }

@@ -25,6 +25,7 @@ import (
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // The plugin enforcement: the pod scheduler (spark-scheduler's SparkReservations plugin) holds
@@ -157,7 +158,7 @@ func (g *startGate) holdForPlugin(w world, snap core.Snapshot, now time.Time) (r
 			if ending[on] == nil {
 				ending[on] = corev1.ResourceList{}
 			}
-			add(ending[on], requestsOf(p), 1)
+			sparkpod.AddTimes(ending[on], requestsOf(p), 1)
 		}
 	}
 	over := map[string]bool{}

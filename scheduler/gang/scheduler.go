@@ -37,6 +37,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	"github.com/sparkop/spark-operator/scheduler/gang/status"
 	"github.com/sparkop/spark-operator/scheduler/reservation"
 )
 
@@ -111,9 +112,11 @@ type Scheduler struct {
 	// replanned are the workloads whose wait for room outlasted PreemptionWait, planned again,
 	// with why, until a cycle admits their run again (see startgate.go).
 	replanned map[core.Key]replanned
-	reasons   reasonRefresh // keeps held workloads' shown reasons current
-	demands   demandMemo    // applications' demands by spec generation
-	ext       externalCycles
+	reasons   status.ReasonRefresh // keeps held workloads' shown reasons current
+	// reasonsDue is the cycle asked for when the next out-of-date reason is due.
+	reasonsDue followUp
+	demands    demandMemo // applications' demands by spec generation
+	ext        externalCycles
 
 	// served are the spec.batchScheduler names it decides for: gang's, its variants' and
 	// external's; ownPlacement those of variants that place their runs' pods their own way
@@ -228,19 +231,15 @@ func (s *Scheduler) Admit(_ context.Context, w scheduler.Workload) (scheduler.De
 	if !ok || !current {
 		// Not judged by a cycle yet as it is now (just created, rerun or edited): ask for
 		// one, which wakes it if admitted or rejected.
-		why = core.PlainReason(notJudgedYet)
+		why = core.PlainReason(status.NotJudgedYet)
 		s.trigger()
 	}
 	s.reported[w.Key] = why
 	return scheduler.Decision{Reason: why.Message}, nil
 }
 
-// notJudgedYet is the reason a workload is held with before a cycle judges it as it is (its
-// run and spec).
-const notJudgedYet = "waiting for the gang scheduler's next cycle"
-
 // PendingReason: a new run is held until a cycle judges it.
-func (s *Scheduler) PendingReason() string { return notJudgedYet }
+func (s *Scheduler) PendingReason() string { return status.NotJudgedYet }
 
 // replanned is a run planned again after waiting for room too long, and why.
 type replanned struct {

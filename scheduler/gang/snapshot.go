@@ -131,7 +131,7 @@ func countPods(w world, o snapshotOptions, nodes map[string]*core.Node) podCount
 			continue
 		}
 		if n := nodes[on]; n != nil {
-			add(n.Used, requestsOf(p), 1)
+			sparkpod.AddTimes(n.Used, requestsOf(p), 1)
 		}
 	}
 	c.executors = executorsOf(w.Pods, w.Seen)
@@ -171,9 +171,9 @@ func snapshotWorkload(w world, o snapshotOptions, wo *object, queues map[string]
 	wl.Queue = res.Queue
 	wl.Dynamic = dynamicOf(res, ep, o)
 	if q := queues[res.Queue]; q != nil {
-		add(q.Usage, demand.Total(), 1)
+		sparkpod.AddTimes(q.Usage, demand.Total(), 1)
 		for _, k := range wl.Dynamic.Extra {
-			add(q.Usage, memberRequests(demand.Executor), int64(k))
+			sparkpod.AddTimes(q.Usage, memberRequests(demand.Executor), int64(k))
 		}
 	}
 	if res.keepsNodes(o) {
@@ -191,13 +191,13 @@ func reserveUnbound(nodes map[string]*core.Node, res Reservation, d sparkpod.Dem
 	drivers := bound[boundMember{key, res.SubmissionID, v1beta2.SparkRoleDriver}]
 	if len(drivers) == 0 {
 		if n := nodes[res.Driver]; n != nil {
-			add(n.Used, memberRequests(d.Driver), 1)
+			sparkpod.AddTimes(n.Used, memberRequests(d.Driver), 1)
 		}
 	}
 	if slots, ok := slotsToGive(res, ep); ok {
 		for _, node := range slots {
 			if n := nodes[node]; n != nil {
-				add(n.Used, memberRequests(d.Executor), 1)
+				sparkpod.AddTimes(n.Used, memberRequests(d.Executor), 1)
 			}
 		}
 		return
@@ -217,24 +217,9 @@ func reserveUnbound(nodes map[string]*core.Node, res Reservation, d sparkpod.Dem
 		elsewhere -= take
 		if rest := planned - take; rest > 0 {
 			if n := nodes[node]; n != nil {
-				add(n.Used, memberRequests(d.Executor), int64(rest))
+				sparkpod.AddTimes(n.Used, memberRequests(d.Executor), int64(rest))
 			}
 		}
-	}
-}
-
-// add adds times × l into into (times may be negative).
-func add(into, l corev1.ResourceList, times int64) {
-	for name, q := range l {
-		sum := into[name]
-		for range max(times, -times) {
-			if times < 0 {
-				sum.Sub(q)
-			} else {
-				sum.Add(q)
-			}
-		}
-		into[name] = sum
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // A preemptor is admitted into room its victims still take while their pods terminate (a
@@ -107,7 +108,7 @@ func newStartGate(w world, snap core.Snapshot, now time.Time, releasing, backlog
 		if !ok || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || isPlaceholder(p) {
 			continue
 		}
-		add(room, requestsOf(p), -1)
+		sparkpod.AddTimes(room, requestsOf(p), -1)
 	}
 	for i := range snap.Workloads {
 		g.drivers[snap.Workloads[i].Key] = memberRequests(snap.Workloads[i].Demand.Driver)
@@ -128,7 +129,7 @@ func newStartGate(w world, snap core.Snapshot, now time.Time, releasing, backlog
 			// Its driver is being created: it takes its room as it will.
 			g.let[driver] = true
 			if room, ok := g.room[r.Driver]; ok && g.drivers[o.Key] != nil {
-				add(room, g.drivers[o.Key], -1)
+				sparkpod.AddTimes(room, g.drivers[o.Key], -1)
 			}
 		case o.waits():
 			continue // not started: owed once the gate lets it start
@@ -185,7 +186,7 @@ func (g *startGate) start(key core.Key, run, node string, plan map[string]int32)
 		return false
 	}
 	if ok && known {
-		add(room, need, -1)
+		sparkpod.AddTimes(room, need, -1)
 	}
 	g.owed += plannedExecutors(plan)
 	g.letNow[driver] = true

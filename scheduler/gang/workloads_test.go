@@ -23,6 +23,7 @@ import (
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
+	"github.com/sparkop/spark-operator/scheduler/gang/status"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -145,7 +146,7 @@ func TestSessionAndApplicationOfOneName(t *testing.T) {
 		t.Errorf("admitted (-want +got):\n%s", d)
 	}
 	// The application's gang (1 + 2×2 CPU) and the session's (1 + 2×2) both count in the queue.
-	st := queueStatuses(snap, out)["default"]
+	st := status.Queues(snap, out)["default"]
 	cpu := st.Admitted[corev1.ResourceCPU]
 	if st.AdmittedApplications != 2 || cpu.String() != "10" {
 		t.Errorf("queue status: %d admitted using %s CPU, want 2 using 10", st.AdmittedApplications, cpu.String())

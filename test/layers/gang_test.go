@@ -25,6 +25,7 @@ var rooms = []struct {
 	{pkg: "scheduler/key", noDeps: clients},
 	{pkg: "scheduler/gang/core", may: []string{"scheduler/key", "scheduler/external"}, noDeps: clients},
 	{pkg: "scheduler/gang/gangtest", may: []string{"scheduler/key", "scheduler/gang/core"}, noDeps: clients},
+	{pkg: "scheduler/gang/status", may: []string{"scheduler/gang/core"}, noDeps: clients},
 }
 
 // clients are the packages that talk to the API server.

@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-package gang
+package status
 
 import (
 	"testing"
@@ -39,7 +39,7 @@ func TestQueueStatusesAfterPreemption(t *testing.T) {
 		Preempted: []core.Preemption{{Key: key("low-2"), By: key("high")}},
 		Usage:     map[string]corev1.ResourceList{"q": {corev1.ResourceCPU: resource.MustParse("4")}},
 	}
-	if got := queueStatuses(snap, out)["q"].AdmittedApplications; got != 2 {
+	if got := Queues(snap, out)["q"].AdmittedApplications; got != 2 {
 		t.Errorf("admitted applications %d, want 2 (low-1 and high; low-2 was preempted)", got)
 	}
 }
