@@ -67,7 +67,7 @@ func (l *loop) cycle(ctx context.Context) error {
 	clock.done("ungate")
 	// The reservations this cycle stored hold their room once their placeholders do.
 	l.s.overlayStored(r.w.Workloads, false)
-	logPlaceholderError(ctx, l.s.reconcilePlaceholders(ctx, r.w, r.opts))
+	l.enforcer().reconcile(ctx, l, r)
 	clock.done("placeholders")
 	l.s.writeReservationStatus(ctx, r.w)
 	clock.done("reservation_status")
@@ -276,7 +276,7 @@ func (l *loop) publish(r *round) []core.Key {
 	scheduleSeconds.Add(r.busy.Seconds())
 	admittedTotal.Add(float64(len(r.out.Admitted)))
 	// Rejected applications are woken to be failed with their reason; held ones whose shown
-	// reason is out of date, a bounded number per cycle (see reasons.go).
+	// reason is out of date, a bounded number per cycle (see status.ReasonRefresh).
 	for key := range r.out.Rejected {
 		r.wake = append(r.wake, key)
 	}

@@ -56,6 +56,9 @@ type enforcer interface {
 	// storeRoom is the free room the cycle's reservation writes share to make what holds
 	// their room (nil: they make nothing).
 	storeRoom(w world) *sharedRoom
+	// reconcile brings what holds room up to date with the reservations, once the cycle's
+	// are stored; what fails is logged and tried again by the next cycle.
+	reconcile(ctx context.Context, l *loop, r *round)
 }
 
 // enforcer is the loop's enforcement mode's.
@@ -77,6 +80,7 @@ func (advisoryEnforcer) beforeDecide(context.Context, *loop, world) {}
 func (advisoryEnforcer) holdStarts(*loop, *round)                   {}
 func (advisoryEnforcer) heldAtAdmission() string                    { return "" }
 func (advisoryEnforcer) storeRoom(world) *sharedRoom                { return nil }
+func (advisoryEnforcer) reconcile(context.Context, *loop, *round)   {}
 
 // placeholderEnforcer holds room with placeholder pods (placeholders.go): a workload starts once
 // its placeholders hold its nodes.
@@ -95,6 +99,10 @@ func (placeholderEnforcer) heldAtAdmission() string { return placeholderReason }
 
 func (placeholderEnforcer) storeRoom(w world) *sharedRoom {
 	return &sharedRoom{room: podRoom(w)}
+}
+
+func (placeholderEnforcer) reconcile(ctx context.Context, l *loop, r *round) {
+	logPlaceholderError(ctx, l.s.reconcilePlaceholders(ctx, r.w, r.opts))
 }
 
 // pluginEnforcer leaves holding room to the pod scheduler's plug-in, which reads the
@@ -122,3 +130,6 @@ func (pluginEnforcer) holdStarts(l *loop, r *round) {
 func (pluginEnforcer) heldAtAdmission() string { return pluginReason }
 
 func (pluginEnforcer) storeRoom(world) *sharedRoom { return nil }
+
+// reconcile: the pod scheduler's plug-in holds the room, from the Reservation objects.
+func (pluginEnforcer) reconcile(context.Context, *loop, *round) {}

@@ -25,7 +25,7 @@ import (
 )
 
 // ExternalName is the value of spec.batchScheduler that has an external scheduler decide, through
-// the gang scheduler's queues and reservations (schedule_external.go).
+// the gang scheduler's queues and reservations (core.ScheduleExternal).
 const ExternalName = "external"
 
 // ExternalDecider answers the external scheduler's requests: external.Client.

@@ -105,9 +105,6 @@ const GatePlaceholder = "scheduling.sparkop.dev/placeholder"
 // or a workload deleted) are left to the garbage collector, which deletes them with their
 // reservation.
 func (s *Scheduler) reconcilePlaceholders(ctx context.Context, w world, o snapshotOptions) error {
-	if s.cfg.Enforcement != EnforcementPlaceholders {
-		return nil
-	}
 	existing := existingPlaceholders(w)
 	wanted := placeholdersOf(w, o, existing)
 	s.placeholders.sync(existing)
