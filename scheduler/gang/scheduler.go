@@ -14,6 +14,19 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 // the Reservation objects, holding room for admitted gangs (placeholders, the start gate,
 // gated executors) and the status shown to users. It must not decide admission itself: every
 // verdict comes from package core.
+//
+// Where things are:
+//   - scheduler.go: the Scheduler, its Config, and the batch-scheduler interface it serves
+//     (Admit, Release, validation); variant.go and external.go serve the other schedulers
+//     built on it (the Kubernetes gang API, an external decider).
+//   - cache.go, workloads.go, executors.go, snapshot.go: the cluster cache read into a world,
+//     and the world into core's Snapshot.
+//   - loop.go, cycle.go: the single cycle loop and one cycle, step by step.
+//   - enforce.go: the enforcement modes and what each does in the cycle; placeholder*.go,
+//     plugin.go and startgate.go hold the room (placeholder pods, the pod scheduler's plug-in,
+//     holding drivers until the room is held); ungate.go lets gated pods go onto their nodes.
+//   - reservation.go, reservations.go: the Reservation objects and their status.
+//   - queues.go, reasons.go: Queue status and shown reasons, written from package status.
 package gang
 
 import (
