@@ -14,35 +14,21 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler/key"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
-// Kind is the kind of object a workload is.
-type Kind string
+// Kind is the kind of object a workload is (package key owns it).
+type Kind = key.Kind
 
 // The kinds of workload a batch scheduler admits.
 const (
-	// KindApplication is a SparkApplication: its run is a submission (status.submissionID).
-	KindApplication Kind = "SparkApplication"
-	// KindSession is a SparkConnect session: its run is one server pod
-	// (status.server.submissionID).
-	KindSession Kind = "SparkConnect"
+	KindApplication = key.KindApplication
+	KindSession     = key.KindSession
 )
 
-// WorkloadKey names a workload. The kind is part of it: a SparkApplication and a SparkConnect of
-// the same name in the same namespace are two workloads.
-type WorkloadKey struct {
-	Kind Kind
-	types.NamespacedName
-}
-
-// String is "namespace/name" for an application, "namespace/name (SparkConnect)" for a session.
-func (k WorkloadKey) String() string {
-	if k.Kind == KindApplication || k.Kind == "" {
-		return k.NamespacedName.String()
-	}
-	return k.NamespacedName.String() + " (" + string(k.Kind) + ")"
-}
+// WorkloadKey names a workload (package key owns it).
+type WorkloadKey = key.Workload
 
 // ApplicationKey is the key of the SparkApplication namespace/name.
 func ApplicationKey(key types.NamespacedName) WorkloadKey {

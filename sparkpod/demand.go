@@ -163,3 +163,18 @@ func podRequests(pod *corev1.Pod) corev1.ResourceList {
 	}
 	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 }
+
+// AddTimes adds times × l into into (times may be negative).
+func AddTimes(into, l corev1.ResourceList, times int64) {
+	for name, q := range l {
+		sum := into[name]
+		for range max(times, -times) {
+			if times < 0 {
+				sum.Sub(q)
+			} else {
+				sum.Add(q)
+			}
+		}
+		into[name] = sum
+	}
+}

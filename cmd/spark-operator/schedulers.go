@@ -19,6 +19,7 @@ import (
 	"github.com/sparkop/spark-operator/scheduler/coscheduling"
 	"github.com/sparkop/spark-operator/scheduler/external"
 	"github.com/sparkop/spark-operator/scheduler/gang"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/scheduler/volcano"
 	"github.com/sparkop/spark-operator/scheduler/workloadapi"
 	"github.com/sparkop/spark-operator/scheduler/yunikorn"
@@ -53,10 +54,10 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 		if err != nil {
 			return nil, fmt.Errorf("--gang-enforcement: %w", err)
 		}
-		core := gang.New(gang.Config{
+		gs := gang.New(gang.Config{
 			Enforcement:        enforcement,
 			PlaceholderImage:   o.gangPlaceholderImage,
-			Options:            gang.Options{Backfill: o.gangBackfill, Preemption: o.gangPreemption},
+			Options:            core.Options{Backfill: o.gangBackfill, Preemption: o.gangPreemption},
 			ReservationTimeout: o.gangReservationTimeout,
 			PreemptionWait:     o.gangPreemptionWait,
 			StartBacklog:       o.gangStartBacklog,
@@ -67,13 +68,13 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 			External:           ext,
 		})
 		if o.gangEnabled {
-			schedulers.Register(core)
+			schedulers.Register(gs)
 		}
-		if e := core.External(); e != nil {
+		if e := gs.External(); e != nil {
 			schedulers.Register(e)
 		}
 		if kubernetes {
-			schedulers.Register(core.Serve(workloadapi.Placement{}))
+			schedulers.Register(gs.Serve(workloadapi.Placement{}))
 		}
 	}
 	if o.kubernetesEnabled && !served {

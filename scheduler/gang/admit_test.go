@@ -16,6 +16,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 )
 
 // TestAdmitJudgesEachSubmission: the last cycle's verdict answers only for the submission and
@@ -49,9 +50,9 @@ func TestAdmitJudgesEachSubmission(t *testing.T) {
 			s := New(Config{})
 			s.judged[key] = judged
 			if tt.rejected {
-				s.last.Rejected = map[Key]string{key: "too big"}
+				s.last.Rejected = map[core.Key]string{key: "too big"}
 			} else {
-				s.last.Waiting = map[Key]Reason{key: {Message: "over quota", Kind: ReasonKind{Is: KindOverQuota, Queue: "q"}}}
+				s.last.Waiting = map[core.Key]core.Reason{key: {Message: "over quota", Kind: core.ReasonKind{Is: core.KindOverQuota, Queue: "q"}}}
 			}
 			a := app("a", tt.submission, v1beta2.ApplicationStateNew, 1, nil)
 			a.Generation = tt.generation
@@ -73,12 +74,12 @@ func TestAdmitStartGate(t *testing.T) {
 	res := &Reservation{SubmissionID: "s1", Queue: "default", Driver: "n1"}
 	tests := []struct {
 		name string
-		held map[Key]string
+		held map[core.Key]string
 		want scheduler.Decision
 	}{
 		{"no cycle yet", nil, scheduler.Decision{Reason: "admitted; waiting for the gang scheduler's first cycle"}},
-		{"held by the last cycle", map[Key]string{key: roomReason("n1")}, scheduler.Decision{Reason: roomReason("n1")}},
-		{"free to start", map[Key]string{}, scheduler.Decision{Admit: true, Pods: res.Pods(EnforcementAdvisory)}},
+		{"held by the last cycle", map[core.Key]string{key: roomReason("n1")}, scheduler.Decision{Reason: roomReason("n1")}},
+		{"free to start", map[core.Key]string{}, scheduler.Decision{Admit: true, Pods: res.Pods(EnforcementAdvisory)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

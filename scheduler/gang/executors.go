@@ -22,6 +22,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/scheduler/reservation"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
@@ -307,9 +308,9 @@ func plannedCount(res Reservation, ep *executorPods, o snapshotOptions) int32 {
 // dynamicOf says what ep's executors do beyond res's plan, for the decision core: executors
 // alive beyond the plan's count (per node; those on no known node under ""), how many more
 // may start without more quota, and how many gated executors the plan has no slot for.
-func dynamicOf(res Reservation, ep *executorPods, o snapshotOptions) Dynamic {
+func dynamicOf(res Reservation, ep *executorPods, o snapshotOptions) core.Dynamic {
 	if ep == nil {
-		return Dynamic{}
+		return core.Dynamic{}
 	}
 	var planned, alive int32
 	for _, k := range res.Executors {
@@ -319,7 +320,7 @@ func dynamicOf(res Reservation, ep *executorPods, o snapshotOptions) Dynamic {
 		alive += k
 	}
 	slots := plannedCount(res, ep, o)
-	d := Dynamic{Asking: int32(len(ep.gated)) - slots, Spare: max(planned-alive-slots, 0)}
+	d := core.Dynamic{Asking: int32(len(ep.gated)) - slots, Spare: max(planned-alive-slots, 0)}
 	extra := alive - planned
 	for _, n := range slices.Sorted(maps.Keys(ep.live)) {
 		if over := min(ep.live[n]-res.Executors[n], extra); n != "" && over > 0 {
@@ -374,7 +375,7 @@ type toUngate struct {
 // sharedSlots is one node group of a run's plan (nodeGroups), with its workload and
 // reservation, which a placeholder of one of its members is made from.
 type sharedSlots struct {
-	key         Key
+	key         core.Key
 	res         Reservation
 	group       nodeGroup
 	placeholder types.NamespacedName
@@ -387,8 +388,8 @@ type sharedSlots struct {
 // for its submission any more, or whose run's driver has ended (the controller may not have
 // recorded it yet), is let go unconfined: a late executor of a run that is over never takes
 // the capacity its plan kept, which others may use now.
-func executorsToUngate(w world, released map[Key][]string, o snapshotOptions) []toUngate {
-	reservations := map[Key]Reservation{}
+func executorsToUngate(w world, released map[core.Key][]string, o snapshotOptions) []toUngate {
+	reservations := map[core.Key]Reservation{}
 	for i := range w.Workloads {
 		if r, ok := w.Workloads[i].liveReservation(); ok {
 			reservations[w.Workloads[i].Key] = r
@@ -433,7 +434,7 @@ func executorsToUngate(w world, released map[Key][]string, o snapshotOptions) []
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
-		return lessKey(Key{NamespacedName: out[i].pod}, Key{NamespacedName: out[j].pod})
+		return core.LessKey(core.Key{NamespacedName: out[i].pod}, core.Key{NamespacedName: out[j].pod})
 	})
 	return out
 }
@@ -477,7 +478,7 @@ func (s *Scheduler) PlacePod(pod *corev1.Pod, owner client.Object) bool {
 // the gang scheduler runs in this process, else from the API server (a webhook of its own,
 // which reads it only for gated executors), or as the cycle loop just stored it.
 func (s *Scheduler) reservationForPod(owner client.Object) (Reservation, bool) {
-	key := Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: owner.GetNamespace(), Name: owner.GetName()}}
+	key := core.Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: owner.GetNamespace(), Name: owner.GetName()}}
 	if _, ok := owner.(*v1alpha1.SparkConnect); ok {
 		key.Kind = scheduler.KindSession
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -137,14 +138,14 @@ func TestPlanSlots(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	res := Reservation{SubmissionID: "s1", Driver: "n1", Executors: map[string]int32{"n2": 2, "n1": 1}, Admitted: now}
 	executor := func(id int, node string, phase corev1.PodPhase) corev1.Pod {
-		p := numbered(pod("a", "s1", "executor", node, "2", phase), id)
+		p := gt.Numbered(gt.Pod("a", "s1", "executor", node, "2", phase), id)
 		if node == "" {
 			return withGate(p)
 		}
 		return given(p, node)
 	}
 	unnumbered := func(name, node string) corev1.Pod {
-		p := pod("a", "s1", "executor", node, "2", corev1.PodRunning)
+		p := gt.Pod("a", "s1", "executor", node, "2", corev1.PodRunning)
 		p.Name = name
 		if node == "" {
 			return withGate(p)
@@ -200,13 +201,13 @@ func TestPlanSlots(t *testing.T) {
 		// A variant's executors are not gated: kube-scheduler places them. On no node yet,
 		// they keep their slots; bound, or ended, they count through their pods.
 		name: "ungated executors on no node yet keep their slots",
-		pods: []corev1.Pod{numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 1),
-			numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 3),
-			numbered(pod("a", "s1", "executor", "n2", "2", corev1.PodRunning), 2)},
+		pods: []corev1.Pod{gt.Numbered(gt.Pod("a", "s1", "executor", "", "2", corev1.PodPending), 1),
+			gt.Numbered(gt.Pod("a", "s1", "executor", "", "2", corev1.PodPending), 3),
+			gt.Numbered(gt.Pod("a", "s1", "executor", "n2", "2", corev1.PodRunning), 2)},
 		kept: []string{"n1", "n2"},
 	}, {
 		name: "an ungated executor on no node that ended keeps no slot",
-		pods: []corev1.Pod{numbered(pod("a", "s1", "executor", "", "2", corev1.PodFailed), 1)},
+		pods: []corev1.Pod{gt.Numbered(gt.Pod("a", "s1", "executor", "", "2", corev1.PodFailed), 1)},
 		kept: []string{"n2", "n2"},
 	}, {
 		name:  "without ids, slots are counted per node: a deleted pod's slot opens again",
@@ -252,7 +253,7 @@ func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj clie
 
 // TestTrimPodKeepsExecutorID: the cluster cache keeps the executor id planned slots are given by.
 func TestTrimPodKeepsExecutorID(t *testing.T) {
-	p := numbered(pod("a", "s1", "executor", "n1", "2", corev1.PodRunning), 7)
+	p := gt.Numbered(gt.Pod("a", "s1", "executor", "n1", "2", corev1.PodRunning), 7)
 	trimmed, err := trimPod(&p)
 	if err != nil {
 		t.Fatal(err)
@@ -270,7 +271,9 @@ func TestSeenExecutors(t *testing.T) {
 	app.Run = "s1"
 	member := boundMember{app.Key, "s1", v1beta2.SparkRoleExecutor}
 	var s seenExecutors
-	exec := func(id int) corev1.Pod { return numbered(pod("a", "s1", "executor", "n1", "2", corev1.PodRunning), id) }
+	exec := func(id int) corev1.Pod {
+		return gt.Numbered(gt.Pod("a", "s1", "executor", "n1", "2", corev1.PodRunning), id)
+	}
 	s.remember(world{Workloads: []object{app}, Pods: []corev1.Pod{exec(1), exec(2)}})
 	s.remember(world{Workloads: []object{app}, Pods: []corev1.Pod{exec(2)}})
 	if got, want := s.before(), (executorIDs{member: {1: true, 2: true}}); !cmp.Equal(got, want) {

@@ -20,11 +20,12 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/external"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // ExternalName is the value of spec.batchScheduler that has an external scheduler decide, through
-// the gang scheduler's queues and reservations (schedule_external.go).
+// the gang scheduler's queues and reservations (core.ScheduleExternal).
 const ExternalName = "external"
 
 // ExternalDecider answers the external scheduler's requests: external.Client.
@@ -76,14 +77,14 @@ type externalCycles struct {
 	cycle   atomic.Uint64
 	waiting atomic.Bool
 	mu      sync.Mutex
-	told    map[Key]string // the refusal last told in an event, per workload
+	told    map[core.Key]string // the refusal last told in an event, per workload
 }
 
 // schedule decides the cycle: by the core alone, or, when workloads of the external scheduler
 // wait, by the core and then the external scheduler (ScheduleExternal). It returns how long the
 // external scheduler took to answer too.
-func (s *Scheduler) schedule(ctx context.Context, snap Snapshot, objects map[Key]*object) (Outcome, time.Duration) {
-	outside := func(k Key) bool { o := objects[k]; return o != nil && o.external }
+func (s *Scheduler) schedule(ctx context.Context, snap core.Snapshot, objects map[core.Key]*object) (core.Outcome, time.Duration) {
+	outside := func(k core.Key) bool { o := objects[k]; return o != nil && o.external }
 	some := false
 	if s.cfg.External != nil {
 		for k := range objects {
@@ -95,10 +96,10 @@ func (s *Scheduler) schedule(ctx context.Context, snap Snapshot, objects map[Key
 	}
 	if !some {
 		s.ext.waiting.Store(false)
-		return Schedule(snap, s.cfg.Options), 0
+		return core.Schedule(snap, s.cfg.Options), 0
 	}
 	var took time.Duration
-	out, report := ScheduleExternal(snap, s.cfg.Options, outside, func(req *external.Request) (*external.Response, error) {
+	out, report := core.ScheduleExternal(snap, s.cfg.Options, outside, func(req *external.Request) (*external.Response, error) {
 		req.Cycle, req.Time = s.ext.cycle.Add(1), s.cfg.Clock.Now().UTC()
 		start := time.Now()
 		defer func() { took = time.Since(start) }()
@@ -118,7 +119,7 @@ func (s *Scheduler) schedule(ctx context.Context, snap Snapshot, objects map[Key
 
 // tellExternal logs what the external scheduler's answer came to, and tells each application
 // whose admission was refused in a warning event, once per distinct refusal.
-func (s *Scheduler) tellExternal(ctx context.Context, objects map[Key]*object, r ExternalReport) {
+func (s *Scheduler) tellExternal(ctx context.Context, objects map[core.Key]*object, r core.ExternalReport) {
 	logger := log.FromContext(ctx)
 	if r.Err != nil {
 		externalAnswersTotal.WithLabelValues("failed").Inc()
@@ -133,7 +134,7 @@ func (s *Scheduler) tellExternal(ctx context.Context, objects map[Key]*object, r
 	s.ext.mu.Lock()
 	defer s.ext.mu.Unlock()
 	if s.ext.told == nil {
-		s.ext.told = map[Key]string{}
+		s.ext.told = map[core.Key]string{}
 	}
 	for k, why := range r.Refused {
 		logger.Info("refused the external scheduler's admission", "workload", k.String(), "why", why)

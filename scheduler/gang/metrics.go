@@ -10,6 +10,8 @@ package gang
 import (
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/sparkop/spark-operator/scheduler/gang/status"
 )
 
 // The cycle loop's metrics, on the operator's metrics endpoint.
@@ -22,7 +24,7 @@ var (
 		Help: "Applications decided for by the gang scheduler's cycles (admitted, left waiting or rejected), summed over cycles.",
 	})
 	scheduleSeconds = prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "spark_operator_gang_schedule_seconds_total", Help: "Time spent deciding (gang.Schedule), summed over cycles.",
+		Name: "spark_operator_gang_schedule_seconds_total", Help: "Time spent deciding (core.Schedule), summed over cycles.",
 	})
 	admittedTotal = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "spark_operator_gang_admitted_total", Help: "Applications admitted by the gang scheduler.",
@@ -69,12 +71,6 @@ var (
 		Name: "spark_operator_gang_external_requests_total",
 		Help: "Requests to the external scheduler, by result: answered, or failed (unreachable, timed out, an answer that does not read).",
 	}, []string{"result"})
-	// A held application's shown reason is refreshed by a status write (reasons.go); what made
-	// it out of date says whether the write told a user something new.
-	reasonRefreshesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "spark_operator_gang_reason_refreshes_total",
-		Help: "Held applications woken to show a new reason, by what changed: first (nothing shown yet, or shown by another process), meaning (another kind of reason or queue), numbers (a position or an amount).",
-	}, []string{"change"})
 	externalRefusedTotal = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "spark_operator_gang_external_refused_total",
 		Help: "Admissions in the external scheduler's answers refused by the fit and quota checks.",
@@ -83,5 +79,6 @@ var (
 
 func init() {
 	ctrlmetrics.Registry.MustRegister(cyclesTotal, decisionsTotal, scheduleSeconds, admittedTotal, cyclePhaseSeconds, ungateWaitSeconds, ungateCallSeconds, placedAtCreationTotal, standInsTotal,
-		externalRequestSeconds, externalAnswersTotal, externalRefusedTotal, reasonRefreshesTotal)
+		externalRequestSeconds, externalAnswersTotal, externalRefusedTotal)
+	ctrlmetrics.Registry.MustRegister(status.Collectors()...)
 }

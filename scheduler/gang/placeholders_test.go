@@ -23,6 +23,8 @@ import (
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
 )
 
 func TestParseEnforcement(t *testing.T) {
@@ -95,7 +97,7 @@ func TestReservationObjectRoundTrip(t *testing.T) {
 	if _, ok := reservationFrom(swapped, &a); ok {
 		t.Error("a plan with its executors out of order reads")
 	}
-	if got := ReservationName(Key{Kind: "SparkConnect", NamespacedName: types.NamespacedName{Name: "a"}}); got != "a.sparkconnect" {
+	if got := ReservationName(core.Key{Kind: "SparkConnect", NamespacedName: types.NamespacedName{Name: "a"}}); got != "a.sparkconnect" {
 		t.Errorf("a session's reservation is named %q", got)
 	}
 }
@@ -103,7 +105,7 @@ func TestReservationObjectRoundTrip(t *testing.T) {
 // placeholderOf is the placeholder of member of a's reservation res on node, as the cluster
 // cache holds it (bound or not, unschedulable or not).
 func placeholderOf(res Reservation, member, node string, bound, unschedulable bool) corev1.Pod {
-	key := Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
+	key := core.Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
 	var want wantedPlaceholder
 	lo, hi, id := 0, 0, 0
 	switch {
@@ -171,26 +173,26 @@ func TestPlaceholders(t *testing.T) {
 		want: all, wantWaiting: true, wantRecheck: true, wantUsed: map[string]string{"n1": "3", "n2": "4"},
 	}, {
 		name: "a placeholder found no room where pods are ending (preempted ones): it waits for them", state: v1beta2.ApplicationStateNew, o: soon,
-		pods: append(slices.Clone(allBound[1:]), placeholderOf(*res, "driver", "n1", false, true), ending(pod("v", "s9", "driver", "n1", "1", corev1.PodRunning))),
+		pods: append(slices.Clone(allBound[1:]), placeholderOf(*res, "driver", "n1", false, true), ending(gt.Pod("v", "s9", "driver", "n1", "1", corev1.PodRunning))),
 		want: all, wantWaiting: true, wantUsed: map[string]string{"n1": "4", "n2": "4"},
 	}, {
 		name: "driver and executor 1 placed, executor 2 gated: their placeholders go, n2's stays", state: v1beta2.ApplicationStateRunning, o: soon,
-		pods: append(slices.Clone(allBound[2:]), pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
-			given(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 1), "n1"),
-			withGate(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 2))),
+		pods: append(slices.Clone(allBound[2:]), gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
+			given(gt.Numbered(gt.Pod("a", "s1", "executor", "", "2", corev1.PodPending), 1), "n1"),
+			withGate(gt.Numbered(gt.Pod("a", "s1", "executor", "", "2", corev1.PodPending), 2))),
 		want: []string{"a-ph-executors-2-3"}, wantUsed: map[string]string{"n1": "3", "n2": "4"},
 	}, {
 		name: "executor 2 took n2's place without 3, which has a placeholder of its own: that one stays", state: v1beta2.ApplicationStateRunning, o: soon,
-		pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
-			given(numbered(pod("a", "s1", "executor", "n1", "2", corev1.PodRunning), 1), "n1"),
-			given(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 2), "n2"),
+		pods: []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
+			given(gt.Numbered(gt.Pod("a", "s1", "executor", "n1", "2", corev1.PodRunning), 1), "n1"),
+			given(gt.Numbered(gt.Pod("a", "s1", "executor", "", "2", corev1.PodPending), 2), "n2"),
 			placeholderOf(*res, "executor-3", "n2", false, false)},
 		want: []string{"a-ph-executor-3"}, wantWaiting: true, wantUsed: map[string]string{"n1": "3", "n2": "4"},
 	}, {
 		name: "executor 2 let go without n2's placeholder (a restart between): 3 gets one of its own", state: v1beta2.ApplicationStateRunning, o: soon,
-		pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
-			given(numbered(pod("a", "s1", "executor", "n1", "2", corev1.PodRunning), 1), "n1"),
-			given(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 2), "n2")},
+		pods: []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
+			given(gt.Numbered(gt.Pod("a", "s1", "executor", "n1", "2", corev1.PodRunning), 1), "n1"),
+			given(gt.Numbered(gt.Pod("a", "s1", "executor", "", "2", corev1.PodPending), 2), "n2")},
 		want: []string{"a-ph-executor-3"}, wantWaiting: true, wantUsed: map[string]string{"n1": "3", "n2": "4"},
 	}, {
 		name: "the reservation timed out: none wanted, those left count as pods", state: v1beta2.ApplicationStateNew,
@@ -238,8 +240,8 @@ func scanned(_ int, err error) bool { return err == nil }
 
 func TestPlaceholderOrder(t *testing.T) {
 	res := Reservation{SubmissionID: "s1", Driver: "n1", Executors: map[string]int32{"n1": 11}}
-	a := Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
-	b := Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "b"}}
+	a := core.Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
+	b := core.Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "b"}}
 	// Created in this order when room runs short: the driver first, then executors by id,
 	// groups by their first (executors-3-4 before executors-10-11, which a name would put
 	// first), workload by workload.
@@ -276,7 +278,7 @@ func placeholderWorld(state v1beta2.ApplicationStateType, res *Reservation, pods
 	a.UID = "uid-a"
 	o := applicationObject(&a)
 	o.res = res
-	return world{Nodes: []corev1.Node{kwokNode("n1"), kwokNode("n2")}, Pods: pods, Workloads: []object{o}}
+	return world{Nodes: []corev1.Node{gt.ClusterNode("n1"), gt.ClusterNode("n2")}, Pods: pods, Workloads: []object{o}}
 }
 
 func ending(p corev1.Pod) corev1.Pod {
@@ -286,7 +288,7 @@ func ending(p corev1.Pod) corev1.Pod {
 
 func TestPlaceholderPod(t *testing.T) {
 	res := Reservation{SubmissionID: "s1", Queue: "q", PriorityClassName: "high", UID: "uid-res"}
-	p := placeholderPod(Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}, res, "executor-2", "n2",
+	p := placeholderPod(core.Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}, res, "executor-2", "n2",
 		corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourcePods: resource.MustParse("1")}, "pause")
 	want := map[string]string{LabelPlaceholder: "a", LabelRun: "s1", LabelMember: "executor-2", LabelQueue: "q"}
 	if diff := cmp.Diff(want, p.Labels); diff != "" {
@@ -307,11 +309,11 @@ func TestPlaceholderPod(t *testing.T) {
 
 func TestReservationStatus(t *testing.T) {
 	res := Reservation{SubmissionID: "s1", Driver: "n1", Executors: map[string]int32{"n1": 1, "n2": 2}}
-	key := Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
-	pods := []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
-		given(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 3), "n2"),
-		withGate(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 1)),
-		pod("a", "s0", "driver", "n1", "1", corev1.PodRunning)} // an earlier run's
+	key := core.Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
+	pods := []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
+		given(gt.Numbered(gt.Pod("a", "s1", "executor", "", "2", corev1.PodPending), 3), "n2"),
+		withGate(gt.Numbered(gt.Pod("a", "s1", "executor", "", "2", corev1.PodPending), 1)),
+		gt.Pod("a", "s0", "driver", "n1", "1", corev1.PodRunning)} // an earlier run's
 	ph := placeholderOf(res, "executor-1", "n1", true, false)
 	ph2 := placeholderOf(res, "executor-2", "n2", true, false)
 	got := reservationStatus(key, res, pods, map[types.NamespacedName]*corev1.Pod{{Namespace: "ns", Name: ph.Name}: &ph, {Namespace: "ns", Name: ph2.Name}: &ph2})
@@ -413,9 +415,9 @@ func TestTakeGroups(t *testing.T) {
 		UID: "uid-res", DriverRequests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")},
 		ExecutorRequests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}
 	executor := func(id int) corev1.Pod {
-		return withGate(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), id))
+		return withGate(gt.Numbered(gt.Pod("a", "s1", "executor", "", "2", corev1.PodPending), id))
 	}
-	running := pod("a", "s1", "driver", "n1", "1", corev1.PodRunning)
+	running := gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning)
 	groups := []corev1.Pod{placeholderOf(*res, "executors-1-1", "n1", true, false), placeholderOf(*res, "executors-2-3", "n2", true, false)}
 	type took struct{ Pod, Placeholder string }
 	tests := []struct {

@@ -24,6 +24,8 @@ import (
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // The plugin enforcement: the pod scheduler (spark-scheduler's SparkReservations plugin) holds
@@ -43,9 +45,9 @@ import (
 // staleReservations are the Reservation objects of w that hold nothing: of another run than
 // their workload's current one, of a workload that holds nothing now, or of a run whose driver
 // ended. Legacy annotations are not objects, and are left to Release.
-func staleReservations(w world) map[Key]types.UID {
+func staleReservations(w world) map[core.Key]types.UID {
 	ended := endedRuns(w.Pods)
-	var stale map[Key]types.UID
+	var stale map[core.Key]types.UID
 	for i := range w.Workloads {
 		o := &w.Workloads[i]
 		if o.res == nil || o.res.UID == "" {
@@ -56,7 +58,7 @@ func staleReservations(w world) map[Key]types.UID {
 			continue
 		}
 		if stale == nil {
-			stale = map[Key]types.UID{}
+			stale = map[core.Key]types.UID{}
 		}
 		stale[o.Key] = o.res.UID
 	}
@@ -144,8 +146,8 @@ const heldWait = 30 * time.Second
 // with a member planned on a node snap finds over-committed by pods that are not ending. It
 // returns when a run held would stop waiting (0: none is), and the runs that started without
 // the pod scheduler holding their room.
-func (g *startGate) holdForPlugin(w world, snap Snapshot, now time.Time) (recheck time.Duration, unheld []Key) {
-	g.placing, g.taken = map[Key]string{}, map[Key]string{}
+func (g *startGate) holdForPlugin(w world, snap core.Snapshot, now time.Time) (recheck time.Duration, unheld []core.Key) {
+	g.placing, g.taken = map[core.Key]string{}, map[core.Key]string{}
 	ending := map[string]corev1.ResourceList{}
 	for i := range w.Pods {
 		p := &w.Pods[i]
@@ -156,7 +158,7 @@ func (g *startGate) holdForPlugin(w world, snap Snapshot, now time.Time) (rechec
 			if ending[on] == nil {
 				ending[on] = corev1.ResourceList{}
 			}
-			add(ending[on], requestsOf(p), 1)
+			sparkpod.AddTimes(ending[on], requestsOf(p), 1)
 		}
 	}
 	over := map[string]bool{}
@@ -205,8 +207,8 @@ func (g *startGate) holdForPlugin(w world, snap Snapshot, now time.Time) (rechec
 
 // warnUnheld tells the owners of the runs unheld, that start without the pod scheduler holding
 // their room, once a run.
-func (l *loop) warnUnheld(objects map[Key]*object, unheld []Key) {
-	warned := make(map[Key]string, len(l.warnedUnheld))
+func (l *loop) warnUnheld(objects map[core.Key]*object, unheld []core.Key) {
+	warned := make(map[core.Key]string, len(l.warnedUnheld))
 	for key, run := range l.warnedUnheld {
 		if o := objects[key]; o != nil && o.Run == run {
 			warned[key] = run

@@ -22,6 +22,8 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
 )
 
 // TestStaleReservations: a Reservation object holds nothing once its run is over for the gang
@@ -38,11 +40,11 @@ func TestStaleReservations(t *testing.T) {
 		stale bool
 	}{
 		{name: "running, its driver too", state: v1beta2.ApplicationStateRunning, res: stored("s1"),
-			pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning)}},
+			pods: []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning)}},
 		{name: "running, its driver ended", state: v1beta2.ApplicationStateRunning, res: stored("s1"),
-			pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodSucceeded)}, stale: true},
+			pods: []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodSucceeded)}, stale: true},
 		{name: "a driver of an earlier run ended", state: v1beta2.ApplicationStateRunning, res: stored("s1"),
-			pods: []corev1.Pod{pod("a", "s0", "driver", "n1", "1", corev1.PodSucceeded)}},
+			pods: []corev1.Pod{gt.Pod("a", "s0", "driver", "n1", "1", corev1.PodSucceeded)}},
 		{name: "completed", state: v1beta2.ApplicationStateCompleted, res: stored("s1"), stale: true},
 		{name: "suspended", state: v1beta2.ApplicationStateSuspended, res: stored("s1"), stale: true},
 		{name: "the reservation of another run", state: v1beta2.ApplicationStateSubmitted, res: stored("s0"), stale: true},
@@ -55,9 +57,9 @@ func TestStaleReservations(t *testing.T) {
 			o := applicationObject(&a)
 			o.res = tc.res
 			got := staleReservations(world{Workloads: []object{o}, Pods: tc.pods})
-			var want map[Key]types.UID
+			var want map[core.Key]types.UID
 			if tc.stale {
-				want = map[Key]types.UID{{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}: tc.res.UID}
+				want = map[core.Key]types.UID{{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}: tc.res.UID}
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("stale (-want +got):\n%s", diff)
@@ -71,7 +73,7 @@ func TestStaleReservations(t *testing.T) {
 // over-committed by pods that are not ending (they took the room before it was held); pods that
 // are ending do not count (the driver waits for them as always).
 func TestHoldForPlugin(t *testing.T) {
-	key := Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
+	key := core.Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
 	foreign := func(cpu string, ending bool) corev1.Pod {
 		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: "web"},
 			Spec: corev1.PodSpec{NodeName: "n2", Containers: []corev1.Container{{Resources: corev1.ResourceRequirements{
@@ -113,7 +115,7 @@ func TestHoldForPlugin(t *testing.T) {
 			o := applicationObject(&a)
 			o.res = res
 			// n1: the driver (1 CPU); n2: two executors of 2 CPUs, of 8.
-			w := world{Nodes: []corev1.Node{kwokNode("n1"), kwokNode("n2")}, Workloads: []object{o}, Pods: tc.pods}
+			w := world{Nodes: []corev1.Node{gt.ClusterNode("n1"), gt.ClusterNode("n2")}, Workloads: []object{o}, Pods: tc.pods}
 			w.Nodes[1].Status.Allocatable = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")}
 			snap, err := snapshot(w, snapshotOptions{Now: now})
 			if err != nil {
@@ -142,9 +144,9 @@ func TestWarnUnheldOncePerRun(t *testing.T) {
 	l := &loop{s: &Scheduler{recorder: rec}}
 	a := app("a", "s1", v1beta2.ApplicationStateNew, 2, nil)
 	o := applicationObject(&a)
-	objects := map[Key]*object{o.Key: &o}
-	l.warnUnheld(objects, []Key{o.Key})
-	l.warnUnheld(objects, []Key{o.Key})
+	objects := map[core.Key]*object{o.Key: &o}
+	l.warnUnheld(objects, []core.Key{o.Key})
+	l.warnUnheld(objects, []core.Key{o.Key})
 	if got := len(rec.Events); got != 1 {
 		t.Fatalf("%d events for one run, want 1", got)
 	}
@@ -153,7 +155,7 @@ func TestWarnUnheldOncePerRun(t *testing.T) {
 	}
 	// Its next run is told again.
 	o.Run = "s2"
-	l.warnUnheld(objects, []Key{o.Key})
+	l.warnUnheld(objects, []core.Key{o.Key})
 	if got := len(rec.Events); got != 1 {
 		t.Errorf("%d events for the next run, want 1", got)
 	}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
 )
 
 // TestPodRequests: a running pod takes on its node what kube-scheduler counts for it
@@ -60,7 +61,7 @@ func TestPodRequests(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := pod("other", "x", v1beta2.SparkRoleDriver, "n", "0", corev1.PodRunning)
+			p := gt.Pod("other", "x", v1beta2.SparkRoleDriver, "n", "0", corev1.PodRunning)
 			p.Spec = tt.spec
 			p.Spec.NodeName = "n"
 			if diff := cmp.Diff(tt.want, podRequests(&p)); diff != "" {
@@ -73,7 +74,7 @@ func TestPodRequests(t *testing.T) {
 			if diff := cmp.Diff(tt.want, requestsOf(trimmed.(*corev1.Pod))); diff != "" {
 				t.Errorf("requestsOf the trimmed pod (-want +got):\n%s", diff)
 			}
-			node := kwokNode("n")
+			node := gt.ClusterNode("n")
 			snap, err := snapshot(world{Nodes: []corev1.Node{node}, Pods: []corev1.Pod{*trimmed.(*corev1.Pod)}}, snapshotOptions{})
 			if err != nil {
 				t.Fatal(err)

@@ -12,17 +12,15 @@ import (
 	"errors"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	"github.com/sparkop/spark-operator/scheduler/gang/status"
 )
-
-// maxPendingListed is how many waiting applications a queue's status lists by name.
-const maxPendingListed = 20
 
 // ensureDefaultQueue creates the default queue, with no quota, if it is missing.
 func (s *Scheduler) ensureDefaultQueue(ctx context.Context) error {
@@ -34,73 +32,11 @@ func (s *Scheduler) ensureDefaultQueue(ctx context.Context) error {
 	return nil
 }
 
-// queueStatuses computes each queue's status from a cycle: what its admitted applications
-// request, how many are admitted (those the cycle preempted no longer) and waiting, and the
-// first waiting ones in order.
-func queueStatuses(snap Snapshot, out Outcome) map[string]schedv1alpha1.QueueStatus {
-	st := map[string]schedv1alpha1.QueueStatus{}
-	for name := range snap.Queues {
-		st[name] = schedv1alpha1.QueueStatus{}
-	}
-	admitted := map[string]corev1.ResourceList{}
-	count := func(queue string, demand corev1.ResourceList) {
-		if _, ok := st[queue]; !ok {
-			return
-		}
-		q := st[queue]
-		q.AdmittedApplications++
-		if admitted[queue] == nil {
-			admitted[queue] = corev1.ResourceList{}
-		}
-		add(admitted[queue], demand, 1)
-		st[queue] = q
-	}
-	demands := map[string]corev1.ResourceList{}
-	evicted := map[Key]bool{}
-	for _, p := range out.Preempted {
-		evicted[p.Key] = true
-	}
-	for _, w := range snap.Workloads {
-		demands[w.Key.String()] = w.Demand.Total()
-		if w.Admission != nil && !evicted[w.Key] {
-			count(w.Admission.Queue, demands[w.Key.String()])
-		}
-	}
-	for _, a := range out.Admitted {
-		count(a.Admission.Queue, demands[a.Key.String()])
-	}
-	for name, keys := range out.Order {
-		q, ok := st[name]
-		if !ok {
-			continue
-		}
-		q.PendingApplications = int32(len(keys))
-		for i, k := range keys {
-			if i == maxPendingListed {
-				break
-			}
-			q.Pending = append(q.Pending, k.String())
-		}
-		st[name] = q
-	}
-	for name, q := range st {
-		q.Admitted = admitted[name]
-		if u, ok := out.Usage[name]; ok {
-			q.Admitted = u
-		}
-		if len(q.Admitted) == 0 {
-			q.Admitted = nil
-		}
-		st[name] = q
-	}
-	return st
-}
-
 // writeQueueStatus writes each queue's status through the status subresource where it changed.
 // The Active condition is False, with the decision core's reason, for a queue that admits
 // nothing (a missing parent, a cycle of parents).
-func (s *Scheduler) writeQueueStatus(ctx context.Context, w world, snap Snapshot, out Outcome) error {
-	want := queueStatuses(snap, out)
+func (s *Scheduler) writeQueueStatus(ctx context.Context, w world, snap core.Snapshot, out core.Outcome) error {
+	want := status.Queues(snap, out)
 	var errs []error
 	for i := range w.Queues {
 		q := w.Queues[i].DeepCopy()

@@ -28,6 +28,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/scheduler/reservation"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
@@ -71,15 +72,15 @@ type Reservation struct {
 	TakenOn     string      `json:"-"`
 }
 
-func newReservation(o *object, a Admission, d sparkpod.Demand, now time.Time) Reservation {
+func newReservation(o *object, a core.Admission, d sparkpod.Demand, now time.Time) Reservation {
 	return Reservation{SubmissionID: o.Run, Queue: a.Queue, Driver: a.Driver, PriorityClassName: o.PriorityClassName,
 		Executors: maps.Clone(a.Executors), Admitted: now.UTC().Truncate(time.Second),
 		DriverRequests: d.Driver.Requests.DeepCopy(), ExecutorRequests: d.Executor.Requests.DeepCopy()}
 }
 
 // Admission is the reservation as the decision core sees it.
-func (r Reservation) Admission() *Admission {
-	return &Admission{Queue: r.Queue, Driver: r.Driver, Executors: maps.Clone(r.Executors)}
+func (r Reservation) Admission() *core.Admission {
+	return &core.Admission{Queue: r.Queue, Driver: r.Driver, Executors: maps.Clone(r.Executors)}
 }
 
 // members is how many members r plans: its driver and its executors.
@@ -94,7 +95,7 @@ func (r Reservation) keepsNodes(o snapshotOptions) bool {
 
 // ReservationName is the name of the Reservation of the workload key: an application's own
 // name, a session's name with ".sparkconnect" (an application and a session may share a name).
-func ReservationName(key Key) string { return reservation.Name(string(key.Kind), key.Name) }
+func ReservationName(key core.Key) string { return reservation.Name(string(key.Kind), key.Name) }
 
 // executorMember names the member of the executor of id i (from 1).
 func executorMember(i int) string { return schedv1alpha1.MemberRoleExecutor + "-" + strconv.Itoa(i) }

@@ -25,6 +25,7 @@ import (
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -84,7 +85,7 @@ func (s *Scheduler) migrateOne(ctx context.Context, o *object, r Reservation) er
 // reservationStatus is what r's status should read in w: the nodes planned, and which members
 // are bound (a driver placed on a node; executor i when its pod is placed; without readable
 // ids, as many executors as are placed, in plan order).
-func reservationStatus(key Key, r Reservation, pods []corev1.Pod, existing map[types.NamespacedName]*corev1.Pod) schedv1alpha1.ReservationStatus {
+func reservationStatus(key core.Key, r Reservation, pods []corev1.Pod, existing map[types.NamespacedName]*corev1.Pod) schedv1alpha1.ReservationStatus {
 	total := r.members()
 	var bound []string
 	var unnumbered int
@@ -145,8 +146,8 @@ const (
 // change that only loses members has waited.
 type statusPacing struct {
 	mu        sync.Mutex
-	written   map[Key]writtenStatus
-	goneSince map[Key]time.Time
+	written   map[core.Key]writtenStatus
+	goneSince map[core.Key]time.Time
 	// followUp is the cycle asked for to make held-back writes.
 	followUp followUp
 }
@@ -190,7 +191,7 @@ func changeOf(want, shown schedv1alpha1.ReservationStatus, total int) statusChan
 // now, and if not, how long until it may (0: it need not be, the cluster cache has not shown
 // the write of it yet). The caller calls it for every reservation whose status is out of date,
 // in every pass (see forget).
-func (p *statusPacing) due(key Key, uid types.UID, now time.Time, want schedv1alpha1.ReservationStatus, change statusChange) (bool, time.Duration) {
+func (p *statusPacing) due(key core.Key, uid types.UID, now time.Time, want schedv1alpha1.ReservationStatus, change statusChange) (bool, time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	last, written := p.written[key]
@@ -210,7 +211,7 @@ func (p *statusPacing) due(key Key, uid types.UID, now time.Time, want schedv1al
 		return true, 0
 	case statusMembersGone:
 		if p.goneSince == nil {
-			p.goneSince = map[Key]time.Time{}
+			p.goneSince = map[core.Key]time.Time{}
 		}
 		since, ok := p.goneSince[key]
 		if !ok || now.Before(since) {
@@ -233,7 +234,7 @@ func (p *statusPacing) due(key Key, uid types.UID, now time.Time, want schedv1al
 
 // wrote records the status of key's reservation uid written at now; a write that failed is
 // forgotten, so that the next cycle tries again at once.
-func (p *statusPacing) wrote(key Key, uid types.UID, now time.Time, status schedv1alpha1.ReservationStatus, ok bool) {
+func (p *statusPacing) wrote(key core.Key, uid types.UID, now time.Time, status schedv1alpha1.ReservationStatus, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !ok {
@@ -241,7 +242,7 @@ func (p *statusPacing) wrote(key Key, uid types.UID, now time.Time, status sched
 		return
 	}
 	if p.written == nil {
-		p.written = map[Key]writtenStatus{}
+		p.written = map[core.Key]writtenStatus{}
 	}
 	p.written[key] = writtenStatus{at: now, uid: uid, status: status}
 	delete(p.goneSince, key)
@@ -249,7 +250,7 @@ func (p *statusPacing) wrote(key Key, uid types.UID, now time.Time, status sched
 
 // forget drops, before a pass at now, the writes that no longer hold any change back and the
 // waits of members gone that are not out of date any more (stale: those the pass finds so).
-func (p *statusPacing) forget(now time.Time, stale map[Key]bool) {
+func (p *statusPacing) forget(now time.Time, stale map[core.Key]bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for key, last := range p.written {
@@ -271,7 +272,7 @@ func (s *Scheduler) writeReservationStatus(ctx context.Context, w world) {
 	existing := existingPlaceholders(w)
 	now := s.cfg.Clock.Now()
 	type write struct {
-		key    Key
+		key    core.Key
 		uid    types.UID
 		status schedv1alpha1.ReservationStatus
 		change statusChange
@@ -289,7 +290,7 @@ func (s *Scheduler) writeReservationStatus(ctx context.Context, w world) {
 		}
 		stale = append(stale, write{o.Key, r.UID, st, changeOf(st, r.Status, r.members())})
 	}
-	staleKeys := make(map[Key]bool, len(stale))
+	staleKeys := make(map[core.Key]bool, len(stale))
 	for _, wr := range stale {
 		staleKeys[wr.key] = true
 	}

@@ -25,6 +25,7 @@ import (
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
 )
 
 // TestReservationStatusWrites: a reservation's status is written at once when it is first
@@ -36,9 +37,9 @@ import (
 func TestReservationStatusWrites(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	res := &Reservation{SubmissionID: "s1", Driver: "n1", Executors: map[string]int32{"n1": 1, "n2": 1}, UID: "uid-res", Admitted: start}
-	driver := pod("a", "s1", "driver", "n1", "1", corev1.PodRunning)
-	exec1 := numbered(pod("a", "s1", "executor", "n1", "1", corev1.PodRunning), 1)
-	exec2 := numbered(pod("a", "s1", "executor", "n2", "1", corev1.PodRunning), 2)
+	driver := gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning)
+	exec1 := gt.Numbered(gt.Pod("a", "s1", "executor", "n1", "1", corev1.PodRunning), 1)
+	exec2 := gt.Numbered(gt.Pod("a", "s1", "executor", "n2", "1", corev1.PodRunning), 2)
 	steps := []struct {
 		name      string
 		after     time.Duration // since start

@@ -5,6 +5,28 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
+// Package gang is the embedded gang scheduler (spec.batchScheduler: gang): an application is
+// submitted only when its queue has quota for its whole gang (driver plus initial executors)
+// and the whole gang fits on the nodes now.
+//
+// It owns the runtime around the decision core (package core): the cache that builds
+// snapshots from the cluster, the cycle loop that runs core.Schedule and acts on its outcome,
+// the Reservation objects, holding room for admitted gangs (placeholders, the start gate,
+// gated executors) and the status shown to users. It must not decide admission itself: every
+// verdict comes from package core.
+//
+// Where things are:
+//   - scheduler.go: the Scheduler, its Config, and the batch-scheduler interface it serves
+//     (Admit, Release, validation); variant.go and external.go serve the other schedulers
+//     built on it (the Kubernetes gang API, an external decider).
+//   - cache.go, workloads.go, executors.go, snapshot.go: the cluster cache read into a world,
+//     and the world into core's Snapshot.
+//   - loop.go, cycle.go: the single cycle loop and one cycle, step by step.
+//   - enforce.go: the enforcement modes and what each does in the cycle; placeholder*.go,
+//     plugin.go and startgate.go hold the room (placeholder pods, the pod scheduler's plug-in,
+//     holding drivers until the room is held); ungate.go lets gated pods go onto their nodes.
+//   - reservation.go, reservations.go: the Reservation objects and their status.
+//   - queues.go, reasons.go: Queue status and shown reasons, written from package status.
 package gang
 
 import (
@@ -27,6 +49,8 @@ import (
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	"github.com/sparkop/spark-operator/scheduler/gang/status"
 	"github.com/sparkop/spark-operator/scheduler/reservation"
 )
 
@@ -36,7 +60,7 @@ const Name = "gang"
 // Config tunes the gang scheduler.
 type Config struct {
 	// Options are the decision core's: backfill and preemption.
-	Options Options
+	Options core.Options
 	// ReservationTimeout is how long the node capacity planned for an admitted application's
 	// member is kept while its pod is not bound; then it stops being kept (the queue's quota stays
 	// taken until the run ends). Default 5 minutes.
@@ -90,20 +114,22 @@ type Scheduler struct {
 	seen       seenExecutors
 
 	mu   sync.Mutex
-	last Outcome // of the last cycle
+	last core.Outcome // of the last cycle
 	// judged is what the last cycle decided for: each workload's run and spec. Its verdict
 	// (rejected, or why it waits) holds only for that same run and spec.
-	judged   map[Key]judgement
-	reported map[Key]Reason // reason last handed to a held workload
+	judged   map[core.Key]judgement
+	reported map[core.Key]core.Reason // reason last handed to a held workload
 	// held are the admitted workloads the last cycle's start gate holds back (see startgate.go),
 	// with why.
-	held map[Key]string
+	held map[core.Key]string
 	// replanned are the workloads whose wait for room outlasted PreemptionWait, planned again,
 	// with why, until a cycle admits their run again (see startgate.go).
-	replanned map[Key]replanned
-	reasons   reasonRefresh // keeps held workloads' shown reasons current
-	demands   demandMemo    // applications' demands by spec generation
-	ext       externalCycles
+	replanned map[core.Key]replanned
+	reasons   status.ReasonRefresh // keeps held workloads' shown reasons current
+	// reasonsDue is the cycle asked for when the next out-of-date reason is due.
+	reasonsDue followUp
+	demands    demandMemo // applications' demands by spec generation
+	ext        externalCycles
 
 	// served are the spec.batchScheduler names it decides for: gang's, its variants' and
 	// external's; ownPlacement those of variants that place their runs' pods their own way
@@ -114,7 +140,7 @@ type Scheduler struct {
 	setErr       error
 	// stored are the reservations the cycle loop stored, until the cluster cache shows them:
 	// Admit reads them there first.
-	stored map[Key]Reservation
+	stored map[core.Key]Reservation
 	// released are the Reservation objects Release deleted, by uid, with when: until the
 	// cluster cache shows them gone, releasing their workload again deletes nothing.
 	released map[types.UID]time.Time
@@ -153,8 +179,9 @@ func New(cfg Config) *Scheduler {
 		cfg.PlaceholderImage = DefaultPlaceholderImage
 	}
 	s := &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), ungateKick: make(chan struct{}, 1), ungating: newUngating(),
-		reported: map[Key]Reason{}, judged: map[Key]judgement{}, replanned: map[Key]replanned{}, stored: map[Key]Reservation{},
+		reported: map[core.Key]core.Reason{}, judged: map[core.Key]judgement{}, replanned: map[core.Key]replanned{}, stored: map[core.Key]Reservation{},
 		released: map[types.UID]time.Time{}, served: map[string]bool{}, ownPlacement: map[string]bool{}}
+	s.placeholders.clock = cfg.Clock
 	if !cfg.VariantsOnly {
 		s.served[Name] = true
 	}
@@ -204,7 +231,7 @@ func (s *Scheduler) Admit(_ context.Context, w scheduler.Workload) (scheduler.De
 			return scheduler.Decision{Reason: "admitted; waiting for the gang scheduler's first cycle"}, nil
 		}
 		if why, held := s.held[key]; held {
-			s.reported[key] = plainReason(why)
+			s.reported[key] = core.PlainReason(why)
 			return scheduler.Decision{Reason: why}, nil
 		}
 		return scheduler.Decision{Admit: true, Pods: r.Pods(s.cfg.Enforcement)}, nil
@@ -217,19 +244,15 @@ func (s *Scheduler) Admit(_ context.Context, w scheduler.Workload) (scheduler.De
 	if !ok || !current {
 		// Not judged by a cycle yet as it is now (just created, rerun or edited): ask for
 		// one, which wakes it if admitted or rejected.
-		why = plainReason(notJudgedYet)
+		why = core.PlainReason(status.NotJudgedYet)
 		s.trigger()
 	}
 	s.reported[w.Key] = why
 	return scheduler.Decision{Reason: why.Message}, nil
 }
 
-// notJudgedYet is the reason a workload is held with before a cycle judges it as it is (its
-// run and spec).
-const notJudgedYet = "waiting for the gang scheduler's next cycle"
-
 // PendingReason: a new run is held until a cycle judges it.
-func (s *Scheduler) PendingReason() string { return notJudgedYet }
+func (s *Scheduler) PendingReason() string { return status.NotJudgedYet }
 
 // replanned is a run planned again after waiting for room too long, and why.
 type replanned struct {

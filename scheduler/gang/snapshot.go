@@ -17,6 +17,7 @@ import (
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -40,7 +41,7 @@ type snapshotOptions struct {
 
 // boundMember identifies a role of one run of a workload, for counting its bound pods.
 type boundMember struct {
-	app        Key // the application or session
+	app        core.Key // the application or session
 	submission string
 	role       string // driver (a session's server) or executor
 }
@@ -50,26 +51,65 @@ type boundMember struct {
 // awaiting admission, and applications about to ask (Unrecorded), which keep their place.
 // Node usage is what non-terminal pods bound (or released) to the node request plus what
 // admitted workloads' unbound members have reserved.
-func snapshot(w world, o snapshotOptions) (Snapshot, error) {
-	snap := Snapshot{Queues: map[string]*Queue{}}
-	nodes := map[string]*Node{}
+func snapshot(w world, o snapshotOptions) (core.Snapshot, error) {
+	snap := core.Snapshot{Nodes: snapshotNodes(w), Queues: snapshotQueues(w)}
+	nodes := map[string]*core.Node{}
+	for i := range snap.Nodes {
+		nodes[snap.Nodes[i].Name] = &snap.Nodes[i]
+	}
+	pods := countPods(w, o, nodes)
+	for i := range w.Workloads {
+		if wl, ok := snapshotWorkload(w, o, &w.Workloads[i], snap.Queues, nodes, pods); ok {
+			snap.Workloads = append(snap.Workloads, wl)
+		}
+	}
+	return snap, nil
+}
+
+// snapshotNodes are w's nodes, with nothing used yet.
+func snapshotNodes(w world) []core.Node {
+	var out []core.Node
 	for i := range w.Nodes {
 		n := &w.Nodes[i]
-		snap.Nodes = append(snap.Nodes, Node{
+		out = append(out, core.Node{
 			Name: n.Name, Labels: n.Labels, Taints: n.Spec.Taints, Unschedulable: n.Spec.Unschedulable,
 			Allocatable: n.Status.Allocatable, Used: corev1.ResourceList{},
 		})
 	}
-	for i := range snap.Nodes {
-		nodes[snap.Nodes[i].Name] = &snap.Nodes[i]
-	}
+	return out
+}
 
-	// A pod counts on the node it is bound to, or, released by the gang scheduler to a node and
-	// not bound yet, on that node: it is on its way there.
-	bound := map[boundMember]map[string]int32{} // member → node → pods placed there (any phase)
-	// Runs whose driver (a session's server) has ended: their reservation holds nothing more,
-	// though the controller may not have seen the end yet.
-	ended := map[boundMember]bool{}
+// snapshotQueues are w's queues, by name, with nothing used yet.
+func snapshotQueues(w world) map[string]*core.Queue {
+	out := map[string]*core.Queue{}
+	for i := range w.Queues {
+		q := &w.Queues[i]
+		gq := &core.Queue{Name: q.Name, Parent: q.Spec.Parent, Priority: q.Spec.Priority, Quota: q.Spec.Quota, Usage: corev1.ResourceList{}}
+		if b := q.Spec.Borrowing; b != nil {
+			gq.NoBorrowing = b.Policy == schedv1alpha1.BorrowingNever
+			gq.BorrowingLimit = b.Limit
+		}
+		out[q.Name] = gq
+	}
+	return out
+}
+
+// podCount is what countPods read from the pods.
+type podCount struct {
+	// bound holds, per member, the pods placed on each node (any phase).
+	bound map[boundMember]map[string]int32
+	// ended holds the runs whose driver (a session's server) has ended: their reservation
+	// holds nothing more, though the controller may not have seen the end yet.
+	ended map[boundMember]bool
+	// executors are the runs' executor pods.
+	executors map[boundMember]*executorPods
+}
+
+// countPods adds to nodes what their non-terminal pods request, and counts the members placed.
+// A pod counts on the node it is bound to, or, released by the gang scheduler to a node and not
+// bound yet, on that node: it is on its way there.
+func countPods(w world, o snapshotOptions, nodes map[string]*core.Node) podCount {
+	c := podCount{bound: map[boundMember]map[string]int32{}, ended: map[boundMember]bool{}}
 	holding := liveHolding(w, o)
 	for i := range w.Pods {
 		p := &w.Pods[i]
@@ -79,75 +119,67 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 		}
 		terminal := p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 		if m, ok := memberOf(p); ok {
-			if bound[m] == nil {
-				bound[m] = map[string]int32{}
+			if c.bound[m] == nil {
+				c.bound[m] = map[string]int32{}
 			}
-			bound[m][on]++
+			c.bound[m][on]++
 			if terminal && m.role == v1beta2.SparkRoleDriver {
-				ended[m] = true
+				c.ended[m] = true
 			}
 		}
 		if terminal {
 			continue
 		}
 		if n := nodes[on]; n != nil {
-			add(n.Used, requestsOf(p), 1)
+			sparkpod.AddTimes(n.Used, requestsOf(p), 1)
 		}
 	}
-	executors := executorsOf(w.Pods, w.Seen)
+	c.executors = executorsOf(w.Pods, w.Seen)
+	return c
+}
 
-	for i := range w.Queues {
-		q := &w.Queues[i]
-		gq := &Queue{Name: q.Name, Parent: q.Spec.Parent, Priority: q.Spec.Priority, Quota: q.Spec.Quota, Usage: corev1.ResourceList{}}
-		if b := q.Spec.Borrowing; b != nil {
-			gq.NoBorrowing = b.Policy == schedv1alpha1.BorrowingNever
-			gq.BorrowingLimit = b.Limit
-		}
-		snap.Queues[q.Name] = gq
+// snapshotWorkload is wo as the core reads it, false if it takes no part in the cycle. An
+// admitted one counts against its queue and, for its members not bound yet, its planned nodes.
+func snapshotWorkload(w world, o snapshotOptions, wo *object, queues map[string]*core.Queue, nodes map[string]*core.Node, pods podCount) (core.Workload, bool) {
+	res, admitted := wo.liveReservation()
+	if admitted && pods.ended[boundMember{wo.Key, res.SubmissionID, v1beta2.SparkRoleDriver}] {
+		// The run is over: what its pods still hold counts through them. Waiting for the
+		// controller to record the end (tens of seconds on a busy API server) would keep
+		// its executors' capacity reserved once they are gone.
+		return core.Workload{}, false
 	}
-
-	for i := range w.Workloads {
-		wo := &w.Workloads[i]
-		res, admitted := wo.liveReservation()
-		if admitted && ended[boundMember{wo.Key, res.SubmissionID, v1beta2.SparkRoleDriver}] {
-			// The run is over: what its pods still hold counts through them. Waiting for the
-			// controller to record the end (tens of seconds on a busy API server) would keep
-			// its executors' capacity reserved once they are gone.
-			continue
-		}
-		if !wo.inCycle() {
-			continue
-		}
-		unrecorded := !admitted && wo.unrecorded
-		demand, err := wo.demand()
-		if err != nil {
-			// The controller rejects it when it asks; it takes no part in the cycle.
-			continue
-		}
-		wo.Demand = demand
-		wl := Workload{Key: wo.Key, Queue: wo.Queue, Priority: priorityOf(wo.PriorityClassName, w.PriorityClasses),
-			Created: wo.Object.GetCreationTimestamp().Time, Demand: demand, Unrecorded: unrecorded}
-		if wl.Queue == "" {
-			wl.Queue = schedv1alpha1.DefaultQueueName
-		}
-		if admitted {
-			wl.Admission = res.Admission()
-			wl.Queue = res.Queue
-			wl.Dynamic = dynamicOf(res, executors[boundMember{wo.Key, res.SubmissionID, v1beta2.SparkRoleExecutor}], o)
-			if q := snap.Queues[res.Queue]; q != nil {
-				add(q.Usage, demand.Total(), 1)
-				for _, k := range wl.Dynamic.Extra {
-					add(q.Usage, memberRequests(demand.Executor), int64(k))
-				}
-			}
-			if res.keepsNodes(o) {
-				ep := executors[boundMember{wo.Key, res.SubmissionID, v1beta2.SparkRoleExecutor}]
-				reserveUnbound(nodes, res, demand, bound, wo.Key, ep)
-			}
-		}
-		snap.Workloads = append(snap.Workloads, wl)
+	if !wo.inCycle() {
+		return core.Workload{}, false
 	}
-	return snap, nil
+	unrecorded := !admitted && wo.unrecorded
+	demand, err := wo.demand()
+	if err != nil {
+		// The controller rejects it when it asks; it takes no part in the cycle.
+		return core.Workload{}, false
+	}
+	wo.Demand = demand
+	wl := core.Workload{Key: wo.Key, Queue: wo.Queue, Priority: priorityOf(wo.PriorityClassName, w.PriorityClasses),
+		Created: wo.Object.GetCreationTimestamp().Time, Demand: demand, Unrecorded: unrecorded}
+	if wl.Queue == "" {
+		wl.Queue = schedv1alpha1.DefaultQueueName
+	}
+	if !admitted {
+		return wl, true
+	}
+	ep := pods.executors[boundMember{wo.Key, res.SubmissionID, v1beta2.SparkRoleExecutor}]
+	wl.Admission = res.Admission()
+	wl.Queue = res.Queue
+	wl.Dynamic = dynamicOf(res, ep, o)
+	if q := queues[res.Queue]; q != nil {
+		sparkpod.AddTimes(q.Usage, demand.Total(), 1)
+		for _, k := range wl.Dynamic.Extra {
+			sparkpod.AddTimes(q.Usage, memberRequests(demand.Executor), int64(k))
+		}
+	}
+	if res.keepsNodes(o) {
+		reserveUnbound(nodes, res, demand, pods.bound, wo.Key, ep)
+	}
+	return wl, true
 }
 
 // reserveUnbound adds to the planned nodes what the members of an admitted workload that are
@@ -155,17 +187,17 @@ func snapshot(w world, o snapshotOptions) (Snapshot, error) {
 // planned slots not given yet (slotsToGive); without executor ids, bound executors are matched
 // to the plan node by node first, then anywhere, and the rest is kept, so the slot of an
 // executor whose pod was deleted is kept again.
-func reserveUnbound(nodes map[string]*Node, res Reservation, d sparkpod.Demand, bound map[boundMember]map[string]int32, key Key, ep *executorPods) {
+func reserveUnbound(nodes map[string]*core.Node, res Reservation, d sparkpod.Demand, bound map[boundMember]map[string]int32, key core.Key, ep *executorPods) {
 	drivers := bound[boundMember{key, res.SubmissionID, v1beta2.SparkRoleDriver}]
 	if len(drivers) == 0 {
 		if n := nodes[res.Driver]; n != nil {
-			add(n.Used, memberRequests(d.Driver), 1)
+			sparkpod.AddTimes(n.Used, memberRequests(d.Driver), 1)
 		}
 	}
 	if slots, ok := slotsToGive(res, ep); ok {
 		for _, node := range slots {
 			if n := nodes[node]; n != nil {
-				add(n.Used, memberRequests(d.Executor), 1)
+				sparkpod.AddTimes(n.Used, memberRequests(d.Executor), 1)
 			}
 		}
 		return
@@ -185,24 +217,9 @@ func reserveUnbound(nodes map[string]*Node, res Reservation, d sparkpod.Demand, 
 		elsewhere -= take
 		if rest := planned - take; rest > 0 {
 			if n := nodes[node]; n != nil {
-				add(n.Used, memberRequests(d.Executor), int64(rest))
+				sparkpod.AddTimes(n.Used, memberRequests(d.Executor), int64(rest))
 			}
 		}
-	}
-}
-
-// add adds times × l into into (times may be negative).
-func add(into, l corev1.ResourceList, times int64) {
-	for name, q := range l {
-		sum := into[name]
-		for range max(times, -times) {
-			if times < 0 {
-				sum.Sub(q)
-			} else {
-				sum.Add(q)
-			}
-		}
-		into[name] = sum
 	}
 }
 

@@ -9,8 +9,6 @@ package gang
 
 import (
 	"fmt"
-	"maps"
-	"strconv"
 	"testing"
 	"time"
 
@@ -24,71 +22,16 @@ import (
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
 )
-
-func kwokNode(name string) corev1.Node {
-	cpu := resource.MustParse("16")
-	return corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: cpu}}}
-}
-
-func pod(app, sub, role, nodeName string, cpu string, phase corev1.PodPhase) corev1.Pod {
-	return corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: app + role, Labels: map[string]string{
-			v1beta2.LabelAppName: app, v1beta2.LabelSubmissionID: sub, v1beta2.SparkRoleLabel: role}},
-		Spec: corev1.PodSpec{NodeName: nodeName, Containers: []corev1.Container{{
-			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}},
-		Status: corev1.PodStatus{Phase: phase},
-	}
-}
-
-// numbered gives p Spark's executor id: its label, and a name Spark would give it.
-func numbered(p corev1.Pod, id int) corev1.Pod {
-	p.Labels = maps.Clone(p.Labels)
-	p.Labels[v1beta2.SparkExecutorIDLabel] = strconv.Itoa(id)
-	p.Name = p.Labels[v1beta2.LabelAppName] + "-exec-" + strconv.Itoa(id)
-	return p
-}
-
-// given is p as released by the gang scheduler to node.
-func given(p corev1.Pod, node string) corev1.Pod {
-	p.Annotations = map[string]string{AnnotationNode: node}
-	return p
-}
-
-// app is a gang application of 1-CPU driver and n 2-CPU executors in state, with submission sub.
-func app(name, sub string, state v1beta2.ApplicationStateType, n int32, res *Reservation) v1beta2.SparkApplication {
-	a := v1beta2.SparkApplication{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name},
-		Spec: v1beta2.SparkApplicationSpec{
-			Type: v1beta2.SparkApplicationTypeScala, MainApplicationFile: "local:///x.jar",
-			BatchScheduler: ptr.To(Name),
-			Driver:         v1beta2.DriverSpec{SparkPodSpec: v1beta2.SparkPodSpec{Cores: ptr.To[int32](1)}},
-			Executor:       v1beta2.ExecutorSpec{Instances: ptr.To(n), SparkPodSpec: v1beta2.SparkPodSpec{Cores: ptr.To[int32](2)}},
-		},
-		Status: v1beta2.SparkApplicationStatus{SubmissionID: sub, AppState: v1beta2.ApplicationState{State: state}},
-	}
-	if res != nil {
-		a.Annotations = map[string]string{AnnotationAdmission: res.encode()}
-	}
-	return a
-}
-
-// gangApps reads apps as the runtime does.
-func gangApps(apps []v1beta2.SparkApplication) []object {
-	var out []object
-	for i := range apps {
-		out = append(out, applicationObject(&apps[i]))
-	}
-	return out
-}
 
 func TestSnapshotReservations(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	res := func(sub string, at time.Time) *Reservation {
 		return &Reservation{SubmissionID: sub, Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 2, "n2": 3}, Admitted: at}
 	}
-	cpuUsed := func(s Snapshot) map[string]string {
+	cpuUsed := func(s core.Snapshot) map[string]string {
 		m := map[string]string{}
 		for _, n := range s.Nodes {
 			q := n.Used[corev1.ResourceCPU]
@@ -113,8 +56,8 @@ func TestSnapshotReservations(t *testing.T) {
 	}, {
 		name: "bound members count through their pods, executors matched anywhere among the plan",
 		apps: []v1beta2.SparkApplication{app("a", "s1", v1beta2.ApplicationStateRunning, 5, res("s1", now))},
-		pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
-			pod("a", "s1", "executor", "n2", "2", corev1.PodRunning)},
+		pods: []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
+			gt.Pod("a", "s1", "executor", "n2", "2", corev1.PodRunning)},
 		// n1: driver pod 1 + 2 executors reserved; n2: 1 bound + 2 reserved (3 planned - 1).
 		wantUsed: map[string]string{"n1": "5", "n2": "6"},
 		admitted: 1, queueCPU: "11",
@@ -122,10 +65,10 @@ func TestSnapshotReservations(t *testing.T) {
 		name: "numbered executors: a slot given stays taken once its pod is deleted; those not created yet or gated are kept",
 		apps: []v1beta2.SparkApplication{app("a", "s1", v1beta2.ApplicationStateRunning, 5, res("s1", now))},
 		// Executor 1 was given n1 and deleted; 2 runs on n1, 3 on n2; 4 is gated, 5 not created.
-		pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
-			given(numbered(pod("a", "s1", "executor", "n1", "2", corev1.PodRunning), 2), "n1"),
-			given(numbered(pod("a", "s1", "executor", "n2", "2", corev1.PodRunning), 3), "n2"),
-			withGate(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 4))},
+		pods: []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
+			given(gt.Numbered(gt.Pod("a", "s1", "executor", "n1", "2", corev1.PodRunning), 2), "n1"),
+			given(gt.Numbered(gt.Pod("a", "s1", "executor", "n2", "2", corev1.PodRunning), 3), "n2"),
+			withGate(gt.Numbered(gt.Pod("a", "s1", "executor", "", "2", corev1.PodPending), 4))},
 		seen: []int{1, 2, 3, 4},
 		// n1: driver 1 + executor 2; n2: executor 3 + the slots of 4 and 5 (plan order n1, n1, n2, n2, n2).
 		wantUsed: map[string]string{"n1": "3", "n2": "6"},
@@ -134,9 +77,9 @@ func TestSnapshotReservations(t *testing.T) {
 		name: "numbered executors: the slot of one created but not in the cache yet is kept",
 		apps: []v1beta2.SparkApplication{app("a", "s1", v1beta2.ApplicationStateRunning, 5, res("s1", now))},
 		// 1 and 3 are seen, released to n1 and n2; 2 was created beside them and not seen yet.
-		pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
-			given(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 1), "n1"),
-			given(numbered(pod("a", "s1", "executor", "", "2", corev1.PodPending), 3), "n2")},
+		pods: []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
+			given(gt.Numbered(gt.Pod("a", "s1", "executor", "", "2", corev1.PodPending), 1), "n1"),
+			given(gt.Numbered(gt.Pod("a", "s1", "executor", "", "2", corev1.PodPending), 3), "n2")},
 		// n1: driver 1 + executor 1 + the slot of 2; n2: executor 3 + the slots of 4 and 5.
 		wantUsed: map[string]string{"n1": "5", "n2": "6"},
 		admitted: 1, queueCPU: "11",
@@ -158,15 +101,15 @@ func TestSnapshotReservations(t *testing.T) {
 	}, {
 		name: "a run whose driver ended holds nothing, though the controller has not seen it end",
 		apps: []v1beta2.SparkApplication{app("a", "s1", v1beta2.ApplicationStateRunning, 5, res("s1", now))},
-		pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodSucceeded),
-			pod("a", "s1", "executor", "n2", "2", corev1.PodRunning)},
+		pods: []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodSucceeded),
+			gt.Pod("a", "s1", "executor", "n2", "2", corev1.PodRunning)},
 		// The executor not yet gone counts through its pod; nothing is reserved, no quota taken.
 		wantUsed: map[string]string{"n1": "0", "n2": "2"},
 		queueCPU: "0",
 	}, {
 		name:     "a driver of an older submission that ended does not end the current run",
 		apps:     []v1beta2.SparkApplication{app("a", "s2", v1beta2.ApplicationStateRunning, 5, res("s2", now))},
-		pods:     []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodFailed)},
+		pods:     []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodFailed)},
 		wantUsed: map[string]string{"n1": "5", "n2": "6"},
 		admitted: 1, queueCPU: "11",
 	}, {
@@ -180,12 +123,12 @@ func TestSnapshotReservations(t *testing.T) {
 		admitted: 1, queueCPU: "11",
 	}, {
 		name:     "terminal pods of other workloads take nothing",
-		pods:     []corev1.Pod{pod("x", "", "", "n1", "3", corev1.PodSucceeded), pod("y", "", "", "n2", "4", corev1.PodRunning)},
+		pods:     []corev1.Pod{gt.Pod("x", "", "", "n1", "3", corev1.PodSucceeded), gt.Pod("y", "", "", "n2", "4", corev1.PodRunning)},
 		wantUsed: map[string]string{"n1": "0", "n2": "4"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := world{Nodes: []corev1.Node{kwokNode("n1"), kwokNode("n2")}, Pods: tt.pods, Workloads: gangApps(tt.apps),
+			w := world{Nodes: []corev1.Node{gt.ClusterNode("n1"), gt.ClusterNode("n2")}, Pods: tt.pods, Workloads: gangApps(tt.apps),
 				Queues: []schedv1alpha1.Queue{{ObjectMeta: metav1.ObjectMeta{Name: "default"}}}}
 			if len(tt.apps) > 0 {
 				a := boundMember{w.Workloads[0].Key, "s1", v1beta2.SparkRoleExecutor}
@@ -231,10 +174,10 @@ func markPreempted(a v1beta2.SparkApplication, submission string) v1beta2.SparkA
 // TestOverlayMarked: a preemption the loop wrote counts before the cache shows it, and is
 // forgotten once the cache shows it or the application has moved on to another submission.
 func TestOverlayMarked(t *testing.T) {
-	key := func(name string) Key {
+	key := func(name string) core.Key {
 		return scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: name})
 	}
-	l := &loop{marked: map[Key]string{key("lagging"): "s1", key("shown"): "s1", key("rerun"): "s1", key("deleted"): "s1"}}
+	l := &loop{marked: map[core.Key]string{key("lagging"): "s1", key("shown"): "s1", key("rerun"): "s1", key("deleted"): "s1"}}
 	objects := gangApps([]v1beta2.SparkApplication{
 		app("lagging", "s1", v1beta2.ApplicationStateRunning, 1, nil),
 		markPreempted(app("shown", "s1", v1beta2.ApplicationStateRunning, 1, nil), "s1"),
@@ -248,7 +191,7 @@ func TestOverlayMarked(t *testing.T) {
 	if diff := cmp.Diff(map[string]string{"lagging": "s1", "shown": "s1", "rerun": ""}, got); diff != "" {
 		t.Errorf("marks on the applications (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[Key]string{key("lagging"): "s1"}, l.marked); diff != "" {
+	if diff := cmp.Diff(map[core.Key]string{key("lagging"): "s1"}, l.marked); diff != "" {
 		t.Errorf("marks kept (-want +got):\n%s", diff)
 	}
 }
@@ -281,7 +224,7 @@ func TestPodSlots(t *testing.T) {
 			corev1.ResourcePods: resource.MustParse(pods)}}}
 	}
 	other := func(name, nodeName, cpu string, phase corev1.PodPhase) corev1.Pod {
-		p := pod(name, "", "", nodeName, cpu, phase)
+		p := gt.Pod(name, "", "", nodeName, cpu, phase)
 		p.Labels = nil
 		return p
 	}
@@ -293,28 +236,28 @@ func TestPodSlots(t *testing.T) {
 		wantUsed map[string]string // node → pod slots used
 		// wantPlan is the waiting application w's admission: driver node, executors per node;
 		// nil when it must wait.
-		wantPlan *Admission
+		wantPlan *core.Admission
 	}{{
 		name:     "a full node is not chosen though its cpu fits tightest",
 		nodes:    []corev1.Node{node("n1", "16", "2"), node("n2", "16", "110")},
 		pods:     []corev1.Pod{other("x", "n1", "7", corev1.PodRunning), other("y", "n1", "7", corev1.PodRunning)},
 		apps:     []v1beta2.SparkApplication{app("w", "s1", v1beta2.ApplicationStateNew, 1, nil)},
 		wantUsed: map[string]string{"n1": "2", "n2": "0"},
-		wantPlan: &Admission{Queue: "default", Driver: "n2", Executors: map[string]int32{"n2": 1}},
+		wantPlan: &core.Admission{Queue: "default", Driver: "n2", Executors: map[string]int32{"n2": 1}},
 	}, {
 		name:     "one slot left: the driver takes it, the executor goes elsewhere",
 		nodes:    []corev1.Node{node("n1", "16", "3"), node("n2", "16", "110")},
 		pods:     []corev1.Pod{other("x", "n1", "7", corev1.PodRunning), other("y", "n1", "7", corev1.PodRunning)},
 		apps:     []v1beta2.SparkApplication{app("w", "s1", v1beta2.ApplicationStateNew, 1, nil)},
 		wantUsed: map[string]string{"n1": "2", "n2": "0"},
-		wantPlan: &Admission{Queue: "default", Driver: "n1", Executors: map[string]int32{"n2": 1}},
+		wantPlan: &core.Admission{Queue: "default", Driver: "n1", Executors: map[string]int32{"n2": 1}},
 	}, {
 		name:     "terminal pods free their slot",
 		nodes:    []corev1.Node{node("n1", "16", "2")},
 		pods:     []corev1.Pod{other("x", "n1", "1", corev1.PodSucceeded), other("y", "n1", "1", corev1.PodFailed)},
 		apps:     []v1beta2.SparkApplication{app("w", "s1", v1beta2.ApplicationStateNew, 1, nil)},
 		wantUsed: map[string]string{"n1": "0"},
-		wantPlan: &Admission{Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 1}},
+		wantPlan: &core.Admission{Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 1}},
 	}, {
 		name:  "an admitted gang's unbound members hold their slots",
 		nodes: []corev1.Node{node("n1", "16", "3")},
@@ -325,12 +268,12 @@ func TestPodSlots(t *testing.T) {
 	}, {
 		name:  "bound members hold their slot through their pod, once",
 		nodes: []corev1.Node{node("n1", "16", "4")},
-		pods:  []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning)},
+		pods:  []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning)},
 		apps: []v1beta2.SparkApplication{
 			app("a", "s1", v1beta2.ApplicationStateRunning, 1, &Reservation{SubmissionID: "s1", Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 1}, Admitted: now}),
 			app("w", "s2", v1beta2.ApplicationStateNew, 1, nil)},
 		wantUsed: map[string]string{"n1": "2"},
-		wantPlan: &Admission{Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 1}},
+		wantPlan: &core.Admission{Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 1}},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -348,8 +291,8 @@ func TestPodSlots(t *testing.T) {
 			if diff := cmp.Diff(tt.wantUsed, used); diff != "" {
 				t.Errorf("pod slots used (-want +got):\n%s", diff)
 			}
-			out := Schedule(snap, Options{})
-			var got *Admission
+			out := core.Schedule(snap, core.Options{})
+			var got *core.Admission
 			for _, a := range out.Admitted {
 				if a.Key.Name == "w" {
 					got = &a.Admission
@@ -369,14 +312,14 @@ func TestPodSlots(t *testing.T) {
 func TestExecutorsToUngate(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	node := func(name string) corev1.Node {
-		n := kwokNode(name)
+		n := gt.ClusterNode(name)
 		n.Status.Allocatable[corev1.ResourceMemory] = resource.MustParse("64Gi")
 		return n
 	}
 	// executor is an executor of a's submission sub: gated, or released to node (bound when
 	// bound is set).
 	executor := func(name, sub, node string, gated, bound bool, phase corev1.PodPhase) corev1.Pod {
-		p := pod("a", sub, "executor", "", "2", phase)
+		p := gt.Pod("a", sub, "executor", "", "2", phase)
 		p.Name = name
 		if gated {
 			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: GateExecutor}}
@@ -389,7 +332,7 @@ func TestExecutorsToUngate(t *testing.T) {
 		return p
 	}
 	running := func(ps ...corev1.Pod) []corev1.Pod {
-		return append([]corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
+		return append([]corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning),
 			executor("e1", "s1", "n1", false, true, corev1.PodRunning), executor("e2", "s1", "n1", false, true, corev1.PodRunning)}, ps...)
 	}
 	gated := func(names ...string) []corev1.Pod {
@@ -401,7 +344,7 @@ func TestExecutorsToUngate(t *testing.T) {
 	}
 	// other is a pod of no gang application, bound to node.
 	other := func(name, node, cpu string) corev1.Pod {
-		p := pod(name, "", "", node, cpu, corev1.PodRunning)
+		p := gt.Pod(name, "", "", node, cpu, corev1.PodRunning)
 		p.Labels = nil
 		return p
 	}
@@ -435,44 +378,44 @@ func TestExecutorsToUngate(t *testing.T) {
 	}, {
 		name:     "a replacement for an executor that ended takes no more quota",
 		quota:    "5",
-		pods:     []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), executor("e1", "s1", "n1", false, true, corev1.PodFailed), executor("e2", "s1", "n1", false, true, corev1.PodRunning), gated("e3", "e4")[0], gated("e3", "e4")[1]},
+		pods:     []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), executor("e1", "s1", "n1", false, true, corev1.PodFailed), executor("e2", "s1", "n1", false, true, corev1.PodRunning), gated("e3", "e4")[0], gated("e3", "e4")[1]},
 		want:     []string{"e3→n1"},
 		queueCPU: "5",
 	}, {
 		name:     "a replacement goes where capacity is free, not to the planned node its ended executor left to others",
 		quota:    "5",
-		pods:     []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), executor("e1", "s1", "n1", false, true, corev1.PodFailed), executor("e2", "s1", "n1", false, true, corev1.PodRunning), other("x", "n1", "13"), gated("e3")[0]},
+		pods:     []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), executor("e1", "s1", "n1", false, true, corev1.PodFailed), executor("e2", "s1", "n1", false, true, corev1.PodRunning), other("x", "n1", "13"), gated("e3")[0]},
 		want:     []string{"e3→n2"},
 		queueCPU: "5",
 	}, {
 		name:     "an executor whose pod is gone leaves its planned slot to the next",
 		quota:    "5",
-		pods:     []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), executor("e2", "s1", "n1", false, true, corev1.PodRunning), gated("e3", "e4")[0], gated("e3", "e4")[1]},
+		pods:     []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), executor("e2", "s1", "n1", false, true, corev1.PodRunning), gated("e3", "e4")[0], gated("e3", "e4")[1]},
 		want:     []string{"e3→n1"},
 		queueCPU: "5",
 	}, {
 		name:     "an executor numbered beyond the plan never takes a planned slot, not even one its deleted predecessor left free",
 		quota:    "5",
-		pods:     []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), numbered(executor("e2", "s1", "n1", false, true, corev1.PodRunning), 2), other("x", "n1", "13"), numbered(gated("e3")[0], 3)},
+		pods:     []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), gt.Numbered(executor("e2", "s1", "n1", false, true, corev1.PodRunning), 2), other("x", "n1", "13"), gt.Numbered(gated("e3")[0], 3)},
 		want:     []string{"a-exec-3→n2"},
 		queueCPU: "5",
 	}, {
 		name:     "the plan's own ids take their slots, a replacement created among them goes beyond the plan",
 		quota:    "5",
-		pods:     []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), other("x", "n1", "12"), numbered(gated("e2")[0], 2), numbered(gated("e3")[0], 3)},
+		pods:     []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), other("x", "n1", "12"), gt.Numbered(gated("e2")[0], 2), gt.Numbered(gated("e3")[0], 3)},
 		want:     []string{"a-exec-2→n1", "a-exec-3→n2"},
 		queueCPU: "5",
 	}, {
 		name:     "a lapsed reservation gives no planned slots: its executors go where capacity is free, within the gang's quota",
 		quota:    "5",
 		age:      2 * time.Minute,
-		pods:     []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), other("x", "n1", "14"), gated("e1", "e2")[0], gated("e1", "e2")[1]},
+		pods:     []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), other("x", "n1", "14"), gated("e1", "e2")[0], gated("e1", "e2")[1]},
 		want:     []string{"e1→n2", "e2→n2"},
 		queueCPU: "5",
 	}, {
 		name:     "a lapsed reservation's executors stay gated while no node has room",
 		age:      2 * time.Minute,
-		pods:     []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), other("x", "n1", "14"), other("y", "n2", "15"), gated("e1", "e2")[0], gated("e1", "e2")[1]},
+		pods:     []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodRunning), other("x", "n1", "14"), other("y", "n2", "15"), gated("e1", "e2")[0], gated("e1", "e2")[1]},
 		queueCPU: "5",
 	}, {
 		name:     "executors of a submission without a reservation are let go unconfined",
@@ -483,12 +426,12 @@ func TestExecutorsToUngate(t *testing.T) {
 	}, {
 		// The controller has not recorded the end yet: the application still shows RUNNING.
 		name: "executors that appear after their run's driver ended get no planned slot: let go unconfined",
-		pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodSucceeded),
-			numbered(gated("e1")[0], 1), numbered(gated("e2")[0], 2)},
+		pods: []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodSucceeded),
+			gt.Numbered(gated("e1")[0], 1), gt.Numbered(gated("e2")[0], 2)},
 		want: []string{"a-exec-1→", "a-exec-2→"},
 	}, {
 		name: "as are those of a run whose driver failed, unnumbered",
-		pods: []corev1.Pod{pod("a", "s1", "driver", "n1", "1", corev1.PodFailed), gated("e1", "e2")[0], gated("e1", "e2")[1]},
+		pods: []corev1.Pod{gt.Pod("a", "s1", "driver", "n1", "1", corev1.PodFailed), gated("e1", "e2")[0], gated("e1", "e2")[1]},
 		want: []string{"e1→", "e2→"},
 	}}
 	for _, tt := range tests {
@@ -515,7 +458,7 @@ func TestExecutorsToUngate(t *testing.T) {
 					}
 				}
 			}
-			out := Schedule(snap, Options{})
+			out := core.Schedule(snap, core.Options{})
 			var got []string
 			for _, r := range executorsToUngate(w, out.Ungated, o) {
 				got = append(got, r.pod.Name+"→"+r.node)
@@ -572,7 +515,7 @@ func TestSnapshotQueues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]*Queue{
+	want := map[string]*core.Queue{
 		"team-a": {Name: "team-a", Parent: "org", Priority: 3, Quota: cpu("16"), BorrowingLimit: cpu("4"), Usage: corev1.ResourceList{}},
 		"strict": {Name: "strict", Parent: "org", Quota: cpu("8"), NoBorrowing: true, Usage: corev1.ResourceList{}},
 		"org":    {Name: "org", Quota: cpu("32"), Usage: corev1.ResourceList{}},
@@ -594,7 +537,7 @@ func BenchmarkCycleScale(b *testing.B) {
 		b.Run(fmt.Sprintf("nodes=%d,apps=%d", nodes, 10*nodes), func(b *testing.B) {
 			var w world
 			for i := range nodes {
-				w.Nodes = append(w.Nodes, kwokNode(fmt.Sprintf("node-%04d", i)))
+				w.Nodes = append(w.Nodes, gt.ClusterNode(fmt.Sprintf("node-%04d", i)))
 			}
 			w.Queues = []schedv1alpha1.Queue{{ObjectMeta: metav1.ObjectMeta{Name: "default"}}}
 			var apps []v1beta2.SparkApplication
@@ -613,9 +556,9 @@ func BenchmarkCycleScale(b *testing.B) {
 				a.UID = types.UID(name)
 				apps = append(apps, a)
 				reservations[a.UID] = &Reservation{SubmissionID: sub, Queue: "default", Driver: node, Executors: map[string]int32{node: 4}, Admitted: now}
-				w.Pods = append(w.Pods, pod(name, sub, "driver", node, "1", corev1.PodRunning))
+				w.Pods = append(w.Pods, gt.Pod(name, sub, "driver", node, "1", corev1.PodRunning))
 				for id := 1; id <= 4; id++ {
-					w.Pods = append(w.Pods, given(numbered(pod(name, sub, "executor", node, "2", corev1.PodRunning), id), node))
+					w.Pods = append(w.Pods, given(gt.Numbered(gt.Pod(name, sub, "executor", node, "2", corev1.PodRunning), id), node))
 				}
 			}
 			var memo demandMemo
@@ -641,7 +584,7 @@ func BenchmarkCycleScale(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				Schedule(snap, Options{})
+				core.Schedule(snap, core.Options{})
 			}
 		})
 	}

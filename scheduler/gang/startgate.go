@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // A preemptor is admitted into room its victims still take while their pods terminate (a
@@ -62,10 +64,10 @@ const pacedReason = "admitted; starting once the executors of applications start
 
 // startGate decides which admitted workloads may start their driver now.
 type startGate struct {
-	room    map[string]corev1.ResourceList // node → allocatable minus what its pods request
-	drivers map[Key]corev1.ResourceList    // workload → what its driver takes on its node
-	held    map[Key]string                 // workloads that may not start yet → why
-	created map[boundMember]bool           // drivers whose pod exists, placed or not
+	room    map[string]corev1.ResourceList   // node → allocatable minus what its pods request
+	drivers map[core.Key]corev1.ResourceList // workload → what its driver takes on its node
+	held    map[core.Key]string              // workloads that may not start yet → why
+	created map[boundMember]bool             // drivers whose pod exists, placed or not
 	// let are the drivers an earlier cycle let start whose pods the cache does not show yet;
 	// letNow those this gate lets start.
 	let, letNow map[boundMember]bool
@@ -75,7 +77,7 @@ type startGate struct {
 	// placing are the workloads whose placeholders do not all hold their nodes yet, with why;
 	// taken those one of whose placeholders found its node taken (placeholdersHold), with the
 	// node. Nil without placeholders.
-	placing, taken map[Key]string
+	placing, taken map[core.Key]string
 }
 
 // newStartGate reads w at now, with releasing executors being released (their calls in
@@ -83,8 +85,8 @@ type startGate struct {
 // Until its driver's pod or its submission reaches the cache, a workload let start still looks
 // like one waiting to: judged again, it could be held after it started, and the workloads
 // after it let start as if its executors were owed to no one.
-func newStartGate(w world, snap Snapshot, now time.Time, releasing, backlog int, let map[boundMember]time.Time) *startGate {
-	g := &startGate{room: map[string]corev1.ResourceList{}, drivers: map[Key]corev1.ResourceList{}, held: map[Key]string{},
+func newStartGate(w world, snap core.Snapshot, now time.Time, releasing, backlog int, let map[boundMember]time.Time) *startGate {
+	g := &startGate{room: map[string]corev1.ResourceList{}, drivers: map[core.Key]corev1.ResourceList{}, held: map[core.Key]string{},
 		created: map[boundMember]bool{}, let: map[boundMember]bool{}, letNow: map[boundMember]bool{},
 		owed: int32(releasing), backlog: int32(backlog)}
 	for i := range w.Nodes {
@@ -106,7 +108,7 @@ func newStartGate(w world, snap Snapshot, now time.Time, releasing, backlog int,
 		if !ok || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || isPlaceholder(p) {
 			continue
 		}
-		add(room, requestsOf(p), -1)
+		sparkpod.AddTimes(room, requestsOf(p), -1)
 	}
 	for i := range snap.Workloads {
 		g.drivers[snap.Workloads[i].Key] = memberRequests(snap.Workloads[i].Demand.Driver)
@@ -127,7 +129,7 @@ func newStartGate(w world, snap Snapshot, now time.Time, releasing, backlog int,
 			// Its driver is being created: it takes its room as it will.
 			g.let[driver] = true
 			if room, ok := g.room[r.Driver]; ok && g.drivers[o.Key] != nil {
-				add(room, g.drivers[o.Key], -1)
+				sparkpod.AddTimes(room, g.drivers[o.Key], -1)
 			}
 		case o.waits():
 			continue // not started: owed once the gate lets it start
@@ -155,7 +157,7 @@ func plannedExecutors(plan map[string]int32) int32 {
 // executors owed), or it exists already (counted among the pods), or an earlier cycle let it
 // start (its executors owed already). A node or workload the gate does not know is no reason
 // to wait for room.
-func (g *startGate) start(key Key, run, node string, plan map[string]int32) bool {
+func (g *startGate) start(key core.Key, run, node string, plan map[string]int32) bool {
 	driver := boundMember{app: key, submission: run, role: v1beta2.SparkRoleDriver}
 	if g.created[driver] || g.let[driver] {
 		return true
@@ -184,7 +186,7 @@ func (g *startGate) start(key Key, run, node string, plan map[string]int32) bool
 		return false
 	}
 	if ok && known {
-		add(room, need, -1)
+		sparkpod.AddTimes(room, need, -1)
 	}
 	g.owed += plannedExecutors(plan)
 	g.letNow[driver] = true
@@ -202,7 +204,7 @@ func (g *startGate) holdForPlaceholders(w world, o snapshotOptions) time.Duratio
 
 // nodeTaken reports whether key is held because a placeholder of its run found its node taken:
 // then it is planned again at once, rather than after the room wait.
-func (g *startGate) nodeTaken(key Key) (string, bool) {
+func (g *startGate) nodeTaken(key core.Key) (string, bool) {
 	node, ok := g.taken[key]
 	return node, ok && g.held[key] == takenReason(node)
 }
@@ -210,7 +212,7 @@ func (g *startGate) nodeTaken(key Key) (string, bool) {
 // overdue reports whether the driver of key, admitted at admitted and held for room (not for
 // pacing) by this gate, has waited for it wait or longer at now: then it is to be planned
 // again. A wait of 0 waits for ever.
-func (g *startGate) overdue(key Key, admitted, now time.Time, wait time.Duration) bool {
+func (g *startGate) overdue(key core.Key, admitted, now time.Time, wait time.Duration) bool {
 	why, held := g.held[key]
 	return held && why != pacedReason && wait > 0 && now.Sub(admitted) >= wait
 }

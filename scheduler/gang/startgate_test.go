@@ -20,6 +20,8 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -27,16 +29,16 @@ import (
 // by the pods there now, terminating ones included (kube-scheduler would otherwise preempt
 // pods there itself), or when it exists already.
 func TestStartGate(t *testing.T) {
-	key := func(name string) Key {
-		return Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
+	key := func(name string) core.Key {
+		return core.Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
 	}
-	driver := func(name string) Workload {
-		return Workload{Key: key(name), Demand: sparkpod.Demand{Driver: sparkpod.PodDemand{Role: sparkpod.RoleDriver, Count: 1,
+	driver := func(name string) core.Workload {
+		return core.Workload{Key: key(name), Demand: sparkpod.Demand{Driver: sparkpod.PodDemand{Role: sparkpod.RoleDriver, Count: 1,
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}}}
 	}
 	node := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
 		corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("110")}}}
-	terminating := pod("victim", "v1", v1beta2.SparkRoleDriver, "n", "2", corev1.PodRunning)
+	terminating := gt.Pod("victim", "v1", v1beta2.SparkRoleDriver, "n", "2", corev1.PodRunning)
 	terminating.DeletionTimestamp = &metav1.Time{Time: time.Now()}
 	type start struct{ name, run, node string }
 	tests := []struct {
@@ -44,37 +46,37 @@ func TestStartGate(t *testing.T) {
 		pods   []corev1.Pod
 		starts []start
 		want   map[string]bool
-		held   map[Key]string
+		held   map[core.Key]string
 	}{{
 		name:   "room now: it starts and takes the room",
-		pods:   []corev1.Pod{pod("other", "o1", v1beta2.SparkRoleExecutor, "n", "2", corev1.PodRunning)},
+		pods:   []corev1.Pod{gt.Pod("other", "o1", v1beta2.SparkRoleExecutor, "n", "2", corev1.PodRunning)},
 		starts: []start{{"a", "a1", "n"}, {"b", "b1", "n"}},
 		want:   map[string]bool{"a": true, "b": false},
-		held:   map[Key]string{key("b"): roomReason("n")},
+		held:   map[core.Key]string{key("b"): roomReason("n")},
 	}, {
 		name: "a victim's pod still terminating there: held",
-		pods: []corev1.Pod{terminating, pod("other", "o1", v1beta2.SparkRoleExecutor, "n", "1", corev1.PodRunning),
-			pod("done", "d1", v1beta2.SparkRoleDriver, "n", "4", corev1.PodSucceeded)},
+		pods: []corev1.Pod{terminating, gt.Pod("other", "o1", v1beta2.SparkRoleExecutor, "n", "1", corev1.PodRunning),
+			gt.Pod("done", "d1", v1beta2.SparkRoleDriver, "n", "4", corev1.PodSucceeded)},
 		starts: []start{{"a", "a1", "n"}},
 		want:   map[string]bool{"a": false},
-		held:   map[Key]string{key("a"): roomReason("n")},
+		held:   map[core.Key]string{key("a"): roomReason("n")},
 	}, {
 		name:   "its driver exists already: not held for the room it takes itself",
-		pods:   []corev1.Pod{pod("a", "a1", v1beta2.SparkRoleDriver, "n", "2", corev1.PodRunning), terminating},
+		pods:   []corev1.Pod{gt.Pod("a", "a1", v1beta2.SparkRoleDriver, "n", "2", corev1.PodRunning), terminating},
 		starts: []start{{"a", "a1", "n"}},
 		want:   map[string]bool{"a": true},
-		held:   map[Key]string{},
+		held:   map[core.Key]string{},
 	}, {
 		name:   "a node it does not know is no reason to wait",
 		pods:   []corev1.Pod{terminating},
 		starts: []start{{"a", "a1", "gone"}},
 		want:   map[string]bool{"a": true},
-		held:   map[Key]string{},
+		held:   map[core.Key]string{},
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := newStartGate(world{Nodes: []corev1.Node{node}, Pods: tc.pods},
-				Snapshot{Workloads: []Workload{driver("a"), driver("b")}}, time.Now(), 0, 0, nil)
+				core.Snapshot{Workloads: []core.Workload{driver("a"), driver("b")}}, time.Now(), 0, 0, nil)
 			got := map[string]bool{}
 			for _, s := range tc.starts {
 				got[s.name] = g.start(key(s.name), s.run, s.node, nil)
@@ -94,17 +96,17 @@ func TestStartGate(t *testing.T) {
 // one started counts its plan as owed; with nothing owed any workload starts, however large.
 func TestStartGatePacing(t *testing.T) {
 	now := time.Now()
-	key := func(name string) Key {
-		return Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
+	key := func(name string) core.Key {
+		return core.Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
 	}
 	// running is application name, admitted with 4 executors planned, whose driver was created
 	// ago, with released of them released and gated more gated.
 	running := func(name string, ago time.Duration, released, gated int) ([]corev1.Pod, object) {
-		d := pod(name, "s1", v1beta2.SparkRoleDriver, "n", "1", corev1.PodRunning)
+		d := gt.Pod(name, "s1", v1beta2.SparkRoleDriver, "n", "1", corev1.PodRunning)
 		d.CreationTimestamp = metav1.NewTime(now.Add(-ago))
 		pods := []corev1.Pod{d}
 		for i := range released + gated {
-			e := numbered(pod(name, "s1", v1beta2.SparkRoleExecutor, "n", "1", corev1.PodPending), i+1)
+			e := gt.Numbered(gt.Pod(name, "s1", v1beta2.SparkRoleExecutor, "n", "1", corev1.PodPending), i+1)
 			if i >= released {
 				e.Spec.NodeName = ""
 				e.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: GateExecutor}}
@@ -190,7 +192,7 @@ func TestStartGatePacing(t *testing.T) {
 			for name, ago := range tc.let {
 				let[boundMember{app: key(name), submission: "s1", role: v1beta2.SparkRoleDriver}] = now.Add(-ago)
 			}
-			g := newStartGate(world{Pods: tc.pods, Workloads: tc.objects}, Snapshot{}, now, tc.releasing, tc.backlog, let)
+			g := newStartGate(world{Pods: tc.pods, Workloads: tc.objects}, core.Snapshot{}, now, tc.releasing, tc.backlog, let)
 			got := map[string]bool{}
 			for _, s := range tc.starts {
 				got[s.name] = g.start(key(s.name), "s1", "n", s.plan)
@@ -210,18 +212,18 @@ func TestStartGatePacing(t *testing.T) {
 // clock: it is then planned again, and shows why before the reason it waits for next; one held
 // for pacing, or let start, never is. Once admitted again, or rerun, it shows that no more.
 func TestStartGateRoomWait(t *testing.T) {
-	key := func(name string) Key {
-		return Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
+	key := func(name string) core.Key {
+		return core.Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
 	}
 	admitted := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	const wait = 2 * time.Minute
 	node := corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n"}, Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{
 		corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourcePods: resource.MustParse("110")}}}
-	stuck := pod("victim", "v1", v1beta2.SparkRoleDriver, "n", "3", corev1.PodRunning)
+	stuck := gt.Pod("victim", "v1", v1beta2.SparkRoleDriver, "n", "3", corev1.PodRunning)
 	stuck.DeletionTimestamp = &metav1.Time{Time: admitted}
 	stuck.Finalizers = []string{"example.com/never"}
-	driver := func(name, cpu string) Workload {
-		return Workload{Key: key(name), Demand: sparkpod.Demand{Driver: sparkpod.PodDemand{Role: sparkpod.RoleDriver, Count: 1,
+	driver := func(name, cpu string) core.Workload {
+		return core.Workload{Key: key(name), Demand: sparkpod.Demand{Driver: sparkpod.PodDemand{Role: sparkpod.RoleDriver, Count: 1,
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}
 	}
 	clock := testingclock.NewFakeClock(admitted)
@@ -246,7 +248,7 @@ func TestStartGateRoomWait(t *testing.T) {
 				pods = nil // room enough: held by pacing alone
 			}
 			g := newStartGate(world{Nodes: []corev1.Node{node}, Pods: pods},
-				Snapshot{Workloads: []Workload{driver("held", "2"), driver("fits", "1")}}, now, 0, tc.backlog, nil)
+				core.Snapshot{Workloads: []core.Workload{driver("held", "2"), driver("fits", "1")}}, now, 0, tc.backlog, nil)
 			// fits starts first (taking the room left); held, then, waits for room, or for pacing.
 			g.start(key("fits"), "s1", "n", map[string]int32{"n": 1})
 			g.start(key("held"), "s1", "n", nil)
@@ -267,23 +269,23 @@ func TestStartGateRoomWait(t *testing.T) {
 		s := New(Config{PreemptionWait: wait, Clock: clock})
 		s.replanned[key("held")] = replanned{run: "s1", why: replanReason("n", wait)}
 		s.replanned[key("rerun")] = replanned{run: "s1", why: replanReason("n", wait)}
-		objects := map[Key]*object{}
+		objects := map[core.Key]*object{}
 		for name, run := range map[string]string{"held": "s1", "rerun": "s2"} {
 			a := app(name, run, v1beta2.ApplicationStateNew, 1, nil)
 			o := applicationObject(&a)
 			objects[o.Key] = &o
 		}
-		noFit := Reason{Message: "no node fits: driver needs 2 cpu; no node has it free", Kind: ReasonKind{Is: KindNoNodeFits}}
-		out := Outcome{Waiting: map[Key]Reason{key("held"): noFit, key("rerun"): noFit}}
+		noFit := core.Reason{Message: "no node fits: driver needs 2 cpu; no node has it free", Kind: core.ReasonKind{Is: core.KindNoNodeFits}}
+		out := core.Outcome{Waiting: map[core.Key]core.Reason{key("held"): noFit, key("rerun"): noFit}}
 		s.explainReplanned(objects, out)
-		want := map[Key]Reason{
+		want := map[core.Key]core.Reason{
 			key("held"):  {Message: "planned again: pods on n, of the applications it preempted, did not end within 2m0s; " + noFit.Message, Kind: noFit.Kind},
 			key("rerun"): noFit,
 		}
 		if diff := cmp.Diff(want, out.Waiting); diff != "" {
 			t.Errorf("reasons (-want +got):\n%s", diff)
 		}
-		s.explainReplanned(objects, Outcome{Admitted: []Admitted{{Key: key("held")}}})
+		s.explainReplanned(objects, core.Outcome{Admitted: []core.Admitted{{Key: key("held")}}})
 		if len(s.replanned) != 0 {
 			t.Errorf("still planned again after admitted again, or rerun: %v", s.replanned)
 		}
@@ -298,7 +300,7 @@ func TestWokenFor(t *testing.T) {
 	b := scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: "b"})
 	l := &loop{let: map[boundMember]time.Time{{app: a, submission: "s1", role: v1beta2.SparkRoleDriver}: time.Now()}}
 	tests := []struct {
-		key  Key
+		key  core.Key
 		run  string
 		want bool
 	}{

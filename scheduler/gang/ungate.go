@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -139,7 +140,7 @@ func (r *ungating) anyNew(gated []corev1.Pod) bool {
 // Choosing is atomic with what is being ungated already, seen over w; the API calls run side
 // by side and are not waited for. A call that fails is forgotten, and a cycle and the ungating
 // loop asked for shortly, which choose again.
-func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOptions, beyondPlan map[Key][]string) {
+func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOptions, beyondPlan map[core.Key][]string) {
 	r := &s.ungating
 	r.mu.Lock()
 	r.overlayLocked(w.Pods)
@@ -196,7 +197,7 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 		if _, has := placeholders[rel.placeholder]; s.swaps(rel, has) {
 			// From now on the swap alone deletes the placeholder, after the nomination: a
 			// cycle that sees the member given must not delete it first.
-			s.placeholders.note(&s.placeholders.swapped, rel.placeholder)
+			s.placeholders.note(bookSwapped, rel.placeholder)
 			swaps[rel.node] = append(swaps[rel.node], pendingSwap{rel: rel, finish: finish})
 			continue
 		}

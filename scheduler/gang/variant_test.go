@@ -20,6 +20,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -78,7 +79,7 @@ func TestServe(t *testing.T) {
 	t.Run("an admission carries the variant's pod settings", func(t *testing.T) {
 		s := New(Config{})
 		v := s.Serve(labelling{})
-		s.held = map[Key]string{}
+		s.held = map[core.Key]string{}
 		res := &Reservation{SubmissionID: "s1", Queue: "q", Driver: "n1", Executors: map[string]int32{"n2": 1, "n1": 1}}
 		a := app("a", "s1", v1beta2.ApplicationStateNew, 2, res)
 		got, err := v.Admit(context.Background(), scheduler.ApplicationWorkload(&a))

@@ -21,6 +21,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/scheduler/reservation"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
@@ -207,6 +208,6 @@ func memberOf(p *corev1.Pod) (boundMember, bool) {
 	if !ok {
 		return boundMember{}, false
 	}
-	key := Key{Kind: scheduler.Kind(m.Kind), NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: m.Workload}}
+	key := core.Key{Kind: scheduler.Kind(m.Kind), NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: m.Workload}}
 	return boundMember{app: key, submission: m.Run, role: m.Role}, true
 }

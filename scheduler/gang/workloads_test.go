@@ -21,6 +21,9 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
+	"github.com/sparkop/spark-operator/scheduler/gang/status"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -69,7 +72,7 @@ func TestSessionObject(t *testing.T) {
 			if d := cmp.Diff([]bool{tt.awaiting, tt.holds, tt.live}, got); d != "" {
 				t.Errorf("[awaiting, holds, live reservation] (-want +got):\n%s", d)
 			}
-			want := Key{Kind: scheduler.KindSession, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "c"}}
+			want := core.Key{Kind: scheduler.KindSession, NamespacedName: types.NamespacedName{Namespace: "ns", Name: "c"}}
 			if o.Key != want {
 				t.Errorf("key %v, want %v", o.Key, want)
 			}
@@ -81,11 +84,11 @@ func TestMemberOf(t *testing.T) {
 	labelled := func(labels map[string]string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Labels: labels}}
 	}
-	app := func(name string) Key {
-		return Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
+	app := func(name string) core.Key {
+		return core.Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
 	}
-	sess := func(name string) Key {
-		return Key{Kind: scheduler.KindSession, NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
+	sess := func(name string) core.Key {
+		return core.Key{Kind: scheduler.KindSession, NamespacedName: types.NamespacedName{Namespace: "ns", Name: name}}
 	}
 	tests := []struct {
 		name string
@@ -120,11 +123,11 @@ func TestSessionAndApplicationOfOneName(t *testing.T) {
 		Executors: map[string]int32{"n1": 2}, Admitted: now})
 	waiting := session("same", "s1", v1alpha1.SparkConnectStateProvisioning, "", nil)
 	w := world{
-		Nodes:  []corev1.Node{kwokNode("n1"), kwokNode("n2")},
+		Nodes:  []corev1.Node{gt.ClusterNode("n1"), gt.ClusterNode("n2")},
 		Queues: []schedv1alpha1.Queue{{ObjectMeta: metav1.ObjectMeta{Name: "default"}}},
 		// The application's driver is bound; a pod labelled as the session's server (same name,
 		// same submission ID) must not be taken for it.
-		Pods:      []corev1.Pod{pod("same", "s1", "driver", "n1", "1", corev1.PodRunning)},
+		Pods:      []corev1.Pod{gt.Pod("same", "s1", "driver", "n1", "1", corev1.PodRunning)},
 		Workloads: []object{applicationObject(&a), sessionObject(waiting, fixedDemand(2))},
 	}
 	snap, err := snapshot(w, snapshotOptions{ReservationTimeout: time.Minute, Now: now})
@@ -134,7 +137,7 @@ func TestSessionAndApplicationOfOneName(t *testing.T) {
 	if len(snap.Workloads) != 2 {
 		t.Fatalf("%d workloads, want the application and the session", len(snap.Workloads))
 	}
-	out := Schedule(snap, Options{})
+	out := core.Schedule(snap, core.Options{})
 	var admitted []string
 	for _, ad := range out.Admitted {
 		admitted = append(admitted, ad.Key.String())
@@ -143,7 +146,7 @@ func TestSessionAndApplicationOfOneName(t *testing.T) {
 		t.Errorf("admitted (-want +got):\n%s", d)
 	}
 	// The application's gang (1 + 2×2 CPU) and the session's (1 + 2×2) both count in the queue.
-	st := queueStatuses(snap, out)["default"]
+	st := status.Queues(snap, out)["default"]
 	cpu := st.Admitted[corev1.ResourceCPU]
 	if st.AdmittedApplications != 2 || cpu.String() != "10" {
 		t.Errorf("queue status: %d admitted using %s CPU, want 2 using 10", st.AdmittedApplications, cpu.String())

@@ -20,8 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/sparkop/spark-operator/scheduler"
-	"github.com/sparkop/spark-operator/scheduler/gang"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	"github.com/sparkop/spark-operator/scheduler/key"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -31,14 +31,14 @@ const Namespace = "ns"
 // Epoch is the creation time of a workload built here unless set otherwise.
 var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// WorkloadWrapper builds a gang.Workload.
-type WorkloadWrapper struct{ w gang.Workload }
+// WorkloadWrapper builds a core.Workload.
+type WorkloadWrapper struct{ w core.Workload }
 
 // MakeWorkload starts a workload in queue "default", created at Epoch, with a driver of
 // 1 cpu and 1Gi and no executors.
 func MakeWorkload(name string) *WorkloadWrapper {
-	return (&WorkloadWrapper{w: gang.Workload{
-		Key:     gang.Key{Kind: scheduler.KindApplication, NamespacedName: types.NamespacedName{Namespace: Namespace, Name: name}},
+	return (&WorkloadWrapper{w: core.Workload{
+		Key:     core.Key{Kind: key.KindApplication, NamespacedName: types.NamespacedName{Namespace: Namespace, Name: name}},
 		Queue:   "default",
 		Created: Epoch,
 		Demand: sparkpod.Demand{
@@ -49,7 +49,7 @@ func MakeWorkload(name string) *WorkloadWrapper {
 }
 
 // Obj returns the workload.
-func (b *WorkloadWrapper) Obj() gang.Workload { return b.w }
+func (b *WorkloadWrapper) Obj() core.Workload { return b.w }
 
 // Namespace sets the workload's namespace.
 func (b *WorkloadWrapper) Namespace(ns string) *WorkloadWrapper {
@@ -59,7 +59,7 @@ func (b *WorkloadWrapper) Namespace(ns string) *WorkloadWrapper {
 
 // Session makes the workload a SparkConnect session (an application unless set).
 func (b *WorkloadWrapper) Session() *WorkloadWrapper {
-	b.w.Key.Kind = scheduler.KindSession
+	b.w.Key.Kind = key.KindSession
 	return b
 }
 
@@ -148,7 +148,7 @@ func (b *WorkloadWrapper) RequireNode(req corev1.NodeSelectorRequirement) *Workl
 // Admitted marks the workload admitted from its queue, its driver on driverNode and its
 // executors as given (node → count).
 func (b *WorkloadWrapper) Admitted(driverNode string, executors map[string]int32) *WorkloadWrapper {
-	b.w.Admission = &gang.Admission{Queue: b.w.Queue, Driver: driverNode, Executors: executors}
+	b.w.Admission = &core.Admission{Queue: b.w.Queue, Driver: driverNode, Executors: executors}
 	return b
 }
 
@@ -175,17 +175,17 @@ func (b *WorkloadWrapper) roles() []*sparkpod.PodDemand {
 	return []*sparkpod.PodDemand{&b.w.Demand.Driver, &b.w.Demand.Executor}
 }
 
-// NodeWrapper builds a gang.Node.
-type NodeWrapper struct{ n gang.Node }
+// NodeWrapper builds a core.Node.
+type NodeWrapper struct{ n core.Node }
 
 // MakeNode starts a schedulable node of 16 cpu, 64Gi and 110 pods, with nothing used.
 func MakeNode(name string) *NodeWrapper {
-	b := &NodeWrapper{n: gang.Node{Name: name, Labels: map[string]string{corev1.LabelHostname: name}}}
+	b := &NodeWrapper{n: core.Node{Name: name, Labels: map[string]string{corev1.LabelHostname: name}}}
 	return b.Capacity("16", "64Gi").Resource(corev1.ResourcePods, "110")
 }
 
 // Obj returns the node.
-func (b *NodeWrapper) Obj() gang.Node { return b.n }
+func (b *NodeWrapper) Obj() core.Node { return b.n }
 
 // Capacity sets the allocatable cpu and memory.
 func (b *NodeWrapper) Capacity(cpu, memory string) *NodeWrapper {
@@ -242,14 +242,14 @@ func (b *NodeWrapper) Unschedulable() *NodeWrapper {
 	return b
 }
 
-// QueueWrapper builds a gang.Queue.
-type QueueWrapper struct{ q gang.Queue }
+// QueueWrapper builds a core.Queue.
+type QueueWrapper struct{ q core.Queue }
 
 // MakeQueue starts a top-level queue with no quota (nothing limited).
-func MakeQueue(name string) *QueueWrapper { return &QueueWrapper{q: gang.Queue{Name: name}} }
+func MakeQueue(name string) *QueueWrapper { return &QueueWrapper{q: core.Queue{Name: name}} }
 
 // Obj returns the queue.
-func (b *QueueWrapper) Obj() *gang.Queue { q := b.q; return &q }
+func (b *QueueWrapper) Obj() *core.Queue { q := b.q; return &q }
 
 // Parent sets the parent queue.
 func (b *QueueWrapper) Parent(p string) *QueueWrapper {
@@ -287,9 +287,9 @@ func (b *QueueWrapper) NoBorrowing() *QueueWrapper {
 	return b
 }
 
-// Queues indexes queues by name, as gang.Snapshot holds them.
-func Queues(qs ...*gang.Queue) map[string]*gang.Queue {
-	m := make(map[string]*gang.Queue, len(qs))
+// Queues indexes queues by name, as core.Snapshot holds them.
+func Queues(qs ...*core.Queue) map[string]*core.Queue {
+	m := make(map[string]*core.Queue, len(qs))
 	for _, q := range qs {
 		m[q.Name] = q
 	}

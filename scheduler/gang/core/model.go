@@ -5,23 +5,23 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-// Package gang is the embedded gang scheduler (spec.batchScheduler: gang): an application is
-// submitted only when its queue has quota for its whole gang (driver plus initial executors)
-// and the whole gang fits on the nodes now.
+// Package core is the gang scheduler's decision core: Schedule (and ScheduleExternal) take a
+// Snapshot of the cluster (nodes, queues, workloads) and return an Outcome (who is admitted
+// where, who waits and why, who is rejected or preempted, which extra executors start where).
 //
-// The decision core (model.go, schedule*.go) is pure: Schedule takes a Snapshot of the cluster
-// (nodes, queues, workloads) and returns an Outcome (who is admitted where, who waits and why,
-// who is rejected or preempted), with no client and no clock. Everything that talks to the
-// cluster (the cache that builds snapshots, reservations stored in the API, the cycle loop)
-// lives beside it and only calls Schedule.
-package gang
+// It owns the admission rules: queue order, quota and borrowing, placement on nodes, backfill,
+// preemption, and checking an external scheduler's proposals. It must not talk to the cluster
+// or read a clock: it imports no Kubernetes client, keeps no state between calls, and the same
+// snapshot always gives the same outcome. Building snapshots, storing reservations and acting
+// on an outcome belong to package gang and the packages beside it.
+package core
 
 import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/key"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -57,7 +57,7 @@ type Queue struct {
 }
 
 // Key names a workload: its kind (application or session), namespace and name.
-type Key = scheduler.WorkloadKey
+type Key = key.Workload
 
 // Workload is one application or session in the scheduler: waiting, or admitted (Admission
 // set).
@@ -176,8 +176,8 @@ const (
 	KindNoNodeFits = "no node fits"
 )
 
-// plainReason is a reason with no numbers in it: its message is its kind.
-func plainReason(message string) Reason {
+// PlainReason is a reason with no numbers in it: its message is its kind.
+func PlainReason(message string) Reason {
 	return Reason{Message: message, Kind: ReasonKind{Is: message}}
 }
 

@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-package gang
+package core
 
 // Workloads of an external scheduler (spec.batchScheduler: external) wait in the same queues,
 // and their reservations hold capacity the same way, but the order and placement of those
@@ -26,8 +26,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/external"
+	"github.com/sparkop/spark-operator/scheduler/key"
 )
 
 // ExternalReport is what became of one cycle's question to the external scheduler.
@@ -60,9 +60,9 @@ func ScheduleExternal(snap Snapshot, opts Options, outside func(Key) bool, ask f
 		case c.rejection(w) != "":
 			c.out.Rejected[w.key()] = c.rejection(w)
 		case w.queue == nil:
-			c.wait(w, nil, plainReason(fmt.Sprintf("queue %s does not exist", w.queueName)))
+			c.wait(w, nil, PlainReason(fmt.Sprintf("queue %s does not exist", w.queueName)))
 		case w.queue.broken != "":
-			c.wait(w, w.queue, plainReason(w.queue.broken))
+			c.wait(w, w.queue, PlainReason(w.queue.broken))
 		default:
 			waiting = append(waiting, w)
 		}
@@ -94,20 +94,20 @@ func ScheduleExternal(snap Snapshot, opts Options, outside func(Key) bool, ask f
 func externalReason(r ExternalReport, said map[Key]string, key Key) Reason {
 	switch {
 	case r.Err != nil:
-		return plainReason("the external scheduler gave no usable answer, so nothing of it is admitted: " + r.Err.Error())
+		return PlainReason("the external scheduler gave no usable answer, so nothing of it is admitted: " + r.Err.Error())
 	case r.Refused[key] != "":
-		return plainReason("the external scheduler's admission was refused: " + r.Refused[key])
+		return PlainReason("the external scheduler's admission was refused: " + r.Refused[key])
 	case said[key] != "":
-		return plainReason("the external scheduler: " + said[key])
+		return PlainReason("the external scheduler: " + said[key])
 	}
-	return plainReason("waiting for the external scheduler")
+	return PlainReason("waiting for the external scheduler")
 }
 
 // keyOf names the workload an answer names; a kind left out is an application's.
 func keyOf(w external.Workload) Key {
-	kind := scheduler.Kind(w.Kind)
+	kind := key.Kind(w.Kind)
 	if kind == "" {
-		kind = scheduler.KindApplication
+		kind = key.KindApplication
 	}
 	k := Key{Kind: kind}
 	k.Namespace, k.Name = w.Namespace, w.Name

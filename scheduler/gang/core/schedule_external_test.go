@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-package gang_test
+package core_test
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/sparkop/spark-operator/scheduler/external"
-	"github.com/sparkop/spark-operator/scheduler/gang"
+	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
 )
 
@@ -31,8 +31,8 @@ func admit(name, driver string, executors map[string]int32) external.Admission {
 func TestScheduleExternal(t *testing.T) {
 	nodes := []*gt.NodeWrapper{gt.MakeNode("n1").Capacity("8", "32Gi"), gt.MakeNode("n2").Capacity("8", "32Gi").Label("disk", "ssd")}
 	queues := []*gt.QueueWrapper{gt.MakeQueue("default"), gt.MakeQueue("small").Quota("cpu", "3")}
-	ext := func(names ...string) func(gang.Key) bool {
-		return func(k gang.Key) bool {
+	ext := func(names ...string) func(core.Key) bool {
+		return func(k core.Key) bool {
 			for _, n := range names {
 				if k.Name == n {
 					return true
@@ -123,7 +123,7 @@ func TestScheduleExternal(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			sc := scenario{nodes: nodes, queues: queues, workloads: tt.workloads}
 			asked := false
-			out, report := gang.ScheduleExternal(sc.snapshot(), gang.Options{}, ext(tt.outside...), func(*external.Request) (*external.Response, error) {
+			out, report := core.ScheduleExternal(sc.snapshot(), core.Options{}, ext(tt.outside...), func(*external.Request) (*external.Response, error) {
 				asked = true
 				return tt.answer, tt.err
 			})
@@ -159,7 +159,7 @@ func TestExternalRequest(t *testing.T) {
 		},
 	}
 	var req *external.Request
-	gang.ScheduleExternal(sc.snapshot(), gang.Options{}, func(k gang.Key) bool { return k.Name != "core" && k.Name != "held" },
+	core.ScheduleExternal(sc.snapshot(), core.Options{}, func(k core.Key) bool { return k.Name != "core" && k.Name != "held" },
 		func(r *external.Request) (*external.Response, error) { req = r; return &external.Response{}, nil })
 	if req == nil {
 		t.Fatal("the external scheduler was not asked")

@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-package gang
+package core
 
 import (
 	"fmt"
@@ -49,7 +49,7 @@ func (c *cycle) preempt(w *workload) (placement, bool) {
 		if !a.Created.Equal(b.Created) {
 			return a.Created.After(b.Created)
 		}
-		return lessKey(b.Key, a.Key) // the reverse of the admission order's tie-break
+		return LessKey(b.Key, a.Key) // the reverse of the admission order's tie-break
 	})
 
 	var victims []*workload
@@ -84,7 +84,7 @@ func (c *cycle) preempt(w *workload) (placement, bool) {
 		}
 		return placement{}, false
 	}
-	sort.SliceStable(kept, func(i, j int) bool { return lessKey(kept[i].key(), kept[j].key()) })
+	sort.SliceStable(kept, func(i, j int) bool { return LessKey(kept[i].key(), kept[j].key()) })
 	for _, v := range kept {
 		c.out.Preempted = append(c.out.Preempted, Preemption{Key: v.key(), By: w.key(), Reason: c.preemptReason(v, w)})
 	}

@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-package gang
+package core
 
 import (
 	"fmt"
@@ -386,12 +386,12 @@ func (c *cycle) fitReason(f *fitFailure) Reason {
 	noFit := func(msg string) Reason { return Reason{Kind: ReasonKind{Is: KindNoNodeFits}, Message: msg} }
 	if m.role == sparkpod.RoleDriver {
 		if f.noMatch {
-			return plainReason("no schedulable node matches the driver's node selector, affinity and tolerations")
+			return PlainReason("no schedulable node matches the driver's node selector, affinity and tolerations")
 		}
 		return noFit(fmt.Sprintf("no node fits: driver needs %s; no node has it free", need))
 	}
 	if f.noMatch {
-		return plainReason("no schedulable node matches the executors' node selector, affinity and tolerations")
+		return PlainReason("no schedulable node matches the executors' node selector, affinity and tolerations")
 	}
 	if m.count == 1 {
 		return noFit(fmt.Sprintf("no node fits: the executor needs %s; no node has it free next to the driver", need))

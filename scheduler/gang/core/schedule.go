@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-package gang
+package core
 
 import (
 	"fmt"
@@ -131,7 +131,7 @@ func newCycle(snap *Snapshot) *cycle {
 	for i := range snap.Workloads {
 		ws[i] = &snap.Workloads[i]
 	}
-	sort.SliceStable(ws, func(i, j int) bool { return lessKey(ws[i].Key, ws[j].Key) })
+	sort.SliceStable(ws, func(i, j int) bool { return LessKey(ws[i].Key, ws[j].Key) })
 	for i, w := range ws {
 		if i > 0 && ws[i-1].Key == w.Key {
 			continue // one workload per key
@@ -187,7 +187,8 @@ func (c *cycle) addWorkload(in *Workload, byName map[string]int) {
 	c.admitted = append(c.admitted, w)
 }
 
-func lessKey(a, b Key) bool {
+// LessKey orders keys by kind, namespace and name.
+func LessKey(a, b Key) bool {
 	if a.Kind != b.Kind {
 		return a.Kind < b.Kind
 	}
@@ -208,7 +209,7 @@ func (c *cycle) before(a, b *workload) bool {
 	if !a.w.Created.Equal(b.w.Created) {
 		return a.w.Created.Before(b.w.Created)
 	}
-	return lessKey(a.key(), b.key())
+	return LessKey(a.key(), b.key())
 }
 
 func (w *workload) queuePriority() int32 {
@@ -241,11 +242,11 @@ func (c *cycle) decide(opts Options, outside func(Key) bool) {
 		}
 		q := w.queue
 		if q == nil {
-			c.wait(w, nil, plainReason(fmt.Sprintf("queue %s does not exist", w.queueName)))
+			c.wait(w, nil, PlainReason(fmt.Sprintf("queue %s does not exist", w.queueName)))
 			continue
 		}
 		if q.broken != "" {
-			c.wait(w, q, plainReason(q.broken))
+			c.wait(w, q, PlainReason(q.broken))
 			continue
 		}
 		if q.head != nil && !opts.Backfill {
@@ -260,7 +261,7 @@ func (c *cycle) decide(opts Options, outside func(Key) bool) {
 		if reason.none() && q.head != nil {
 			if f := c.delaysHead(w, q.head); f != "" {
 				p.giveBack(w, c.live.free)
-				reason = plainReason(f)
+				reason = PlainReason(f)
 			}
 		}
 		if reason.none() {
