@@ -152,7 +152,8 @@ rn_kubeconfig() {
 }
 
 # rn_path: a folder for the node's PATH where iptables is the legacy one when the kernel has no
-# nf_tables (kube-proxy and the CNI plugins run `iptables`), ahead of the system's.
+# nf_tables (kube-proxy and the CNI plugins run `iptables`), ahead of the system's. Decided once,
+# when the node comes up: the node's processes must all use one iptables.
 rn_path() {
   local d=$RN_DIR/bin t
   mkdir -p "$d"
@@ -161,7 +162,12 @@ rn_path() {
       command -v "${t/iptables/iptables-legacy}" >/dev/null && ln -sfn "$(command -v "${t/iptables/iptables-legacy}")" "$d/$t"
     done
   fi
-  echo "$d:$(dirname "$(readlink -f "$BIN/containerd")"):/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+  rn_path_value
+}
+
+# rn_path_value: the node's PATH, as rn_path made it.
+rn_path_value() {
+  echo "$RN_DIR/bin:$(dirname "$(readlink -f "$BIN/containerd")"):/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 }
 
 # rn_start NAME ARGS...: like `start`, in the node's network namespace with the node's PATH.
@@ -169,8 +175,21 @@ rn_start() {
   local name=$1; shift
   log "starting $name (real node)"
   setsid nsenter --net="/run/netns/$RN_NETNS" -- env PATH="$RN_PATH" "$BIN/$name" "$@" \
-    </dev/null >"$STATE/logs/$name.log" 2>&1 9>&- &
+    </dev/null >>"$STATE/logs/$name.log" 2>&1 9>&- &
   echo $! > "$(pidfile "$name")"
+}
+
+# cmd_real_node_restart_runtime: stops the real node's containerd (TERM, as a service manager
+# does) and starts it again with the same configuration, as an upgrade or a crash and restart of
+# the runtime would: running containers keep running under their shims, and the kubelet
+# reconnects.
+cmd_real_node_restart_runtime() {
+  healthy || die "no healthy cluster in $STATE; run \`$0 up --real-node\` first"
+  [ -f "$STATE/real-node" ] || die "the cluster in $STATE has no real node (start it with \`$0 up --real-node\`)"
+  stop containerd
+  RN_PATH=$(rn_path_value)
+  rn_start containerd --config "$RN_DIR/containerd.toml"
+  wait_for 60 containerd "$BIN/ctr" --address "$RN_SOCK" version
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -226,3 +226,21 @@ func TestExecutorLost(t *testing.T) {
 		t.Errorf("the driver's log has no right answer (FAILURE sum 28):\n%s", tail(log, 30))
 	}
 }
+
+// TestRuntimeRestart: the node's containerd stopped and started again under a running job: the
+// job completes with its answer, and an application created after the restart runs too.
+func TestRuntimeRestart(t *testing.T) {
+	e := newEnv(t)
+	e.create(e.failApp("survives", "slow", "8"))
+	app := e.waitState("survives", v1beta2.ApplicationStateRunning)
+	e.waitLog(app, "Starting task")
+	if _, err := cluster.Script(e.ctx, realNode.state, "restart-runtime"); err != nil {
+		t.Fatal(err)
+	}
+	e.create(e.sparkPi("after", 1))
+	app = e.waitState("survives", v1beta2.ApplicationStateCompleted)
+	if log := e.driverLog(app); !strings.Contains(log, "FAILURE sum 28") {
+		t.Errorf("the driver's log has no right answer (FAILURE sum 28):\n%s", tail(log, 30))
+	}
+	e.waitLog(e.waitState("after", v1beta2.ApplicationStateCompleted), "Pi is roughly 3.1")
+}
