@@ -20,11 +20,16 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${SPARKOP_CACHE:-$ROOT/.cache}
 GO_TEST_FLAGS=${GO_TEST_FLAGS:--count=1 -timeout 40m}
-TEST_PARALLEL=${TEST_PARALLEL:-3}
-# The slowest packages against the cluster, slowest first (from the run summary): started first,
-# so the run does not end waiting for one of them alone.
+TEST_PARALLEL=${TEST_PARALLEL:-2}
 MODULE=github.com/sparkop/spark-operator
-SLOWEST=(test/realnode test/batchschedulers test/gang test/equivalence test/workloadapi test/cluster)
+# test/realnode, by far the longest package, runs beside the others in two halves, each with a
+# real-node cluster of its own (the package starts one per test process): the tests of what a
+# real node does to a failing application, and the rest.
+REAL_NODE=test/realnode
+REAL_NODE_FAILURES='^(TestRealFailures|TestNodeLost|TestExecutorLost|TestRuntimeRestart|TestDriverFailures)$'
+# The slowest of the other packages against the cluster, slowest first (from the run summary):
+# started first, so the run does not end waiting for one of them alone.
+SLOWEST=(test/batchschedulers test/gang test/equivalence test/workloadapi test/cluster)
 
 BACKGROUND_LOG=$CACHE/batch-schedulers-build.log
 cd "$ROOT"
@@ -82,7 +87,8 @@ go_tests() {
 
 # Each module's packages fall in two sets: those whose tests need no local control plane
 # (hack/lint.sh race-packages), run side by side with the race detector on; and the rest, run
-# TEST_PARALLEL at a time against clusters with GO_TEST_FLAGS, the slowest first. A package
+# TEST_PARALLEL at a time against clusters with GO_TEST_FLAGS, the slowest first (test/realnode
+# beside them, see REAL_NODE). A package
 # that uses the shared cluster takes one of TEST_PARALLEL shared clusters for itself while it
 # runs (the Makefile says why); the others start clusters of their own.
 unit_packages() { hack/lint.sh race-packages "$1"; }
@@ -102,9 +108,27 @@ module_tests() {
   step "tests of $label without the cluster (-race, $(wc -l <<<"$unit") packages)" \
     go_tests "$dir" "$label-unit" "$unit" -race -count=1 -timeout 20m
   export SPARKOP_TEST_CLUSTERS=$TEST_PARALLEL
-  # shellcheck disable=SC2086
   step "tests of $label against the cluster ($(grep -c . <<<"$cluster") packages, $TEST_PARALLEL at a time)" \
-    go_tests "$dir" "$label-cluster" "$cluster" $GO_TEST_FLAGS -p "$TEST_PARALLEL"
+    cluster_tests "$dir" "$label" "$cluster"
+}
+
+# cluster_tests DIR LABEL PACKAGES: PACKAGES TEST_PARALLEL at a time, and the two halves of
+# test/realnode beside them when PACKAGES has it.
+cluster_tests() {
+  local dir=$1 label=$2 cluster=$3 pids=() status=0 pid
+  if grep -qx "$MODULE/$REAL_NODE" <<<"$cluster"; then
+    cluster=$(grep -vx "$MODULE/$REAL_NODE" <<<"$cluster")
+    # shellcheck disable=SC2086 # GO_TEST_FLAGS is a list of flags
+    go_tests "$dir" "$label-realnode-failures" "$MODULE/$REAL_NODE" $GO_TEST_FLAGS -run "$REAL_NODE_FAILURES" &
+    pids+=($!)
+    # shellcheck disable=SC2086
+    go_tests "$dir" "$label-realnode" "$MODULE/$REAL_NODE" $GO_TEST_FLAGS -skip "$REAL_NODE_FAILURES" &
+    pids+=($!)
+  fi
+  # shellcheck disable=SC2086
+  go_tests "$dir" "$label-cluster" "$cluster" $GO_TEST_FLAGS -p "$TEST_PARALLEL" || status=$?
+  for pid in ${pids[@]+"${pids[@]}"}; do wait "$pid" || status=$?; done
+  return $status
 }
 
 start_background_build() {
