@@ -1,23 +1,35 @@
 #!/usr/bin/env bash
-# The main job, behind `make dev`: a local cluster, the operator running against it,
-# examples/spark-pi.yaml followed until it completes, and a Spark Connect session
+# The main job, behind `make dev`: a local cluster, the operator installed into it as users
+# install it, examples/spark-pi.yaml followed until it completes, and a Spark Connect session
 # (examples/spark-connect.yaml) started and followed until Ready. Everything stays up afterwards.
 #
-#   hack/dev.sh up      start (or reuse) the cluster and the operator, run the example
-#   hack/dev.sh down    stop the operator and the cluster
+#   hack/dev.sh up      start (or reuse) the cluster, install (or upgrade) the operator, run the examples
+#   hack/dev.sh down    uninstall the operator and stop the cluster
 #
-# The cluster serves the Workload API (hack/local-cluster.sh up --workload-api), so
-# batchScheduler: kubernetes needs no extra step there; a dev cluster started before it did
-# is restarted once with it.
+# The operator is the Helm chart's release spark-operator, in the namespace spark-operator:
+# `helm upgrade --install` of charts/spark-operator with its default values, running the
+# operator's image built here (hack/operator-image.sh, named as the chart's defaults name it)
+# and imported into the real node; `up` waits until its Deployments are available and its
+# webhook answers through its Service. Run again, it upgrades the release in place when the
+# chart or the image changed, and leaves it alone otherwise. DEV_VALUES names a values file to
+# install with as well, e.g. charts/spark-operator/ci/features-values.yaml (every optional
+# feature on: the gang scheduler by default, UI Ingresses, driver PodDisruptionBudgets,
+# ResourceQuota enforcement, batchScheduler: kubernetes). docs/helm.md has more.
 #
-# The operator runs the embedded gang scheduler as the default batch scheduler, so applications
-# queue until their whole gang fits (kubectl get sparkqueues; sparkctl list shows QUEUED), and
-# each admitted run's room is a Reservation (kubectl get reservations) that placeholder pods hold
-# against every other pod: DEV_GANG_ENFORCEMENT=plugin holds it with spark-scheduler instead (the
+# DEV_OPERATOR=local runs the operator as a process on this machine instead, for a debugger or
+# quick edits (its log: .cache/dev/operator.log), with its webhook registered by URL and every
+# optional feature on: the embedded gang scheduler as the default batch scheduler, so
+# applications queue until their whole gang fits (kubectl get sparkqueues; sparkctl list shows
+# QUEUED), and each admitted run's room is a Reservation (kubectl get reservations) that
+# placeholder pods hold against every other pod. On simulated nodes, where no container runs,
+# the operator always runs so.
+#
+# DEV_GANG_ENFORCEMENT=plugin holds the gang scheduler's room with spark-scheduler instead (the
 # cluster's scheduler is then kube-scheduler with the SparkReservations plugin; a dev cluster
-# started without it is restarted once with it), DEV_GANG_ENFORCEMENT=advisory runs without either
-# (docs/gang-scheduling.md); and its Workload API variant (--enable-kubernetes-scheduler), for
-# applications naming batchScheduler: kubernetes.
+# started without it is restarted once with it), DEV_GANG_ENFORCEMENT=advisory runs without
+# either (docs/gang-scheduling.md). The cluster serves the Workload API (hack/local-cluster.sh up
+# --workload-api), for applications naming batchScheduler: kubernetes; a dev cluster started
+# before it did is restarted once with it.
 #
 # DEV_NODES picks the cluster's nodes. By default (or DEV_NODES=real) one real node: a kubelet,
 # containerd and runc on this machine (hack/local-cluster.sh up --real-node), the Spark image
@@ -37,6 +49,14 @@ OPERATOR=$ROOT/bin/spark-operator
 RUN_SECONDS=${DEV_RUN_SECONDS:-8}
 ENFORCEMENT=${DEV_GANG_ENFORCEMENT:-placeholders}
 NODES=${DEV_NODES:-}
+ENFORCEMENT_SET=${DEV_GANG_ENFORCEMENT:+1}
+MODE=${DEV_OPERATOR:-chart}
+VALUES=${DEV_VALUES:-}
+HELM=$CACHE/bin/helm
+RELEASE=spark-operator
+RELEASE_NS=spark-operator
+# The webhook configurations of the local operator (DEV_OPERATOR=local): not the chart's names.
+LOCAL_WEBHOOK=spark-operator-local-webhook
 # A cluster of its own: the operator here watches every namespace, and must not act on the
 # applications that tests create in the shared test cluster.
 export LOCAL_CLUSTER_DIR=$CACHE/dev-cluster
@@ -86,7 +106,7 @@ start_operator() {
     --health-probe-bind-address "127.0.0.1:$health" -logtostderr -v=1 \
     --enable-gang-scheduler --default-batch-scheduler=gang --gang-enforcement="$ENFORCEMENT" --enable-kubernetes-scheduler \
     --enable-webhook --webhook-url-host localhost --webhook-port "$webhook" \
-    --webhook-secret-namespace default --webhook-cert-dir "$DEV/webhook-certs" \
+    --webhook-secret-namespace default --webhook-cert-dir "$DEV/webhook-certs" --webhook-config-name "$LOCAL_WEBHOOK" \
     --enable-driver-pdb --enable-resource-quota-enforcement \
     --ingress-url-format '{{$appName}}.{{$appNamespace}}.spark.localhost' \
     </dev/null >"$DEV/operator.log" 2>&1 &
@@ -99,6 +119,120 @@ start_operator() {
     [ $SECONDS -lt $deadline ] || die "the operator did not become ready; see $DEV/operator.log"
     sleep 0.2
   done
+}
+
+# helm_cmd ARGS...: the pinned helm (hack/local-cluster.sh build --with-helm) on the dev
+# cluster, its own caches and settings in $DEV/helm.
+helm_cmd() {
+  HELM_CACHE_HOME=$DEV/helm/cache HELM_CONFIG_HOME=$DEV/helm/config HELM_DATA_HOME=$DEV/helm/data \
+    "$HELM" --kubeconfig "$LOCAL_CLUSTER_DIR/kubeconfig" "$@"
+}
+
+release_installed() { [ -x "$HELM" ] && helm_cmd status "$RELEASE" --namespace "$RELEASE_NS" >/dev/null 2>&1; }
+
+uninstall_release() {
+  release_installed || return 0
+  log "helm uninstall $RELEASE"
+  helm_cmd uninstall "$RELEASE" --namespace "$RELEASE_NS" --wait >&2
+  rm -f "$DEV/release.sum"
+}
+
+# import_operator_image: the operator's image (hack/operator-image.sh, built unless the store has
+# it) imported into the real node; sets IMAGE_STAMP to its build's stamp.
+import_operator_image() {
+  local tar
+  tar=$("$ROOT/hack/operator-image.sh" build)
+  IMAGE_STAMP=$(basename "$tar" .tar)
+  IMAGE_STAMP=${IMAGE_STAMP#operator-}
+  "$ROOT/hack/local-cluster.sh" import-image "$tar" >&2
+}
+
+# release_args: helm's arguments for the release: the chart's defaults with the gang scheduler
+# on and the default (as README's quick start, which also enables it), the local image (whose
+# tag is the chart's, so a new build rolls the pods through an annotation), DEV_VALUES.
+release_args() {
+  RELEASE_ARGS=(upgrade --install "$RELEASE" "$ROOT/charts/spark-operator" --namespace "$RELEASE_NS" --create-namespace
+    --set image.pullPolicy=IfNotPresent
+    --set controller.batchScheduler.gang.enable=true --set controller.batchScheduler.default=gang
+    --set-string "controller.podAnnotations.sparkop\.dev/image=$IMAGE_STAMP"
+    --set-string "webhook.podAnnotations.sparkop\.dev/image=$IMAGE_STAMP")
+  if [ -n "$VALUES" ]; then RELEASE_ARGS+=(-f "$VALUES"); fi
+  if [ -n "$ENFORCEMENT_SET" ]; then RELEASE_ARGS+=(--set "controller.batchScheduler.gang.enforcement=$ENFORCEMENT"); fi
+}
+
+# release_sum: a fingerprint of the release's arguments, the chart's files and DEV_VALUES.
+release_sum() {
+  local files
+  mapfile -t files < <(find "$ROOT/charts/spark-operator" -type f | LC_ALL=C sort)
+  { printf '%s\n' "${RELEASE_ARGS[@]}" "${files[@]}"; cat "${files[@]}" ${VALUES:+"$VALUES"}; } | sha256sum | cut -c1-16
+}
+
+# install_release: the chart installed, or upgraded when the chart, the values or the image
+# changed; then waits for its webhook.
+install_release() {
+  "$ROOT/hack/local-cluster.sh" build --with-helm >&2
+  import_operator_image
+  release_args
+  local sum; sum=$(release_sum)
+  if release_installed && [ "$(cat "$DEV/release.sum" 2>/dev/null)" = "$sum" ]; then
+    log "the release $RELEASE is up to date (chart, values and image unchanged)"
+  else
+    log "helm upgrade --install $RELEASE charts/spark-operator (namespace $RELEASE_NS, image $("$ROOT/hack/operator-image.sh" ref))"
+    mkdir -p "$DEV"
+    helm_cmd "${RELEASE_ARGS[@]}" --wait --timeout 10m >&2 || { release_diagnostics; die "the release did not become ready"; }
+    echo "$sum" > "$DEV/release.sum"
+  fi
+  wait_webhook
+}
+
+# wait_webhook: the API server reaches the webhook through its Service: a server-side dry run of
+# the example passes its validating webhook (failure policy Fail: refused while unreachable).
+wait_webhook() {
+  local deadline=$((SECONDS + 120)) out
+  until out=$("$KUBECTL" patch --local -f "$ROOT/examples/spark-pi.yaml" --type merge -o yaml -p '{"metadata":{"name":"dev-webhook-check"}}' |
+    "$KUBECTL" create --dry-run=server -f - 2>&1); do
+    if [ $SECONDS -ge $deadline ]; then
+      log "$out"
+      release_diagnostics
+      die "the webhook did not answer through its Service within 120s"
+    fi
+    sleep 1
+  done
+  log "the release is ready: its webhook answers through its Service"
+}
+
+release_diagnostics() {
+  "$KUBECTL" -n "$RELEASE_NS" get pods -o wide >&2 || true
+  local d
+  for d in controller webhook; do
+    log "the end of the $d's log:"
+    "$KUBECTL" -n "$RELEASE_NS" logs "deploy/$RELEASE-$d" --tail 20 >&2 || true
+  done
+}
+
+# remove_local_webhooks: the webhook configurations a local operator registered by URL, which
+# would refuse Spark's pods once it is gone: its own names, and the chart's where Helm does not
+# manage them (a local operator before it had names of its own).
+remove_local_webhooks() {
+  local kind name managed
+  for kind in mutatingwebhookconfiguration validatingwebhookconfiguration; do
+    for name in "$LOCAL_WEBHOOK" "$RELEASE-webhook"; do
+      managed=$("$KUBECTL" get "$kind" "$name" -o jsonpath='{.metadata.labels.app\.kubernetes\.io/managed-by}' 2>/dev/null) || continue
+      if [ "$managed" != Helm ]; then "$KUBECTL" delete "$kind" "$name" >&2; fi
+    done
+  done
+}
+
+# pick_operator: settles MODE as chart or local; simulated nodes run no container.
+pick_operator() {
+  case $MODE in
+    chart | local) ;;
+    *) die "DEV_OPERATOR is chart or local, not '$MODE'" ;;
+  esac
+  if [ "$NODES" = simulated ] && [ "$MODE" = chart ]; then
+    log "simulated nodes run no container: the operator runs as a process here (DEV_OPERATOR=local)"
+    MODE=local
+  fi
 }
 
 # follow_app NAME: prints each state the application passes through until it ends.
@@ -217,6 +351,7 @@ cmd_up() {
   log "building"
   make -C "$ROOT" --no-print-directory build >&2
   pick_nodes
+  pick_operator
   local kubeconfig
   # A dev cluster from before `make dev` asked for the Workload API lacks it, and the script
   # refuses to switch it on in a running cluster; this cluster is ours alone, so restart it.
@@ -248,10 +383,17 @@ cmd_up() {
   export KUBECONFIG=$kubeconfig
   # CRDs may have changed since the cluster started.
   "$KUBECTL" apply --server-side --force-conflicts -f "$ROOT/charts/spark-operator/crds/" >/dev/null
-  start_operator "$kubeconfig"
+  if [ "$MODE" = chart ]; then
+    stop_operator # a local one of an earlier run
+    remove_local_webhooks
+    install_release
+  else
+    uninstall_release
+    start_operator "$kubeconfig"
+    # The example runs as this service account, which the chart creates.
+    spark_role
+  fi
 
-  # The example runs as this service account, which the chart creates in a real install.
-  spark_role
   "$KUBECTL" delete sparkapplication spark-pi --ignore-not-found --wait >/dev/null
   # shellcheck disable=SC2016 # {{$appName}} is the operator's template, not the shell's
   local patch='"driverPodDisruptionBudget":true,"driverIngressOptions":[{"servicePort":4045,"servicePortName":"extra","ingressURLFormat":"{{$appName}}-extra.spark.localhost"}]'
@@ -260,7 +402,7 @@ cmd_up() {
   fi
   "$KUBECTL" patch --local -f "$ROOT/examples/spark-pi.yaml" --type merge -o yaml -p "{\"spec\":{$patch}}" |
     "$KUBECTL" create -f - >/dev/null
-  log "created examples/spark-pi.yaml with a driver PodDisruptionBudget and an extra driver port$([ "$NODES" = simulated ] && echo " (its driver \"runs\" ${RUN_SECONDS}s on the simulated nodes)")"
+  log "created examples/spark-pi.yaml asking for a driver PodDisruptionBudget and an extra driver port$([ "$NODES" = simulated ] && echo " (its driver \"runs\" ${RUN_SECONDS}s on the simulated nodes)")"
   follow_app spark-pi
   "$KUBECTL" get sparkapplication spark-pi >&2
   if [ "$NODES" = real ]; then
@@ -280,6 +422,7 @@ cmd_up() {
   cat >&2 <<EOF
 
 The cluster and the operator keep running; stop them with: make dev-down
+$([ "$MODE" = chart ] && echo "The operator's logs: kubectl -n $RELEASE_NS logs deploy/$RELEASE-controller (and -webhook)")
 Use them with kubectl or sparkctl:
 EOF
   echo "export KUBECONFIG=$kubeconfig"
@@ -287,6 +430,7 @@ EOF
 
 cmd_down() {
   stop_operator
+  if "$ROOT/hack/local-cluster.sh" status >/dev/null 2>&1; then uninstall_release; fi
   "$ROOT/hack/local-cluster.sh" down
   rm -rf "$DEV"
 }
@@ -294,5 +438,5 @@ cmd_down() {
 case ${1:-} in
   up) cmd_up ;;
   down) cmd_down ;;
-  *) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+  *) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2 ;;
 esac

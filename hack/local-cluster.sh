@@ -403,6 +403,9 @@ cmd_up() {
   if [ $REAL_NODE = 1 ]; then
     real_node_prepare
     api_bind=0.0.0.0 api_advertise=$RN_HOST_IP
+    # The API server calls a webhook's Service at one of its endpoints: pod IPs are routed from
+    # the host, cluster IPs only inside the node's network namespace (kube-proxy's).
+    apiserver_flags+=(--enable-aggregator-routing=true)
   fi
   gen_certs
   write_kubeconfig

@@ -155,10 +155,12 @@ cmd_all() {
   step "lint" make --no-print-directory lint
   step "binaries and the control plane" make --no-print-directory cluster-up
   step "spark-submit (pyspark)" hack/install-spark.sh >/dev/null
-  # What test/realnode's cluster needs: the real node's binaries, the Spark image, and the
-  # Spark Connect client its query runs with.
+  # What test/realnode's and test/helm's clusters need: the real node's binaries, the Spark
+  # image, the operator's image (test/helm installs the chart with it), and the Spark Connect
+  # client test/realnode's query runs with.
   step "the real node's binaries" hack/local-cluster.sh build --with-real-node
   step "the Spark image" hack/spark-image.sh build >/dev/null
+  step "the operator image" hack/operator-image.sh build >/dev/null
   step "Spark Connect client (pyspark-client)" hack/install-spark.sh connect-client >/dev/null
   start_background_build
   step "test report tool" go build -o "$CACHE/bin/testreport" ./hack/testreport
