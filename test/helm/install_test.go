@@ -55,7 +55,7 @@ func TestInstallWithDefaults(t *testing.T) {
 	r.requireNothingLeft(t)
 }
 
-// examplePi is examples/spark-pi.yaml as a user applies it.
+// examplePi is examples/spark-pi.yaml as a user applies it, with a shorter job.
 func examplePi(t *testing.T) *v1beta2.SparkApplication {
 	t.Helper()
 	root, err := cluster.RepoRoot()
@@ -70,6 +70,9 @@ func examplePi(t *testing.T) *v1beta2.SparkApplication {
 	if err := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096).Decode(&app); err != nil {
 		t.Fatal(err)
 	}
+	// The same application with 20 slices instead of the example's 1000: a job of seconds, not
+	// minutes, on a 2-core node (make dev runs the example as it is).
+	app.Spec.Arguments = []string{"20"}
 	return &app
 }
 
