@@ -29,7 +29,7 @@ REAL_NODE=test/realnode
 REAL_NODE_FAILURES='^(TestRealFailures|TestNodeLost|TestExecutorLost|TestRuntimeRestart|TestDriverFailures)$'
 # The slowest of the other packages against the cluster, slowest first (from the run summary):
 # started first, so the run does not end waiting for one of them alone.
-SLOWEST=(test/batchschedulers test/gang test/equivalence test/workloadapi test/cluster)
+SLOWEST=(test/helm test/batchschedulers test/gang test/equivalence test/workloadapi test/cluster)
 
 BACKGROUND_LOG=$CACHE/batch-schedulers-build.log
 cd "$ROOT"
