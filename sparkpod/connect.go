@@ -232,7 +232,10 @@ func connectStartScript(conf []sparkconf.Property) string {
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // connectExecutorTemplate is the executor pod template the server gives Spark: spec.executor.template
-// with the batch scheduler's executor settings; nil when there is neither.
+// with the batch scheduler's executor settings; nil when there is neither. A template without
+// containers gets the executor's, named: Spark cannot read a pod template whose containers are
+// null (the server fails to start with a NullPointerException), as they are when written from
+// a PodSpec that has none.
 func connectExecutorTemplate(conn *v1alpha1.SparkConnect, executor Scheduling) *corev1.PodTemplateSpec {
 	t := conn.Spec.Executor.Template
 	if t == nil && executor.IsZero() {
@@ -242,6 +245,9 @@ func connectExecutorTemplate(conn *v1alpha1.SparkConnect, executor Scheduling) *
 		t = &corev1.PodTemplateSpec{}
 	}
 	t = t.DeepCopy()
+	if len(t.Spec.Containers) == 0 {
+		t.Spec.Containers = []corev1.Container{{Name: v1beta2.SparkExecutorContainerName}}
+	}
 	executor.Apply(&t.ObjectMeta, &t.Spec)
 	return t
 }

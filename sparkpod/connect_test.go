@@ -367,6 +367,19 @@ func TestAdmittedServer(t *testing.T) {
 			if err != nil || (cm != nil) != tt.wantTemplate {
 				t.Fatalf("ConfigMap %v, %v; want one: %v", cm, err, tt.wantTemplate)
 			}
+			if cm != nil {
+				// Spark reads the template's containers, and fails to start on a null list.
+				var raw struct {
+					Spec struct{ Containers []map[string]any } `json:"spec"`
+				}
+				if err := yaml.Unmarshal([]byte(cm.Data[sparkpod.ConnectExecutorTemplateKey]), &raw); err != nil {
+					t.Fatal(err)
+				}
+				if len(raw.Spec.Containers) != 1 || raw.Spec.Containers[0]["name"] != v1beta2.SparkExecutorContainerName {
+					t.Errorf("executor template's containers are %v, want one named %s:\n%s", raw.Spec.Containers,
+						v1beta2.SparkExecutorContainerName, cm.Data[sparkpod.ConnectExecutorTemplateKey])
+				}
+			}
 			if tt.pods.Driver.IsZero() {
 				if pod.Spec.Affinity != nil {
 					t.Errorf("server affinity %+v without settings", pod.Spec.Affinity)

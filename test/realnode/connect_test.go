@@ -13,7 +13,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -43,17 +45,7 @@ func TestSparkConnect(t *testing.T) {
 	if err := e.c.Create(e.ctx, &sc); err != nil {
 		t.Fatal(err)
 	}
-	var server string
-	cluster.Eventually(t, appTimeout, "the SparkConnect to be Ready with 2 executors running", func() (bool, error) {
-		if err := e.c.Get(e.ctx, client.ObjectKeyFromObject(&sc), &sc); err != nil {
-			return false, err
-		}
-		if sc.Status.State == v1alpha1.SparkConnectStateFailed {
-			return false, fmt.Errorf("the SparkConnect failed: %+v", sc.Status.Conditions)
-		}
-		server = sc.Status.Server.PodName
-		return sc.Status.State == v1alpha1.SparkConnectStateReady && e.runningExecutorsOf(server) == 2, nil
-	})
+	server := e.waitConnectReady(&sc, 2)
 
 	python, err := repoCommand("hack/install-spark.sh", "connect-client")
 	if err != nil {
@@ -65,6 +57,198 @@ func TestSparkConnect(t *testing.T) {
 		t.Fatalf("the Spark Connect query: %v\n%s", err, tail(string(out), 30))
 	}
 }
+
+// waitConnectReady waits until sc is Ready with executors running, and returns its server pod's
+// name. It fails at once if the server's container restarts, with the log it left; if the
+// test fails later, the end of the server's log is printed.
+func (e *env) waitConnectReady(sc *v1alpha1.SparkConnect, executors int) string {
+	e.t.Helper()
+	var server string
+	e.t.Cleanup(func() {
+		if e.t.Failed() && server != "" {
+			e.t.Logf("the end of the server's log:\n%s", e.podLog(server, v1beta2.SparkDriverContainerName, false))
+		}
+	})
+	what := fmt.Sprintf("the SparkConnect to be Ready with %d executors running", executors)
+	cluster.Eventually(e.t, appTimeout, what, func() (bool, error) {
+		if err := e.c.Get(e.ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
+			return false, err
+		}
+		if sc.Status.State == v1alpha1.SparkConnectStateFailed {
+			return false, fmt.Errorf("the SparkConnect failed: %+v", sc.Status.Conditions)
+		}
+		if server = sc.Status.Server.PodName; server == "" {
+			return false, nil
+		}
+		if err := e.serverRestarted(server); err != nil {
+			return false, err
+		}
+		return sc.Status.State == v1alpha1.SparkConnectStateReady && e.runningExecutorsOf(server) == executors, nil
+	})
+	return server
+}
+
+// serverRestarted is an error with the previous log when the server's container has restarted:
+// the server died, and waiting for it to become ready would only time out.
+func (e *env) serverRestarted(server string) error {
+	var pod corev1.Pod
+	if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: server}, &pod); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.RestartCount > 0 {
+			return fmt.Errorf("the server's container %s restarted; its previous log ends:\n%s", cs.Name, e.podLog(server, cs.Name, true))
+		}
+	}
+	return nil
+}
+
+// podLog is the end of a container's log (of its previous run if previous), or why there is none.
+func (e *env) podLog(pod, container string, previous bool) string {
+	b, err := e.cs.CoreV1().Pods(e.ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, Previous: previous}).DoRaw(e.ctx)
+	if err != nil {
+		return fmt.Sprintf("(no log of %s: %v)", pod, err)
+	}
+	return tail(string(b), 60)
+}
+
+// slowQuery is a Spark Connect client's query whose 8 tasks each sleep 5 s on an executor
+// (Thread.sleep through SQL's reflect). It has no shuffle, so the executors it ran on hold no
+// shuffle data once it is done, and shuffle tracking does not keep them.
+const slowQuery = `
+import sys
+from pyspark.sql import SparkSession
+spark = SparkSession.builder.remote(sys.argv[1]).getOrCreate()
+rows = spark.range(0, 8, 1, 8).selectExpr("reflect('java.lang.Thread', 'sleep', cast(5000 as bigint))").collect()
+print("rows=%d" % len(rows))
+spark.stop()
+`
+
+// A SparkConnect with dynamic allocation from 0 to 2 executors: Ready with none; a query's
+// waiting tasks make Spark start executors, up to the maximum, which the status counts; idle
+// after the query, they go, and the server stays Ready for the next client.
+func TestSparkConnectDynamicAllocation(t *testing.T) {
+	e := newEnv(t)
+	mem := resource.MustParse("896Mi") // 512 MiB for Spark and its 384 MiB overhead
+	sc := &v1alpha1.SparkConnect{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "dynamic"},
+		Spec: v1alpha1.SparkConnectSpec{
+			SparkVersion: "4.0.4", Image: ptr.To(sparkImage),
+			SparkConf: map[string]string{
+				"spark.kubernetes.executor.request.cores":         "250m",
+				"spark.dynamicAllocation.executorIdleTimeout":     "5s",
+				"spark.dynamicAllocation.schedulerBacklogTimeout": "1s",
+				"spark.kubernetes.driver.requestTimeout":          "60000", // as sparkPi's
+			},
+			Server: v1alpha1.ServerSpec{SparkPodSpec: v1alpha1.SparkPodSpec{Cores: ptr.To[int32](1), Memory: ptr.To("512m"),
+				Template: &corev1.PodTemplateSpec{Spec: corev1.PodSpec{ServiceAccountName: serviceAccount,
+					Containers: []corev1.Container{{Name: v1beta2.SparkDriverContainerName, Resources: corev1.ResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: mem},
+						Limits:   corev1.ResourceList{corev1.ResourceMemory: mem},
+					}}}}}}},
+			// No executor template: the one the server reads is made for the gang scheduler's
+			// settings alone.
+			Executor:          v1alpha1.ExecutorSpec{SparkPodSpec: v1alpha1.SparkPodSpec{Cores: ptr.To[int32](1), Memory: ptr.To("512m")}},
+			DynamicAllocation: &v1beta2.DynamicAllocation{Enabled: true, MinExecutors: ptr.To[int32](0), MaxExecutors: ptr.To[int32](2)},
+		},
+	}
+	if err := e.c.Create(e.ctx, sc); err != nil {
+		t.Fatal(err)
+	}
+	server := e.waitConnectReady(sc, 0)
+	if n := sc.Status.Executors["running"]; n != 0 {
+		t.Errorf("the status counts %d running executors before any query, want none (minExecutors 0)", n)
+	}
+
+	query := e.startQuery(server, slowQuery)
+	// The most executors seen running at once, in their pods and in the status, from the
+	// query's start until they are gone again.
+	mostPods, mostStatus := 0, 0
+	observe := func() (pods, status int, err error) {
+		if err := e.c.Get(e.ctx, client.ObjectKeyFromObject(sc), sc); err != nil {
+			return 0, 0, err
+		}
+		pods, status = e.runningExecutorsOf(server), sc.Status.Executors["running"]
+		mostPods, mostStatus = max(mostPods, pods), max(mostStatus, status)
+		return pods, status, nil
+	}
+	cluster.Eventually(t, appTimeout, "the query to be answered", func() (bool, error) {
+		if _, _, err := observe(); err != nil {
+			return false, err
+		}
+		return query.done()
+	})
+	if out := query.output(); !strings.Contains(out, "rows=8") {
+		t.Fatalf("the query's answer:\n%s", tail(out, 30))
+	}
+	cluster.Eventually(t, appTimeout, "the idle executors to go", func() (bool, error) {
+		pods, status, err := observe()
+		return pods == 0 && status == 0, err
+	})
+	if mostPods != 2 || mostStatus != 2 {
+		t.Errorf("at most %d executor pods ran at once, and the status counted at most %d; want maxExecutors, 2, in both",
+			mostPods, mostStatus)
+	}
+	if sc.Status.State != v1alpha1.SparkConnectStateReady {
+		t.Errorf("the SparkConnect is %s once its executors are gone, want Ready: %+v", sc.Status.State, sc.Status.Conditions)
+	}
+}
+
+// query is a Spark Connect client running a script.
+type query struct {
+	out  *bytes.Buffer
+	errc chan error
+	err  error
+	over bool
+}
+
+// startQuery runs script with the Spark Connect client against server's port 15002, forwarded
+// until the test ends; the script gets the connection URL as its argument.
+func (e *env) startQuery(server, script string) *query {
+	e.t.Helper()
+	python, err := repoCommand("hack/install-spark.sh", "connect-client")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	file := filepath.Join(e.t.TempDir(), "query.py")
+	if err := os.WriteFile(file, []byte(script), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	port := e.forward(server, 15002)
+	q := &query{out: &bytes.Buffer{}, errc: make(chan error, 1)}
+	cmd := exec.Command(python, file, fmt.Sprintf("sc://127.0.0.1:%d", port))
+	cmd.Stdout, cmd.Stderr = q.out, q.out
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	go func() { q.errc <- cmd.Wait() }()
+	e.t.Cleanup(func() {
+		if !q.over {
+			_ = cmd.Process.Kill()
+			<-q.errc
+		}
+	})
+	return q
+}
+
+// done tells whether the client has exited; an error if it failed.
+func (q *query) done() (bool, error) {
+	if !q.over {
+		select {
+		case q.err = <-q.errc:
+			q.over = true
+		default:
+			return false, nil
+		}
+	}
+	if q.err != nil {
+		return false, fmt.Errorf("the Spark Connect client: %v\n%s", q.err, tail(q.out.String(), 30))
+	}
+	return true, nil
+}
+
+// output is what the client printed; read it once it is done.
+func (q *query) output() string { return q.out.String() }
 
 // runningExecutorsOf counts the running executor pods whose owner is the pod named driver: the
 // executors Spark made.

@@ -96,10 +96,8 @@ func TestDynamicAllocation(t *testing.T) {
 	app.Spec.Executor.Instances = nil
 	app.Spec.DynamicAllocation = &v1beta2.DynamicAllocation{Enabled: true, InitialExecutors: ptr.To[int32](1),
 		MinExecutors: ptr.To[int32](1), MaxExecutors: ptr.To[int32](3), ShuffleTrackingEnabled: ptr.To(true)}
-	app.Spec.SparkConf = map[string]string{
-		"spark.dynamicAllocation.executorIdleTimeout":     "3s",
-		"spark.dynamicAllocation.schedulerBacklogTimeout": "1s",
-	}
+	app.Spec.SparkConf["spark.dynamicAllocation.executorIdleTimeout"] = "3s"
+	app.Spec.SparkConf["spark.dynamicAllocation.schedulerBacklogTimeout"] = "1s"
 	e.create(app)
 	e.waitState("dynamic", v1beta2.ApplicationStateRunning)
 

@@ -44,7 +44,7 @@ const (
 	// ConfigMaps of its namespace, as the chart's Spark service account may.
 	serviceAccount = "spark"
 	// appTimeout bounds a whole application, JVM starts included, on a busy 2-core machine.
-	appTimeout = 5 * time.Minute
+	appTimeout = 10 * time.Minute
 )
 
 var realNode struct {
@@ -104,11 +104,15 @@ type env struct {
 	c          client.Client
 	cs         kubernetes.Interface
 	ns         string
+	// twin is a second namespace the operator watches, with the same service account: an
+	// application can run there under the same name as one in ns.
+	twin string
 }
 
-// newEnv makes a namespace with the drivers' service account and starts an operator for it:
-// native submission by default (an application's sparkoperator.k8s.io/submitter annotation
-// picks spark-submit), the webhook, and the gang scheduler holding room with placeholders.
+// newEnv makes two namespaces (ns and twin) with the drivers' service account and starts an
+// operator for them: native submission by default (an application's
+// sparkoperator.k8s.io/submitter annotation picks spark-submit), the webhook, and the gang
+// scheduler holding room with placeholders.
 func newEnv(t *testing.T, extraArgs ...string) *env {
 	t.Helper()
 	kc := realCluster(t)
@@ -118,9 +122,10 @@ func newEnv(t *testing.T, extraArgs ...string) *env {
 	}
 	c, cs := cluster.Clients(t, kc)
 	e := &env{t: t, ctx: context.Background(), kubeconfig: kc, cfg: cfg, c: c, cs: cs}
-	e.ns = cluster.Namespace(t, c, "rn")
+	e.ns, e.twin = cluster.Namespace(t, c, "rn"), cluster.Namespace(t, c, "rn-twin")
 	e.serviceAccount()
-	args := []string{"--kubeconfig", kc, "--namespaces", e.ns, "--submission-workers", "4",
+	e.in(e.twin).serviceAccount()
+	args := []string{"--kubeconfig", kc, "--namespaces", e.ns + "," + e.twin, "--submission-workers", "4",
 		"--spark-home", sparkHome(t),
 		"--enable-webhook", "--webhook-url-host", "localhost", "--webhook-port", fmt.Sprint(cluster.FreePort(t)),
 		"--webhook-secret-namespace", e.ns, "--webhook-config-name", "realnode-" + e.ns,
@@ -129,6 +134,20 @@ func newEnv(t *testing.T, extraArgs ...string) *env {
 		"-logtostderr", "-v=1"}
 	cluster.StartOperator(t, "operator", append(args, extraArgs...)...)
 	return e
+}
+
+// withT is e for the (sub)test t: its failures are t's.
+func (e *env) withT(t *testing.T) *env {
+	other := *e
+	other.t = t
+	return &other
+}
+
+// in is e in namespace ns (e.ns or e.twin).
+func (e *env) in(ns string) *env {
+	other := *e
+	other.ns = ns
+	return &other
 }
 
 func (e *env) serviceAccount() {
@@ -191,12 +210,17 @@ func (e *env) sparkPi(name string, executors int32) *v1beta2.SparkApplication {
 	app.Spec.Driver.ServiceAccount = ptr.To(serviceAccount)
 	app.Spec.Executor.CoreRequest = ptr.To("250m")
 	app.Spec.Executor.Instances = ptr.To(executors)
+	// Spark's Kubernetes clients, spark-submit's and the driver's, give up on a connection or
+	// a request after 10 s by default, which a JVM starved of CPU on a busy 2-core machine can
+	// take (to create the driver pod, or the executors' ConfigMap).
+	app.Spec.SparkConf = map[string]string{}
+	for _, k := range []string{"submission.connectionTimeout", "submission.requestTimeout", "driver.connectionTimeout", "driver.requestTimeout"} {
+		app.Spec.SparkConf["spark.kubernetes."+k] = "60000"
+	}
 	// Short jobs on 2 cores: the JVMs compile with C1 only and collect with one thread, which
 	// costs a test's job less CPU than the server defaults.
-	app.Spec.SparkConf = map[string]string{
-		"spark.driver.extraJavaOptions":   quickJVM,
-		"spark.executor.extraJavaOptions": quickJVM,
-	}
+	app.Spec.SparkConf["spark.driver.extraJavaOptions"] = quickJVM
+	app.Spec.SparkConf["spark.executor.extraJavaOptions"] = quickJVM
 	return app
 }
 

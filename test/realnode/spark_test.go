@@ -14,50 +14,90 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/test/cluster"
+	"github.com/sparkop/spark-operator/test/podcompare"
 )
 
 var piLine = regexp.MustCompile(`Pi is roughly 3\.1[0-9]*`)
 
 // SparkPi and pi.py, each submitted natively and by spark-submit, run to COMPLETED on the real
-// node with executors their driver made, and print the answer in the driver's log.
+// node with executors their driver made, and print the answer in the driver's log. The same
+// application is submitted both ways under one name, natively in one namespace and by
+// spark-submit in the other, and the two driver pods, with the ConfigMaps and Services they
+// own, are the same but for the differences test/equivalence accepts (podcompare.Allowed).
 func TestSparkPi(t *testing.T) {
 	e := newEnv(t)
-	tests := []struct {
-		name      string
-		python    bool
-		submitter string
-	}{
-		{name: "scala-native", submitter: "native"},
-		{name: "scala-spark-submit", submitter: "spark-submit"},
-		{name: "python-native", python: true, submitter: "native"},
-		{name: "python-spark-submit", python: true, submitter: "spark-submit"},
-	}
-	// All four at once: the gang scheduler admits them as they fit (8 pods of a quarter CPU).
-	for _, tt := range tests {
-		app := e.sparkPi(tt.name, 1)
-		if tt.python {
-			app = e.pythonPi(tt.name, 1)
-		}
-		app.Annotations = map[string]string{v1beta2.AnnotationSubmitter: tt.submitter}
-		e.create(app)
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			app := e.waitState(tt.name, v1beta2.ApplicationStateCompleted)
-			log := e.driverLog(app)
-			if !piLine.MatchString(log) {
-				t.Errorf("the driver's log has no %q:\n%s", piLine, tail(log, 30))
+	for _, a := range []struct {
+		name   string
+		python bool
+	}{{name: "scala"}, {name: "python", python: true}} {
+		t.Run(a.name, func(t *testing.T) {
+			// Both submissions of one application at once (4 pods of a quarter CPU), the
+			// native one in e.ns and the spark-submit one in e.twin.
+			sides := []struct {
+				submitter string
+				e         *env
+			}{{"native", e.withT(t)}, {"spark-submit", e.in(e.twin).withT(t)}}
+			for _, side := range sides {
+				app := side.e.sparkPi(a.name, 1)
+				if a.python {
+					app = side.e.pythonPi(a.name, 1)
+				}
+				app.Annotations = map[string]string{v1beta2.AnnotationSubmitter: side.submitter}
+				side.e.create(app)
 			}
-			// The driver made its executor, on the real node, and it ran.
-			if len(app.Status.ExecutorState) == 0 {
-				t.Errorf("no executor in the status: %+v", app.Status)
+			snaps := map[string]*podcompare.Snapshot{}
+			for _, side := range sides {
+				t.Run(side.submitter, func(t *testing.T) {
+					snaps[side.submitter] = side.e.withT(t).checkPi(a.name)
+				})
 			}
-			driver := e.pod(app.DriverPodName())
-			if driver.Spec.NodeName != nodeName {
-				t.Errorf("driver ran on %q, want %q", driver.Spec.NodeName, nodeName)
+			if snaps["native"] == nil || snaps["spark-submit"] == nil {
+				return
 			}
+			t.Run("same driver pod", func(t *testing.T) {
+				var bad []string
+				for _, d := range podcompare.Compare(snaps["spark-submit"], snaps["native"]) {
+					if al, ok := d.AllowedBy(); ok {
+						t.Logf("allowed: %s (%s)", d, al.Reason)
+						continue
+					}
+					bad = append(bad, d.String())
+				}
+				if len(bad) > 0 {
+					t.Errorf("native submission differs from spark-submit in %d field(s) (not in podcompare.Allowed):\n  %s",
+						len(bad), strings.Join(bad, "\n  "))
+				}
+			})
 		})
 	}
+}
+
+// checkPi waits for the Pi application name to complete, checks its answer, executor and node,
+// and returns the snapshot of its driver pod and what the pod owns.
+func (e *env) checkPi(name string) *podcompare.Snapshot {
+	t := e.t
+	t.Helper()
+	app := e.waitState(name, v1beta2.ApplicationStateCompleted)
+	log := e.driverLog(app)
+	if !piLine.MatchString(log) {
+		t.Errorf("the driver's log has no %q:\n%s", piLine, tail(log, 30))
+	}
+	// The driver made its executor, on the real node, and it ran.
+	if len(app.Status.ExecutorState) == 0 {
+		t.Errorf("no executor in the status: %+v", app.Status)
+	}
+	pod, cms, svcs, err := podcompare.Read(e.ctx, e.c, e.ns, app.DriverPodName())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.Spec.NodeName != nodeName {
+		t.Errorf("driver ran on %q, want %q", pod.Spec.NodeName, nodeName)
+	}
+	snap, err := podcompare.New(pod, podcompare.Generated{AppUID: app.UID, SubmissionID: app.Status.SubmissionID}, cms, svcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
 }
 
 // checkScript is a PySpark job that reports what the webhook put into its driver and executors,
