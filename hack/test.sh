@@ -24,9 +24,9 @@ TEST_PARALLEL=${TEST_PARALLEL:-2}
 MODULE=github.com/sparkop/spark-operator
 # test/realnode, by far the longest package, runs beside the others in two halves, each with a
 # real-node cluster of its own (the package starts one per test process): the tests of what a
-# real node does to a failing application, and the rest.
+# real node does to a failing application and of Spark Connect, and the rest.
 REAL_NODE=test/realnode
-REAL_NODE_FAILURES='^(TestRealFailures|TestNodeLost|TestExecutorLost|TestRuntimeRestart|TestDriverFailures)$'
+REAL_NODE_FAILURES='^(TestRealFailures|TestNodeLost|TestExecutorLost|TestRuntimeRestart|TestDriverFailures|TestSparkConnect|TestSparkConnectDynamicAllocation)$'
 # The slowest of the other packages against the cluster, slowest first (from the run summary):
 # started first, so the run does not end waiting for one of them alone.
 SLOWEST=(test/helm test/batchschedulers test/gang test/equivalence test/workloadapi test/cluster)
