@@ -13,16 +13,10 @@ package chart
 
 import (
 	"bufio"
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -32,37 +26,8 @@ import (
 	"github.com/sparkop/spark-operator/test/cluster"
 )
 
-// buildHelm builds the pinned helm once per test binary (a no-op when it is built already).
-var buildHelm = sync.OnceValue(func() error {
-	_, err := cluster.Script(context.Background(), "", "build", "--with-helm")
-	return err
-})
-
 // helm runs the pinned helm with args.
-func helm(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := buildHelm(); err != nil {
-		t.Fatal(err)
-	}
-	cache := os.Getenv("SPARKOP_CACHE") // as hack/local-cluster.sh reads it
-	if cache == "" {
-		cache = filepath.Join(root, ".cache")
-	}
-	bin := filepath.Join(cache, "bin", "helm")
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("helm %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	return stdout.String(), nil
-}
+var helm = cluster.Helm
 
 const chartDir = "charts/spark-operator"
 

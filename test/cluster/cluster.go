@@ -162,7 +162,7 @@ func Script(ctx context.Context, stateDir string, args ...string) (string, error
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("hack/local-cluster.sh %s: %w\n%s", strings.Join(args, " "), err, tail(stderr.String(), 40))
+		return "", fmt.Errorf("hack/local-cluster.sh %s: %w\n%s", strings.Join(args, " "), err, Tail(stderr.String(), 40))
 	}
 	return stdout.String(), nil
 }
@@ -223,7 +223,8 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (b
 	}
 }
 
-func tail(s string, lines int) string {
+// Tail is the last lines of s.
+func Tail(s string, lines int) string {
 	all := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(all) > lines {
 		all = all[len(all)-lines:]

@@ -83,7 +83,7 @@ func StartOperator(t *testing.T, name string, args ...string) *Operator {
 		op.Stop()
 		if t.Failed() {
 			b, _ := os.ReadFile(op.Log)
-			t.Logf("%s log:\n%s", name, tail(string(b), 40))
+			t.Logf("%s log:\n%s", name, Tail(string(b), 40))
 		}
 	})
 	Eventually(t, 60*time.Second, name+" to be ready", func() (bool, error) {

@@ -35,7 +35,7 @@ import (
 // Connect server with its executors. Neither the controller nor the webhook is refused a
 // request: the chart grants every right they use.
 func TestEveryFeatureRBAC(t *testing.T) {
-	c, _ := cluster.Clients(t, realCluster(t))
+	c, _ := cluster.Clients(t, realNode.Kubeconfig(t))
 	ns := cluster.Namespace(t, c, "features")
 	r := install(t, "so-features", "so-features", "-f", chartDir+"/ci/features-values.yaml",
 		"--set", "fullnameOverride=so-features", "--set", "spark.jobNamespaces={"+ns+"}")

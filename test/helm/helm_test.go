@@ -16,14 +16,9 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package helm
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,109 +32,22 @@ import (
 
 const chartDir = "charts/spark-operator"
 
-var realNode struct {
-	once              sync.Once
-	state, kubeconfig string
-	err               error
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code != 0 && realNode.state != "" {
-		printNodeLogs(filepath.Join(realNode.state, "logs"))
-	}
-	if realNode.state != "" {
-		_ = cluster.Down(context.Background(), realNode.state)
-		_ = os.RemoveAll(filepath.Dir(realNode.state))
-	}
-	os.Exit(code)
-}
-
-func printNodeLogs(dir string) {
-	for _, name := range []string{"kube-apiserver", "containerd", "kubelet"} {
-		b, err := os.ReadFile(filepath.Join(dir, name+".log"))
-		if err != nil {
-			continue
-		}
-		fmt.Printf("===== %s.log (last 30 lines)\n%s\n", name, tail(string(b), 30))
-	}
-}
-
-// realCluster returns the kubeconfig of the package's cluster, started the first time: one real
-// node, the Workload API (for batchScheduler: kubernetes), the operator's image imported.
-func realCluster(t *testing.T) string {
-	t.Helper()
-	realNode.once.Do(func() {
-		dir, err := os.MkdirTemp("", "helm-")
-		if err != nil {
-			realNode.err = err
-			return
-		}
-		realNode.state = filepath.Join(dir, "cluster")
-		ctx := context.Background()
-		if realNode.kubeconfig, realNode.err = cluster.Up(ctx, realNode.state, "--real-node", "--workload-api"); realNode.err != nil {
-			return
-		}
-		tar, err := repoCommand("hack/operator-image.sh", "build")
+// realNode is the package's cluster: one real node, the Workload API (for batchScheduler:
+// kubernetes), the operator's image imported.
+var realNode = &cluster.Own{Prefix: "helm-", Args: []string{"--real-node", "--workload-api"},
+	Logs: []string{"kube-apiserver", "containerd", "kubelet"},
+	Then: func(ctx context.Context, state string) error {
+		tar, err := cluster.RepoCommand("hack/operator-image.sh", "build")
 		if err == nil {
-			_, err = cluster.Script(ctx, realNode.state, "import-image", tar)
+			_, err = cluster.Script(ctx, state, "import-image", tar)
 		}
-		realNode.err = err
-	})
-	if realNode.err != nil {
-		t.Fatalf("local cluster with a real node and the operator's image: %v", realNode.err)
-	}
-	return realNode.kubeconfig
-}
+		return err
+	}}
 
-// repoCommand runs a script of the repository and returns the last line it printed.
-func repoCommand(script string, args ...string) (string, error) {
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(filepath.Join(root, script), args...)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("%s: %v\n%s", script, err, tail(stderr.String(), 30))
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return lines[len(lines)-1], nil
-}
-
-// buildHelm builds the pinned helm once per test binary (a no-op when it is built already).
-var buildHelm = sync.OnceValue(func() error {
-	_, err := cluster.Script(context.Background(), "", "build", "--with-helm")
-	return err
-})
+func TestMain(m *testing.M) { realNode.Main(m) }
 
 // helm runs the pinned helm with args in the repository's root.
-func helm(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := buildHelm(); err != nil {
-		t.Fatal(err)
-	}
-	cache := os.Getenv("SPARKOP_CACHE") // as hack/local-cluster.sh reads it
-	if cache == "" {
-		cache = filepath.Join(root, ".cache")
-	}
-	cmd := exec.Command(filepath.Join(cache, "bin", "helm"), args...)
-	cmd.Dir = root
-	home := t.TempDir()
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+home, "HELM_CONFIG_HOME="+home, "HELM_DATA_HOME="+home)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("helm %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
-	}
-	return stdout.String(), nil
-}
+var helm = cluster.Helm
 
 // release is an installed release of the chart.
 type release struct {
@@ -154,7 +62,7 @@ type release struct {
 // ends, if the test did not.
 func install(t *testing.T, name, namespace string, extra ...string) *release {
 	t.Helper()
-	kc := realCluster(t)
+	kc := realNode.Kubeconfig(t)
 	c, cs := cluster.Clients(t, kc)
 	r := &release{name: name, namespace: namespace, kubeconfig: kc, c: c, cs: cs}
 	args := append([]string{"install", name, chartDir, "--kubeconfig", kc, "--namespace", namespace,
@@ -186,7 +94,7 @@ func (r *release) diagnostics() string {
 	}
 	for _, p := range pods.Items {
 		fmt.Fprintf(&b, "pod %s: %s %s\n", p.Name, p.Status.Phase, containerStates(&p))
-		fmt.Fprintf(&b, "%s\n", tail(r.podLog(p.Name), 20))
+		fmt.Fprintf(&b, "%s\n", cluster.Tail(r.podLog(p.Name), 20))
 	}
 	return b.String()
 }
@@ -234,14 +142,6 @@ func (r *release) noForbidden(t *testing.T, component string) {
 			t.Errorf("%s refused by the API server under the chart's RBAC: %s", component, line)
 		}
 	}
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // appTimeout bounds a whole application, JVM starts included, on a 2-core machine shared with

@@ -46,7 +46,7 @@ func TestInstallWithDefaults(t *testing.T) {
 	t.Cleanup(func() { _ = r.c.Delete(context.Background(), app) })
 	done := r.waitCompleted(t, app)
 	if log := r.driverLog(done); !strings.Contains(log, "Pi is roughly 3.1") {
-		t.Errorf("spark-pi's driver log has no \"Pi is roughly 3.1…\":\n%s", tail(log, 20))
+		t.Errorf("spark-pi's driver log has no \"Pi is roughly 3.1…\":\n%s", cluster.Tail(log, 20))
 	}
 	r.noForbidden(t, "controller")
 	r.noForbidden(t, "webhook")
@@ -212,7 +212,7 @@ func (r *release) waitCompleted(t *testing.T, app *v1beta2.SparkApplication) *v1
 			return true, nil
 		case v1beta2.ApplicationStateFailed, v1beta2.ApplicationStateFailedSubmission:
 			t.Fatalf("%s ended %s: %s\n%s\n%s", app.Name, got.Status.AppState.State, got.Status.AppState.ErrorMessage,
-				tail(r.driverLog(&got), 30), r.diagnostics())
+				cluster.Tail(r.driverLog(&got), 30), r.diagnostics())
 		}
 		return false, nil
 	})

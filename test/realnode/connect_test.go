@@ -47,14 +47,14 @@ func TestSparkConnect(t *testing.T) {
 	}
 	server := e.waitConnectReady(&sc, 2)
 
-	python, err := repoCommand("hack/install-spark.sh", "connect-client")
+	python, err := cluster.RepoCommand("hack/install-spark.sh", "connect-client")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := e.forward(server, 15002)
 	out, err := exec.Command(python, filepath.Join(root, "hack", "spark-connect-query.py"), fmt.Sprintf("sc://127.0.0.1:%d", port)).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "sum=499500") {
-		t.Fatalf("the Spark Connect query: %v\n%s", err, tail(string(out), 30))
+		t.Fatalf("the Spark Connect query: %v\n%s", err, cluster.Tail(string(out), 30))
 	}
 }
 
@@ -109,7 +109,7 @@ func (e *env) podLog(pod, container string, previous bool) string {
 	if err != nil {
 		return fmt.Sprintf("(no log of %s: %v)", pod, err)
 	}
-	return tail(string(b), 60)
+	return cluster.Tail(string(b), 60)
 }
 
 // slowQuery is a Spark Connect client's query whose 8 tasks each sleep 5 s on an executor
@@ -179,7 +179,7 @@ func TestSparkConnectDynamicAllocation(t *testing.T) {
 		return query.done()
 	})
 	if out := query.output(); !strings.Contains(out, "rows=8") {
-		t.Fatalf("the query's answer:\n%s", tail(out, 30))
+		t.Fatalf("the query's answer:\n%s", cluster.Tail(out, 30))
 	}
 	cluster.Eventually(t, appTimeout, "the idle executors to go", func() (bool, error) {
 		pods, status, err := observe()
@@ -206,7 +206,7 @@ type query struct {
 // until the test ends; the script gets the connection URL as its argument.
 func (e *env) startQuery(server, script string) *query {
 	e.t.Helper()
-	python, err := repoCommand("hack/install-spark.sh", "connect-client")
+	python, err := cluster.RepoCommand("hack/install-spark.sh", "connect-client")
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func (q *query) done() (bool, error) {
 		}
 	}
 	if q.err != nil {
-		return false, fmt.Errorf("the Spark Connect client: %v\n%s", q.err, tail(q.out.String(), 30))
+		return false, fmt.Errorf("the Spark Connect client: %v\n%s", q.err, cluster.Tail(q.out.String(), 30))
 	}
 	return true, nil
 }
@@ -311,7 +311,7 @@ func TestUIAndSparkctl(t *testing.T) {
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+e.kubeconfig)
 		out, err := cmd.CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "CHECK driver uid=185") {
-			t.Errorf("sparkctl log: %v\n%s", err, tail(string(out), 20))
+			t.Errorf("sparkctl log: %v\n%s", err, cluster.Tail(string(out), 20))
 		}
 	})
 	t.Run("sparkctl forward", func(t *testing.T) {

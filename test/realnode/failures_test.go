@@ -127,7 +127,7 @@ func TestRealFailures(t *testing.T) {
 // waited for to be Ready, when the test ends.
 func (e *env) freezeKubelet() {
 	e.t.Helper()
-	b, err := os.ReadFile(filepath.Join(realNode.state, "pids", "kubelet.pid"))
+	b, err := os.ReadFile(filepath.Join(realNode.State(), "pids", "kubelet.pid"))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestExecutorLost(t *testing.T) {
 		t.Errorf("executor states %v: want %s FAILED and its replacement", states, first)
 	}
 	if log := e.driverLog(app); !strings.Contains(log, "FAILURE sum 28") {
-		t.Errorf("the driver's log has no right answer (FAILURE sum 28):\n%s", tail(log, 30))
+		t.Errorf("the driver's log has no right answer (FAILURE sum 28):\n%s", cluster.Tail(log, 30))
 	}
 }
 
@@ -234,13 +234,13 @@ func TestRuntimeRestart(t *testing.T) {
 	e.create(e.failApp("survives", "slow", "8"))
 	app := e.waitState("survives", v1beta2.ApplicationStateRunning)
 	e.waitLog(app, "Starting task")
-	if _, err := cluster.Script(e.ctx, realNode.state, "restart-runtime"); err != nil {
+	if _, err := cluster.Script(e.ctx, realNode.State(), "restart-runtime"); err != nil {
 		t.Fatal(err)
 	}
 	e.create(e.sparkPi("after", 1))
 	app = e.waitState("survives", v1beta2.ApplicationStateCompleted)
 	if log := e.driverLog(app); !strings.Contains(log, "FAILURE sum 28") {
-		t.Errorf("the driver's log has no right answer (FAILURE sum 28):\n%s", tail(log, 30))
+		t.Errorf("the driver's log has no right answer (FAILURE sum 28):\n%s", cluster.Tail(log, 30))
 	}
 	e.waitLog(e.waitState("after", v1beta2.ApplicationStateCompleted), "Pi is roughly 3.1")
 }

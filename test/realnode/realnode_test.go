@@ -9,15 +9,10 @@
 package realnode
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -47,53 +42,11 @@ const (
 	appTimeout = 10 * time.Minute
 )
 
-var realNode struct {
-	once              sync.Once
-	state, kubeconfig string
-	err               error
-}
+// realNode is the package's cluster: one real node and no simulated ones.
+var realNode = &cluster.Own{Prefix: "realnode-", Args: []string{"--real-node"},
+	Logs: []string{"containerd", "kubelet", "kube-proxy", "coredns"}}
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code != 0 && realNode.state != "" {
-		printNodeLogs(filepath.Join(realNode.state, "logs"))
-	}
-	if realNode.state != "" {
-		_ = cluster.Down(context.Background(), realNode.state)
-		_ = os.RemoveAll(filepath.Dir(realNode.state))
-	}
-	os.Exit(code)
-}
-
-// printNodeLogs prints the end of the real node's component logs, which go with the cluster.
-func printNodeLogs(dir string) {
-	for _, name := range []string{"containerd", "kubelet", "kube-proxy", "coredns"} {
-		b, err := os.ReadFile(filepath.Join(dir, name+".log"))
-		if err != nil {
-			continue
-		}
-		fmt.Printf("===== %s.log (last 30 lines)\n%s\n", name, tail(string(b), 30))
-	}
-}
-
-// realCluster returns the kubeconfig of the package's cluster, started the first time: one
-// real node and no simulated ones.
-func realCluster(t *testing.T) string {
-	t.Helper()
-	realNode.once.Do(func() {
-		dir, err := os.MkdirTemp("", "realnode-")
-		if err != nil {
-			realNode.err = err
-			return
-		}
-		realNode.state = filepath.Join(dir, "cluster")
-		realNode.kubeconfig, realNode.err = cluster.Up(context.Background(), realNode.state, "--real-node")
-	})
-	if realNode.err != nil {
-		t.Fatalf("local cluster with a real node: %v", realNode.err)
-	}
-	return realNode.kubeconfig
-}
+func TestMain(m *testing.M) { realNode.Main(m) }
 
 // env is one test's namespace, clients and operator on the real-node cluster.
 type env struct {
@@ -115,7 +68,7 @@ type env struct {
 // scheduler holding room with placeholders.
 func newEnv(t *testing.T, extraArgs ...string) *env {
 	t.Helper()
-	kc := realCluster(t)
+	kc := realNode.Kubeconfig(t)
 	cfg, err := cluster.RESTConfig(kc)
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +124,7 @@ func (e *env) serviceAccount() {
 
 // sparkHome installs (once per machine) the Spark that the spark-submit mode runs.
 var sparkHomeOnce = sync.OnceValues(func() (string, error) {
-	return repoCommand("hack/install-spark.sh")
+	return cluster.RepoCommand("hack/install-spark.sh")
 })
 
 func sparkHome(t *testing.T) string {
@@ -181,23 +134,6 @@ func sparkHome(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return home
-}
-
-// repoCommand runs a script of the repository and returns the last line it printed.
-func repoCommand(script string, args ...string) (string, error) {
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(filepath.Join(root, script), args...)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("%s: %v\n%s", script, err, stderr.String())
-	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	return lines[len(lines)-1], nil
 }
 
 // sparkPi is a small SparkPi: a quarter of a CPU and 512 MiB for the driver and each executor.

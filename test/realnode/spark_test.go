@@ -80,7 +80,7 @@ func (e *env) checkPi(name string) *podcompare.Snapshot {
 	app := e.waitState(name, v1beta2.ApplicationStateCompleted)
 	log := e.driverLog(app)
 	if !piLine.MatchString(log) {
-		t.Errorf("the driver's log has no %q:\n%s", piLine, tail(log, 30))
+		t.Errorf("the driver's log has no %q:\n%s", piLine, cluster.Tail(log, 30))
 	}
 	// The driver made its executor, on the real node, and it ran.
 	if len(app.Status.ExecutorState) == 0 {
@@ -170,11 +170,11 @@ func TestInsideTheContainers(t *testing.T) {
 	limit := driver.Spec.Containers[0].Resources.Limits.Memory().Value()
 	want := fmt.Sprintf("uid=185 env=from-the-spec secret=s3cret limit=%d", limit)
 	if !strings.Contains(log, "CHECK driver "+want) {
-		t.Errorf("the driver saw otherwise; want %q in:\n%s", want, tail(log, 30))
+		t.Errorf("the driver saw otherwise; want %q in:\n%s", want, cluster.Tail(log, 30))
 	}
 	executors := regexp.MustCompile(`CHECK executor uid=185 env=from-the-spec secret=s3cret limit=[0-9]+`).FindAllString(log, -1)
 	if len(executors) != 2 {
-		t.Errorf("want 2 executor tasks reporting uid 185, the env and the secret, got %q in:\n%s", executors, tail(log, 30))
+		t.Errorf("want 2 executor tasks reporting uid 185, the env and the secret, got %q in:\n%s", executors, cluster.Tail(log, 30))
 	}
 }
 
@@ -224,12 +224,4 @@ func (e *env) waitLog(app *v1beta2.SparkApplication, text string) {
 	cluster.Eventually(e.t, appTimeout, strconv.Quote(text)+" in the driver's log", func() (bool, error) {
 		return strings.Contains(e.driverLog(app), text), nil
 	})
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
