@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sort"
 	"strings"
 	"testing"
 
@@ -64,7 +65,8 @@ func TestHandle(t *testing.T) {
 		{"unknown application", request(t, admissionv1.Create, unknown), false, true, "null"},
 		{"invalid GPU name refused", request(t, admissionv1.Create, labelled), false, false, "null"},
 		{"patched", request(t, admissionv1.Create, labelled), true, true,
-			`[{"op":"add","path":"/spec/containers/1/env","value":[{"name":"A","value":"1"}]}]`},
+			`[{"op":"add","path":"/spec/containers/1/env","value":[{"name":"A","value":"1"}]},` +
+				`{"op":"add","path":"/spec/containers/1/terminationMessagePolicy","value":"FallbackToLogsOnError"}]`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -76,6 +78,8 @@ func TestHandle(t *testing.T) {
 			if resp.Allowed != tc.allowed {
 				t.Fatalf("allowed = %v (%v), want %v", resp.Allowed, resp.Result, tc.allowed)
 			}
+			// The patch's operations in path order: the generator lists them in no set order.
+			sort.Slice(resp.Patches, func(i, j int) bool { return resp.Patches[i].Path < resp.Patches[j].Path })
 			got, err := json.Marshal(resp.Patches)
 			if err != nil {
 				t.Fatal(err)

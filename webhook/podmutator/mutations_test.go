@@ -270,6 +270,10 @@ func TestMutations(t *testing.T) {
 			}
 			want := pod.DeepCopy()
 			tc.want(want, &want.Spec.Containers[1])
+			if role == v1beta2.SparkRoleDriver && want.Spec.Containers[1].TerminationMessagePolicy == "" {
+				// Every driver: the kubelet keeps the end of a failed driver's log.
+				want.Spec.Containers[1].TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
+			}
 			if err := Mutate(pod, app); err != nil {
 				t.Fatal(err)
 			}
