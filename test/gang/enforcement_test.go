@@ -378,6 +378,23 @@ func (f *fixture) fillTwoNodes(enforcement gang.Enforcement, executorCount int32
 		res = r
 		return err == nil, client.IgnoreNotFound(err)
 	})
+	if enforcement == gang.EnforcementPlaceholders {
+		// The placeholders are created just after the Reservation is stored; the competing pods
+		// the tests create next queue behind them only once they exist (a pod made in between
+		// may take the room first, and the run is then planned again: not what these test).
+		// Every member asks for one CPU here; a placeholder may hold the room of several.
+		cluster.Eventually(f.t, 60*time.Second, "placeholders for every member", func() (bool, error) {
+			var held resource.Quantity
+			for _, p := range f.pods("") {
+				if strings.HasPrefix(p.Name, "spark-ph-") {
+					for _, c := range p.Spec.Containers {
+						held.Add(c.Resources.Requests[corev1.ResourceCPU])
+					}
+				}
+			}
+			return held.Cmp(*resource.NewQuantity(int64(executorCount)+1, resource.DecimalSI)) >= 0, nil
+		})
+	}
 	return res, writes
 }
 
