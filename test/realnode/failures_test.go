@@ -7,7 +7,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -120,62 +119,6 @@ func TestRealFailures(t *testing.T) {
 		e.create(e.failApp("exits", "exit", "7"))
 		e.waitMessage("exits", v1beta2.ApplicationStateFailed, "exit code 7", "FAILURE last words before exit")
 	})
-}
-
-// freezeKubelet stops the real node's kubelet (SIGSTOP) as a node that stops answering does: its
-// containers keep running, nothing is reported. The kubelet is let go on again, and the node
-// waited for to be Ready, when the test ends.
-func (e *env) freezeKubelet() {
-	e.t.Helper()
-	b, err := os.ReadFile(filepath.Join(realNode.State(), "pids", "kubelet.pid"))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		e.t.Fatalf("stopping the kubelet (pid %d): %v", pid, err)
-	}
-	e.t.Cleanup(func() {
-		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
-			e.t.Errorf("letting the kubelet go on: %v", err)
-		}
-		cluster.Eventually(e.t, appTimeout, "the real node Ready again", func() (bool, error) {
-			var node corev1.Node
-			if err := e.c.Get(e.ctx, client.ObjectKey{Name: nodeName}, &node); err != nil {
-				return false, err
-			}
-			for _, c := range node.Status.Conditions {
-				if c.Type == corev1.NodeReady {
-					return c.Status == corev1.ConditionTrue, nil
-				}
-			}
-			return false, nil
-		})
-	})
-}
-
-// TestNodeLost: a running driver whose node stops answering is evicted by the node controller
-// (here after 5 s of the node being unreachable, by the driver's toleration, instead of the
-// default 5 minutes), and the run fails once the driver is past its deletion deadline without the
-// node stopping it, instead of staying RUNNING for good.
-func TestNodeLost(t *testing.T) {
-	e := newEnv(t)
-	app := e.failApp("lost", "exit", "0")
-	app.Spec.MainApplicationFile = "local:///opt/spark/examples/src/main/python/pi.py"
-	app.Spec.Arguments = []string{"100000"} // long enough to be running when the node goes
-	for _, key := range []string{"node.kubernetes.io/unreachable", "node.kubernetes.io/not-ready"} {
-		app.Spec.Driver.Tolerations = append(app.Spec.Driver.Tolerations, corev1.Toleration{Key: key,
-			Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](5)})
-	}
-	e.create(app)
-	e.waitState("lost", v1beta2.ApplicationStateRunning)
-	frozen := time.Now()
-	e.freezeKubelet()
-	app = e.waitMessage("lost", v1beta2.ApplicationStateFailed, "driver pod lost-driver is lost", "its node "+nodeName)
-	t.Logf("FAILED %s after the node stopped answering: %s", time.Since(frozen).Round(time.Second), app.Status.AppState.ErrorMessage)
 }
 
 // killExecutor kills, from the host, the JVM of the executor in pod: its container exits as a
