@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
@@ -71,15 +72,13 @@ func TestCannotStart(t *testing.T) {
 			}
 		})
 	}
-	if f := cannotStart(ptrTo(waitingPod("d", "driver", "1", "n", nil, []corev1.ContainerStateWaiting{{Reason: "ErrImageNeverPull"}}))); f == nil || !f.permanent {
+	if f := cannotStart(ptr.To(waitingPod("d", "driver", "1", "n", nil, []corev1.ContainerStateWaiting{{Reason: "ErrImageNeverPull"}}))); f == nil || !f.permanent {
 		t.Errorf("ErrImageNeverPull: %+v, want a permanent failure", f)
 	}
-	if f := cannotStart(ptrTo(waitingPod("d", "driver", "1", "n", nil, []corev1.ContainerStateWaiting{pull}))); f == nil || f.permanent {
+	if f := cannotStart(ptr.To(waitingPod("d", "driver", "1", "n", nil, []corev1.ContainerStateWaiting{pull}))); f == nil || f.permanent {
 		t.Errorf("ImagePullBackOff: %+v, want a failure that may mend", f)
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }
 
 // TestExecutorsCannotStart: the message names the executor whose pod name sorts first, counts
 // the others, and leaves out other submissions' pods and the driver.
