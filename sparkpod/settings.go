@@ -12,13 +12,10 @@ import (
 	"maps"
 	"path"
 	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/utils/ptr"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
@@ -451,59 +448,6 @@ func addEnvSecretKeyRefs(t *target) error {
 	return nil
 }
 
-// ValidateExtendedResourceName checks that name can be a GPU (extended) resource: a qualified
-// name with a domain prefix outside kubernetes.io, such as nvidia.com/gpu.
-func ValidateExtendedResourceName(name string) error {
-	if errs := utilvalidation.IsQualifiedName(name); len(errs) > 0 {
-		return fmt.Errorf("%q is not a valid resource name: %s", name, strings.Join(errs, "; "))
-	}
-	domain, _, ok := strings.Cut(name, "/")
-	if !ok {
-		return fmt.Errorf("%q is not an extended resource name: it needs a domain prefix, as in nvidia.com/gpu", name)
-	}
-	if domain == "kubernetes.io" || strings.HasSuffix(domain, ".kubernetes.io") || strings.HasPrefix(name, "requests.") {
-		return fmt.Errorf("%q is not an extended resource name: the %s domain is reserved", name, domain)
-	}
-	return nil
-}
-
-// addGPU sets the limit of the role's GPU resource on the Spark container.
-func addGPU(t *target) error {
-	g := t.spec.GPU
-	if g == nil {
-		return nil
-	}
-	if err := ValidateExtendedResourceName(g.Name); err != nil {
-		return reject("spec.%s.gpu.name: %v", t.role, err)
-	}
-	if g.Quantity <= 0 {
-		return nil
-	}
-	c := t.container()
-	if c.Resources.Limits == nil {
-		c.Resources.Limits = corev1.ResourceList{}
-	}
-	c.Resources.Limits[corev1.ResourceName(g.Name)] = *resource.NewQuantity(g.Quantity, resource.DecimalSI)
-	return nil
-}
-
-// addMemoryLimit replaces the Spark container's memory limit with the role's memoryLimit.
-func addMemoryLimit(t *target) error {
-	if t.spec.MemoryLimit == nil || *t.spec.MemoryLimit == "" {
-		return nil
-	}
-	q, err := resource.ParseQuantity(*t.spec.MemoryLimit)
-	if err != nil {
-		return reject("spec.%s.memoryLimit %q: %v", t.role, *t.spec.MemoryLimit, err)
-	}
-	c := t.container()
-	if c.Resources.Limits == nil {
-		c.Resources.Limits = corev1.ResourceList{}
-	}
-	c.Resources.Limits[corev1.ResourceMemory] = q
-	return nil
-}
-
 // ensurePort adds p to c unless a port of the same name, or the same number and protocol, is
 // on any container of the pod.
 func ensurePort(ps *corev1.PodSpec, c *corev1.Container, p corev1.ContainerPort) {
@@ -550,66 +494,6 @@ func addPrometheus(t *target) error {
 	v := configMapVolume(PrometheusConfigVolume, t.app.MetricsConfigMapName())
 	v.ConfigMap.Optional = ptr.To(true)
 	ensureVolume(&t.pod.Spec, v)
-	return nil
-}
-
-// addSchedulerName sets the role's schedulerName over the template's. On a pod (the webhook) it
-// fills in only a pod left to the default scheduler: a scheduler name already there is a batch
-// scheduler's decision or the spec's, passed to Spark as a property (precedence.go).
-func addSchedulerName(t *target) error {
-	name := sparkconf.SchedulerName(t.app, t.role, "")
-	if name == "" {
-		return nil
-	}
-	if t.forSpark || t.pod.Spec.SchedulerName == "" || t.pod.Spec.SchedulerName == corev1.DefaultSchedulerName {
-		t.pod.Spec.SchedulerName = name
-	}
-	return nil
-}
-
-// addPriorityClassName sets the role's priority class over the template's; on a pod, only where
-// the pod has none (a batch scheduler's class stays).
-func addPriorityClassName(t *target) error {
-	p := t.spec.PriorityClassName
-	if p == nil || *p == "" || t.pod.Spec.PriorityClassName == *p {
-		return nil
-	}
-	if t.forSpark || t.pod.Spec.PriorityClassName == "" {
-		setPriorityClass(&t.pod.Spec, *p)
-	}
-	return nil
-}
-
-// addNodeSelector adds the entries of spec.nodeSelector and the role's nodeSelector (the role's
-// wins for a key in both) that the pod lacks: Spark sets them from properties (inConf), after
-// which an entry on the pod is the spec's or a batch scheduler's (precedence.go).
-func addNodeSelector(t *target) error {
-	want := setAll(maps.Clone(t.app.Spec.NodeSelector), t.spec.NodeSelector)
-	for k, v := range want {
-		if _, ok := t.pod.Spec.NodeSelector[k]; !ok {
-			t.pod.Spec.NodeSelector = setAll(t.pod.Spec.NodeSelector, map[string]string{k: v})
-		}
-	}
-	return nil
-}
-
-// addAffinity combines the role's affinity with the pod's, so that both hold: a batch
-// scheduler's planned node and the user's rules alike (precedence.go).
-func addAffinity(t *target) error {
-	t.pod.Spec.Affinity = AndAffinity(t.pod.Spec.Affinity, t.spec.Affinity)
-	return nil
-}
-
-func addTolerations(t *target) error {
-outer:
-	for _, tol := range t.spec.Tolerations {
-		for _, have := range t.pod.Spec.Tolerations {
-			if equality.Semantic.DeepEqual(have, tol) {
-				continue outer
-			}
-		}
-		t.pod.Spec.Tolerations = append(t.pod.Spec.Tolerations, *tol.DeepCopy())
-	}
 	return nil
 }
 
