@@ -26,7 +26,7 @@ MODULE=github.com/sparkop/spark-operator
 # real-node cluster of its own (the package starts one per test process): the tests of what a
 # real node does to a failing application and of Spark Connect, and the rest.
 REAL_NODE=test/realnode
-REAL_NODE_FAILURES='^(TestRealFailures|TestExecutorLost|TestRuntimeRestart|TestDriverFailures|TestSparkConnect|TestSparkConnectDynamicAllocation)$'
+REAL_NODE_FAILURES='^(TestRealFailures|TestExecutorLost|TestNodeLost|TestRuntimeRestart|TestDriverFailures|TestSparkConnect|TestSparkConnectDynamicAllocation)$'
 # The slowest of the other packages against the cluster, slowest first (from the run summary):
 # started first, so the run does not end waiting for one of them alone.
 SLOWEST=(test/helm test/batchschedulers test/gang test/equivalence test/workloadapi test/cluster)

@@ -264,6 +264,7 @@ func setupControllers(mgr manager.Manager, o *options, cfg *rest.Config, scheme 
 			MaxTrackedExecutors:  o.maxTrackedExecutors,
 			UnschedulableTimeout: o.unschedulableTimeout,
 			DriverStartTimeout:   o.driverStartTimeout,
+			NodeLostTimeout:      o.nodeLostTimeout,
 			SubmissionWorkers:    o.submissionWorkers,
 		},
 	}

@@ -63,6 +63,7 @@ type options struct {
 	retryPeriod          time.Duration
 	unschedulableTimeout time.Duration
 	driverStartTimeout   time.Duration
+	nodeLostTimeout      time.Duration
 	metricsAddr          string
 	pprofAddr            string
 	healthProbeAddr      string
@@ -173,6 +174,7 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.DurationVar(&o.externalInterval, "external-scheduler-interval", 5*time.Second, "How often the external scheduler is asked again while its applications wait and nothing else changes.")
 	fs.DurationVar(&o.driverPodGracePeriod, "driver-pod-grace-period", 10*time.Second, "How long a submitted application's driver pod may be missing before the application fails.")
 	fs.DurationVar(&o.unschedulableTimeout, "driver-unschedulable-timeout", 0, "Fail a run whose driver pod the scheduler cannot place for this long (with its reason); 0 waits indefinitely.")
+	fs.DurationVar(&o.nodeLostTimeout, "node-lost-timeout", 5*time.Minute, "Fail a run whose driver pod is on a node that has not been Ready for this long (its kubelet stopped answering), and delete the pod; 0 leaves a lost node to the node controller's eviction.")
 	fs.DurationVar(&o.driverStartTimeout, "driver-start-timeout", 5*time.Minute, "Fail a run whose driver pod is on a node but cannot start (its image cannot be pulled, its container cannot be created) for this long, with the kubelet's reason; 0 waits indefinitely.")
 	fs.IntVar(&o.maxTrackedExecutors, "max-tracked-executors", 1000, "Most executors listed in an application's status, so it never outgrows etcd's object size limit.")
 	fs.BoolVar(&o.uiServiceEnabled, "enable-ui-service", true, "Create a Service for each application's Spark UI.")
@@ -253,6 +255,9 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	}
 	if o.unschedulableTimeout < 0 {
 		errs = append(errs, fmt.Errorf("--driver-unschedulable-timeout must not be negative, got %s", o.unschedulableTimeout))
+	}
+	if o.nodeLostTimeout < 0 {
+		errs = append(errs, fmt.Errorf("--node-lost-timeout must not be negative, got %s", o.nodeLostTimeout))
 	}
 	if o.driverStartTimeout < 0 {
 		errs = append(errs, fmt.Errorf("--driver-start-timeout must not be negative, got %s", o.driverStartTimeout))

@@ -65,6 +65,11 @@ type Options struct {
 	// it was placed. Zero waits for as long as it takes; a failure that cannot mend (an invalid
 	// image name) fails the run at once either way.
 	DriverStartTimeout time.Duration
+	// NodeLostTimeout, when positive, fails a run whose live driver pod is on a node that has
+	// not been Ready for that long (its kubelet stopped answering), and deletes the pod. Zero
+	// leaves a lost node to the node controller's eviction (DriverPodGracePeriod past it, the
+	// run fails as lost), which never comes while every node of the zone is down.
+	NodeLostTimeout time.Duration
 	// NotPickedUpAfter is how long a driver pod may wait without any scheduler looking at it
 	// (no PodScheduled condition: it names a scheduler that does not run) before the status
 	// says so. Default 30s.
@@ -146,6 +151,9 @@ type Reconciler struct {
 	// nodes is what the cluster's nodes can allocate, read through APIReader for drivers the
 	// scheduler cannot place.
 	nodes nodeCapacity
+	// nodeReady is the Ready condition of the nodes of drivers that are not Ready
+	// (Options.NodeLostTimeout).
+	nodeReady nodeReadiness
 	// executorWrites holds back writes of executor states alone (Options.ExecutorStateBatch).
 	executorWrites executorBatch
 	// uiWrites writes UI Services and Ingresses beside the reconciles.

@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -54,6 +55,9 @@ func (s *step) followDriver(ctx context.Context) error {
 	} else if wait > 0 {
 		s.requeue(wait)
 	}
+	if lost, err := s.driverNodeLost(ctx, driver); lost || err != nil {
+		return err
+	}
 	ds := driverState(driver)
 	s.updateExecutors(ds)
 	if ds.IsTerminal() {
@@ -77,6 +81,30 @@ func (s *step) followDriver(ctx context.Context) error {
 		s.moveTo(v1beta2.ApplicationStateUnknown, fmt.Sprintf("driver pod %s is in phase %q", driver.Name, driver.Status.Phase))
 	}
 	return nil
+}
+
+// driverNodeLost ends the run when its driver's node has not been Ready for longer than
+// Options.NodeLostTimeout, and deletes the driver pod. Its kubelet, away, cannot stop it, so
+// the pod stays until the node comes back or is deleted or marked out of service; a retry
+// waits for it to be gone, so that one application never has two drivers.
+func (s *step) driverNodeLost(ctx context.Context, driver *corev1.Pod) (bool, error) {
+	ready := func(node string, changed time.Time) *corev1.NodeCondition {
+		return s.r.nodeReady.ready(ctx, s.r.APIReader, node, changed, s.now)
+	}
+	lost, wait := nodeLost(driver, ready, s.now, s.r.Options.NodeLostTimeout)
+	if lost == "" {
+		if wait > 0 {
+			s.requeue(wait)
+		}
+		return false, nil
+	}
+	if err := s.deletePod(ctx, driver); err != nil {
+		return false, err
+	}
+	s.updateExecutors(v1beta2.DriverStateFailed)
+	s.end(false, lost)
+	s.warning("DriverLost", "Monitor", lost)
+	return true, nil
 }
 
 // driverPending keeps a pending driver SUBMITTED and says in the status, and once in an

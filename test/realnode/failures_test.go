@@ -121,6 +121,60 @@ func TestRealFailures(t *testing.T) {
 	})
 }
 
+// freezeKubelet stops the real node's kubelet (SIGSTOP) as a node that stops answering does: its
+// containers keep running, nothing is reported. The kubelet is let go on again, and the node
+// waited for to be Ready, when the test ends.
+func (e *env) freezeKubelet() {
+	e.t.Helper()
+	b, err := os.ReadFile(filepath.Join(realNode.State(), "pids", "kubelet.pid"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		e.t.Fatalf("stopping the kubelet (pid %d): %v", pid, err)
+	}
+	e.t.Cleanup(func() {
+		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+			e.t.Errorf("letting the kubelet go on: %v", err)
+		}
+		cluster.Eventually(e.t, appTimeout, "the real node Ready again", func() (bool, error) {
+			var node corev1.Node
+			if err := e.c.Get(e.ctx, client.ObjectKey{Name: nodeName}, &node); err != nil {
+				return false, err
+			}
+			for _, c := range node.Status.Conditions {
+				if c.Type == corev1.NodeReady {
+					return c.Status == corev1.ConditionTrue, nil
+				}
+			}
+			return false, nil
+		})
+	})
+}
+
+// TestNodeLost: a running driver whose node stops answering (its kubelet frozen) fails the run
+// once the node has not been Ready for --node-lost-timeout, saying so, with its driver deleted,
+// although the node controller evicts nothing from a zone whose every node is down.
+func TestNodeLost(t *testing.T) {
+	e := newEnv(t, "--node-lost-timeout=20s")
+	app := e.failApp("lost", "slow", "100") // long enough to be running when the node goes
+	e.create(app)
+	e.waitState("lost", v1beta2.ApplicationStateRunning)
+	e.freezeKubelet()
+	app = e.waitMessage("lost", v1beta2.ApplicationStateFailed, "driver pod lost-driver is lost: its node "+nodeName+" has not been Ready since", "more than 20s")
+	t.Logf("FAILED: %s", app.Status.AppState.ErrorMessage)
+	var pod corev1.Pod
+	if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: "lost-driver"}, &pod); err == nil && pod.DeletionTimestamp.IsZero() {
+		t.Errorf("driver pod lost-driver not deleted")
+	} else if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+}
+
 // killExecutor kills, from the host, the JVM of the executor in pod: its container exits as a
 // container whose process was killed does.
 func (e *env) killExecutor(pod string) {
