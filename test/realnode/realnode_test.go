@@ -60,6 +60,9 @@ type env struct {
 	// twin is a second namespace the operator watches, with the same service account: an
 	// application can run there under the same name as one in ns.
 	twin string
+	// op is the operator, started with opArgs.
+	op     *cluster.Operator
+	opArgs []string
 }
 
 // newEnv makes two namespaces (ns and twin) with the drivers' service account and starts an
@@ -85,7 +88,8 @@ func newEnv(t *testing.T, extraArgs ...string) *env {
 		"--webhook-cert-dir", t.TempDir(),
 		"--enable-gang-scheduler", "--default-batch-scheduler=gang", "--gang-enforcement=placeholders",
 		"-logtostderr", "-v=1"}
-	cluster.StartOperator(t, "operator", append(args, extraArgs...)...)
+	e.opArgs = append(args, extraArgs...)
+	e.op = cluster.StartOperator(t, "operator", e.opArgs...)
 	return e
 }
 
