@@ -39,7 +39,7 @@ func (s *step) followDriver(ctx context.Context) error {
 		}
 		s.updateExecutors(v1beta2.DriverStateFailed)
 		s.end(false, fmt.Sprintf("driver pod %s not found", name))
-		s.warning(ReasonDriverFailed, "Monitor", st.AppState.ErrorMessage)
+		s.warning(ReasonDriverNotFound, "Monitor", st.AppState.ErrorMessage)
 		return nil
 	}
 	if id := sparkAppID(driver); id != "" {

@@ -22,5 +22,6 @@ const (
 	ReasonDriverRunning    = "SparkDriverRunning"
 	ReasonDriverCompleted  = "SparkDriverCompleted"
 	ReasonDriverFailed     = "SparkDriverFailed"
+	ReasonDriverNotFound   = "SparkDriverNotFound"
 	ReasonExecutorFailed   = "SparkExecutorFailed"
 )
