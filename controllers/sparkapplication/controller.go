@@ -366,8 +366,8 @@ func (r *Reconciler) afterWrite(ctx context.Context, s *step, app *v1beta2.Spark
 			r.finished(ctx, app)
 		}
 	}
-	if s.recorded && app.Status.SubmissionAttempts == 0 && app.Status.ExecutionAttempts == 0 {
-		// The first submission recorded: the application starts to run.
+	if s.recorded && s.from == v1beta2.ApplicationStateNew && app.Status.SubmissionAttempts == 0 && app.Status.ExecutionAttempts == 0 {
+		// The first submission recorded (not one after a resume): the application starts to run.
 		r.metrics(func(m MetricsRecorder) { m.Created(app) })
 	}
 	if s.executorsChanged {
