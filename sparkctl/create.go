@@ -125,7 +125,7 @@ func (o *createOptions) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return streamLog(ctx, c, pod, driverContainer(pod), true, o.streams.Out)
+	return streamLog(ctx, c, pod, corev1.PodLogOptions{Container: driverContainer(pod), Follow: true}, o.streams.Out)
 }
 
 // fromFile reads and decodes the manifest, and settles its namespace as kubectl does: -n, or

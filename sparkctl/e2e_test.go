@@ -346,7 +346,7 @@ func TestCommands(t *testing.T) {
 		cluster.Eventually(t, 30*time.Second, "the submission event", func() (bool, error) {
 			out, _, err := sparkctl(t, ctx, "", ns, "event", name)
 			table = out
-			return strings.Contains(out, "SparkApplicationSubmitted") && strings.Contains(out, "DriverRunning"), err
+			return strings.Contains(out, "SparkApplicationSubmitted") && strings.Contains(out, "SparkDriverRunning"), err
 		})
 		r := rows(table)
 		var got [][]string
@@ -357,7 +357,7 @@ func TestCommands(t *testing.T) {
 			// Left out: events whose presence depends on timing, such as the scheduler's
 			// (events.k8s.io) Scheduled events, which it records a little later at times.
 			switch row[2] {
-			case "Scheduled", "ExecutorFailed":
+			case "Scheduled", "SparkExecutorFailed":
 				continue
 			}
 			got = append(got, row[:4])
@@ -366,7 +366,7 @@ func TestCommands(t *testing.T) {
 			{"LAST SEEN", "TYPE", "REASON", "OBJECT"},
 			{"AGE", "Normal", "Pulled", "pod/" + app.DriverPodName()},
 			{"AGE", "Normal", "SparkApplicationSubmitted", "sparkapplication/" + name},
-			{"AGE", "Normal", "DriverRunning", "sparkapplication/" + name},
+			{"AGE", "Normal", "SparkDriverRunning", "sparkapplication/" + name},
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("events (-want +got):\n%s", diff)

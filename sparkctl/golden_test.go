@@ -133,7 +133,7 @@ func TestEventsGolden(t *testing.T) {
 	events := []corev1.Event{
 		{ // written through events.k8s.io/v1: only eventTime is set
 			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "spark-pi-driver"},
-			Type:           corev1.EventTypeNormal, Reason: "DriverRunning", Message: "driver pod spark-pi-driver is running",
+			Type:           corev1.EventTypeNormal, Reason: "SparkDriverRunning", Message: "driver pod spark-pi-driver is running",
 			EventTime: metav1.NewMicroTime(now.Add(-10 * time.Second)),
 		},
 		{ // a core/v1 event repeated several times

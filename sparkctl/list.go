@@ -32,6 +32,7 @@ type listOptions struct {
 	allNamespaces bool
 	selector      string
 	watch         bool
+	noHeaders     bool
 	output        *outputFlags
 }
 
@@ -39,7 +40,7 @@ func newListCommand(root *rootOptions) *cobra.Command {
 	o := &listOptions{rootOptions: root}
 	cmd := &cobra.Command{
 		Use:     "list",
-		Aliases: []string{"ls"},
+		Aliases: []string{"ls", "get"},
 		Short:   "List SparkApplications",
 		Long: `List the SparkApplications of the namespace, or of all namespaces with -A.
 ATTEMPTS is submission attempts / execution attempts; SUBMITTED and FINISHED are how long ago the
@@ -51,6 +52,7 @@ every change until interrupted.`,
 	cmd.Flags().BoolVarP(&o.allNamespaces, "all-namespaces", "A", false, "list the applications of all namespaces")
 	cmd.Flags().StringVarP(&o.selector, "selector", "l", "", "label selector, such as team=data,tier!=dev")
 	cmd.Flags().BoolVarP(&o.watch, "watch", "w", false, "after listing, print each change of an application until interrupted")
+	cmd.Flags().BoolVar(&o.noHeaders, "no-headers", false, "print the table without its header line")
 	o.output = newOutputFlags(cmd, true)
 	return cmd
 }
@@ -78,7 +80,7 @@ func (o *listOptions) run(cmd *cobra.Command) error {
 	}
 	sortApps(list.Items)
 	out := o.streams.Out
-	table := printers.NewTablePrinter(printers.PrintOptions{Wide: o.output.format() == outputWide, WithNamespace: o.allNamespaces})
+	table := printers.NewTablePrinter(printers.PrintOptions{Wide: o.output.format() == outputWide, WithNamespace: o.allNamespaces, NoHeaders: o.noHeaders})
 	print := func(apps ...v1beta2.SparkApplication) error {
 		if printer == nil {
 			return table.PrintObj(appTable(apps, time.Now()), out)
@@ -196,10 +198,14 @@ func printAppTable(out io.Writer, apps []v1beta2.SparkApplication, allNamespaces
 	return printers.NewTablePrinter(printers.PrintOptions{Wide: wide, WithNamespace: allNamespaces}).PrintObj(appTable(apps, now), out)
 }
 
-// displayState is the state a user reads: QUEUED while the application's batch scheduler holds
+// displayState is the state a user reads: the operator's status.summary, as kubectl get shows
+// it; for a status an older operator wrote, QUEUED while the application's batch scheduler holds
 // it back (the Queued condition; the stored state stays NEW as Kubeflow tools expect), else
 // its state.
 func displayState(app *v1beta2.SparkApplication) string {
+	if s := app.Status.Summary.State; s != "" {
+		return s
+	}
 	if _, ok := queuedReason(app); ok {
 		return "QUEUED"
 	}

@@ -35,6 +35,9 @@ type logOptions struct {
 	*rootOptions
 	executor string
 	follow   bool
+	tail     int64
+	since    time.Duration
+	previous bool
 }
 
 func newLogCommand(root *rootOptions) *cobra.Command {
@@ -53,6 +56,9 @@ func newLogCommand(root *rootOptions) *cobra.Command {
 	}
 	cmd.Flags().StringVarP(&o.executor, "executor", "e", "", "the ID of the executor whose log to print, instead of the driver's")
 	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "keep printing the log until the pod ends")
+	cmd.Flags().Int64Var(&o.tail, "tail", -1, "print only the last lines of the log, this many; -1 prints all of it")
+	cmd.Flags().DurationVar(&o.since, "since", 0, "print only the lines of this last while, such as 5m; 0 prints all of it")
+	cmd.Flags().BoolVarP(&o.previous, "previous", "p", false, "print the log of the container's previous run (before it restarted)")
 	return cmd
 }
 
@@ -82,7 +88,15 @@ func (o *logOptions) run(ctx context.Context, name string) error {
 		}
 		container = driverContainer(pod)
 	}
-	return streamLog(ctx, c, pod, container, o.follow, o.streams.Out)
+	opts := corev1.PodLogOptions{Container: container, Follow: o.follow, Previous: o.previous}
+	if o.tail >= 0 {
+		opts.TailLines = &o.tail
+	}
+	if o.since > 0 {
+		secs := max(int64(o.since/time.Second), 1)
+		opts.SinceSeconds = &secs
+	}
+	return streamLog(ctx, c, pod, opts, o.streams.Out)
 }
 
 // executorPod finds the pod of executor id, preferring the current submission's pod when
@@ -136,7 +150,8 @@ func sparkContainer(pod *corev1.Pod, want string) string {
 
 // streamLog copies a container's log to out. Following, it waits for the container to start
 // and stops when the pod has ended (or the user interrupts).
-func streamLog(ctx context.Context, c *clients, pod *corev1.Pod, container string, follow bool, out io.Writer) error {
+func streamLog(ctx context.Context, c *clients, pod *corev1.Pod, opts corev1.PodLogOptions, out io.Writer) error {
+	follow := opts.Follow
 	if follow && pod.Status.Phase == corev1.PodPending {
 		err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 			p, err := c.kube.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
@@ -163,7 +178,7 @@ func streamLog(ctx context.Context, c *clients, pod *corev1.Pod, container strin
 		}()
 	}
 	rc, err := c.kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name,
-		&corev1.PodLogOptions{Container: container, Follow: follow}).Stream(streamCtx)
+		&opts).Stream(streamCtx)
 	if err != nil {
 		if streamCtx.Err() != nil {
 			return interrupted(ctx, streamCtx.Err())

@@ -45,4 +45,15 @@ func TestQueuedApplication(t *testing.T) {
 	if got := displayState(&app); got != "RUNNING" {
 		t.Errorf("a running application reads %s", got)
 	}
+	// What the operator summarises is what sparkctl shows: a driver waiting for its node.
+	app.Status.AppState.State = v1beta2.ApplicationStateSubmitted
+	app.Status.Conditions = nil
+	app.Status.Summary = v1beta2.StatusSummary{State: "SUBMITTED", Waiting: "0/3 nodes are available"}
+	status.Reset()
+	if err := printStatus(&status, &app, nil, now); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(status.String(), "0/3 nodes are available") || displayState(&app) != "SUBMITTED" {
+		t.Errorf("status of a driver waiting for a node:\n%s", status.String())
+	}
 }

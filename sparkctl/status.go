@@ -28,8 +28,9 @@ func newStatusCommand(root *rootOptions) *cobra.Command {
 	var sel selection
 	var output *outputFlags
 	cmd := &cobra.Command{
-		Use:   "status [NAME|SUBMISSION-ID|PATTERN]... [-l SELECTOR]",
-		Short: "Show the state of SparkApplications, their drivers and their executors",
+		Use:     "status [NAME|SUBMISSION-ID|PATTERN]... [-l SELECTOR]",
+		Aliases: []string{"describe"},
+		Short:   "Show the state of SparkApplications, their drivers and their executors",
 		Long: `Show the state of SparkApplications, their drivers and their executors. Each argument is a
 name, a submission ID, or a glob pattern over either ('nightly-*'), as spark-submit --status
 takes; -l selects by label.`,
@@ -96,7 +97,9 @@ func printStatus(out io.Writer, app *v1beta2.SparkApplication, ids map[string]st
 	field("Name", app.Name)
 	field("Namespace", app.Namespace)
 	field("State", displayState(app))
-	if why, ok := queuedReason(app); ok {
+	if why := app.Status.Summary.Waiting; why != "" {
+		field("Waiting", why)
+	} else if why, ok := queuedReason(app); ok {
 		field("Waiting", why)
 	}
 	field("Submission attempts", strconv.Itoa(int(st.SubmissionAttempts)))

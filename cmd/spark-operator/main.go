@@ -120,7 +120,7 @@ func run(ctx context.Context, o *options) error {
 	mgrOpts := manager.Options{
 		Scheme:                        scheme,
 		Cache:                         cacheOptions(o),
-		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
+		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr, ExtraHandlers: o.metrics.extraHandlers()},
 		HealthProbeBindAddress:        o.healthProbeAddr,
 		PprofBindAddress:              o.pprofAddr,
 		LeaderElection:                o.leaderElect,
@@ -238,7 +238,7 @@ func setupControllers(mgr manager.Manager, o *options, cfg *rest.Config, scheme 
 	if err != nil {
 		return err
 	}
-	recorder := metrics.NewRecorder(ctrlmetrics.Registry)
+	recorder := metrics.NewRecorderWith(ctrlmetrics.Registry, o.metrics.opts)
 
 	apps := &sparkapplication.Reconciler{
 		Client:                mgr.GetClient(),

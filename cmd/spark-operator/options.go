@@ -65,6 +65,7 @@ type options struct {
 	driverStartTimeout   time.Duration
 	nodeLostTimeout      time.Duration
 	metricsAddr          string
+	metrics              metricsFlags
 	pprofAddr            string
 	healthProbeAddr      string
 	controllerWorkers    int
@@ -128,6 +129,7 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	fs.DurationVar(&o.renewDeadline, "leader-election-renew-deadline", 10*time.Second, "How long the leader keeps retrying to renew before it gives up leading; less than the lease duration.")
 	fs.DurationVar(&o.retryPeriod, "leader-election-retry-period", 2*time.Second, "How often candidates try to acquire or renew the lease.")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the Prometheus metrics endpoint; 0 disables it.")
+	o.metrics.add(fs)
 	fs.StringVar(&o.healthProbeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 disables them.")
 	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Address of Go's /debug/pprof endpoints, for profiling; empty disables them.")
 	fs.IntVar(&o.controllerWorkers, "controller-workers", 10, "Concurrent reconciles of SparkApplications (status work).")
@@ -235,6 +237,9 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	}
 	if o.memoryLimitRatio < 0 || o.memoryLimitRatio > 1 {
 		errs = append(errs, fmt.Errorf("--memory-limit-ratio must be within 0 (none) and 1, got %g", o.memoryLimitRatio))
+	}
+	if err := o.metrics.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if o.controllerWorkers < 1 {
 		errs = append(errs, fmt.Errorf("--controller-workers must be at least 1, got %d", o.controllerWorkers))

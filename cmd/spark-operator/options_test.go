@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/sparkop/spark-operator/controllers/metrics"
 	"github.com/sparkop/spark-operator/submission"
 	"github.com/sparkop/spark-operator/webhook"
 )
@@ -63,6 +64,21 @@ func TestParseOptions(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "Kubeflow's metrics flags",
+			args: []string{"--metrics-endpoint", "/prom", "--metrics-prefix", "kf_", "--metrics-labels", "app_type, namespace",
+				"--metrics-labels", "team", "--metrics-job-start-latency-buckets", "30, 60,90", "--metrics-job-submit-latency-buckets", "0.5,1"},
+			check: func(t *testing.T, o *options) {
+				want := metrics.Options{Prefix: "kf_", Labels: []string{"app_type", "namespace", "team"},
+					StartLatencyBuckets: []float64{30, 60, 90}, SubmitLatencyBuckets: []float64{0.5, 1}}
+				if diff := cmp.Diff(want, o.metrics.opts); diff != "" || o.metrics.endpoint != "/prom" || len(o.metrics.extraHandlers()) != 1 {
+					t.Errorf("metrics %+v: %s", o.metrics, diff)
+				}
+			},
+		},
+		{name: "metrics endpoint not a path", args: []string{"--metrics-endpoint", "prom"}, wantErr: "--metrics-endpoint must be a path"},
+		{name: "metrics prefix not a name", args: []string{"--metrics-prefix", "a-b"}, wantErr: `metrics prefix "a-b"`},
+		{name: "metrics buckets not numbers", args: []string{"--metrics-job-start-latency-buckets", "30,x"}, wantErr: `"x" is not a number of seconds`},
 		{name: "memory limit ratio above 1", args: []string{"--memory-limit-ratio", "1.5"}, wantErr: "--memory-limit-ratio must be within 0 (none) and 1, got 1.5"},
 		{name: "negative memory limit ratio", args: []string{"--memory-limit-ratio", "-0.1"}, wantErr: "--memory-limit-ratio must be within 0 (none) and 1"},
 		{name: "unknown YuniKorn gang style", args: []string{"--yunikorn-gang-scheduling-style", "Strict"}, wantErr: `gang scheduling style "Strict": want Hard or Soft`},

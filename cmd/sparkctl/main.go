@@ -26,6 +26,6 @@ func main() {
 	if err := sparkctl.NewRootCommand(streams).ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(streams.ErrOut, "error:", err)
 		stop()
-		os.Exit(1)
+		os.Exit(sparkctl.ExitCode(err))
 	}
 }

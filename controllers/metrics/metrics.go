@@ -5,18 +5,24 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-// Package metrics records the operator's Prometheus metrics about SparkApplications.
+// Package metrics records the operator's Prometheus metrics about SparkApplications: its own
+// names, and the Kubeflow Spark operator's names beside them (kubeflow.go), so that dashboards
+// and alerts written for either keep working.
 //
 // No metric carries a per-application label: an operator runs many thousands of short-lived
-// applications, and a series per application would grow Prometheus without bound.
+// applications, and a series per application would grow Prometheus without bound. Kubeflow's
+// names carry the application labels named by Options.Labels, as Kubeflow's do.
 package metrics
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
@@ -29,26 +35,30 @@ const (
 	SuccessTotal      = "spark_application_success_total"
 	FailureTotal      = "spark_application_failure_total"
 	Running           = "spark_application_running"
-	SubmitLatency     = "spark_application_submit_latency_seconds"
-	StartLatency      = "spark_application_start_latency_seconds"
 	ExecutionTime     = "spark_application_execution_time_seconds"
 	ExecutorRunning   = "spark_executor_running"
 	ExecutorFailure   = "spark_executor_failure_total"
 )
+
+// OwnNames are the names above; Kubeflow's are in KubeflowNames.
+var OwnNames = []string{SubmitTotal, SubmitFailedTotal, SuccessTotal, FailureTotal, Running, ExecutionTime,
+	ExecutorRunning, ExecutorFailure}
 
 // Recorder updates the metrics. Its methods may be called concurrently, and on a nil
 // *Recorder, where they do nothing, so code paths without metrics need no checks.
 type Recorder struct {
 	submit, submitFailed, success, failure prometheus.Counter
 	running                                prometheus.Gauge
-	submitLatency, startLatency, execTime  prometheus.Observer
+	execTime                               prometheus.Observer
 	executorRunning                        prometheus.Gauge
 	executorFailure                        prometheus.Counter
+	kf                                     *kubeflowMetrics
 
 	mu sync.Mutex
 	// runningApps holds the applications counted in the running gauge, so that a state change
 	// reported twice (a reconcile retried after a conflict) is not counted twice.
-	runningApps map[appKey]struct{}
+	// It holds the Kubeflow labels the application was counted under.
+	runningApps map[appKey][]string
 	// executors holds each application's last reported executor counts, from which the
 	// global gauge and counter are moved by the difference.
 	executors map[appKey]executorCounts
@@ -61,7 +71,12 @@ type appKey struct {
 	uid             types.UID
 }
 
-type executorCounts struct{ running, failed int }
+// executorCounts are an application's executors by state, and the Kubeflow labels its running
+// ones were counted under.
+type executorCounts struct {
+	running, failed, completed int
+	labels                     []string
+}
 
 func keyOf(app *v1beta2.SparkApplication) appKey {
 	if app == nil {
@@ -70,23 +85,59 @@ func keyOf(app *v1beta2.SparkApplication) appKey {
 	return appKey{app.Namespace, app.Name, app.UID}
 }
 
+// Options shape the metrics: the Kubeflow operator's --metrics-prefix, --metrics-labels and
+// latency buckets. The zero value serves every name unprefixed and unlabelled.
+type Options struct {
+	// Prefix is put before the name of every spark_application_* and spark_executor_* metric.
+	Prefix string
+	// Labels are the label names of Kubeflow's metrics: an application label of that name
+	// (its characters outside [a-zA-Z0-9_] made _), or "namespace"; "Unknown" when absent.
+	Labels []string
+	// SubmitLatencyBuckets and StartLatencyBuckets are the latency histograms' buckets, in
+	// seconds; nil keeps the defaults (DefaultSubmitLatencyBuckets, DefaultStartLatencyBuckets).
+	SubmitLatencyBuckets, StartLatencyBuckets []float64
+}
+
+// The latency histograms' default buckets: native submission takes milliseconds and
+// spark-submit seconds, and a driver may wait for its node for minutes.
+var (
+	DefaultSubmitLatencyBuckets = prometheus.ExponentialBuckets(0.01, 2, 16)
+	DefaultStartLatencyBuckets  = prometheus.ExponentialBuckets(0.1, 2, 16)
+)
+
+// Validate reports options whose names Prometheus would refuse.
+func (o Options) Validate() error {
+	if o.Prefix != "" && !model.LegacyValidation.IsValidMetricName(o.Prefix+SubmitTotal) {
+		return fmt.Errorf("metrics prefix %q does not make valid metric names ([a-zA-Z_:][a-zA-Z0-9_:]*)", o.Prefix)
+	}
+	for _, b := range [][]float64{o.SubmitLatencyBuckets, o.StartLatencyBuckets} {
+		if !slices.IsSorted(b) || len(slices.Compact(slices.Clone(b))) != len(b) {
+			return fmt.Errorf("histogram buckets %v do not increase", b)
+		}
+	}
+	return nil
+}
+
 // NewRecorder creates the metrics and registers them with reg: controller-runtime's
 // metrics.Registry in the operator, so that they are served on the manager's /metrics. A
 // metric that reg already has (a second Recorder on the same registry) is shared rather than
 // reported as an error, which keeps registration to once per registry.
-func NewRecorder(reg prometheus.Registerer) *Recorder {
+func NewRecorder(reg prometheus.Registerer) *Recorder { return NewRecorderWith(reg, Options{}) }
+
+// NewRecorderWith is NewRecorder with options; they must have passed Validate.
+func NewRecorderWith(reg prometheus.Registerer, o Options) *Recorder {
 	r := &Recorder{
-		runningApps: map[appKey]struct{}{},
+		runningApps: map[appKey][]string{},
 		executors:   map[appKey]executorCounts{},
 	}
 	counter := func(name, help string) prometheus.Counter {
-		return register(reg, prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help}))
+		return register(reg, prometheus.NewCounter(prometheus.CounterOpts{Name: o.Prefix + name, Help: help}))
 	}
 	gauge := func(name, help string) prometheus.Gauge {
-		return register(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help}))
+		return register(reg, prometheus.NewGauge(prometheus.GaugeOpts{Name: o.Prefix + name, Help: help}))
 	}
 	histogram := func(name, help string, buckets []float64) prometheus.Histogram {
-		return register(reg, prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}))
+		return register(reg, prometheus.NewHistogram(prometheus.HistogramOpts{Name: o.Prefix + name, Help: help, Buckets: buckets}))
 	}
 
 	r.submit = counter(SubmitTotal, "SparkApplications submitted successfully.")
@@ -94,18 +145,12 @@ func NewRecorder(reg prometheus.Registerer) *Recorder {
 	r.success = counter(SuccessTotal, "SparkApplication runs that completed successfully.")
 	r.failure = counter(FailureTotal, "SparkApplication runs that failed.")
 	r.running = gauge(Running, "SparkApplications currently in the RUNNING state.")
-	// Native submission takes milliseconds and spark-submit seconds; the buckets cover both.
-	r.submitLatency = histogram(SubmitLatency,
-		"Seconds from a SparkApplication's creation to its successful submission.",
-		prometheus.ExponentialBuckets(0.01, 2, 16))
-	r.startLatency = histogram(StartLatency,
-		"Seconds from a SparkApplication's creation to its driver running.",
-		prometheus.ExponentialBuckets(0.1, 2, 16))
 	r.execTime = histogram(ExecutionTime,
 		"Seconds from a SparkApplication's driver running to the application finishing.",
 		prometheus.ExponentialBuckets(1, 2, 18))
 	r.executorRunning = gauge(ExecutorRunning, "Executor pods currently running, over all SparkApplications.")
 	r.executorFailure = counter(ExecutorFailure, "Executor pods that failed.")
+	r.kf = newKubeflowMetrics(reg, o)
 	return r
 }
 
@@ -142,7 +187,7 @@ func (r *Recorder) Submitted(app *v1beta2.SparkApplication, latency time.Duratio
 		return
 	}
 	r.submit.Inc()
-	r.submitLatency.Observe(seconds(latency))
+	r.kf.submitted(app, seconds(latency))
 }
 
 // SubmissionFailed counts a failed submission.
@@ -151,14 +196,24 @@ func (r *Recorder) SubmissionFailed(app *v1beta2.SparkApplication) {
 		return
 	}
 	r.submitFailed.Inc()
+	r.kf.submitFailed.WithLabelValues(r.kf.labelsOf(app)...).Inc()
 }
 
-// Started records that the driver is running, latency after the application's creation.
+// Created counts an application the operator starts to run for the first time.
+func (r *Recorder) Created(app *v1beta2.SparkApplication) {
+	if r == nil {
+		return
+	}
+	r.kf.count.WithLabelValues(r.kf.labelsOf(app)...).Inc()
+}
+
+// Started records that the driver of an application's first run is running, latency after
+// the application's creation.
 func (r *Recorder) Started(app *v1beta2.SparkApplication, latency time.Duration) {
 	if r == nil {
 		return
 	}
-	r.startLatency.Observe(seconds(latency))
+	r.kf.started(app, seconds(latency))
 }
 
 // Finished records the end of a run. COMPLETED and SUCCEEDING count as a success, FAILED and
@@ -179,53 +234,71 @@ func (r *Recorder) Finished(app *v1beta2.SparkApplication, state v1beta2.Applica
 	r.execTime.Observe(seconds(executionTime))
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.setRunningLocked(keyOf(app), false)
+	r.setRunningLocked(app, false)
 }
 
 // AppStateChanged keeps the running gauge: an application entering RUNNING is counted, one
 // leaving it is not any more. Repeated reports of the same change count once.
+// Kubeflow's success and failure counts and execution times are recorded on the change to
+// COMPLETED or FAILED, as Kubeflow records them.
 func (r *Recorder) AppStateChanged(app *v1beta2.SparkApplication, from, to v1beta2.ApplicationStateType) {
 	if r == nil || from == to {
 		return
 	}
+	r.kf.ended(app, to)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.setRunningLocked(keyOf(app), to == v1beta2.ApplicationStateRunning)
+	r.setRunningLocked(app, to == v1beta2.ApplicationStateRunning)
 }
 
-func (r *Recorder) setRunningLocked(k appKey, running bool) {
-	_, was := r.runningApps[k]
+func (r *Recorder) setRunningLocked(app *v1beta2.SparkApplication, running bool) {
+	k := keyOf(app)
+	labels, was := r.runningApps[k]
 	switch {
 	case running && !was:
-		r.runningApps[k] = struct{}{}
+		labels = r.kf.labelsOf(app)
+		r.runningApps[k] = labels
 		r.running.Inc()
+		r.kf.running.WithLabelValues(labels...).Inc()
 	case !running && was:
 		delete(r.runningApps, k)
 		r.running.Dec()
+		r.kf.running.WithLabelValues(labels...).Dec()
 	}
 }
 
-// ExecutorStates reports how many of app's executors run now and how many have failed so far
-// in its current run. The global gauge moves by the change in running; the failure counter
-// grows by the increase in failed (a smaller count, after a rerun, only resets the baseline).
-func (r *Recorder) ExecutorStates(app *v1beta2.SparkApplication, running, failed int) {
+// ExecutorStates reports how many of app's executors run now, and how many have failed and
+// completed so far in its current run. The global gauges move by the change in running; the
+// counters grow by the increase in failed and completed (a smaller count, after a rerun, only
+// resets the baseline).
+func (r *Recorder) ExecutorStates(app *v1beta2.SparkApplication, running, failed, completed int) {
 	if r == nil {
 		return
 	}
-	running, failed = max(running, 0), max(failed, 0)
+	now := executorCounts{running: max(running, 0), failed: max(failed, 0), completed: max(completed, 0)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	k := keyOf(app)
-	last := r.executors[k]
-	r.executorRunning.Add(float64(running - last.running))
-	if failed > last.failed {
-		r.executorFailure.Add(float64(failed - last.failed))
+	last, ok := r.executors[k]
+	if ok {
+		now.labels = last.labels
+	} else {
+		now.labels = r.kf.labelsOf(app)
 	}
-	if running == 0 && failed == 0 {
+	r.executorRunning.Add(float64(now.running - last.running))
+	r.kf.executorRunning.WithLabelValues(now.labels...).Add(float64(now.running - last.running))
+	if now.failed > last.failed {
+		r.executorFailure.Add(float64(now.failed - last.failed))
+		r.kf.executorFailure.WithLabelValues(now.labels...).Add(float64(now.failed - last.failed))
+	}
+	if now.completed > last.completed {
+		r.kf.executorSuccess.WithLabelValues(now.labels...).Add(float64(now.completed - last.completed))
+	}
+	if now.running == 0 && now.failed == 0 && now.completed == 0 {
 		delete(r.executors, k)
 		return
 	}
-	r.executors[k] = executorCounts{running: running, failed: failed}
+	r.executors[k] = now
 }
 
 // Forget drops what the Recorder keeps about app, taking its executors and itself out of the
@@ -239,7 +312,8 @@ func (r *Recorder) Forget(app *v1beta2.SparkApplication) {
 	k := keyOf(app)
 	if last, ok := r.executors[k]; ok {
 		r.executorRunning.Sub(float64(last.running))
+		r.kf.executorRunning.WithLabelValues(last.labels...).Sub(float64(last.running))
 		delete(r.executors, k)
 	}
-	r.setRunningLocked(k, false)
+	r.setRunningLocked(app, false)
 }

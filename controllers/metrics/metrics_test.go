@@ -8,6 +8,7 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package metrics
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -50,6 +51,9 @@ func scrape(t *testing.T, reg *prometheus.Registry) snapshot {
 			case dto.MetricType_HISTOGRAM:
 				s[f.GetName()+"_count"] = float64(m.GetHistogram().GetSampleCount())
 				s[f.GetName()+"_sum"] = m.GetHistogram().GetSampleSum()
+			case dto.MetricType_SUMMARY:
+				s[f.GetName()+"_count"] = float64(m.GetSummary().GetSampleCount())
+				s[f.GetName()+"_sum"] = m.GetSummary().GetSampleSum()
 			}
 		}
 	}
@@ -59,10 +63,12 @@ func scrape(t *testing.T, reg *prometheus.Registry) snapshot {
 func zero() snapshot {
 	s := snapshot{}
 	for _, n := range []string{SubmitTotal, SubmitFailedTotal, SuccessTotal, FailureTotal, Running,
-		ExecutorRunning, ExecutorFailure} {
+		ExecutorRunning, ExecutorFailure, Count, SubmitCount, FailedSubmissionCount, RunningCount, SuccessCount,
+		FailureCount, ExecutorRunningCount, ExecutorSuccessCount, ExecutorFailureCount} {
 		s[n] = 0
 	}
-	for _, n := range []string{SubmitLatency, StartLatency, ExecutionTime} {
+	for _, n := range []string{SubmitLatency, SubmitLatencyHistogram, StartLatency, StartLatencyHistogram, ExecutionTime,
+		SuccessExecutionTime, FailureExecutionTime} {
 		s[n+"_count"], s[n+"_sum"] = 0, 0
 	}
 	return s
@@ -84,7 +90,8 @@ func TestRecorder(t *testing.T) {
 				r.Submitted(b, -time.Second)
 				r.SubmissionFailed(a)
 			},
-			want: map[string]float64{SubmitTotal: 2, SubmitFailedTotal: 1, SubmitLatency + "_count": 2, SubmitLatency + "_sum": 0.25},
+			want: map[string]float64{SubmitTotal: 2, SubmitFailedTotal: 1, SubmitLatency + "_count": 2, SubmitLatency + "_sum": 0.25,
+				SubmitCount: 2, FailedSubmissionCount: 1, SubmitLatencyHistogram + "_count": 2, SubmitLatencyHistogram + "_sum": 0.25},
 		},
 		{
 			name: "a full run",
@@ -94,9 +101,15 @@ func TestRecorder(t *testing.T) {
 				r.Started(a, 3*time.Second)
 				r.AppStateChanged(a, v1beta2.ApplicationStateRunning, v1beta2.ApplicationStateSucceeding)
 				r.Finished(a, v1beta2.ApplicationStateCompleted, 10*time.Second)
+				done := a.DeepCopy()
+				done.Status.LastSubmissionAttemptTime = metav1.NewTime(time.Unix(100, 0))
+				done.Status.TerminationTime = metav1.NewTime(time.Unix(112, 0))
+				r.AppStateChanged(done, v1beta2.ApplicationStateSucceeding, v1beta2.ApplicationStateCompleted)
 			},
 			want: map[string]float64{SuccessTotal: 1, StartLatency + "_count": 1, StartLatency + "_sum": 3,
-				ExecutionTime + "_count": 1, ExecutionTime + "_sum": 10},
+				StartLatencyHistogram + "_count": 1, StartLatencyHistogram + "_sum": 3,
+				ExecutionTime + "_count": 1, ExecutionTime + "_sum": 10,
+				SuccessCount: 1, SuccessExecutionTime + "_count": 1, SuccessExecutionTime + "_sum": 12},
 		},
 		{
 			name: "running gauge counts each app once",
@@ -107,7 +120,7 @@ func TestRecorder(t *testing.T) {
 				r.AppStateChanged(aAgain, v1beta2.ApplicationStateSubmitted, v1beta2.ApplicationStateRunning)
 				r.AppStateChanged(b, v1beta2.ApplicationStateRunning, v1beta2.ApplicationStateRunning)
 			},
-			want: map[string]float64{Running: 3},
+			want: map[string]float64{Running: 3, RunningCount: 3},
 		},
 		{
 			name: "leaving running, finishing and forgetting",
@@ -124,6 +137,14 @@ func TestRecorder(t *testing.T) {
 			want: map[string]float64{FailureTotal: 1, ExecutionTime + "_count": 1, ExecutionTime + "_sum": 60},
 		},
 		{
+			name: "created, and failed as Kubeflow counts it",
+			steps: func(r *Recorder) {
+				r.Created(a)
+				r.AppStateChanged(a, v1beta2.ApplicationStateFailing, v1beta2.ApplicationStateFailed)
+			},
+			want: map[string]float64{Count: 1, FailureCount: 1},
+		},
+		{
 			name: "finished in a non-final state is ignored",
 			steps: func(r *Recorder) {
 				r.Finished(a, v1beta2.ApplicationStateUnknown, time.Minute)
@@ -132,25 +153,33 @@ func TestRecorder(t *testing.T) {
 		{
 			name: "executors",
 			steps: func(r *Recorder) {
-				r.ExecutorStates(a, 3, 0)
-				r.ExecutorStates(b, 2, 1)
-				r.ExecutorStates(a, 2, 1)
-				r.ExecutorStates(a, 2, 1)
-				r.ExecutorStates(b, 0, 3)
+				r.ExecutorStates(a, 3, 0, 0)
+				r.ExecutorStates(b, 2, 1, 0)
+				r.ExecutorStates(a, 2, 1, 0)
+				r.ExecutorStates(a, 2, 1, 0)
+				r.ExecutorStates(b, 0, 3, 0)
 			},
-			want: map[string]float64{ExecutorRunning: 2, ExecutorFailure: 4},
+			want: map[string]float64{ExecutorRunning: 2, ExecutorFailure: 4, ExecutorRunningCount: 2, ExecutorFailureCount: 4},
 		},
 		{
 			name: "executors of a rerun and of forgotten apps",
 			steps: func(r *Recorder) {
-				r.ExecutorStates(a, 4, 2)
-				r.ExecutorStates(a, 1, 0) // the rerun starts from zero failures
-				r.ExecutorStates(a, 1, 1)
-				r.ExecutorStates(b, 5, 0)
+				r.ExecutorStates(a, 4, 2, 0)
+				r.ExecutorStates(a, 1, 0, 0) // the rerun starts from zero failures
+				r.ExecutorStates(a, 1, 1, 0)
+				r.ExecutorStates(b, 5, 0, 0)
 				r.Forget(b)
-				r.ExecutorStates(aAgain, -1, -1)
+				r.ExecutorStates(aAgain, -1, -1, 0)
 			},
-			want: map[string]float64{ExecutorRunning: 1, ExecutorFailure: 3},
+			want: map[string]float64{ExecutorRunning: 1, ExecutorFailure: 3, ExecutorRunningCount: 1, ExecutorFailureCount: 3},
+		},
+		{
+			name: "completed executors",
+			steps: func(r *Recorder) {
+				r.ExecutorStates(a, 2, 0, 1)
+				r.ExecutorStates(a, 0, 0, 3)
+			},
+			want: map[string]float64{ExecutorSuccessCount: 3},
 		},
 	}
 	for _, tc := range tests {
@@ -173,7 +202,7 @@ func TestExposition(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	r := NewRecorder(reg)
 	r.Submitted(app("a", "1"), time.Second)
-	r.ExecutorStates(app("a", "1"), 2, 1)
+	r.ExecutorStates(app("a", "1"), 2, 1, 0)
 	want := `
 # HELP spark_application_submit_total SparkApplications submitted successfully.
 # TYPE spark_application_submit_total counter
@@ -194,10 +223,12 @@ spark_executor_running 2
 		t.Fatal(err)
 	}
 	for _, p := range problems {
-		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+		if !slices.Contains(KubeflowNames, p.Metric) {
+			t.Errorf("lint: %s: %s", p.Metric, p.Text)
+		}
 	}
-	if got := testutil.CollectAndCount(reg); got != 10 {
-		t.Errorf("%d metrics, want 10", got)
+	if got, want := testutil.CollectAndCount(reg), len(OwnNames)+len(KubeflowNames); got != want {
+		t.Errorf("%d metrics, want %d", got, want)
 	}
 }
 
@@ -209,14 +240,45 @@ func TestNilRecorder(t *testing.T) {
 	r.Started(a, time.Second)
 	r.Finished(a, v1beta2.ApplicationStateCompleted, time.Second)
 	r.AppStateChanged(a, "", v1beta2.ApplicationStateRunning)
-	r.ExecutorStates(a, 1, 1)
+	r.ExecutorStates(a, 1, 1, 0)
 	r.Forget(a)
 	// A nil application must not panic either.
-	NewRecorder(prometheus.NewRegistry()).ExecutorStates(nil, 1, 0)
+	NewRecorder(prometheus.NewRegistry()).ExecutorStates(nil, 1, 0, 0)
 }
 
 // TestSharedRegistry checks that a second Recorder on the same registry neither fails nor
 // splits the metrics, which is what happens with controller-runtime's global registry.
+// TestOptions checks Kubeflow's --metrics-prefix and --metrics-labels: every spark_ metric
+// is prefixed, and Kubeflow's names carry the labels, taken from the application.
+func TestOptions(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	r := NewRecorderWith(reg, Options{Prefix: "my_", Labels: []string{"app_type", "namespace", "example.com/team"}})
+	x := app("a", "1")
+	x.Labels = map[string]string{"app_type": "etl", "example.com/team": "data"}
+	r.Submitted(x, time.Second)
+	r.Submitted(app("b", "2"), time.Second)
+	want := `
+# HELP my_spark_application_submit_count SparkApplications submitted successfully (as spark_application_submit_total).
+# TYPE my_spark_application_submit_count counter
+my_spark_application_submit_count{app_type="Unknown",example_com_team="Unknown",namespace="ns"} 1
+my_spark_application_submit_count{app_type="etl",example_com_team="data",namespace="ns"} 1
+# HELP my_spark_application_submit_total SparkApplications submitted successfully.
+# TYPE my_spark_application_submit_total counter
+my_spark_application_submit_total 2
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), "my_"+SubmitCount, "my_"+SubmitTotal); err != nil {
+		t.Error(err)
+	}
+	for _, o := range []Options{{Prefix: "1x"}, {Prefix: "a-b"}, {StartLatencyBuckets: []float64{2, 1}}, {SubmitLatencyBuckets: []float64{1, 1}}} {
+		if o.Validate() == nil {
+			t.Errorf("%+v: valid, want an error", o)
+		}
+	}
+	if err := (Options{Prefix: "my_", StartLatencyBuckets: []float64{30, 60}}).Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
 func TestSharedRegistry(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	r1, r2 := NewRecorder(reg), NewRecorder(reg)
@@ -241,8 +303,7 @@ func TestControllerRuntimeRegistry(t *testing.T) {
 		}
 	}
 	sort.Strings(names)
-	want := []string{ExecutionTime, Running, StartLatency, SubmitFailedTotal, SubmitLatency, SubmitTotal,
-		SuccessTotal, FailureTotal, ExecutorFailure, ExecutorRunning}
+	want := append(slices.Clone(OwnNames), KubeflowNames...)
 	sort.Strings(want)
 	if d := cmp.Diff(want, names); d != "" {
 		t.Errorf("spark metrics on controller-runtime's registry (-want +got):\n%s", d)
@@ -260,7 +321,7 @@ func TestConcurrentUse(t *testing.T) {
 			x := app("app", string(rune('a'+i)))
 			for range 100 {
 				r.AppStateChanged(x, v1beta2.ApplicationStateSubmitted, v1beta2.ApplicationStateRunning)
-				r.ExecutorStates(x, 2, 0)
+				r.ExecutorStates(x, 2, 0, 0)
 			}
 		}()
 	}

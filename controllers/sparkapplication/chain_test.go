@@ -147,4 +147,5 @@ func (e *endRecorder) Finished(_ *v1beta2.SparkApplication, state v1beta2.Applic
 }
 func (*endRecorder) AppStateChanged(*v1beta2.SparkApplication, v1beta2.ApplicationStateType, v1beta2.ApplicationStateType) {
 }
-func (*endRecorder) ExecutorStates(*v1beta2.SparkApplication, int, int) {}
+func (*endRecorder) ExecutorStates(*v1beta2.SparkApplication, int, int, int) {}
+func (*endRecorder) Created(*v1beta2.SparkApplication)                       {}

@@ -106,12 +106,13 @@ func (o *Options) setDefaults() {
 // MetricsRecorder receives the application lifecycle metrics. *metrics.Recorder implements it;
 // a nil Metrics field records nothing.
 type MetricsRecorder interface {
+	Created(app *v1beta2.SparkApplication)
 	Submitted(app *v1beta2.SparkApplication, latency time.Duration)
 	SubmissionFailed(app *v1beta2.SparkApplication)
 	Started(app *v1beta2.SparkApplication, latency time.Duration)
 	Finished(app *v1beta2.SparkApplication, state v1beta2.ApplicationStateType, executionTime time.Duration)
 	AppStateChanged(app *v1beta2.SparkApplication, from, to v1beta2.ApplicationStateType)
-	ExecutorStates(app *v1beta2.SparkApplication, running, failed int)
+	ExecutorStates(app *v1beta2.SparkApplication, running, failed, completed int)
 }
 
 // Reconciler runs SparkApplications.
@@ -363,24 +364,46 @@ func (r *Reconciler) afterWrite(ctx context.Context, s *step, app *v1beta2.Spark
 	}
 	from, to := s.from, app.Status.AppState.State
 	if from != to {
+		r.stateEvent(app, to)
 		r.metrics(func(m MetricsRecorder) { m.AppStateChanged(app, from, to) })
-		if to == v1beta2.ApplicationStateRunning && from == v1beta2.ApplicationStateSubmitted {
-			latency := s.now.Sub(app.Status.LastSubmissionAttemptTime.Time)
+		if to == v1beta2.ApplicationStateRunning && from == v1beta2.ApplicationStateSubmitted && app.Status.ExecutionAttempts == 1 {
+			latency := s.now.Sub(app.CreationTimestamp.Time)
 			r.metrics(func(m MetricsRecorder) { m.Started(app, latency) })
 		}
 		if endsRun(from, to) {
 			r.finished(ctx, app)
 		}
 	}
+	if s.recorded && s.from == v1beta2.ApplicationStateNew && app.Status.SubmissionAttempts == 0 && app.Status.ExecutionAttempts == 0 {
+		// The first submission recorded (not one after a resume): the application starts to run.
+		r.metrics(func(m MetricsRecorder) { m.Created(app) })
+	}
 	if s.executorsChanged {
-		running, failed := countExecutors(app.Status.ExecutorState)
-		r.metrics(func(m MetricsRecorder) { m.ExecutorStates(app, running, failed) })
+		running, failed, completed := countExecutors(app.Status.ExecutorState)
+		r.metrics(func(m MetricsRecorder) { m.ExecutorStates(app, running, failed, completed) })
 	}
 	if s.enqueue {
 		if s.recorded {
 			r.recorded.put(app, s.now)
 		}
 		r.Pool.Enqueue(client.ObjectKeyFromObject(app))
+	}
+}
+
+// stateEvent records the events the Kubeflow operator records on an application's change to
+// COMPLETED, FAILED or PENDING_RERUN.
+func (r *Reconciler) stateEvent(app *v1beta2.SparkApplication, to v1beta2.ApplicationStateType) {
+	switch to {
+	case v1beta2.ApplicationStateCompleted:
+		r.event(app, false, ReasonCompleted, "Monitor", "the application completed")
+	case v1beta2.ApplicationStateFailed:
+		msg := app.Status.AppState.ErrorMessage
+		if msg == "" {
+			msg = "the application failed"
+		}
+		r.event(app, true, ReasonFailed, "Monitor", msg)
+	case v1beta2.ApplicationStatePendingRerun:
+		r.event(app, false, ReasonPendingRerun, "Monitor", "the application is submitted again")
 	}
 }
 

@@ -421,7 +421,7 @@ func testHappyPath(t *testing.T, e *env) {
 	key := e.create(t, newApp(e.ns, "pi", driverAnnotations(annRunSeconds, "2")))
 	e.waitState(t, key, v1beta2.ApplicationStateRunning, 20*time.Second)
 	app := e.waitState(t, key, v1beta2.ApplicationStateCompleted, 20*time.Second)
-	e.waitEvents(t, "pi", "SparkApplicationSubmitted", "DriverRunning", "DriverCompleted")
+	e.waitEvents(t, "pi", ReasonSubmitted, ReasonDriverRunning, ReasonDriverCompleted)
 
 	got := struct {
 		Submissions, Executions  int32
@@ -450,7 +450,7 @@ func testDriverFails(t *testing.T, e *env) {
 	if msg := app.Status.AppState.ErrorMessage; !strings.Contains(msg, "exit code 3") {
 		t.Errorf("errorMessage %q does not give the exit code", msg)
 	}
-	e.waitEvents(t, "fails", "DriverFailed")
+	e.waitEvents(t, "fails", ReasonDriverFailed)
 	if !meta.IsStatusConditionTrue(app.Status.Conditions, ConditionFailed) {
 		t.Errorf("conditions %+v: want Failed true", app.Status.Conditions)
 	}
@@ -491,7 +491,7 @@ func testSubmissionFailure(t *testing.T, e *env) {
 	if diff := cmp.Diff([]any{"main class not found", 2, 2}, got); diff != "" {
 		t.Errorf("[message, submissionAttempts, submissions] (-want +got):\n%s", diff)
 	}
-	e.waitEvents(t, "badsubmit", "SubmissionFailed")
+	e.waitEvents(t, "badsubmit", ReasonSubmissionFailed)
 
 	// A bad submitter annotation fails the submission with a message that says so.
 	key = e.create(t, newApp(e.ns, "badmode", func(a *v1beta2.SparkApplication) {
@@ -643,7 +643,7 @@ func testSuspendResume(t *testing.T, e *env) {
 	e.waitFor(t, key, 20*time.Second, "running again", func(a *v1beta2.SparkApplication) bool {
 		return a.Status.AppState.State == v1beta2.ApplicationStateRunning && a.Status.SubmissionID != running.Status.SubmissionID
 	})
-	e.waitEvents(t, "sus", "Suspended", "Resumed")
+	e.waitEvents(t, "sus", ReasonSuspended, ReasonResuming)
 }
 
 func testDriverDeleted(t *testing.T, e *env) {
@@ -685,10 +685,10 @@ func testExecutors(t *testing.T, e *env) {
 	e.waitFor(t, key, 20*time.Second, "executor states", func(a *v1beta2.SparkApplication) bool {
 		return cmp.Equal(want, a.Status.ExecutorState)
 	})
-	e.waitEvents(t, "execs", "ExecutorFailed")
+	e.waitEvents(t, "execs", ReasonExecutorFailed)
 	n := 0
 	for _, r := range e.events(t, "execs") {
-		if r == "ExecutorFailed" {
+		if r == ReasonExecutorFailed {
 			n++
 		}
 	}

@@ -40,7 +40,7 @@ func (s *step) followDriver(ctx context.Context) error {
 		}
 		s.updateExecutors(v1beta2.DriverStateFailed)
 		s.end(false, fmt.Sprintf("driver pod %s not found", name))
-		s.warning("DriverFailed", "Monitor", st.AppState.ErrorMessage)
+		s.warning(ReasonDriverNotFound, "Monitor", st.AppState.ErrorMessage)
 		return nil
 	}
 	if id := sparkAppID(driver); id != "" {
@@ -73,10 +73,10 @@ func (s *step) followDriver(ctx context.Context) error {
 		s.driverRunning(driver)
 	case v1beta2.DriverStateCompleted:
 		s.end(true, "")
-		s.normal("DriverCompleted", "Monitor", fmt.Sprintf("driver pod %s completed", driver.Name))
+		s.normal(ReasonDriverCompleted, "Monitor", fmt.Sprintf("driver pod %s completed", driver.Name))
 	case v1beta2.DriverStateFailed:
 		s.end(false, driverFailureMessage(driver))
-		s.warning("DriverFailed", "Monitor", st.AppState.ErrorMessage)
+		s.warning(ReasonDriverFailed, "Monitor", st.AppState.ErrorMessage)
 	default:
 		s.moveTo(v1beta2.ApplicationStateUnknown, fmt.Sprintf("driver pod %s is in phase %q", driver.Name, driver.Status.Phase))
 	}
@@ -168,7 +168,7 @@ func (s *step) driverRunning(driver *corev1.Pod) {
 		return
 	}
 	if s.from != v1beta2.ApplicationStateRunning {
-		s.normal("DriverRunning", "Monitor", fmt.Sprintf("driver pod %s is running", driver.Name))
+		s.normal(ReasonDriverRunning, "Monitor", fmt.Sprintf("driver pod %s is running", driver.Name))
 	}
 	if msg != "" && !strings.Contains(st.AppState.ErrorMessage, cannotStartMarker) {
 		s.warning("ExecutorCannotStart", "Monitor", msg)

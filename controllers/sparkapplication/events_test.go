@@ -47,7 +47,7 @@ func TestLongEventMessage(t *testing.T) {
 			return false, err
 		}
 		for _, ev := range list.Items {
-			if ev.Regarding.Name == "long" && ev.Reason == "SubmissionFailed" {
+			if ev.Regarding.Name == "long" && ev.Reason == ReasonSubmissionFailed {
 				note = ev.Note
 				return true, nil
 			}

@@ -46,7 +46,7 @@ func TestHoldExecutorWrite(t *testing.T) {
 		}, 0},
 		{"executors with an event to tell", v1beta2.ApplicationStateRunning, func(s *step) {
 			executors(&s.app.Status)
-			s.warning("ExecutorFailed", "Monitor", "executor a-exec-1 failed")
+			s.warning(ReasonExecutorFailed, "Monitor", "executor a-exec-1 failed")
 		}, 0},
 	}
 	for _, tt := range tests {

@@ -346,17 +346,19 @@ func newlyFailedExecutors(prev, now map[string]v1beta2.ExecutorState) []string {
 	return out
 }
 
-// countExecutors counts the running and the failed executors, for metrics.
-func countExecutors(states map[string]v1beta2.ExecutorState) (running, failed int) {
+// countExecutors counts the running, the failed and the completed executors, for metrics.
+func countExecutors(states map[string]v1beta2.ExecutorState) (running, failed, completed int) {
 	for _, s := range states {
 		switch s {
 		case v1beta2.ExecutorStateRunning:
 			running++
 		case v1beta2.ExecutorStateFailed:
 			failed++
+		case v1beta2.ExecutorStateCompleted:
+			completed++
 		}
 	}
-	return running, failed
+	return running, failed, completed
 }
 
 // TrimPodForCache is a cache transform for the pods the operator watches. The controller reads

@@ -234,7 +234,8 @@ func (s *step) readyToSubmit(ctx context.Context) error {
 		s.requeue(time.Second)
 	case st.SubmissionID == "":
 		st.SubmissionID = string(uuid.NewUUID())
-		st.LastSubmissionAttemptTime = metav1.NewTime(s.now)
+		// Set by the pool when it submits: a queued run shows no submission time.
+		st.LastSubmissionAttemptTime = metav1.Time{}
 		st.LastSubmittedSpecHash = specHash(&s.app.Spec)
 		st.SparkApplicationID = ""
 		st.BatchScheduler = "" // a new run, not admitted yet
@@ -367,7 +368,7 @@ func (s *step) suspending(ctx context.Context) error {
 	}
 	s.moveTo(v1beta2.ApplicationStateSuspended, "")
 	s.app.Status.ExecutorState = nil
-	s.normal("Suspended", "Suspend", "spec.suspend is true; the driver and its UI were deleted")
+	s.normal(ReasonSuspended, "Suspend", "spec.suspend is true; the driver and its UI were deleted")
 	return nil
 }
 
@@ -379,7 +380,7 @@ func (s *step) suspended(ctx context.Context) error {
 	s.moveTo(v1beta2.ApplicationStateResuming, "")
 	s.app.Status.SubmissionID = ""
 	s.app.Status.SubmissionAttempts = 0
-	s.normal("Resumed", "Resume", "spec.suspend is false; the application is submitted again")
+	s.normal(ReasonResuming, "Resume", "spec.suspend is false; the application is submitted again")
 	return nil
 }
 
@@ -412,7 +413,7 @@ func (s *step) updateExecutors(driver v1beta2.DriverState) {
 	prev := st.ExecutorState
 	next := executorStates(prev, s.executors, st.SubmissionID, driver, s.r.Options.MaxTrackedExecutors)
 	for _, name := range newlyFailedExecutors(prev, next) {
-		s.warning("ExecutorFailed", "Monitor", fmt.Sprintf("executor %s failed", name))
+		s.warning(ReasonExecutorFailed, "Monitor", fmt.Sprintf("executor %s failed", name))
 	}
 	if !mapsEqual(prev, next) {
 		s.executorsChanged = true

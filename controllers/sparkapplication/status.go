@@ -174,7 +174,29 @@ func syncConditions(st *v1beta2.SparkApplicationStatus, now time.Time) {
 	if len(st.Conditions) == 0 {
 		st.Conditions = nil
 	}
+	summarize(st)
 }
+
+// summarize derives status.summary, what kubectl get shows, from the state and the Queued
+// condition.
+func summarize(st *v1beta2.SparkApplicationStatus) {
+	sum := v1beta2.StatusSummary{State: string(st.AppState.State)}
+	switch st.AppState.State {
+	case v1beta2.ApplicationStateNew, v1beta2.ApplicationStatePendingRerun, v1beta2.ApplicationStateResuming:
+		if c := meta.FindStatusCondition(st.Conditions, ConditionQueued); c != nil && c.Status == metav1.ConditionTrue {
+			sum = v1beta2.StatusSummary{State: StateQueued, Waiting: c.Message}
+		} else if st.AppState.State == v1beta2.ApplicationStateNew {
+			sum.State = "NEW"
+		}
+	case v1beta2.ApplicationStateSubmitted:
+		// No node for the driver, no scheduler picking it up, or it cannot start.
+		sum.Waiting = st.AppState.ErrorMessage
+	}
+	st.Summary = sum
+}
+
+// StateQueued is the state status.summary shows while a batch scheduler holds an application.
+const StateQueued = "QUEUED"
 
 // setQueued records that a batch scheduler holds the application back, and why.
 func setQueued(st *v1beta2.SparkApplicationStatus, reason string, now time.Time) {
@@ -182,6 +204,7 @@ func setQueued(st *v1beta2.SparkApplicationStatus, reason string, now time.Time)
 		Type: ConditionQueued, Status: metav1.ConditionTrue, Reason: "HeldByBatchScheduler",
 		Message: reason, LastTransitionTime: metav1.NewTime(now),
 	})
+	summarize(st)
 }
 
 // restartPolicy is the application's restart policy with the defaults filled in, so that

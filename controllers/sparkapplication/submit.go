@@ -15,6 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -157,15 +158,18 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 	}
 	r.recorded.outcomeWritten(key, id, r.Clock.Now())
 	if err != nil {
-		r.event(written, true, "SubmissionFailed", "Submit", written.Status.AppState.ErrorMessage)
+		r.event(written, true, ReasonSubmissionFailed, "Submit", written.Status.AppState.ErrorMessage)
 		r.metrics(func(m MetricsRecorder) { m.SubmissionFailed(written) })
 		return nil
 	}
-	r.event(written, false, "SparkApplicationSubmitted", "Submit",
+	r.event(written, false, ReasonSubmitted, "Submit",
 		fmt.Sprintf("driver pod %s created (submission %s)", written.Status.DriverInfo.PodName, id))
+	// From the creation, or from the start of the rerun: when the Submitted condition
+	// became False for it.
 	latency := now.Sub(app.CreationTimestamp.Time)
-	if app.Status.AppState.State != v1beta2.ApplicationStateNew {
-		latency = now.Sub(app.Status.LastSubmissionAttemptTime.Time)
+	if c := meta.FindStatusCondition(app.Status.Conditions, ConditionSubmitted); app.Status.AppState.State != v1beta2.ApplicationStateNew &&
+		c != nil && c.Status == metav1.ConditionFalse {
+		latency = now.Sub(c.LastTransitionTime.Time)
 	}
 	r.metrics(func(m MetricsRecorder) { m.Submitted(written, latency) })
 	return nil

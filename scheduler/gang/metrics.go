@@ -8,9 +8,12 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package gang
 
 import (
+	"sync"
+
 	"github.com/prometheus/client_golang/prometheus"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/scheduler/gang/status"
 )
 
@@ -77,8 +80,45 @@ var (
 	})
 )
 
+// The queues' state after each cycle, as their status says it, by queue.
+var (
+	queuePending = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "spark_operator_gang_queue_pending_applications",
+		Help: "Applications waiting in a gang scheduler queue, after the last cycle.",
+	}, []string{"queue"})
+	queueAdmitted = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "spark_operator_gang_queue_admitted_applications",
+		Help: "Applications of a gang scheduler queue admitted and holding their Reservation, after the last cycle.",
+	}, []string{"queue"})
+)
+
+// setQueueGauges sets the queue gauges to the queues' new status and drops the series of the
+// queues that are gone.
+func setQueueGauges(want map[string]schedv1alpha1.QueueStatus) {
+	queueSeries.mu.Lock()
+	defer queueSeries.mu.Unlock()
+	for name := range queueSeries.names {
+		if _, ok := want[name]; !ok {
+			queuePending.DeleteLabelValues(name)
+			queueAdmitted.DeleteLabelValues(name)
+			delete(queueSeries.names, name)
+		}
+	}
+	for name, st := range want {
+		queuePending.WithLabelValues(name).Set(float64(st.PendingApplications))
+		queueAdmitted.WithLabelValues(name).Set(float64(st.AdmittedApplications))
+		queueSeries.names[name] = true
+	}
+}
+
+// queueSeries are the queues the gauges have a series for.
+var queueSeries = struct {
+	mu    sync.Mutex
+	names map[string]bool
+}{names: map[string]bool{}}
+
 func init() {
 	ctrlmetrics.Registry.MustRegister(cyclesTotal, decisionsTotal, scheduleSeconds, admittedTotal, cyclePhaseSeconds, ungateWaitSeconds, ungateCallSeconds, placedAtCreationTotal, standInsTotal,
-		externalRequestSeconds, externalAnswersTotal, externalRefusedTotal)
+		externalRequestSeconds, externalAnswersTotal, externalRefusedTotal, queuePending, queueAdmitted)
 	ctrlmetrics.Registry.MustRegister(status.Collectors()...)
 }

@@ -37,6 +37,7 @@ func (s *Scheduler) ensureDefaultQueue(ctx context.Context) error {
 // nothing (a missing parent, a cycle of parents).
 func (s *Scheduler) writeQueueStatus(ctx context.Context, w world, snap core.Snapshot, out core.Outcome) error {
 	want := status.Queues(snap, out)
+	setQueueGauges(want)
 	var errs []error
 	for i := range w.Queues {
 		q := w.Queues[i].DeepCopy()

@@ -300,6 +300,25 @@ type SparkApplicationStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Summary is what `kubectl get` shows in its Status and Waiting columns.
+	// +optional
+	Summary StatusSummary `json:"summary,omitempty"`
+}
+
+// StatusSummary is what `kubectl get sparkapplications` shows, derived by the operator from the
+// state and the conditions at every status write. Not part of the Kubeflow API.
+type StatusSummary struct {
+	// State is the state as a user reads it: QUEUED while the application's batch scheduler
+	// holds it back (applicationState.state stays as Kubeflow's tools know it: NEW,
+	// PENDING_RERUN or RESUMING), NEW for the empty state, else applicationState.state.
+	// +optional
+	State string `json:"state,omitempty"`
+	// Waiting is why the application waits, if it does: its batch scheduler's reason while it
+	// is QUEUED, or, while SUBMITTED, why its driver does not run yet (no node can take it,
+	// no scheduler picked it up, its image cannot be pulled).
+	// +optional
+	Waiting string `json:"waiting,omitempty"`
 }
 
 // SparkApplication runs one Apache Spark application on Kubernetes: the
@@ -310,13 +329,13 @@ type SparkApplicationStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Namespaced,shortName=sparkapp
 // +kubebuilder:metadata:annotations="api-approved.kubernetes.io=https://github.com/kubeflow/spark-operator/pull/1298"
-// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.applicationState.state`
-// +kubebuilder:printcolumn:name="Waiting",type=string,JSONPath=`.status.conditions[?(@.type=="Queued")].message`,description="why its batch scheduler holds it back (while queued)"
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.summary.state`,description="the state; QUEUED while its batch scheduler holds it back"
 // +kubebuilder:printcolumn:name="Attempts",type=integer,JSONPath=`.status.executionAttempts`
-// +kubebuilder:printcolumn:name="Start",type=string,JSONPath=`.status.lastSubmissionAttemptTime`
-// +kubebuilder:printcolumn:name="Finish",type=string,JSONPath=`.status.terminationTime`
+// +kubebuilder:printcolumn:name="Start",type=date,JSONPath=`.status.lastSubmissionAttemptTime`,description="when it was last submitted"
+// +kubebuilder:printcolumn:name="Finish",type=date,JSONPath=`.status.terminationTime`
 // +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Waiting",type=string,JSONPath=`.status.summary.waiting`,description="why it waits: its batch scheduler's reason, or why its driver does not run yet"
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.size() <= 63",message="metadata.name must be no more than 63 characters"
 type SparkApplication struct {
 	metav1.TypeMeta   `json:",inline"`
