@@ -54,19 +54,8 @@ func TestParseOptions(t *testing.T) {
 				}
 			},
 		},
-		{
-			name: "batch scheduler integrations and YuniKorn's gang settings",
-			args: []string{"--enable-batch-scheduler", "--yunikorn-gang-scheduling-style", "Hard", "--yunikorn-placeholder-timeout", "2m"},
-			check: func(t *testing.T, o *options) {
-				if !o.batchSchedulerEnabled || o.yunikorn.Style != "Hard" || o.yunikorn.PlaceholderTimeout != 2*time.Minute {
-					t.Errorf("batch scheduler options: %t %+v", o.batchSchedulerEnabled, o.yunikorn)
-				}
-			},
-		},
 		{name: "memory limit ratio above 1", args: []string{"--memory-limit-ratio", "1.5"}, wantErr: "--memory-limit-ratio must be within 0 (none) and 1, got 1.5"},
 		{name: "negative memory limit ratio", args: []string{"--memory-limit-ratio", "-0.1"}, wantErr: "--memory-limit-ratio must be within 0 (none) and 1"},
-		{name: "unknown YuniKorn gang style", args: []string{"--yunikorn-gang-scheduling-style", "Strict"}, wantErr: `gang scheduling style "Strict": want Hard or Soft`},
-		{name: "YuniKorn placeholder timeout not in seconds", args: []string{"--yunikorn-placeholder-timeout", "1500ms"}, wantErr: "whole number of seconds"},
 		{
 			// The Kubeflow operator's batch scheduler flags.
 			name: "Kubeflow batch scheduler flags",
