@@ -26,7 +26,6 @@ import (
 
 	"github.com/sparkop/spark-operator/scheduler/external"
 	"github.com/sparkop/spark-operator/scheduler/reservation"
-	"github.com/sparkop/spark-operator/scheduler/yunikorn"
 	"github.com/sparkop/spark-operator/submission"
 	"github.com/sparkop/spark-operator/webhook"
 )
@@ -100,7 +99,6 @@ type options struct {
 	// --enable-batch-scheduler: Volcano, YuniKorn, and coscheduling under each of
 	// kubeSchedulerNames.
 	batchSchedulerEnabled       bool
-	yunikorn                    yunikorn.Options
 	kubeSchedulerNames          []string
 	coschedulingScheduleTimeout time.Duration
 
@@ -156,11 +154,7 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 		"An application naming one whose CRDs are missing is refused, saying so.")
 	fs.StringVar(&kubeSchedulerNames, "kube-scheduler-names", "", "Comma-separated names of kube-scheduler profiles running scheduler-plugins' Coscheduling plugin "+
 		"(e.g. kube-scheduler): each is a spec.batchScheduler value whose pods are scheduled by it, in a PodGroup per run; with --enable-batch-scheduler.")
-	fs.DurationVar(&o.coschedulingScheduleTimeout, "coscheduling-schedule-timeout", time.Minute, "The PodGroups' scheduleTimeoutSeconds for --kube-scheduler-names, "+
-		"and how long a started gang may take to place its executors before the next one starts.")
-	fs.StringVar(&o.yunikorn.Style, "yunikorn-gang-scheduling-style", "", `YuniKorn's gangSchedulingStyle for every application it schedules: "Hard" fails one whose placeholders `+
-		`cannot all be placed within the placeholder timeout, "Soft" then schedules it without its gang; empty: YuniKorn's default (Soft).`)
-	fs.DurationVar(&o.yunikorn.PlaceholderTimeout, "yunikorn-placeholder-timeout", 0, "YuniKorn's placeholderTimeoutInSeconds for every application it schedules: how long its placeholders wait for the real pods; 0: YuniKorn's default (15m).")
+	fs.DurationVar(&o.coschedulingScheduleTimeout, "coscheduling-schedule-timeout", time.Minute, "The PodGroups' scheduleTimeoutSeconds for --kube-scheduler-names.")
 	fs.BoolVar(&o.gangBackfill, "gang-backfill", false, "Let a smaller application of a queue be admitted before the head of its queue when it cannot delay it.")
 	fs.BoolVar(&o.gangPreemption, "gang-preemption", false, "Let a waiting application evict whole lower-priority applications of its queue (or ones borrowing beyond their quota).")
 	fs.IntVar(&o.gangStartBacklog, "gang-start-backlog", gang.DefaultStartBacklog(gang.EnforcementAdvisory), "Start admitted applications' drivers only while fewer executors than this, of drivers started just before, wait to be released to their nodes; 0 starts them all at once. "+
@@ -270,9 +264,6 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	if o.retryPeriod <= 0 || o.renewDeadline <= o.retryPeriod || o.leaseDuration <= o.renewDeadline {
 		errs = append(errs, fmt.Errorf("leader election needs 0 < --leader-election-retry-period (%s) < --leader-election-renew-deadline (%s) < --leader-election-lease-duration (%s)",
 			o.retryPeriod, o.renewDeadline, o.leaseDuration))
-	}
-	if err := o.yunikorn.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("--yunikorn-gang-scheduling-style, --yunikorn-placeholder-timeout: %w", err))
 	}
 	if o.gangStartBacklog < 0 {
 		errs = append(errs, fmt.Errorf("--gang-start-backlog must not be negative, got %d", o.gangStartBacklog))

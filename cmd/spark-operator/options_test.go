@@ -56,15 +56,6 @@ func TestParseOptions(t *testing.T) {
 			},
 		},
 		{
-			name: "batch scheduler integrations and YuniKorn's gang settings",
-			args: []string{"--enable-batch-scheduler", "--yunikorn-gang-scheduling-style", "Hard", "--yunikorn-placeholder-timeout", "2m"},
-			check: func(t *testing.T, o *options) {
-				if !o.batchSchedulerEnabled || o.yunikorn.Style != "Hard" || o.yunikorn.PlaceholderTimeout != 2*time.Minute {
-					t.Errorf("batch scheduler options: %t %+v", o.batchSchedulerEnabled, o.yunikorn)
-				}
-			},
-		},
-		{
 			name: "Kubeflow's metrics flags",
 			args: []string{"--metrics-endpoint", "/prom", "--metrics-prefix", "kf_", "--metrics-labels", "app_type, namespace",
 				"--metrics-labels", "team", "--metrics-job-start-latency-buckets", "30, 60,90", "--metrics-job-submit-latency-buckets", "0.5,1"},
@@ -81,8 +72,6 @@ func TestParseOptions(t *testing.T) {
 		{name: "metrics buckets not numbers", args: []string{"--metrics-job-start-latency-buckets", "30,x"}, wantErr: `"x" is not a number of seconds`},
 		{name: "memory limit ratio above 1", args: []string{"--memory-limit-ratio", "1.5"}, wantErr: "--memory-limit-ratio must be within 0 (none) and 1, got 1.5"},
 		{name: "negative memory limit ratio", args: []string{"--memory-limit-ratio", "-0.1"}, wantErr: "--memory-limit-ratio must be within 0 (none) and 1"},
-		{name: "unknown YuniKorn gang style", args: []string{"--yunikorn-gang-scheduling-style", "Strict"}, wantErr: `gang scheduling style "Strict": want Hard or Soft`},
-		{name: "YuniKorn placeholder timeout not in seconds", args: []string{"--yunikorn-placeholder-timeout", "1500ms"}, wantErr: "whole number of seconds"},
 		{
 			// The Kubeflow operator's batch scheduler flags.
 			name: "Kubeflow batch scheduler flags",

@@ -49,7 +49,7 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 		return nil, err
 	}
 	kubernetes := o.kubernetesEnabled && served
-	if o.gangEnabled || kubernetes {
+	if o.gangEnabled || kubernetes || o.batchSchedulerEnabled {
 		enforcement, err := gang.ParseEnforcement(o.gangEnforcement)
 		if err != nil {
 			return nil, fmt.Errorf("--gang-enforcement: %w", err)
@@ -62,6 +62,7 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 			PreemptionWait:     o.gangPreemptionWait,
 			StartBacklog:       o.gangStartBacklog,
 			Default:            o.defaultBatchSched == gang.Name,
+			DefaultVariant:     o.defaultBatchSched,
 			VariantsOnly:       !o.gangEnabled,
 			Reader:             mgr.GetAPIReader(),
 			SessionDemand:      sessionDemand(o),
@@ -76,6 +77,9 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 		if kubernetes {
 			schedulers.Register(gs.Serve(workloadapi.Placement{}))
 		}
+		if o.batchSchedulerEnabled {
+			serveKubeflowSchedulers(o, mgr, gs, schedulers)
+		}
 	}
 	if o.kubernetesEnabled && !served {
 		schedulers.Register(scheduler.Unavailable{SchedulerName: workloadapi.Name, Why: workloadapi.Unserved})
@@ -86,30 +90,28 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 	case o.kubernetesNaive:
 		schedulers.Register(scheduler.Unavailable{SchedulerName: workloadapi.NaiveName, Why: workloadapi.Unserved})
 	}
-	if o.batchSchedulerEnabled {
-		// Volcano refuses, with a message saying so, the workloads that name it in a cluster
-		// without its CRDs; enabling it never stops the operator. YuniKorn has no CRDs.
-		schedulers.Register(volcano.New(mgr.GetClient(), mgr.GetAPIReader()))
-		yk, err := yunikorn.New(o.yunikorn)
-		if err != nil {
-			return nil, fmt.Errorf("yunikorn: %w", err)
-		}
-		schedulers.Register(yk)
-		for _, name := range o.kubeSchedulerNames {
-			schedulers.Register(coscheduling.New(coscheduling.Config{
-				Name:            name,
-				ScheduleTimeout: o.coschedulingScheduleTimeout,
-				Mapper:          mgr.GetRESTMapper(),
-				Reader:          mgr.GetAPIReader(),
-			}))
-		}
-	}
 	if o.defaultBatchSched != "" {
 		if _, err := schedulers.Get(o.defaultBatchSched); err != nil {
 			return nil, fmt.Errorf("--default-batch-scheduler: %w", err)
 		}
 	}
 	return schedulers, nil
+}
+
+// serveKubeflowSchedulers enables the batch schedulers of Kubeflow's --enable-batch-scheduler,
+// each behind the gang core's whole-gang admission (gang.ForeignPlacement): Volcano refuses,
+// with a message saying so, the workloads that name it in a cluster without its CRDs; enabling
+// it never stops the operator. YuniKorn has no CRDs.
+func serveKubeflowSchedulers(o *options, mgr manager.Manager, gs *gang.Scheduler, schedulers *scheduler.Registry) {
+	schedulers.Register(gs.Serve(volcano.New(mgr.GetClient(), mgr.GetAPIReader())))
+	schedulers.Register(gs.Serve(yunikorn.Scheduler{}))
+	for _, name := range o.kubeSchedulerNames {
+		schedulers.Register(gs.Serve(coscheduling.New(coscheduling.Config{
+			Name:            name,
+			ScheduleTimeout: o.coschedulingScheduleTimeout,
+			Mapper:          mgr.GetRESTMapper(),
+		})))
+	}
 }
 
 // workloadAPIServed reports whether a scheduler of the Workload API is enabled (kubernetes,

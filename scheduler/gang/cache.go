@@ -121,14 +121,22 @@ func (s *Scheduler) read(ctx context.Context) (world, error) {
 		if app := &apps.Items[i]; s.isGang(app) {
 			o := applicationObject(app)
 			o.demand = s.demands.of(app.UID, app.Generation, o.demand)
-			o.ownPlacement = app.Spec.BatchScheduler != nil && s.ownPlacement[*app.Spec.BatchScheduler]
+			o.ownPlacement = s.ownPlacement[s.schedulerOf(app)]
+			if s.foreignQueues[s.schedulerOf(app)] {
+				o.Queue = "" // another scheduler's queue: the core's default one (ForeignPlacement)
+			}
 			w.Workloads = append(w.Workloads, o)
 		}
 	}
 	for i := range sessions.Items {
 		// Sessions are few, and their demand is worked out by the SparkConnect controller's
 		// code on the object: a copy each keeps the cache's safe from it.
-		w.Workloads = append(w.Workloads, sessionObject(sessions.Items[i].DeepCopy(), s.cfg.SessionDemand))
+		o := sessionObject(sessions.Items[i].DeepCopy(), s.cfg.SessionDemand)
+		o.ownPlacement = s.ownPlacement[s.cfg.DefaultVariant]
+		if s.foreignQueues[s.cfg.DefaultVariant] {
+			o.Queue = ""
+		}
+		w.Workloads = append(w.Workloads, o)
 	}
 	attachReservations(w.Workloads, reservations.Items)
 	s.demands.keepFor(w.Workloads)

@@ -67,6 +67,9 @@ type Config struct {
 	ReservationTimeout time.Duration
 	// Default says the operator makes gang the scheduler of applications that name none.
 	Default bool
+	// DefaultVariant is the operator's default batch scheduler when it is a variant this core
+	// serves (Serve; volcano, say): applications that name none are that variant's.
+	DefaultVariant string
 	// VariantsOnly makes the scheduler decide only for the variants it serves (Serve), not for
 	// applications naming gang: the operator enables a variant without gang itself.
 	VariantsOnly bool
@@ -136,8 +139,11 @@ type Scheduler struct {
 	// (not gated for the core to release), whose room placeholders do not hold.
 	served       map[string]bool
 	ownPlacement map[string]bool
-	setUp        sync.Once
-	setErr       error
+	// foreignQueues are the names of variants whose applications name another scheduler's
+	// queue (ForeignPlacement): the core admits them in its default queue.
+	foreignQueues map[string]bool
+	setUp         sync.Once
+	setErr        error
 	// stored are the reservations the cycle loop stored, until the cluster cache shows them:
 	// Admit reads them there first.
 	stored map[core.Key]Reservation
@@ -180,7 +186,7 @@ func New(cfg Config) *Scheduler {
 	}
 	s := &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), ungateKick: make(chan struct{}, 1), ungating: newUngating(),
 		reported: map[core.Key]core.Reason{}, judged: map[core.Key]judgement{}, replanned: map[core.Key]replanned{}, stored: map[core.Key]Reservation{},
-		released: map[types.UID]time.Time{}, served: map[string]bool{}, ownPlacement: map[string]bool{}}
+		released: map[types.UID]time.Time{}, served: map[string]bool{}, ownPlacement: map[string]bool{}, foreignQueues: map[string]bool{}}
 	s.placeholders.clock = cfg.Clock
 	if !cfg.VariantsOnly {
 		s.served[Name] = true
@@ -207,12 +213,24 @@ func (s *Scheduler) isGang(app *v1beta2.SparkApplication) bool {
 	if b := app.Spec.BatchScheduler; b != nil && *b != "" {
 		return s.served[*b]
 	}
-	return s.cfg.Default
+	return s.cfg.Default || s.served[s.cfg.DefaultVariant]
+}
+
+// schedulerOf is the name app is scheduled under: the one it names, else the operator's
+// default ("" when that is none, or gang).
+func (s *Scheduler) schedulerOf(app *v1beta2.SparkApplication) string {
+	if b := app.Spec.BatchScheduler; b != nil && *b != "" {
+		return *b
+	}
+	return s.cfg.DefaultVariant
 }
 
 // sessions reports whether SparkConnect sessions are this scheduler's: they name no batch
-// scheduler, so they are when gang is the operator's default and the controller runs.
-func (s *Scheduler) sessions() bool { return s.cfg.Default && s.cfg.SessionDemand != nil }
+// scheduler, so they are when gang, or a variant it serves, is the operator's default and the
+// controller runs.
+func (s *Scheduler) sessions() bool {
+	return (s.cfg.Default || s.served[s.cfg.DefaultVariant]) && s.cfg.SessionDemand != nil
+}
 
 // Admit admits w when it holds a reservation for its current run (unless the last cycle's
 // start gate holds its driver back, see startgate.go), rejects it when the last cycle found it can

@@ -55,6 +55,9 @@ func (s *Scheduler) Serve(p Placement) scheduler.Interface {
 	if _, likeGang := p.(placedLikeGang); !likeGang {
 		s.ownPlacement[p.Name()] = true
 	}
+	if _, ok := p.(ForeignPlacement); ok {
+		s.foreignQueues[p.Name()] = true
+	}
 	v := &variant{core: s, placement: p}
 	if o, ok := p.(PlacementObjects); ok {
 		return &variantWithObjects{variant: v, objects: o}
@@ -81,6 +84,61 @@ func (r Reservation) Planned() []string {
 	return slices.Sorted(maps.Keys(r.Executors))
 }
 
+// PodsPlacedElsewhere are the pod settings of a run whose pods another scheduler places, within
+// what the admission planned: gang's as advisory enforcement has them (the driver on its
+// planned node, the queue label), the executors not gated but confined to the nodes planned for
+// them (and each, by the webhook, to its own slot as it is created: variant.PlacePod), with the
+// other scheduler's own settings (own: its scheduler name, labels and annotations) added.
+func (r Reservation) PodsPlacedElsewhere(own sparkpod.RoleScheduling) sparkpod.RoleScheduling {
+	pods := r.Pods(EnforcementAdvisory)
+	pods.Executor.SchedulingGates = nil
+	pods.Executor.NodeNames = r.Planned()
+	for _, p := range []struct{ to, from *sparkpod.Scheduling }{{&pods.Driver, &own.Driver}, {&pods.Executor, &own.Executor}} {
+		if p.from.SchedulerName != "" {
+			p.to.SchedulerName = p.from.SchedulerName
+		}
+		if p.from.PriorityClassName != "" {
+			p.to.PriorityClassName = p.from.PriorityClassName
+		}
+		p.to.Labels = mergeMaps(p.to.Labels, p.from.Labels)
+		p.to.Annotations = mergeMaps(p.to.Annotations, p.from.Annotations)
+		p.to.SchedulingGroup = p.from.SchedulingGroup
+	}
+	return pods
+}
+
+// mergeMaps is a copy of a with b's entries set over it; nil when both are empty.
+func mergeMaps(a, b map[string]string) map[string]string {
+	if len(a)+len(b) == 0 {
+		return nil
+	}
+	out := maps.Clone(a)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, b)
+	return out
+}
+
+// ForeignPlacement is implemented by a Placement that puts the core's whole-gang admission in
+// front of another batch scheduler (Volcano, YuniKorn, coscheduling), whose own mechanism
+// cannot hold a Spark gang whose executors do not exist yet: the core admits a run only when
+// its whole gang fits the nodes, node by node, keeps that room until its pods are bound, and
+// the other scheduler places the pods there (PodsPlacedElsewhere).
+//
+// Its applications' batchSchedulerOptions.queue names the other scheduler's queue, which that
+// scheduler keeps: the core admits them in its default queue (the nodes' fit; no quota unless
+// the default queue has one), they are not queued by the core as Kueue would see it
+// (scheduler.Queueing), and the Placement validates them (scheduler.ApplicationValidator)
+// instead of the core. Check is the integration's own verdict, asked before the core's.
+type ForeignPlacement interface {
+	Placement
+	scheduler.ApplicationValidator
+	// Check holds or rejects w for a reason of the integration's own (its CRDs missing, its
+	// queue missing), as a Decision with ok false; ok true leaves the decision to the core.
+	Check(ctx context.Context, w scheduler.Workload) (d scheduler.Decision, ok bool, err error)
+}
+
 // variant is the core serving one Placement's name.
 type variant struct {
 	core      *Scheduler
@@ -102,6 +160,11 @@ func (v *variant) Name() string { return v.placement.Name() }
 
 // Admit is the core's decision, with the variant's pod settings on an admission.
 func (v *variant) Admit(ctx context.Context, w scheduler.Workload) (scheduler.Decision, error) {
+	if f, ok := v.placement.(ForeignPlacement); ok {
+		if d, ok, err := f.Check(ctx, w); err != nil || !ok {
+			return d, err
+		}
+	}
 	d, err := v.core.Admit(ctx, w)
 	if err != nil || !d.Admit {
 		return d, err
@@ -118,8 +181,21 @@ func (v *variant) Admit(ctx context.Context, w scheduler.Workload) (scheduler.De
 	return d, nil
 }
 
+// Release frees the core's reservation, and what the Placement holds if it holds anything
+// (PlacementRelease).
 func (v *variant) Release(ctx context.Context, w scheduler.Workload) error {
+	if p, ok := v.placement.(PlacementRelease); ok {
+		if err := p.Release(ctx, w); err != nil {
+			return err
+		}
+	}
 	return v.core.Release(ctx, w)
+}
+
+// PlacementRelease is implemented by a Placement that holds something of its own for a run
+// (another scheduler's PodGroup): Release frees it as the run ends (scheduler.Interface.Release).
+type PlacementRelease interface {
+	Release(ctx context.Context, w scheduler.Workload) error
 }
 
 // SetupWithManager sets the core up, once, whichever of its names the registry asks first.
@@ -129,11 +205,19 @@ func (v *variant) SetupWithManager(mgr manager.Manager, wake scheduler.Waker) er
 
 func (v *variant) WakesHeldWorkloads() bool { return true }
 
-func (v *variant) QueuesWorkloads() bool { return true }
+// QueuesWorkloads: a variant's applications wait in the core's queues, unless their queue is
+// another scheduler's (ForeignPlacement): the core then only checks the nodes' fit.
+func (v *variant) QueuesWorkloads() bool {
+	_, foreign := v.placement.(ForeignPlacement)
+	return !foreign
+}
 
 func (v *variant) PendingReason() string { return v.core.PendingReason() }
 
 func (v *variant) ValidateApplication(ctx context.Context, app *v1beta2.SparkApplication) field.ErrorList {
+	if f, ok := v.placement.(ForeignPlacement); ok {
+		return f.ValidateApplication(ctx, app)
+	}
 	return v.core.ValidateApplication(ctx, app)
 }
 
@@ -144,7 +228,7 @@ func (v *variant) ValidateApplication(ctx context.Context, app *v1beta2.SparkApp
 // that node only. An executor the plan has no slot for keeps the template's placement.
 func (v *variant) PlacePod(pod *corev1.Pod, owner client.Object) bool {
 	app, ok := owner.(*v1beta2.SparkApplication)
-	if !ok || app.Spec.BatchScheduler == nil || *app.Spec.BatchScheduler != v.Name() {
+	if !ok || v.core.schedulerOf(app) != v.Name() {
 		return false
 	}
 	placed := false

@@ -14,10 +14,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
@@ -168,5 +170,73 @@ func TestVariantPlacePod(t *testing.T) {
 				t.Errorf("pod (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// foreign is a ForeignPlacement whose Check holds runs of the application named "held", and
+// whose validation refuses every application.
+type foreign struct{}
+
+func (foreign) Name() string { return "foreign" }
+
+func (foreign) Pods(_ scheduler.Workload, r Reservation) (sparkpod.RoleScheduling, error) {
+	own := sparkpod.Scheduling{SchedulerName: "other", Labels: map[string]string{"group": "g"}}
+	return r.PodsPlacedElsewhere(sparkpod.RoleScheduling{Driver: own, Executor: own}), nil
+}
+
+func (foreign) Check(_ context.Context, w scheduler.Workload) (scheduler.Decision, bool, error) {
+	if w.Key.Name == "held" {
+		return scheduler.Decision{Reason: "its own reason"}, false, nil
+	}
+	return scheduler.Decision{}, true, nil
+}
+
+func (foreign) ValidateApplication(context.Context, *v1beta2.SparkApplication) field.ErrorList {
+	return field.ErrorList{field.Forbidden(field.NewPath("spec"), "the other scheduler's verdict")}
+}
+
+// TestForeignPlacement: another scheduler's integration behind the core. Its check comes
+// first; an admission places the pods on the planned nodes with the other scheduler's
+// settings, the executors not gated; its applications' queue is the other scheduler's, so the
+// core reads them in its default queue, the integration validates them, and Kueue may queue
+// them; with it as the operator's default, applications naming none and sessions are the core's.
+func TestForeignPlacement(t *testing.T) {
+	s := New(Config{VariantsOnly: true, DefaultVariant: "foreign", SessionDemand: func(*v1alpha1.SparkConnect) (sparkpod.Demand, error) { return sparkpod.Demand{}, nil }})
+	v := s.Serve(foreign{})
+	s.held = map[core.Key]string{}
+	res := &Reservation{SubmissionID: "s1", Queue: "default", Driver: "n1", Executors: map[string]int32{"n2": 1, "n1": 1}}
+
+	held := app("held", "s1", v1beta2.ApplicationStateNew, 2, res)
+	if d, err := v.Admit(context.Background(), scheduler.ApplicationWorkload(&held)); err != nil || d.Admit || d.Reason != "its own reason" {
+		t.Errorf("a run its check holds: %+v, %v", d, err)
+	}
+	a := app("a", "s1", v1beta2.ApplicationStateNew, 2, res)
+	got, err := v.Admit(context.Background(), scheduler.ApplicationWorkload(&a))
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := map[string]string{"group": "g", LabelQueue: "default"}
+	want := scheduler.Decision{Admit: true, Pods: sparkpod.RoleScheduling{
+		Driver:   sparkpod.Scheduling{SchedulerName: "other", Labels: own, NodeNames: []string{"n1"}},
+		Executor: sparkpod.Scheduling{SchedulerName: "other", Labels: own, NodeNames: []string{"n1", "n2"}},
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("decision (-want +got):\n%s", diff)
+	}
+	if errs := v.(scheduler.ApplicationValidator).ValidateApplication(context.Background(), &a); len(errs) != 1 || errs[0].Detail != "the other scheduler's verdict" {
+		t.Errorf("validation %v, want the integration's", errs)
+	}
+	if v.(scheduler.Queueing).QueuesWorkloads() {
+		t.Error("its applications would be refused with a Kueue label, though the core does not queue them by their queue")
+	}
+
+	unnamed := app("b", "s2", v1beta2.ApplicationStateNew, 1, nil)
+	unnamed.Spec.BatchScheduler = nil
+	unnamed.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To("root.spark")}
+	if !s.isGang(&unnamed) || !s.sessions() {
+		t.Error("with the variant as the default, applications naming none and sessions are not the core's")
+	}
+	if got := s.schedulerOf(&unnamed); got != "foreign" || !s.ownPlacement[got] || !s.foreignQueues[got] {
+		t.Errorf("an application naming none is scheduled as %q (own placement %v, foreign queue %v), want the default variant's", got, s.ownPlacement[got], s.foreignQueues[got])
 	}
 }

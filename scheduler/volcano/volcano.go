@@ -10,16 +10,16 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 // SparkApplication or SparkConnect, and its pods are created naming it and the volcano
 // scheduler, so Volcano schedules them as one group from the first pod on.
 //
-// How the group holds. A Spark driver creates its executors only once it runs, so a group
+// How the gang is held. A Spark driver creates its executors only once it runs, so a group
 // whose minMember counted the executors could never start: Volcano's gang plugin would wait
-// for pods that do not exist yet. The group's minMember is therefore 1 (the driver), and the
-// gang is its minResources: the driver and the initial executors with every overhead (the
-// demand sparkpod.DemandOf computes). Volcano's enqueue action lets a group in (Inqueue) only
-// when its whole minResources fit in what the cluster has idle beside the groups already in,
-// and its overcommit plugin keeps a running group's not-yet-bound part reserved, so executors
-// created after the driver find their room. With Volcano's default overcommit factor of 1.2,
-// groups are let in for 20% more than the cluster holds, and some can start in part: the factor
-// must be 1.0 for the gang to hold (docs/gang-scheduling.md says how to configure it).
+// for pods that do not exist yet. The group's minMember is therefore 1 (the driver), and its
+// minResources the whole gang. Volcano lets such a group in (enqueue) when its minResources fit
+// beside the groups already in, but once the driver is bound the group counts as ready and
+// nothing keeps its executors' room: measured, every driver started at once (issue #47). So
+// Volcano is served as a variant of the gang scheduler's core (gang.ForeignPlacement): the core
+// admits a run only when its whole gang fits the nodes, node by node, and keeps that room until
+// its pods are bound; Volcano places the pods on the nodes planned for them, and its queue
+// (the PodGroup's) keeps its own limits.
 package volcano
 
 import (
@@ -38,6 +38,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -82,9 +83,9 @@ type Scheduler struct {
 }
 
 var (
-	_ scheduler.Interface            = (*Scheduler)(nil)
-	_ scheduler.ObjectsForRun        = (*Scheduler)(nil)
-	_ scheduler.ApplicationValidator = (*Scheduler)(nil)
+	_ gang.ForeignPlacement = (*Scheduler)(nil)
+	_ gang.PlacementObjects = (*Scheduler)(nil)
+	_ gang.PlacementRelease = (*Scheduler)(nil)
 )
 
 // New returns the Volcano integration using c, and r to read Volcano Queues.
@@ -95,37 +96,41 @@ func (*Scheduler) Name() string { return Name }
 // SchedulerName is the scheduler its pods name, which the validating webhook knows of.
 func (*Scheduler) SchedulerName() string { return SchedulerName }
 
-// Admit lets every run through at once: Volcano itself holds its pods until the whole group
-// fits. The pods name the run's PodGroup and the volcano scheduler from their creation, so
-// that no pod is ever scheduled outside its group. A cluster without Volcano's CRDs rejects
-// the run, saying so; a run naming a Volcano queue that does not exist is held, saying so,
-// until it does (Volcano would keep its PodGroup pending without a word).
-func (s *Scheduler) Admit(ctx context.Context, w scheduler.Workload) (scheduler.Decision, error) {
+// Check rejects a run in a cluster without Volcano's CRDs, saying so, and holds one naming a
+// Volcano queue that does not exist, saying so, until it does (Volcano would keep its PodGroup
+// pending without a word). Otherwise the gang scheduler's core decides (gang.ForeignPlacement).
+func (s *Scheduler) Check(ctx context.Context, w scheduler.Workload) (scheduler.Decision, bool, error) {
 	if err := s.requireCRDs(); err != nil {
 		if scheduler.IsMissingCRD(err) {
-			return scheduler.Decision{Reject: true, Reason: err.Error()}, nil
+			return scheduler.Decision{Reject: true, Reason: err.Error()}, false, nil
 		}
-		return scheduler.Decision{}, err
+		return scheduler.Decision{}, false, err
 	}
 	switch exists, err := s.queueExists(ctx, w.Queue); {
 	case err != nil:
-		return scheduler.Decision{}, err
+		return scheduler.Decision{}, false, err
 	case !exists:
-		return scheduler.Decision{Reason: fmt.Sprintf("Volcano queue %q does not exist", w.Queue), RetryAfter: queueRetry}, nil
+		return scheduler.Decision{Reason: fmt.Sprintf("Volcano queue %q does not exist", w.Queue), RetryAfter: queueRetry}, false, nil
 	}
 	if w.Run == "" {
-		return scheduler.Decision{}, fmt.Errorf("workload %s has no run to name its PodGroup after", w.Key)
+		return scheduler.Decision{}, false, fmt.Errorf("workload %s has no run to name its PodGroup after", w.Key)
 	}
-	pods := sparkpod.Scheduling{
+	return scheduler.Decision{}, true, nil
+}
+
+// Pods of a run the core admitted: on the nodes planned for them, naming the run's PodGroup and
+// the volcano scheduler from their creation, so that no pod is ever scheduled outside its group.
+func (s *Scheduler) Pods(w scheduler.Workload, r gang.Reservation) (sparkpod.RoleScheduling, error) {
+	own := sparkpod.Scheduling{
 		SchedulerName: SchedulerName,
 		Annotations:   map[string]string{AnnotationGroupName: PodGroupName(w)},
 	}
-	return scheduler.Decision{Admit: true, Pods: sparkpod.RoleScheduling{Driver: pods, Executor: pods}}, nil
+	return r.PodsPlacedElsewhere(sparkpod.RoleScheduling{Driver: own, Executor: own}), nil
 }
 
 // RunObjects is the run's PodGroup: minMember 1 and the whole gang as minResources (see the
 // package comment), in the workload's queue and with its priority class.
-func (s *Scheduler) RunObjects(_ context.Context, w scheduler.Workload, _ scheduler.Decision) ([]client.Object, error) {
+func (s *Scheduler) RunObjects(_ context.Context, w scheduler.Workload, _ gang.Reservation) ([]client.Object, error) {
 	minResources := map[string]any{}
 	for name, q := range w.Demand.Total() {
 		// A pod count is not a resource Volcano reserves; minMember counts pods.

@@ -26,6 +26,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -82,24 +83,23 @@ func workload(t *testing.T, app *v1beta2.SparkApplication) scheduler.Workload {
 	return w
 }
 
-func TestAdmit(t *testing.T) {
-	pods := sparkpod.Scheduling{SchedulerName: "volcano", Annotations: map[string]string{AnnotationGroupName: "pi-pg-run-1"}}
+// TestCheck: Volcano's own verdict, before the gang scheduler's core decides (ok).
+func TestCheck(t *testing.T) {
 	tests := []struct {
 		name      string
 		installed bool
 		run       string
 		queue     string
 		want      scheduler.Decision
+		ok        bool
 		wantErr   string
 	}{
-		{name: "the pods name the run's PodGroup and the volcano scheduler", installed: true, run: "run-1",
-			want: scheduler.Decision{Admit: true, Pods: sparkpod.RoleScheduling{Driver: pods, Executor: pods}}},
+		{name: "installed, a run: the core decides", installed: true, run: "run-1", ok: true},
 		{name: "without Volcano's CRDs the run is rejected, saying so", run: "run-1",
 			want: scheduler.Decision{Reject: true, Reason: "batch scheduler volcano needs the CRD podgroups.scheduling.volcano.sh " +
 				"(scheduling.volcano.sh/v1beta1, Kind=PodGroup), which is not installed in the cluster: install it from Volcano"}},
 		{name: "a workload without a run is an error", installed: true, wantErr: "no run"},
-		{name: "a queue that exists", installed: true, run: "run-1", queue: "q",
-			want: scheduler.Decision{Admit: true, Pods: sparkpod.RoleScheduling{Driver: pods, Executor: pods}}},
+		{name: "a queue that exists", installed: true, run: "run-1", queue: "q", ok: true},
 		{name: "a queue that does not exist holds the run, saying so", installed: true, run: "run-1", queue: "nope",
 			want: scheduler.Decision{Reason: `Volcano queue "nope" does not exist`, RetryAfter: queueRetry}},
 	}
@@ -111,7 +111,7 @@ func TestAdmit(t *testing.T) {
 					a.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To(tt.queue)}
 				}
 			})
-			got, err := newScheduler(newClient(tt.installed, queue("q"))).Admit(context.Background(), workload(t, app))
+			got, ok, err := newScheduler(newClient(tt.installed, queue("q"))).Check(context.Background(), workload(t, app))
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err = %v, want one saying %q", err, tt.wantErr)
@@ -121,11 +121,44 @@ func TestAdmit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if ok != tt.ok {
+				t.Errorf("ok = %v, want %v", ok, tt.ok)
+			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("decision (-want +got):\n%s", diff)
 			}
 		})
 	}
+}
+
+// TestPods: the pods of an admitted run name its PodGroup and the volcano scheduler, and go to
+// the nodes the core planned (the driver to its own, the executors, not gated, to theirs).
+func TestPods(t *testing.T) {
+	r := gang.Reservation{SubmissionID: "run-1", Queue: "default", Driver: "n1", Executors: map[string]int32{"n1": 1, "n2": 1}}
+	got, err := newScheduler(newClient(true)).Pods(workload(t, pi(nil)), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	annotations := map[string]string{AnnotationGroupName: "pi-pg-run-1"}
+	labels := map[string]string{gang.LabelQueue: "default"}
+	want := sparkpod.RoleScheduling{
+		Driver:   sparkpod.Scheduling{SchedulerName: "volcano", Labels: labels, Annotations: annotations, NodeNames: []string{"n1"}},
+		Executor: sparkpod.Scheduling{SchedulerName: "volcano", Labels: labels, Annotations: annotations, NodeNames: []string{"n1", "n2"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("pods (-want +got):\n%s", diff)
+	}
+}
+
+// objectsOf lets EnsureRunObjects create the PodGroup as the gang scheduler's variant does.
+type objectsOf struct{ *Scheduler }
+
+func (objectsOf) Admit(context.Context, scheduler.Workload) (scheduler.Decision, error) {
+	return scheduler.Decision{Admit: true}, nil
+}
+
+func (o objectsOf) RunObjects(ctx context.Context, w scheduler.Workload, _ scheduler.Decision) ([]client.Object, error) {
+	return o.Scheduler.RunObjects(ctx, w, gang.Reservation{})
 }
 
 func TestRunObjects(t *testing.T) {
@@ -159,7 +192,7 @@ func TestRunObjects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			w := workload(t, tt.app)
-			objs, err := newScheduler(newClient(true, queue("q"))).RunObjects(context.Background(), w, scheduler.Decision{Admit: true})
+			objs, err := newScheduler(newClient(true, queue("q"))).RunObjects(context.Background(), w, gang.Reservation{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -183,11 +216,7 @@ func TestPodGroupLifecycle(t *testing.T) {
 	c := newClient(true, app)
 	s := newScheduler(c)
 	w := workload(t, app)
-	d, err := s.Admit(context.Background(), w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := scheduler.EnsureRunObjects(context.Background(), c, s, w, d); err != nil {
+	if err := scheduler.EnsureRunObjects(context.Background(), c, objectsOf{s}, w, scheduler.Decision{Admit: true}); err != nil {
 		t.Fatal(err)
 	}
 	pg := &unstructured.Unstructured{}

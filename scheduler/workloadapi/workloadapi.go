@@ -70,14 +70,11 @@ func (Placement) Pods(w scheduler.Workload, r gang.Reservation) (sparkpod.RoleSc
 	if err != nil {
 		return sparkpod.RoleScheduling{}, err
 	}
-	// Gang's pods as advisory enforcement has them (the driver not gated): kube-scheduler places
-	// these runs' pods itself, and placeholders do not hold their room.
-	pods := r.Pods(gang.EnforcementAdvisory)
-	pods.Driver.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To(names.Driver)}
-	pods.Executor.SchedulingGates = nil
-	pods.Executor.NodeNames = r.Planned()
-	pods.Executor.SchedulingGroup = &corev1.PodSchedulingGroup{PodGroupName: ptr.To(names.Executors)}
-	return pods, nil
+	// kube-scheduler places these runs' pods itself, and placeholders do not hold their room.
+	return r.PodsPlacedElsewhere(sparkpod.RoleScheduling{
+		Driver:   sparkpod.Scheduling{SchedulingGroup: &corev1.PodSchedulingGroup{PodGroupName: ptr.To(names.Driver)}},
+		Executor: sparkpod.Scheduling{SchedulingGroup: &corev1.PodSchedulingGroup{PodGroupName: ptr.To(names.Executors)}},
+	}), nil
 }
 
 // PlacePod puts a pod of an admitted run that lacks a scheduling group in the run's group of

@@ -31,7 +31,8 @@ import (
 
 // TestCoscheduling runs 20 applications naming spec.batchScheduler: kube-scheduler, as
 // Kubeflow's do, through scheduler-plugins' kube-scheduler with the Coscheduling plugin
-// (`hack/local-cluster.sh coscheduling`) on a cluster that fits 4: all complete, none in part,
+// (`hack/local-cluster.sh coscheduling`), behind the operator's whole-gang admission and with
+// its webhooks, on a cluster that fits 4: all complete, none in part,
 // each run in a PodGroup of its own (owned by the application, minMember 1, minResources the
 // whole gang) that its pods name, placed by that scheduler. Before the scheduler's CRDs are
 // installed, an application naming it is refused, saying so (by the controller, and by the
@@ -42,7 +43,7 @@ func TestCoscheduling(t *testing.T) {
 	c, _ := cluster.Clients(t, kubeconfig)
 	ns := cluster.Namespace(t, c, "coscheduling")
 	t.Cleanup(func() { describe(t, c, ns) })
-	cluster.StartOperator(t, "operator", "--kubeconfig", kubeconfig, "--namespaces", ns, "--submission-workers", "8",
+	op := cluster.StartOperator(t, "operator", "--kubeconfig", kubeconfig, "--namespaces", ns, "--submission-workers", "8",
 		"--enable-spark-connect=false", "--enable-batch-scheduler", "--kube-scheduler-names", coscheduling.DefaultName,
 		"--coscheduling-schedule-timeout", "2m", "-logtostderr", "-v=1")
 
@@ -94,6 +95,12 @@ func TestCoscheduling(t *testing.T) {
 	if _, err := cluster.Script(ctx, state, "coscheduling"); err != nil {
 		t.Fatal(err)
 	}
+	// As it is installed (the chart's default): with its webhooks, which confine each executor
+	// to the node planned for it. Without them, executors are confined only to the run's
+	// planned nodes, and two can take each other's slots (2 of these 20 ran in part so).
+	op.Stop()
+	startWithWebhooks(t, kubeconfig, ns, "--enable-batch-scheduler", "--kube-scheduler-names", coscheduling.DefaultName,
+		"--coscheduling-schedule-timeout", "2m")
 	for i := range apps {
 		app := newApp(ns, "cosched", i)
 		app.Spec.BatchScheduler = ptr.To(coscheduling.DefaultName)

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -107,10 +108,17 @@ type fixture struct {
 	// executorSeconds is how long each executor runs (kwok) before it Succeeds, unless its
 	// driver ends first.
 	executorSeconds int
+	// executorDelay is how long a driver runs before it asks for executors, and batch how many
+	// it asks for at a time (0: all at once), as a Spark driver does (spark.kubernetes.
+	// allocation.batch.size); each batch comes a round of play after the one before.
+	executorDelay time.Duration
+	batch         int
 
 	mu sync.Mutex
-	// played holds the drivers (by UID) whose executors were created.
+	// played holds the drivers (by UID) all of whose executors were created; made counts
+	// those created so far.
 	played map[types.UID]bool
+	made   map[types.UID]int
 	// pending is, per executor (namespace/name), when it was first seen not bound to a node
 	// while its driver ran; waited is the longest any executor waited so.
 	pending map[string]time.Time
@@ -127,7 +135,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, c client.Client, ns string) *fixture {
 	return &fixture{t: t, c: c, ns: ns, ctx: context.Background(), executorSeconds: 60,
-		played: map[types.UID]bool{}, pending: map[string]time.Time{}, seen: map[string]corev1.Pod{}}
+		played: map[types.UID]bool{}, made: map[types.UID]int{}, pending: map[string]time.Time{}, seen: map[string]corev1.Pod{}}
 }
 
 // app is a SparkPi of a 1-CPU driver that runs for driverSeconds and executors of 1 CPU.
@@ -206,8 +214,17 @@ func (f *fixture) play() error {
 		if template == nil {
 			return fmt.Errorf("driver %s has no executor pod template", driver.Name)
 		}
-		for id := 1; id <= int(ptr.Deref(app.Spec.Executor.Instances, 0)); id++ {
-			pod, err := executors.Build(driver, id, executors.Options{Cores: 1, MemoryMiB: 512, Template: template,
+		if started := driver.Status.StartTime; f.executorDelay > 0 && (started == nil || time.Since(started.Time) < f.executorDelay) {
+			continue
+		}
+		count := initialExecutors(app)
+		next := f.made[driver.UID] + 1
+		last := count
+		if f.batch > 0 {
+			last = min(count, next+f.batch-1)
+		}
+		for id := next; id <= last; id++ {
+			pod, err := executors.Build(driver, id, executors.Options{Cores: int(ptr.Deref(app.Spec.Executor.Cores, 1)), MemoryMiB: 512, Template: template,
 				Annotations: map[string]string{executors.AnnotationRunSeconds: fmt.Sprint(f.executorSeconds)}})
 			if err != nil {
 				return err
@@ -216,9 +233,20 @@ func (f *fixture) play() error {
 				return err
 			}
 		}
-		f.played[driver.UID] = true
+		f.made[driver.UID] = last
+		f.played[driver.UID] = last >= count
 	}
 	return nil
+}
+
+// initialExecutors is how many executors Spark starts app with: its instances, or with dynamic
+// allocation the largest of its initial and minimum executors (and instances).
+func initialExecutors(app *v1beta2.SparkApplication) int {
+	n := ptr.Deref(app.Spec.Executor.Instances, 0)
+	if da := app.Spec.DynamicAllocation; da != nil && da.Enabled {
+		n = max(n, ptr.Deref(da.InitialExecutors, 0), ptr.Deref(da.MinExecutors, 0))
+	}
+	return int(n)
 }
 
 // observe records, from one list of the namespace's pods, the drivers running at once and the
@@ -288,13 +316,13 @@ const fixtureDriverSeconds = 10
 // batch schedulers here bind a pod whose room they reserved within a scheduling period (0.5–1 s).
 const maxExecutorWait = 10 * time.Second
 
-// checkNoPartialStarts fails t if an application ran in part: at most 4 of them (the cluster's
-// room) and at least 2 ran at once, and every executor got its node while its driver ran,
-// within maxExecutorWait.
-func (f *fixture) checkNoPartialStarts(t *testing.T) {
+// checkNoPartialStarts fails t if an application ran in part: at most fit of them (the
+// cluster's room, by nodes) and at least 2 ran at once, and every executor got its node while
+// its driver ran, within maxExecutorWait.
+func (f *fixture) checkNoPartialStarts(t *testing.T, fit int) {
 	t.Helper()
-	if f.peakDrivers > 4 {
-		t.Errorf("%d drivers ran at once on a cluster that fits 4 applications", f.peakDrivers)
+	if f.peakDrivers > fit {
+		t.Errorf("%d drivers ran at once on a cluster that fits %d applications", f.peakDrivers, fit)
 	}
 	if f.peakDrivers < 2 {
 		t.Errorf("at most %d driver ran at once: the applications did not share the cluster", f.peakDrivers)
@@ -304,6 +332,26 @@ func (f *fixture) checkNoPartialStarts(t *testing.T) {
 	}
 	if f.waited > maxExecutorWait {
 		t.Errorf("executor %s of a running driver waited %s for a node: its application started in part", f.slowest, f.waited.Round(time.Millisecond))
+	}
+}
+
+// checkExecutorsMade fails t unless every named application's driver got its initial
+// executors: a driver that ended before play saw it running ran without them, and its
+// application says nothing of the gang.
+func (f *fixture) checkExecutorsMade(t *testing.T, names []string) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	made := map[string]int{}
+	for _, p := range f.seen {
+		if p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleExecutor {
+			made[p.Labels[v1beta2.LabelAppName]]++
+		}
+	}
+	for _, name := range names {
+		if want := initialExecutors(f.get(name)); made[name] < want {
+			t.Errorf("%s: %d of its %d executors were made: its driver ended before play saw it running", name, made[name], want)
+		}
 	}
 }
 
@@ -326,6 +374,9 @@ func (f *fixture) runToCompletion(timeout time.Duration, names []string, each fu
 		}
 		done := 0
 		for _, app := range apps.Items {
+			if !slices.Contains(names, app.Name) {
+				continue
+			}
 			switch app.Status.AppState.State {
 			case v1beta2.ApplicationStateCompleted:
 				done++

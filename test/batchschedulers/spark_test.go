@@ -48,8 +48,9 @@ const (
 	fitAtOnce     = 4
 	// Executors outlive their driver's run: the test ends them when the driver ends, as
 	// Spark's driver does when it stops, so an application takes its capacity exactly while its
-	// driver runs.
-	driverRunSeconds   = "8"
+	// driver runs. A driver must run long enough for a step to see it running and make its
+	// executors, on a loaded machine and through the webhook (at 8 s, 4 of 20 were missed).
+	driverRunSeconds   = "15"
 	executorRunSeconds = "600"
 )
 

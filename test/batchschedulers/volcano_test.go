@@ -115,7 +115,7 @@ func TestVolcano(t *testing.T) {
 	f.runToCompletion(4*time.Minute, append([]string{"early"}, apps...), recordGroups)
 
 	t.Run("no partial starts", func(t *testing.T) {
-		f.checkNoPartialStarts(t)
+		f.checkNoPartialStarts(t, 4)
 		t.Logf("peak drivers %d; longest executor wait %s", f.peakDrivers, f.waited.Round(time.Millisecond))
 	})
 

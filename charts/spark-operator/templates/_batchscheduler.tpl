@@ -15,7 +15,7 @@ applications naming a scheduler that is not enabled, and unknown gang queues). *
 {{- if $b.kubernetes.enable }}
 - --enable-kubernetes-scheduler
 {{- end }}
-{{- if or $b.gang.enable $b.kubernetes.enable }}
+{{- if or $b.gang.enable $b.kubernetes.enable $b.enable }}
 {{- if $b.gang.enable }}
 - --enable-gang-scheduler
 {{- end }}
