@@ -27,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -55,6 +56,7 @@ import (
 	"github.com/sparkop/spark-operator/controllers/sparkapplication"
 	"github.com/sparkop/spark-operator/controllers/sparkconnect"
 	"github.com/sparkop/spark-operator/controllers/uiresources"
+	"github.com/sparkop/spark-operator/internal/crdcheck"
 	"github.com/sparkop/spark-operator/internal/eventnote"
 	"github.com/sparkop/spark-operator/internal/leaderlock"
 	"github.com/sparkop/spark-operator/internal/nsfilter"
@@ -162,6 +164,12 @@ func run(ctx context.Context, o *options) error {
 		return err
 	}
 
+	if o.controllerEnabled {
+		if err := checkCRDs(ctx, cfg, o); err != nil {
+			return err
+		}
+	}
+
 	mgrOpts := manager.Options{
 		Scheme:                        scheme,
 		Cache:                         cacheOptions(o),
@@ -241,6 +249,28 @@ func run(ctx context.Context, o *options) error {
 		}
 	}
 	return mgr.Start(ctx)
+}
+
+// checkCRDs refuses to run the controllers on CRDs that would drop the status they write
+// (internal/crdcheck): Kubeflow's, left installed by a move to this chart.
+func checkCRDs(ctx context.Context, cfg *rest.Config, o *options) error {
+	scheme := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	kinds := []crdcheck.Kind{crdcheck.SparkApplication, crdcheck.ScheduledSparkApplication}
+	if o.sparkConnectEnabled {
+		kinds = append(kinds, crdcheck.SparkConnect)
+	}
+	forbidden, err := crdcheck.Check(ctx, c, kinds...)
+	if forbidden {
+		ctrllog.Log.Info("not allowed to read the CRDs: their status schemas are not checked")
+	}
+	return err
 }
 
 // newManager creates the operator's manager. Every event recorder it hands out (to the
