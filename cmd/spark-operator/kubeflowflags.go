@@ -13,8 +13,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/time/rate"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sparkop/spark-operator/webhook"
 )
@@ -50,17 +54,23 @@ type kubeflowValues struct {
 	enableCertManager                  bool
 	mutatingWebhook, validatingWebhook string
 	ingressTLS, ingressAnnotations     string
+	bucketQPS, bucketSize              int
+	maxDelay                           time.Duration
 }
 
 // kubeflowFlags registers the Kubeflow flags on fs: the renamed ones through fs's normalization,
 // the others hidden, and those this operator shares with Kubeflow under its names
-// (--cache-sync-timeout, --ingress-tls, --ingress-annotations) in the open.
+// (--cache-sync-timeout, --ingress-tls, --ingress-annotations, --workqueue-ratelimiter-*) in
+// the open.
 func kubeflowFlags(fs *pflag.FlagSet, o *options) *kubeflowValues {
 	fs.SetNormalizeFunc(normalizeKubeflowName)
 	kf := &kubeflowValues{}
 	fs.DurationVar(&o.cacheSyncTimeout, "cache-sync-timeout", 0, "How long the controllers wait for their caches to fill at start-up; 0: controller-runtime's default (2m).")
 	fs.StringVar(&kf.ingressTLS, "ingress-tls", "", `Default TLS of the Spark UI Ingresses, as JSON (e.g. '[{"hosts":["*.example.com"],"secretName":"ui-tls"}]'); `+
 		`an application's sparkUIOptions.ingressTLS wins.`)
+	fs.IntVar(&kf.bucketQPS, "workqueue-ratelimiter-bucket-qps", 10, "Requeues a second of SparkApplications after errors, across all of them (the token bucket's rate).")
+	fs.IntVar(&kf.bucketSize, "workqueue-ratelimiter-bucket-size", 100, "Burst of requeues after errors (the token bucket's size).")
+	fs.DurationVar(&kf.maxDelay, "workqueue-ratelimiter-max-delay", 1000*time.Second, "Longest wait before an application that keeps failing to reconcile is tried again (its delay doubles from 5ms).")
 	fs.StringVar(&kf.ingressAnnotations, "ingress-annotations", "", `Default annotations of the Spark UI Ingresses, as a JSON object; `+
 		`an application's sparkUIOptions.ingressAnnotations are added over them.`)
 	hidden := func(name string) {
@@ -123,6 +133,16 @@ func (kf *kubeflowValues) apply(fs *pflag.FlagSet, o *options) []error {
 	if kf.ingressAnnotations != "" {
 		if err := json.Unmarshal([]byte(kf.ingressAnnotations), &o.ingressAnnotations); err != nil {
 			errs = append(errs, fmt.Errorf("--ingress-annotations is not a JSON object of strings: %w", err))
+		}
+	}
+	if fs.Changed("workqueue-ratelimiter-bucket-qps") || fs.Changed("workqueue-ratelimiter-bucket-size") || fs.Changed("workqueue-ratelimiter-max-delay") {
+		if kf.bucketQPS < 1 || kf.bucketSize < 1 || kf.maxDelay <= 0 {
+			errs = append(errs, errors.New("--workqueue-ratelimiter-bucket-qps, -bucket-size and -max-delay must be positive"))
+		} else {
+			// controller-runtime's default limiter, with these settings.
+			o.rateLimiter = workqueue.NewTypedMaxOfRateLimiter(
+				workqueue.NewTypedItemExponentialFailureRateLimiter[reconcile.Request](5*time.Millisecond, kf.maxDelay),
+				&workqueue.TypedBucketRateLimiter[reconcile.Request]{Limiter: rate.NewLimiter(rate.Limit(kf.bucketQPS), kf.bucketSize)})
 		}
 	}
 	if o.cacheSyncTimeout < 0 {

@@ -17,6 +17,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sparkop/spark-operator/webhook"
 )
@@ -133,5 +135,34 @@ func TestZapLogLevel(t *testing.T) {
 		if got := v.Value.String(); got != tt.want {
 			t.Errorf("%v: -v = %s, want %s", tt.args, got, tt.want)
 		}
+	}
+}
+
+// TestWorkqueueRateLimiter: Kubeflow's rate limiter flags pace the controller's requeues; an
+// application failing again and again waits at most the maximum delay.
+func TestWorkqueueRateLimiter(t *testing.T) {
+	parse := func(args ...string) (*options, error) {
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		return parseOptions(fs, args)
+	}
+	o, err := parse()
+	if err != nil || o.rateLimiter != nil {
+		t.Fatalf("without the flags: limiter %v, %v; want controller-runtime's (nil)", o.rateLimiter, err)
+	}
+	o, err = parse("--workqueue-ratelimiter-bucket-qps=1000", "--workqueue-ratelimiter-bucket-size=1000", "--workqueue-ratelimiter-max-delay=1s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "pi"}}
+	var last time.Duration
+	for range 20 {
+		last = o.rateLimiter.When(item)
+	}
+	if last != time.Second {
+		t.Errorf("delay after 20 failures = %s, want the maximum, 1s", last)
+	}
+	if _, err := parse("--workqueue-ratelimiter-bucket-qps=0"); err == nil || !strings.Contains(err.Error(), "must be positive") {
+		t.Errorf("a bucket of 0 a second: %v", err)
 	}
 }

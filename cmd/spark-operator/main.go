@@ -333,9 +333,10 @@ func setupControllers(mgr manager.Manager, o *options, cfg *rest.Config, scheme 
 			IngressTLS:         o.ingressTLS,
 			IngressAnnotations: o.ingressAnnotations,
 		},
-		DriverPDB:  o.driverPDB,
-		Metrics:    recorder,
-		Namespaces: namespaces,
+		DriverPDB:   o.driverPDB,
+		Metrics:     recorder,
+		Namespaces:  namespaces,
+		RateLimiter: o.rateLimiter,
 		Options: sparkapplication.Options{
 			DriverPodGracePeriod: o.driverPodGracePeriod,
 			MaxTrackedExecutors:  o.maxTrackedExecutors,

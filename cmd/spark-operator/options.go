@@ -22,6 +22,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sparkop/spark-operator/scheduler/external"
 	"github.com/sparkop/spark-operator/scheduler/gang"
@@ -96,6 +98,8 @@ type options struct {
 	ingressAnnotations   map[string]string
 	driverPDB            bool
 	cacheSyncTimeout     time.Duration
+	// rateLimiter paces the SparkApplication controller's requeues; nil: controller-runtime's.
+	rateLimiter workqueue.TypedRateLimiter[reconcile.Request]
 
 	// The integrations with batch schedulers running in the cluster, Kubeflow's
 	// --enable-batch-scheduler: Volcano, YuniKorn, and coscheduling under each of
