@@ -40,7 +40,8 @@ func TestRenderKubeflowValues(t *testing.T) {
 	}{
 		{&ctl, []string{"--zap-log-level=info", "--controller-workers=8", "--driver-pod-grace-period=15s", "--max-tracked-executors=500",
 			"--kube-api-qps=200", "--kube-api-burst=400", "--pprof-bind-address=:6060", "--ingress-url-format={{$appName}}.ui.example.com",
-			`--ingress-tls=[{"hosts":["*.ui.example.com"],"secretName":"spark-ui-tls"}]`, `--ingress-annotations={"example.com/owner":"data-platform"}`}},
+			`--ingress-tls=[{"hosts":["*.ui.example.com"],"secretName":"spark-ui-tls"}]`, `--ingress-annotations={"example.com/owner":"data-platform"}`,
+			"--workqueue-ratelimiter-bucket-qps=50", "--workqueue-ratelimiter-bucket-size=500", "--workqueue-ratelimiter-max-delay=6h"}},
 		{&hook, []string{"--zap-log-level=debug", "--kube-api-qps=100", "--kube-api-burst=200"}},
 	} {
 		args := c.d.Spec.Template.Spec.Containers[0].Args
