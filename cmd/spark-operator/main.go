@@ -16,14 +16,18 @@ import (
 	"fmt"
 	"os"
 	"os/user"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/go-logr/glogr"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -52,6 +56,7 @@ import (
 	"github.com/sparkop/spark-operator/controllers/sparkapplication"
 	"github.com/sparkop/spark-operator/controllers/sparkconnect"
 	"github.com/sparkop/spark-operator/controllers/uiresources"
+	"github.com/sparkop/spark-operator/internal/crdcheck"
 	"github.com/sparkop/spark-operator/internal/eventnote"
 	"github.com/sparkop/spark-operator/internal/leaderlock"
 	"github.com/sparkop/spark-operator/internal/nsfilter"
@@ -64,30 +69,72 @@ import (
 )
 
 func main() {
-	fs := flag.NewFlagSet(os.Args[0], flag.ExitOnError)
-	o, err := parseOptions(withGlogFlags(fs), os.Args[1:])
-	if err != nil {
+	if err := newCommand(start).Execute(); err != nil {
 		fmt.Fprintf(os.Stderr, "spark-operator: %v\n", err)
-		os.Exit(2)
+		var bad badFlags
+		if errors.As(err, &bad) {
+			os.Exit(2)
+		}
+		os.Exit(1)
 	}
+}
+
+// badFlags is a command line the operator cannot run with.
+type badFlags struct{ error }
+
+// newCommand is the operator's command line: `spark-operator [flags]` runs what its flags
+// enable, and the Kubeflow operator's `controller start` and `webhook start` run the
+// controller alone or the webhook alone with the same flags. run is called with the options.
+func newCommand(run func(*options) error) *cobra.Command {
+	root := startCommand("spark-operator", "Runs the Spark operator: the controllers and, with --enable-webhook, the admission webhooks.", nil, run)
+	// Flags come before or after; anything cobra takes for a stray argument is pflag's to refuse.
+	root.Args = cobra.ArbitraryArgs
+	controller := &cobra.Command{Use: "controller", Short: "The controller alone (as the Kubeflow operator's command)"}
+	controller.AddCommand(startCommand("start", "Runs the controllers and the submission pool, without the webhooks.", []string{"--enable-webhook=false"}, run))
+	hook := &cobra.Command{Use: "webhook", Short: "The admission webhooks alone (as the Kubeflow operator's command)"}
+	hook.AddCommand(startCommand("start", "Runs the admission webhooks, without the controllers.", []string{"--enable-controller=false", "--enable-webhook"}, run))
+	root.AddCommand(controller, hook)
+	return root
+}
+
+// startCommand is a command that parses its flags (after the preset ones, which they
+// override) into options and runs with them. pflag parses them, not cobra, so that glog's
+// flags and the one-dash spelling come along (withGlogFlags, goFlagSpelling).
+func startCommand(use, short string, preset []string, run func(*options) error) *cobra.Command {
+	return &cobra.Command{Use: use, Short: short, DisableFlagParsing: true, SilenceUsage: true, SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fs := withGlogFlags(pflag.NewFlagSet(cmd.CommandPath(), pflag.ContinueOnError))
+			o, err := parseOptions(fs, append(slices.Clone(preset), args...))
+			if errors.Is(err, pflag.ErrHelp) {
+				return nil
+			} else if err != nil {
+				return badFlags{err}
+			}
+			return run(o)
+		}}
+}
+
+// start runs the operator until it is signalled to stop.
+func start(o *options) error {
 	log := glogr.New()
 	ctrllog.SetLogger(log)
 	klog.SetLogger(log)
 	setMemoryLimit(log, o.memoryLimitRatio, memlimit.FromCgroup)
 	if err := run(signals.SetupSignalHandler(), o); err != nil {
 		log.Error(err, "operator stopped")
-		os.Exit(1)
+		return err
 	}
+	return nil
 }
 
-// withGlogFlags adds glog's flags (-v, -logtostderr, …), which glog registers on the global
+// withGlogFlags adds glog's flags (-v, -logtostderr, …), which glog registers on Go's global
 // flag set, to fs. The global set also carries flags other libraries register on import, such
 // as controller-runtime's own --kubeconfig, which the operator defines itself. An operator runs
 // in a container, where logs belong on stderr rather than in files, so that is the default.
-func withGlogFlags(fs *flag.FlagSet) *flag.FlagSet {
+func withGlogFlags(fs *pflag.FlagSet) *pflag.FlagSet {
 	for _, name := range []string{"v", "vmodule", "logtostderr", "alsologtostderr", "stderrthreshold", "log_dir", "log_backtrace_at"} {
 		if f := flag.CommandLine.Lookup(name); f != nil {
-			fs.Var(f.Value, f.Name, f.Usage)
+			fs.AddGoFlag(f)
 		}
 	}
 	if f := fs.Lookup("logtostderr"); f != nil && f.Value.Set("true") == nil {
@@ -117,6 +164,12 @@ func run(ctx context.Context, o *options) error {
 		return err
 	}
 
+	if o.controllerEnabled {
+		if err := checkCRDs(ctx, cfg, o); err != nil {
+			return err
+		}
+	}
+
 	mgrOpts := manager.Options{
 		Scheme:                        scheme,
 		Cache:                         cacheOptions(o),
@@ -132,7 +185,7 @@ func run(ctx context.Context, o *options) error {
 		RetryPeriod:                   &o.retryPeriod,
 		// A standby fills its caches before it leads, so a failover does not start with a
 		// list of every application.
-		Controller: config.Controller{MaxConcurrentReconciles: o.controllerWorkers, EnableWarmup: ptr.To(true)},
+		Controller: config.Controller{MaxConcurrentReconciles: o.controllerWorkers, EnableWarmup: ptr.To(true), CacheSyncTimeout: o.cacheSyncTimeout},
 	}
 	mgrOpts.NewCache = func(config *rest.Config, opts cache.Options) (cache.Cache, error) {
 		hc, err := restconn.Own(config)
@@ -198,6 +251,28 @@ func run(ctx context.Context, o *options) error {
 	return mgr.Start(ctx)
 }
 
+// checkCRDs refuses to run the controllers on CRDs that would drop the status they write
+// (internal/crdcheck): Kubeflow's, left installed by a move to this chart.
+func checkCRDs(ctx context.Context, cfg *rest.Config, o *options) error {
+	scheme := runtime.NewScheme()
+	if err := apiextensionsv1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return err
+	}
+	kinds := []crdcheck.Kind{crdcheck.SparkApplication, crdcheck.ScheduledSparkApplication}
+	if o.sparkConnectEnabled {
+		kinds = append(kinds, crdcheck.SparkConnect)
+	}
+	forbidden, err := crdcheck.Check(ctx, c, kinds...)
+	if forbidden {
+		ctrllog.Log.Info("not allowed to read the CRDs: their status schemas are not checked")
+	}
+	return err
+}
+
 // newManager creates the operator's manager. Every event recorder it hands out (to the
 // controllers, the batch schedulers, the webhooks) cuts messages the API server would refuse
 // as too long (internal/eventnote): without that, such an event is dropped.
@@ -252,13 +327,16 @@ func setupControllers(mgr manager.Manager, o *options, cfg *rest.Config, scheme 
 		DefaultBatchScheduler: o.defaultBatchSched,
 		UIClient:              objects,
 		UI: uiresources.Options{
-			ServiceEnabled:   o.uiServiceEnabled,
-			IngressURLFormat: o.ingressURLFormat,
-			IngressClassName: o.ingressClassName,
+			ServiceEnabled:     o.uiServiceEnabled,
+			IngressURLFormat:   o.ingressURLFormat,
+			IngressClassName:   o.ingressClassName,
+			IngressTLS:         o.ingressTLS,
+			IngressAnnotations: o.ingressAnnotations,
 		},
-		DriverPDB:  o.driverPDB,
-		Metrics:    recorder,
-		Namespaces: namespaces,
+		DriverPDB:   o.driverPDB,
+		Metrics:     recorder,
+		Namespaces:  namespaces,
+		RateLimiter: o.rateLimiter,
 		Options: sparkapplication.Options{
 			DriverPodGracePeriod: o.driverPodGracePeriod,
 			MaxTrackedExecutors:  o.maxTrackedExecutors,

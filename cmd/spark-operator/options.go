@@ -9,22 +9,24 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/sparkop/spark-operator/scheduler/gang"
-
+	"github.com/spf13/pflag"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/sparkop/spark-operator/scheduler/external"
+	"github.com/sparkop/spark-operator/scheduler/gang"
 	"github.com/sparkop/spark-operator/scheduler/reservation"
 	"github.com/sparkop/spark-operator/submission"
 	"github.com/sparkop/spark-operator/webhook"
@@ -93,7 +95,12 @@ type options struct {
 	uiServiceEnabled     bool
 	ingressURLFormat     string
 	ingressClassName     string
+	ingressTLS           []networkingv1.IngressTLS
+	ingressAnnotations   map[string]string
 	driverPDB            bool
+	cacheSyncTimeout     time.Duration
+	// rateLimiter paces the SparkApplication controller's requeues; nil: controller-runtime's.
+	rateLimiter workqueue.TypedRateLimiter[reconcile.Request]
 
 	// The integrations with batch schedulers running in the cluster, Kubeflow's
 	// --enable-batch-scheduler: Volcano, YuniKorn, and coscheduling under each of
@@ -112,9 +119,10 @@ type options struct {
 	webhook             webhook.Options
 }
 
-// parseOptions reads the flags in args into options, registering them on fs (which also holds
-// glog's flags when fs is flag.CommandLine).
-func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
+// parseOptions reads the flags in args into options, registering them on fs (which may also
+// hold glog's flags, withGlogFlags). The Kubeflow operator's flag names are accepted too
+// (kubeflowFlags).
+func parseOptions(fs *pflag.FlagSet, args []string) (*options, error) {
 	o := &options{}
 	var namespaces, namespaceSelector, mode string
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig; in a pod the in-cluster configuration is used.")
@@ -198,19 +206,20 @@ func parseOptions(fs *flag.FlagSet, args []string) (*options, error) {
 	var knownSchedulers string
 	fs.StringVar(&knownSchedulers, "known-schedulers", "", "Comma-separated Kubernetes schedulers that run in the cluster besides default-scheduler and the batch schedulers' own; "+
 		"the webhook warns of a spec.driver/executor.schedulerName naming another.")
-	if err := fs.Parse(args); err != nil {
+	kf := kubeflowFlags(fs, o)
+	if err := fs.Parse(goFlagSpelling(fs, args)); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	if !isSet(fs, "gang-start-backlog") {
+	errs := kf.apply(fs, o)
+	if !fs.Changed("gang-start-backlog") {
 		if e, err := gang.ParseEnforcement(o.gangEnforcement); err == nil {
 			o.gangStartBacklog = gang.DefaultStartBacklog(e)
 		}
 	}
 
-	var errs []error
 	for _, ns := range strings.Split(namespaces, ",") {
 		if ns = strings.TrimSpace(ns); ns == "" {
 			continue
@@ -390,11 +399,4 @@ func parseKubeSchedulerNames(list string) ([]string, error) {
 		}
 	}
 	return names, errors.Join(errs...)
-}
-
-// isSet reports whether the flag name was given on the command line.
-func isSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }

@@ -1,13 +1,13 @@
 package main
 
 import (
-	"flag"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/sparkop/spark-operator/controllers/metrics"
@@ -237,7 +237,7 @@ func TestParseOptions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
 			fs.SetOutput(io.Discard)
 			o, err := parseOptions(fs, tt.args)
 			if tt.wantErr != "" {

@@ -24,10 +24,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -148,6 +150,9 @@ type Reconciler struct {
 	// Namespaces, when set, limits the controller to namespaces whose labels match.
 	Namespaces *nsfilter.Filter
 	Options    Options
+	// RateLimiter, when set, paces the requeues of the controller's queue instead of
+	// controller-runtime's default limiter.
+	RateLimiter workqueue.TypedRateLimiter[reconcile.Request]
 
 	// nodes is what the cluster's nodes can allocate, read through APIReader for drivers the
 	// scheduler cannot place.
@@ -188,6 +193,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr)
 	if r.Namespaces != nil {
 		b = b.WithEventFilter(r.Namespaces.Predicate())
+	}
+	if r.RateLimiter != nil {
+		b = b.WithOptions(controller.Options{RateLimiter: r.RateLimiter})
 	}
 	return b.
 		Named("sparkapplication").

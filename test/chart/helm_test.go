@@ -32,12 +32,15 @@ var helm = cluster.Helm
 const chartDir = "charts/spark-operator"
 
 // setFlags turns key=value settings into helm flags: --set, or --set-literal for those
-// prefixed "literal:" (values with braces or commas, which --set would parse).
+// prefixed "literal:" (values with braces or commas, which --set would parse), or -f for a
+// values file (relative to the repository) prefixed "file:".
 func setFlags(set []string) []string {
 	var args []string
 	for _, s := range set {
 		if v, ok := strings.CutPrefix(s, "literal:"); ok {
 			args = append(args, "--set-literal", v)
+		} else if v, ok := strings.CutPrefix(s, "file:"); ok {
+			args = append(args, "-f", v)
 		} else {
 			args = append(args, "--set", s)
 		}

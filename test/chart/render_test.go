@@ -72,8 +72,8 @@ func TestRender(t *testing.T) {
 				if find(objs, "Secret", ns, hook+"-certs") == nil {
 					t.Error("no certificate Secret for the webhook to fill")
 				}
-				if n := kinds(objs); n["Certificate"] != 0 || n["ClusterRoleBinding"] != 1 {
-					t.Errorf("kinds %v: want no Certificate and only the webhook configurations' ClusterRoleBinding", n)
+				if n := kinds(objs); n["Certificate"] != 0 || n["ClusterRoleBinding"] != 2 {
+					t.Errorf("kinds %v: want no Certificate, and only the ClusterRoleBindings of the webhook configurations and the CRDs' check", n)
 				}
 			},
 		},

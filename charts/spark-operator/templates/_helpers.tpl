@@ -109,6 +109,7 @@ metadata:
   name: {{ .role }}
   labels:
     {{- include "spark-operator.labels" $ctx | nindent 4 }}
+  {{- include "spark-operator.metadataAnnotations" $.annotations }}
 roleRef:
   apiGroup: rbac.authorization.k8s.io
   kind: ClusterRole
@@ -127,6 +128,7 @@ metadata:
   namespace: {{ $ns }}
   labels:
     {{- include "spark-operator.labels" $ctx | nindent 4 }}
+  {{- include "spark-operator.metadataAnnotations" $.annotations }}
 roleRef:
   apiGroup: rbac.authorization.k8s.io
   kind: ClusterRole
@@ -160,6 +162,98 @@ priorityClassName: {{ . }}
 securityContext:
   {{- toYaml . | nindent 2 }}
 {{- end }}
+{{- with .topologySpreadConstraints }}
+topologySpreadConstraints:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- if not (kindIs "invalid" .hostUsers) }}
+hostUsers: {{ .hostUsers }}
+{{- end }}
+{{- end }}
+
+{{/* The log flags of a component (include with its values): logLevel is a glog verbosity, or
+a Kubeflow level name, which the operator maps itself (--zap-log-level). */}}
+{{- define "spark-operator.logArgs" -}}
+{{- if kindIs "string" .logLevel }}
+- --zap-log-level={{ .logLevel }}
+{{- else }}
+- -v={{ .logLevel }}
+{{- end }}
+{{- end }}
+
+{{/* The pod template's metadata of a component: include with (dict "ctx" $ "component"
+"controller" "values" $c). labels and annotations are the Kubeflow chart's names of podLabels
+and podAnnotations. */}}
+{{- define "spark-operator.podMetadata" -}}
+labels:
+  {{- include "spark-operator.selectorLabels" (dict "ctx" .ctx "component" .component) | nindent 2 }}
+  {{- with merge (dict) (.values.labels | default dict) (.values.podLabels | default dict) }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- with include "spark-operator.podAnnotations" (dict "ctx" .ctx "annotations" (merge (dict) (.values.annotations | default dict) (.values.podAnnotations | default dict))) }}
+annotations:
+  {{- . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* An annotations: block of a map under metadata (nothing for an empty one). */}}
+{{- define "spark-operator.metadataAnnotations" -}}
+{{- with . }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+{{- end }}
+{{- end }}
+
+{{/* The volume mounts of a component's container: the user's (volumeMounts), and .own unless
+a mount of the user's has its path. Include with (dict "values" $c "own" (list ...)). */}}
+{{- define "spark-operator.volumeMounts" -}}
+{{- $paths := list }}
+{{- range .values.volumeMounts }}{{ $paths = append $paths .mountPath }}{{ end }}
+{{- $mounts := .values.volumeMounts | default list }}
+{{- range .own }}
+{{- if not (has .mountPath $paths) }}{{ $mounts = append $mounts . }}{{ end }}
+{{- end }}
+{{- with $mounts }}
+volumeMounts:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* The volumes of a component's pod: the user's (volumes), and each of .own that a mount
+uses and the user's do not name. Include as volumeMounts. */}}
+{{- define "spark-operator.volumes" -}}
+{{- $names := list }}
+{{- range .values.volumes }}{{ $names = append $names .name }}{{ end }}
+{{- $used := list }}
+{{- range .values.volumeMounts }}{{ $used = append $used .name }}{{ end }}
+{{- range .ownMounts }}{{ $used = append $used .name }}{{ end }}
+{{- $volumes := .values.volumes | default list }}
+{{- range .own }}
+{{- if and (not (has .name $names)) (has .name $used) }}{{ $volumes = append $volumes . }}{{ end }}
+{{- end }}
+{{- with $volumes }}
+volumes:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* The refusals of Kubeflow chart values this chart accepts but cannot honour, each naming
+the value and what to do instead. */}}
+{{- define "spark-operator.kubeflowRefusals" -}}
+{{- if .Values.hook.upgradeCrd }}
+{{- fail "hook.upgradeCrd: this chart has no CRD upgrade hook; replace the CRDs before installing with: helm show crds charts/spark-operator | kubectl apply --server-side --force-conflicts -f -" }}
+{{- end }}
+{{- range .Values.controller.featureGates }}
+{{- if .enabled }}
+{{- fail (printf "controller.featureGates: %s is a Kubeflow operator feature this operator does not have (docs/migrating.md)" .name) }}
+{{- end }}
+{{- end }}
+{{- with .Values.controller.defaultTimeToLiveSeconds }}
+{{- fail "controller.defaultTimeToLiveSeconds: not supported; set spec.timeToLiveSeconds on each application" }}
+{{- end }}
+{{- with .Values.spark.jobNamespaceSelector }}
+{{- fail "spark.jobNamespaceSelector: not supported by this chart; list the namespaces in spark.jobNamespaces" }}
+{{- end }}
 {{- end }}
 
 {{/* What every webhook of the two configurations shares: include with (dict "ctx" $ "path" ...). */}}
@@ -185,5 +279,29 @@ namespaceSelector:
       operator: In
       values:
         {{- toYaml .ctx.Values.spark.jobNamespaces | nindent 8 }}
+{{- end }}
+{{- end }}
+
+{{/* A PodDisruptionBudget for a component's Deployment, with its podDisruptionBudget values:
+include with (dict "ctx" $ "component" "controller" "values" $c). One replica could never be
+evicted under it, so that is refused. */}}
+{{- define "spark-operator.deploymentPDB" -}}
+{{- if .values.podDisruptionBudget.enable }}
+{{- if le (int .values.replicas) 1 }}
+{{- fail (printf "%s.podDisruptionBudget.enable needs %s.replicas > 1: a single replica could never be evicted" .component .component) }}
+{{- end }}
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: {{ include "spark-operator.fullname" .ctx }}-{{ .component }}
+  namespace: {{ .ctx.Release.Namespace }}
+  labels:
+    {{- include "spark-operator.labels" .ctx | nindent 4 }}
+    app.kubernetes.io/component: {{ .component }}
+spec:
+  selector:
+    matchLabels:
+      {{- include "spark-operator.selectorLabels" (dict "ctx" .ctx "component" .component) | nindent 6 }}
+  minAvailable: {{ .values.podDisruptionBudget.minAvailable }}
 {{- end }}
 {{- end }}
