@@ -8,11 +8,12 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package main
 
 import (
-	"flag"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/pflag"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -28,7 +29,7 @@ type metricsFlags struct {
 }
 
 // add registers the flags on fs; validate checks them after parsing.
-func (m *metricsFlags) add(fs *flag.FlagSet) {
+func (m *metricsFlags) add(fs *pflag.FlagSet) {
 	fs.StringVar(&m.endpoint, "metrics-endpoint", "/metrics", "Path of the Prometheus metrics endpoint on --metrics-bind-address (also served at /metrics).")
 	fs.StringVar(&m.opts.Prefix, "metrics-prefix", "", "Prefix of the name of every spark_application_* and spark_executor_* metric.")
 	fs.Func("metrics-labels", "Comma-separated application labels (or namespace) that label the Kubeflow-named metrics (spark_application_count, …); may repeat.", func(v string) error {

@@ -74,7 +74,7 @@ func kubeflowCRDs(t *testing.T) string {
 func TestKubeflowCRDsLackTheStatus(t *testing.T) {
 	dir := kubeflowCRDs(t)
 	want := map[string][]string{
-		SparkApplication.CRD:          {"lastSubmittedSpecHash", "batchScheduler", "conditions"},
+		SparkApplication.CRD:          {"lastSubmittedSpecHash", "batchScheduler", "conditions", "summary"},
 		ScheduledSparkApplication.CRD: nil,
 		SparkConnect.CRD:              {"server.submissionID", "server.batchScheduler"},
 	}
