@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -133,5 +135,19 @@ func testKueueCount(t *testing.T, c client.Client, kubeconfig string) {
 			t.Errorf("%s: %s after %d attempts: %s", app.Name, app.Status.AppState.State, app.Status.ExecutionAttempts, app.Status.AppState.ErrorMessage)
 		}
 		checkWorkload(t, c, &app)
+	}
+	// Kueue counts memory without Spark's overhead: each application is told so when suspended.
+	var events eventsv1.EventList
+	if err := c.List(ctx, &events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	told := map[string]bool{}
+	for _, ev := range events.Items {
+		if ev.Reason == "KueueCountShort" && ev.Type == corev1.EventTypeWarning && strings.Contains(ev.Note, "Spark's memory overhead") {
+			told[ev.Regarding.Name] = true
+		}
+	}
+	if len(told) != heldOutApps {
+		t.Errorf("%d of %d applications got a KueueCountShort warning about the memory overhead: %v", len(told), heldOutApps, told)
 	}
 }
