@@ -416,8 +416,10 @@ cmd_up() {
   follow_app spark-pi
   "$KUBECTL" get sparkapplication spark-pi >&2
   if [ "$NODES" = real ]; then
-    local answer
-    answer=$("$ROOT/bin/sparkctl" log spark-pi | grep -m1 "Pi is roughly") || die "spark-pi's driver log has no \"Pi is roughly\" (sparkctl log spark-pi)"
+    local answer driver_log
+    # Read whole before grep: grep -m1 ending first would fail the pipe (SIGPIPE, pipefail).
+    driver_log=$("$ROOT/bin/sparkctl" log spark-pi) || die "sparkctl log spark-pi failed"
+    answer=$(grep -m1 "Pi is roughly" <<<"$driver_log") || die "spark-pi's driver log has no \"Pi is roughly\" (sparkctl log spark-pi)"
     log "sparkctl log spark-pi: $answer"
   fi
 
