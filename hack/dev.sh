@@ -11,7 +11,10 @@
 # operator's image built here (hack/operator-image.sh, named as the chart's defaults name it)
 # and imported into the real node; `up` waits until its Deployments are available and its
 # webhook answers through its Service. Run again, it upgrades the release in place when the
-# chart or the image changed, and leaves it alone otherwise. DEV_VALUES names a values file to
+# chart or the image changed, and leaves it alone otherwise. Every batch scheduler is enabled
+# (--enable-batch-scheduler, coscheduling under the profile kube-scheduler, gang the default), so
+# that `LOCAL_CLUSTER_DIR=.cache/dev-cluster hack/local-cluster.sh volcano|yunikorn|coscheduling|kueue`
+# is all it takes to try one. DEV_VALUES names a values file to
 # install with as well, e.g. charts/spark-operator/ci/features-values.yaml (every optional
 # feature on: the gang scheduler by default, UI Ingresses, driver PodDisruptionBudgets,
 # ResourceQuota enforcement, batchScheduler: kubernetes). docs/helm.md has more.
@@ -55,6 +58,8 @@ VALUES=${DEV_VALUES:-}
 HELM=$CACHE/bin/helm
 RELEASE=spark-operator
 RELEASE_NS=spark-operator
+# The kube-scheduler profile that `hack/local-cluster.sh coscheduling` runs Coscheduling under.
+COSCHEDULING_NAME=kube-scheduler
 # The webhook configurations of the local operator (DEV_OPERATOR=local): not the chart's names.
 LOCAL_WEBHOOK=spark-operator-local-webhook
 # A cluster of its own: the operator here watches every namespace, and must not act on the
@@ -105,6 +110,7 @@ start_operator() {
   setsid "$OPERATOR" --kubeconfig "$kubeconfig" --metrics-bind-address "127.0.0.1:$metrics" \
     --health-probe-bind-address "127.0.0.1:$health" -logtostderr -v=1 \
     --enable-gang-scheduler --default-batch-scheduler=gang --gang-enforcement="$ENFORCEMENT" --enable-kubernetes-scheduler \
+    --enable-batch-scheduler --kube-scheduler-names "$COSCHEDULING_NAME" \
     --enable-webhook --webhook-url-host localhost --webhook-port "$webhook" \
     --webhook-secret-namespace default --webhook-cert-dir "$DEV/webhook-certs" --webhook-config-name "$LOCAL_WEBHOOK" \
     --enable-driver-pdb --enable-resource-quota-enforcement \
@@ -148,12 +154,16 @@ import_operator_image() {
 }
 
 # release_args: helm's arguments for the release: the chart's defaults with the gang scheduler
-# on and the default (as README's quick start, which also enables it), the local image (whose
-# tag is the chart's, so a new build rolls the pods through an annotation), DEV_VALUES.
+# on and the default (as README's quick start, which also enables it), every other batch
+# scheduler enabled too (Volcano, YuniKorn, and coscheduling under the profile name that
+# `hack/local-cluster.sh coscheduling` runs), so that starting one of them on the dev cluster is
+# all it takes to try it, the local image (whose tag is the chart's, so a new build rolls the
+# pods through an annotation), DEV_VALUES.
 release_args() {
   RELEASE_ARGS=(upgrade --install "$RELEASE" "$ROOT/charts/spark-operator" --namespace "$RELEASE_NS" --create-namespace
     --set image.pullPolicy=IfNotPresent
     --set controller.batchScheduler.gang.enable=true --set controller.batchScheduler.default=gang
+    --set controller.batchScheduler.enable=true --set "controller.batchScheduler.kubeSchedulerNames={$COSCHEDULING_NAME}"
     --set-string "controller.podAnnotations.sparkop\.dev/image=$IMAGE_STAMP"
     --set-string "webhook.podAnnotations.sparkop\.dev/image=$IMAGE_STAMP")
   if [ -n "$VALUES" ]; then RELEASE_ARGS+=(-f "$VALUES"); fi
@@ -406,8 +416,10 @@ cmd_up() {
   follow_app spark-pi
   "$KUBECTL" get sparkapplication spark-pi >&2
   if [ "$NODES" = real ]; then
-    local answer
-    answer=$("$ROOT/bin/sparkctl" log spark-pi | grep -m1 "Pi is roughly") || die "spark-pi's driver log has no \"Pi is roughly\" (sparkctl log spark-pi)"
+    local answer driver_log
+    # Read whole before grep: grep -m1 ending first would fail the pipe (SIGPIPE, pipefail).
+    driver_log=$("$ROOT/bin/sparkctl" log spark-pi) || die "sparkctl log spark-pi failed"
+    answer=$(grep -m1 "Pi is roughly" <<<"$driver_log") || die "spark-pi's driver log has no \"Pi is roughly\" (sparkctl log spark-pi)"
     log "sparkctl log spark-pi: $answer"
   fi
 
@@ -422,6 +434,8 @@ cmd_up() {
   cat >&2 <<EOF
 
 The cluster and the operator keep running; stop them with: make dev-down
+Every batch scheduler is enabled: to try one, start it on this cluster with
+  LOCAL_CLUSTER_DIR=$LOCAL_CLUSTER_DIR hack/local-cluster.sh volcano|yunikorn|coscheduling|kueue
 $([ "$MODE" = chart ] && echo "The operator's logs: kubectl -n $RELEASE_NS logs deploy/$RELEASE-controller (and -webhook)")
 Use them with kubectl or sparkctl:
 EOF

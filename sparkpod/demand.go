@@ -81,14 +81,10 @@ func Times(q resource.Quantity, n int32) resource.Quantity {
 // the webhook lays over those (Customise: GPU, memory limit, sidecars). So the demand equals
 // what the pods request. Errors name the field or property at fault.
 func DemandOf(app *v1beta2.SparkApplication) (Demand, error) {
-	app = app.DeepCopy()
-	v1beta2.SetSparkApplicationDefaults(app)
-	sub, err := sparkconf.Build(app, sparkconf.Options{})
+	app, conf, err := defaultedConf(app)
 	if err != nil {
 		return Demand{}, err
 	}
-	conf := sub.Map()
-	conf[KeyResourceType] = ResourceType(app.Spec.Type)
 	driver, err := podDemand(RoleDriver, app, conf)
 	if err != nil {
 		return Demand{}, err
@@ -102,6 +98,30 @@ func DemandOf(app *v1beta2.SparkApplication) (Demand, error) {
 		return Demand{}, err
 	}
 	return Demand{Driver: driver, Executor: executor}, nil
+}
+
+// SparkContainerOf is what Spark sets on the main container of app's pods of role
+// (ContainerResources of the application's properties, its spec defaulted as the API server
+// stores it), before the pod template, the sidecars and the webhook add theirs.
+func SparkContainerOf(app *v1beta2.SparkApplication, role Role) (corev1.ResourceRequirements, error) {
+	_, conf, err := defaultedConf(app)
+	if err != nil {
+		return corev1.ResourceRequirements{}, err
+	}
+	return ContainerResources(role, conf)
+}
+
+// defaultedConf is a defaulted copy of app and the Spark properties its pods are built from.
+func defaultedConf(app *v1beta2.SparkApplication) (*v1beta2.SparkApplication, map[string]string, error) {
+	app = app.DeepCopy()
+	v1beta2.SetSparkApplicationDefaults(app)
+	sub, err := sparkconf.Build(app, sparkconf.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	conf := sub.Map()
+	conf[KeyResourceType] = ResourceType(app.Spec.Type)
+	return app, conf, nil
 }
 
 // ResourceType is spark.kubernetes.resource.type for an application type: python, r or java.

@@ -21,11 +21,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
 )
 
 // Names of the webhooks inside the configurations.
 const (
 	WebhookMutatePods                        = "mutate-pods.sparkoperator.k8s.io"
+	WebhookMutateSparkApplication            = "mutate-sparkapplications.sparkoperator.k8s.io"
 	WebhookValidateSparkApplication          = "validate-sparkapplications.sparkoperator.k8s.io"
 	WebhookValidateScheduledSparkApplication = "validate-scheduledsparkapplications.sparkoperator.k8s.io"
 	WebhookValidateSparkConnect              = "validate-sparkconnects.sparkoperator.k8s.io"
@@ -94,6 +96,27 @@ func Configurations(opts Options, caBundle []byte) (*admissionregistrationv1.Mut
 			// Only the operator's pods: every other pod of the cluster never reaches the webhook.
 			// Nor do the native submitter's drivers, which carry their customisations already.
 			ObjectSelector:          podObjectSelector(),
+			SideEffects:             &none,
+			TimeoutSeconds:          &timeout,
+			AdmissionReviewVersions: []string{"v1"},
+			ReinvocationPolicy:      &never,
+		}, {
+			Name:         WebhookMutateSparkApplication,
+			ClientConfig: clientConfig(o, PathMutateSparkApplication, caBundle),
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule: admissionregistrationv1.Rule{
+					APIGroups: []string{v1beta2.GroupName}, APIVersions: []string{"v1beta2"}, Resources: []string{"sparkapplications"},
+					Scope: ptr.To(admissionregistrationv1.NamespacedScope),
+				},
+			}},
+			FailurePolicy:     &policy,
+			MatchPolicy:       &equivalent,
+			NamespaceSelector: nsSel.DeepCopy(),
+			// Only the applications Kueue queues, whose spec it counts (package appmutator).
+			ObjectSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: scheduler.LabelKueueQueueName, Operator: metav1.LabelSelectorOpExists},
+			}},
 			SideEffects:             &none,
 			TimeoutSeconds:          &timeout,
 			AdmissionReviewVersions: []string{"v1"},

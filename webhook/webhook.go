@@ -37,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/webhook/appmutator"
 	"github.com/sparkop/spark-operator/webhook/podmutator"
 	"github.com/sparkop/spark-operator/webhook/validation"
 )
@@ -44,6 +45,7 @@ import (
 // Paths the handlers are served at (the Kubeflow operator's paths).
 const (
 	PathMutatePods                        = "/mutate--v1-pod"
+	PathMutateSparkApplication            = "/mutate-sparkoperator-k8s-io-v1beta2-sparkapplication"
 	PathValidateSparkApplication          = "/validate-sparkoperator-k8s-io-v1beta2-sparkapplication"
 	PathValidateScheduledSparkApplication = "/validate-sparkoperator-k8s-io-v1beta2-scheduledsparkapplication"
 	PathValidateSparkConnect              = "/validate-sparkoperator-k8s-io-v1alpha1-sparkconnect"
@@ -309,7 +311,8 @@ func Register(server ctrlwebhook.Server, scheme *runtime.Scheme, reader CacheFir
 		name string
 		hook *admission.Webhook
 	}{
-		PathMutatePods: {"pod-mutator", admission.WithDefaulter(scheme, pods)},
+		PathMutatePods:             {"pod-mutator", admission.WithDefaulter(scheme, pods)},
+		PathMutateSparkApplication: {"sparkapplication-mutator", admission.WithDefaulter(scheme, appmutator.Defaulter{})},
 		PathValidateSparkApplication: {"sparkapplication-validator", admission.WithValidator(scheme,
 			&validation.SparkApplicationValidator{Reader: reader, EnforceQuota: o.EnableResourceQuota, Schedulers: o.BatchSchedulers,
 				Pods: fromWatchCache{reader.API}, Apps: reader.Cache, KnownSchedulers: o.KnownSchedulers})},

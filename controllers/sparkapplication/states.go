@@ -10,6 +10,7 @@ package sparkapplication
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,6 +24,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/controllers/driverpdb"
 	"github.com/sparkop/spark-operator/controllers/uiresources"
+	"github.com/sparkop/spark-operator/scheduler/kueue"
 )
 
 // The state machine. Each reconcile takes at most one step; the status write it makes brings
@@ -80,7 +82,8 @@ import (
 //	SUBMISSION_FAILED retries left, after onSubmissionFailureRetryInterval → PENDING_RERUN,
 //	                else FAILED
 //	INVALIDATING    (delete driver and UI)               → PENDING_RERUN, attempts reset
-//	SUSPENDING      (delete driver and UI) driver gone   → SUSPENDED [Suspended]
+//	SUSPENDING      (delete driver and UI) driver gone   → SUSPENDED [Suspended; KueueCountShort
+//	                if Kueue queues it and counts less than its pods request]
 //	SUSPENDED       spec.suspend cleared                 → RESUMING [Resumed]
 //	COMPLETED, FAILED  (delete the application once timeToLiveSeconds has passed)
 //
@@ -369,6 +372,11 @@ func (s *step) suspending(ctx context.Context) error {
 	s.moveTo(v1beta2.ApplicationStateSuspended, "")
 	s.app.Status.ExecutorState = nil
 	s.normal(ReasonSuspended, "Suspend", "spec.suspend is true; the driver and its UI were deleted")
+	// Kueue suspends what it queues: say, where its quota will see it, if it counts less than
+	// the pods request (the webhook warned whoever created it; a controller does not see that).
+	if short := kueue.Differences(s.app); len(short) > 0 {
+		s.warning("KueueCountShort", "Suspend", strings.Join(short, "; "))
+	}
 	return nil
 }
 

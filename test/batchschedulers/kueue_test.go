@@ -58,24 +58,7 @@ func TestKueue(t *testing.T) {
 		}
 	}
 	// 4 applications of 6 CPU (Kueue counts coreRequest) and 1.5Gi (spec memory).
-	q := cluster.NewKueueQueue(ns, map[string]string{flavorLabel: "on"}, corev1.ResourceList{
-		corev1.ResourceCPU:    *resource.NewQuantity(fitAtOnce*(executorCount+1)*podCPU, resource.DecimalSI),
-		corev1.ResourceMemory: resource.MustParse("100Gi"),
-	}, ns, "spark")
-	for _, o := range q.Objects() {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cq := q.ClusterQueue
-	t.Cleanup(func() {
-		_ = c.Delete(context.Background(), cq)
-		_ = c.Delete(context.Background(), q.Flavor)
-	})
-	cluster.Eventually(t, time.Minute, "the ClusterQueue to be active", func() (bool, error) {
-		err := c.Get(ctx, client.ObjectKeyFromObject(cq), cq)
-		return cluster.KueueActive(cq), err
-	})
+	kueueQueue(t, c, ns, *resource.NewQuantity(fitAtOnce*(executorCount+1)*podCPU, resource.DecimalSI))
 
 	cluster.StartOperator(t, "operator", "--kubeconfig", kubeconfig, "--namespaces", ns, "--submission-workers", "8",
 		"--enable-spark-connect=false", "-logtostderr", "-v=1")
@@ -159,8 +142,38 @@ func TestKueue(t *testing.T) {
 		checkWorkload(t, c, app)
 	})
 
+	t.Run("held-out shapes, with make dev's operator", func(t *testing.T) {
+		testKueueCount(t, c, kubeconfig)
+	})
+
 	t.Run("down stops Kueue", func(t *testing.T) {
 		downStops(t, state, "kueue")
+	})
+}
+
+// kueueQueue makes the LocalQueue "spark" in ns, of a ClusterQueue named ns whose flavor puts
+// flavorLabel in the node selector, with quota of cpu (and ample memory), and waits until Kueue
+// has it active; the ClusterQueue and flavor go when the test ends.
+func kueueQueue(t *testing.T, c client.Client, ns string, cpu resource.Quantity) {
+	t.Helper()
+	ctx := context.Background()
+	q := cluster.NewKueueQueue(ns, map[string]string{flavorLabel: "on"}, corev1.ResourceList{
+		corev1.ResourceCPU:    cpu,
+		corev1.ResourceMemory: resource.MustParse("100Gi"),
+	}, ns, "spark")
+	for _, o := range q.Objects() {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cq := q.ClusterQueue
+	t.Cleanup(func() {
+		_ = c.Delete(context.Background(), cq)
+		_ = c.Delete(context.Background(), q.Flavor)
+	})
+	cluster.Eventually(t, time.Minute, "the ClusterQueue to be active", func() (bool, error) {
+		err := c.Get(ctx, client.ObjectKeyFromObject(cq), cq)
+		return cluster.KueueActive(cq), err
 	})
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/internal/drivername"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/kueue"
 	"github.com/sparkop/spark-operator/sparkconf"
 )
 
@@ -69,7 +70,7 @@ func (v *SparkApplicationValidator) ValidateCreate(ctx context.Context, app *v1b
 			return nil, err
 		}
 	}
-	return append(applicationWarnings("spec", &app.Spec), v.schedulerNameWarnings(&app.Spec)...), nil
+	return v.warnings(app), nil
 }
 
 func (v *SparkApplicationValidator) ValidateUpdate(ctx context.Context, old, app *v1beta2.SparkApplication) (admission.Warnings, error) {
@@ -88,7 +89,15 @@ func (v *SparkApplicationValidator) ValidateUpdate(ctx context.Context, old, app
 			return nil, err
 		}
 	}
-	return append(applicationWarnings("spec", &app.Spec), v.schedulerNameWarnings(&app.Spec)...), nil
+	return v.warnings(app), nil
+}
+
+// warnings are the admission warnings of app: fields without effect, sparkConf keys the
+// operator sets, unknown scheduler names, and where Kueue's count of it is short of what its
+// pods request (scheduler/kueue.Differences).
+func (v *SparkApplicationValidator) warnings(app *v1beta2.SparkApplication) admission.Warnings {
+	out := append(applicationWarnings("spec", &app.Spec), v.schedulerNameWarnings(&app.Spec)...)
+	return append(out, kueue.Differences(app)...)
 }
 
 // checkDriverPodName refuses an application whose driver pod name (spec.driver.podName, else
