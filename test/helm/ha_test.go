@@ -91,14 +91,25 @@ func (r *release) requireRollsWithoutUnavailable(t *testing.T) {
 	}
 }
 
-// leader is the name of the pod holding the controller's leader-election Lease, empty if none.
-func (r *release) leader(t *testing.T) string {
+// lease is the controller's leader-election Lease, nil before a replica made it.
+func (r *release) lease(t *testing.T) *coordinationv1.Lease {
 	t.Helper()
 	var lease coordinationv1.Lease
-	if err := r.c.Get(context.Background(), client.ObjectKey{Namespace: r.namespace, Name: r.name + "-controller-lock"}, &lease); err != nil {
-		if client.IgnoreNotFound(err) != nil {
-			t.Fatal(err)
-		}
+	err := r.c.Get(context.Background(), client.ObjectKey{Namespace: r.namespace, Name: r.name + "-controller-lock"}, &lease)
+	if client.IgnoreNotFound(err) != nil {
+		t.Fatal(err)
+	}
+	if err != nil {
+		return nil
+	}
+	return &lease
+}
+
+// leader is the name of the pod holding the controller's Lease, empty if none.
+func (r *release) leader(t *testing.T) string {
+	t.Helper()
+	lease := r.lease(t)
+	if lease == nil {
 		return ""
 	}
 	holder := ptr.Deref(lease.Spec.HolderIdentity, "")
@@ -108,25 +119,22 @@ func (r *release) leader(t *testing.T) string {
 	return holder
 }
 
-// createWithLeaderDeleted creates the first half of names, waits until the leader has made some
+// createWithLeaderDeleted creates the first half of names, waits until the leader has made 5
 // of their drivers, deletes the leader's pod as a user or a drain would (SIGTERM, its grace
 // period) and creates the second half at once; it waits until another pod leads.
 func (r *release) createWithLeaderDeleted(t *testing.T, ns string, names []string, drivers *driverRecord) {
 	t.Helper()
 	ctx := context.Background()
-	var leader string
-	cluster.Eventually(t, 2*time.Minute, "a controller pod to lead", func() (bool, error) {
-		leader = r.leader(t)
-		return leader != "", nil
-	})
 	half := len(names) / 2
 	for _, name := range names[:half] {
 		if err := r.c.Create(ctx, r.simulatedDriver(ns, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
+	var leader string
 	cluster.Eventually(t, 2*time.Minute, "the leader to make drivers", func() (bool, error) {
-		return drivers.count() >= half/2, nil
+		leader = r.leader(t)
+		return leader != "" && drivers.count() >= 5, nil
 	})
 	if err := r.cs.CoreV1().Pods(r.namespace).Delete(ctx, leader, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

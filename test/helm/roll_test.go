@@ -30,32 +30,59 @@ type creations struct {
 	names, refused []string
 }
 
-// createPace is how often createAlong creates an application: a steady stream through the
-// webhook for as long as the pods roll (a load, not a wait for anything).
-const createPace = 250 * time.Millisecond
+// createPace and createWorkers make createAlong's load: an application every createPace at
+// most, up to createWorkers creations in flight at once (each may wait on a busy API server), a
+// steady stream through the webhook for as long as the pods roll.
+const (
+	createPace    = 500 * time.Millisecond
+	createWorkers = 4
+)
 
-// createAlong creates applications in ns one every createPace until rolled is closed and it has
-// tried at least atLeast.
+// createAlong creates applications in ns at createPace until rolled is closed and it has tried
+// at least atLeast.
 func (r *release) createAlong(ns string, rolled <-chan struct{}, atLeast int) creations {
-	var out creations
+	var (
+		mu   sync.Mutex
+		out  creations
+		next int
+		wg   sync.WaitGroup
+	)
 	tick := time.NewTicker(createPace)
 	defer tick.Stop()
-	for i := 0; ; i++ {
+	// take is the next application's name, or false once enough were made after the roll.
+	take := func() (string, bool) {
+		mu.Lock()
+		defer mu.Unlock()
 		select {
 		case <-rolled:
-			if i >= atLeast {
-				return out
+			if next >= atLeast {
+				return "", false
 			}
 		default:
 		}
-		name := fmt.Sprintf("roll-%03d", i)
-		if err := r.c.Create(context.Background(), r.simulatedDriver(ns, name)); err != nil {
-			out.refused = append(out.refused, fmt.Sprintf("%s at %s: %v", name, time.Now().Format(time.StampMilli), err))
-		} else {
-			out.names = append(out.names, name)
-		}
-		<-tick.C
+		next++
+		return fmt.Sprintf("roll-%03d", next-1), true
 	}
+	for range createWorkers {
+		wg.Go(func() {
+			for range tick.C {
+				name, ok := take()
+				if !ok {
+					return
+				}
+				err := r.c.Create(context.Background(), r.simulatedDriver(ns, name))
+				mu.Lock()
+				if err != nil {
+					out.refused = append(out.refused, fmt.Sprintf("%s at %s: %v", name, time.Now().Format(time.StampMilli), err))
+				} else {
+					out.names = append(out.names, name)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // upgradeImageUnderLoad runs `helm upgrade` to the operator's image under its second tag while
@@ -88,7 +115,11 @@ func (r *release) upgradeImageUnderLoad(t *testing.T, ns string, atLeast int) []
 		t.Fatalf("%v\n%s\n%s", err, out, r.diagnostics())
 	}
 	t.Logf("rolled in %s; %d applications created meanwhile", time.Since(start).Round(time.Second), len(res.names)+len(res.refused))
-	for _, e := range res.refused {
+	for i, e := range res.refused {
+		if i == 10 {
+			t.Errorf("and %d more refused", len(res.refused)-i)
+			break
+		}
 		t.Errorf("refused during the upgrade: %s", e)
 	}
 	endpoints.requireNeverNone(t, r.webhookName())
