@@ -12,6 +12,7 @@
 #                                               else 1 with the reason on stderr
 #   hack/local-cluster.sh import-image TAR...   import image tarballs (docker-archive, as
 #                                               hack/tools/ociimage makes) into the real node
+#   hack/local-cluster.sh tag-image SOURCE TARGET  give an image of the real node another name
 #   hack/local-cluster.sh restart-runtime       stop the real node's containerd and start it again
 #                                               (its containers keep running)
 #   hack/local-cluster.sh kubeconfig            print the kubeconfig path of a running cluster
@@ -546,6 +547,7 @@ case ${1:-} in
   status) with_lock healthy ;;
   can-run-containers) real_node_possible ;;
   import-image) shift; with_lock cmd_real_node_import "$@" ;;
+  tag-image) shift; with_lock cmd_real_node_tag "$@" ;;
   restart-runtime) with_lock cmd_real_node_restart_runtime ;;
   kubeconfig) healthy && echo "$STATE/kubeconfig" ;;
   cert-manager) with_lock cmd_cert_manager ;;

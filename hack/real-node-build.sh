@@ -212,3 +212,15 @@ cmd_real_node_import() {
   local tar
   for tar in "$@"; do real_node_import "$tar"; done
 }
+
+# cmd_real_node_tag SOURCE TARGET: `hack/local-cluster.sh tag-image`: gives an image the real
+# node has a second name (the same image under another tag, for an upgrade that changes the
+# image without building another).
+cmd_real_node_tag() {
+  healthy || die "no healthy cluster in $STATE; run \`$0 up --real-node\` first"
+  [ -f "$STATE/real-node" ] || die "the cluster in $STATE has no real node (start it with \`$0 up --real-node\`)"
+  [ $# -eq 2 ] || die "tag-image wants SOURCE and TARGET image references"
+  local out
+  out=$("$BIN/ctr" --address "$RN_SOCK" -n k8s.io images tag --force "$1" "$2" 2>&1) ||
+    die "ctr images tag $1 $2 failed: $out"
+}

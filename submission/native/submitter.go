@@ -68,6 +68,12 @@ func (s *Submitter) Submit(ctx context.Context, app *v1beta2.SparkApplication, a
 	}
 	objs.SetPodOwner(objs.Pod.UID)
 	if err := s.createDependents(ctx, objs); err != nil {
+		if ctx.Err() != nil {
+			// Cut short (the operator stopping, a leader handing over): the pod stays, as if
+			// the process had died here, and the next call for this attempt resumes it. Deleting
+			// it would start a second driver of the same attempt, which may have started already.
+			return submission.Result{}, err
+		}
 		// Without its ConfigMap the driver cannot start; removing the pod (and with it, through
 		// the owner references, whatever was created) leaves the attempt clean to retry.
 		pod := objs.Pod

@@ -16,7 +16,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/submission"
@@ -177,6 +181,60 @@ func TestSubmitResumesInterrupted(t *testing.T) {
 	for _, name := range names {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &corev1.ConfigMap{}); err != nil {
 			t.Errorf("ConfigMap %s not restored: %v", name, err)
+		}
+	}
+}
+
+// TestSubmitCutShortKeepsDriver ends a submission's context between the driver pod and its
+// dependents, as the operator stopping (a leader handing over) does: the pod stays, and the next
+// call for the same attempt completes that pod's dependents instead of making a second driver.
+func TestSubmitCutShortKeepsDriver(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1beta2.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(scheme).Build(), interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if _, ok := obj.(*corev1.Pod); ok {
+				defer stop() // the operator stops right after the pod is made
+			} else if err := ctx.Err(); err != nil {
+				return err
+			}
+			return c.Create(ctx, obj, opts...)
+		}})
+	app := loadExample(t, "spark-pi.yaml")
+	app.Namespace = "ns"
+	v1beta2.SetSparkApplicationDefaults(app)
+	sub := &Submitter{Client: c, Options: Options{Master: "k8s://https://kubernetes.default.svc:443"}}
+	attempt := submission.Attempt{SubmissionID: "cut-1", DriverPodName: app.DriverPodName()}
+	if _, err := sub.Submit(ctx, app, attempt); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Submit cut short = %v, want context.Canceled", err)
+	}
+	key := client.ObjectKey{Namespace: "ns", Name: attempt.DriverPodName}
+	before := &corev1.Pod{}
+	if err := c.Get(context.Background(), key, before); err != nil {
+		t.Fatalf("the driver pod of the cut-short submission: %v", err)
+	}
+
+	if _, err := sub.Submit(context.Background(), app, attempt); err != nil {
+		t.Fatal(err)
+	}
+	after := &corev1.Pod{}
+	if err := c.Get(context.Background(), key, after); err != nil {
+		t.Fatal(err)
+	}
+	if after.ResourceVersion != before.ResourceVersion {
+		t.Errorf("the driver pod was made again (resourceVersion %s, then %s)", before.ResourceVersion, after.ResourceVersion)
+	}
+	for _, v := range after.Spec.Volumes {
+		if v.ConfigMap != nil && strings.HasPrefix(v.Name, "spark-conf-volume") {
+			if err := c.Get(context.Background(), client.ObjectKey{Namespace: "ns", Name: v.ConfigMap.Name}, &corev1.ConfigMap{}); err != nil {
+				t.Errorf("ConfigMap %s of the resumed submission: %v", v.ConfigMap.Name, err)
+			}
 		}
 	}
 }

@@ -33,14 +33,25 @@ import (
 const chartDir = "charts/spark-operator"
 
 // realNode is the package's cluster: one real node, the Workload API (for batchScheduler:
-// kubernetes), the operator's image imported.
-var realNode = &cluster.Own{Prefix: "helm-", Args: []string{"--real-node", "--workload-api"},
+// kubernetes), the operator's image imported, under its own tag and a second one (rolledTag).
+// Beside the real node, two simulated nodes, tainted, run the drivers of TestTwoReplicas's
+// applications, too many for real Spark on the machine; other pods stay on the real node.
+var realNode = &cluster.Own{Prefix: "helm-",
+	Args: []string{"--real-node", "--workload-api", "--nodes", "2", "--node-cpu", "64", "--node-memory", "512Gi", "--node-pods", "500"},
 	Logs: []string{"kube-apiserver", "containerd", "kubelet"},
 	Then: func(ctx context.Context, state string) error {
 		tar, err := cluster.RepoCommand("hack/operator-image.sh", "build")
-		if err == nil {
-			_, err = cluster.Script(ctx, state, "import-image", tar)
+		if err != nil {
+			return err
 		}
+		ref, err := cluster.RepoCommand("hack/operator-image.sh", "ref")
+		if err != nil {
+			return err
+		}
+		if _, err = cluster.Script(ctx, state, "import-image", tar); err != nil {
+			return err
+		}
+		_, err = cluster.Script(ctx, state, "tag-image", ref, rolledTag(ref))
 		return err
 	}}
 
