@@ -41,19 +41,19 @@ func TestTwoReplicas(t *testing.T) {
 		"--set", "controller.replicas=2", "--set", "webhook.replicas=2")
 	r.requireValidatedThroughService(t, ns)
 	r.requireRollsWithoutUnavailable(t)
-	drivers := recordDrivers(t, r.cs, ns)
+	drivers := cluster.RecordDrivers(t, r.cs, ns)
 
 	burst := appNames("burst", 50)
 	r.createWithLeaderDeleted(t, ns, burst, drivers)
 	r.requireAllCompleted(t, ns, burst)
-	drivers.requireOneEach(t, burst)
+	drivers.RequireOneEach(t, burst)
 	if t.Failed() {
 		return
 	}
 
 	rolled := r.upgradeImageUnderLoad(t, ns, 100)
 	r.requireAllCompleted(t, ns, rolled)
-	drivers.requireOneEach(t, rolled)
+	drivers.RequireOneEach(t, rolled)
 }
 
 // simulatedDriver is an application whose driver runs on a simulated node for a few seconds
@@ -122,7 +122,7 @@ func (r *release) leader(t *testing.T) string {
 // createWithLeaderDeleted creates the first half of names, waits until the leader has made 5
 // of their drivers, deletes the leader's pod as a user or a drain would (SIGTERM, its grace
 // period) and creates the second half at once; it waits until another pod leads.
-func (r *release) createWithLeaderDeleted(t *testing.T, ns string, names []string, drivers *driverRecord) {
+func (r *release) createWithLeaderDeleted(t *testing.T, ns string, names []string, drivers *cluster.DriverRecord) {
 	t.Helper()
 	ctx := context.Background()
 	half := len(names) / 2
@@ -134,12 +134,12 @@ func (r *release) createWithLeaderDeleted(t *testing.T, ns string, names []strin
 	var leader string
 	cluster.Eventually(t, 2*time.Minute, "the leader to make drivers", func() (bool, error) {
 		leader = r.leader(t)
-		return leader != "" && drivers.count() >= 5, nil
+		return leader != "" && drivers.Count() >= 5, nil
 	})
 	if err := r.cs.CoreV1().Pods(r.namespace).Delete(ctx, leader, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("deleted the leader %s with %d drivers made", leader, drivers.count())
+	t.Logf("deleted the leader %s with %d drivers made", leader, drivers.Count())
 	for _, name := range names[half:] {
 		if err := r.c.Create(ctx, r.simulatedDriver(ns, name)); err != nil {
 			t.Fatal(err)
