@@ -101,41 +101,7 @@ func testKueueCount(t *testing.T, c client.Client, kubeconfig string) {
 			t.Fatal(err)
 		}
 	}
-	r := newSparkRun(c, ns)
-	maxResumed := 0
-	var list []v1beta2.SparkApplication
-	cluster.Eventually(t, 6*time.Minute, "all held-out applications to finish", func() (bool, error) {
-		all, finished, err := r.step(ctx)
-		if err != nil {
-			return false, err
-		}
-		list = all
-		resumed := 0
-		for _, app := range all {
-			st := app.Status.AppState.State
-			if !ptr.Deref(app.Spec.Suspend, false) && st != v1beta2.ApplicationStateCompleted && st != v1beta2.ApplicationStateFailed {
-				resumed++
-			}
-		}
-		maxResumed = max(maxResumed, resumed)
-		if resumed > heldOutFit {
-			return false, fmt.Errorf("%d applications unsuspended at once; the ClusterQueue has CPU for %d", resumed, heldOutFit)
-		}
-		return finished == heldOutApps, nil
-	})
-	t.Logf("kueue, held-out shapes: at most %d applications unsuspended and %d drivers running at once, %d partial starts", maxResumed, r.maxRunning, r.partialStarts)
-	if r.partialStarts != 0 {
-		t.Errorf("%d applications ran in part: %v", r.partialStarts, r.partial)
-	}
-	if maxResumed < 2 {
-		t.Errorf("at most %d application unsuspended at once: the ClusterQueue's quota for %d was not shared", maxResumed, heldOutFit)
-	}
-	for _, app := range list {
-		if app.Status.AppState.State != v1beta2.ApplicationStateCompleted || app.Status.ExecutionAttempts != 1 {
-			t.Errorf("%s: %s after %d attempts: %s", app.Name, app.Status.AppState.State, app.Status.ExecutionAttempts, app.Status.AppState.ErrorMessage)
-		}
-		checkWorkload(t, c, &app)
-	}
+	runUnderKueue(t, c, ns, heldOutApps, heldOutFit, 2)
 	// Kueue counts memory without Spark's overhead: each application is told so when suspended.
 	var events eventsv1.EventList
 	if err := c.List(ctx, &events, client.InNamespace(ns)); err != nil {

@@ -74,42 +74,7 @@ func TestKueue(t *testing.T) {
 		}
 	}
 
-	r := newSparkRun(c, ns)
-	maxResumed := 0
-	var list []v1beta2.SparkApplication
-	cluster.Eventually(t, 6*time.Minute, "all applications to finish", func() (bool, error) {
-		all, finished, err := r.step(ctx)
-		if err != nil {
-			return false, err
-		}
-		list = all
-		resumed := 0
-		for _, app := range all {
-			st := app.Status.AppState.State
-			if !ptr.Deref(app.Spec.Suspend, false) && st != v1beta2.ApplicationStateCompleted && st != v1beta2.ApplicationStateFailed {
-				resumed++
-			}
-		}
-		maxResumed = max(maxResumed, resumed)
-		if resumed > fitAtOnce {
-			return false, fmt.Errorf("%d applications unsuspended at once; the ClusterQueue has quota for %d", resumed, fitAtOnce)
-		}
-		return finished == apps, nil
-	})
-	t.Logf("kueue: at most %d applications unsuspended and %d drivers running at once, %d partial starts", maxResumed, r.maxRunning, r.partialStarts)
-	if r.partialStarts != 0 {
-		t.Errorf("%d applications ran in part: %v", r.partialStarts, r.partial)
-	}
-	if maxResumed == 0 {
-		t.Error("no application was seen unsuspended")
-	}
-
-	for _, app := range list {
-		if app.Status.AppState.State != v1beta2.ApplicationStateCompleted || app.Status.ExecutionAttempts != 1 {
-			t.Errorf("%s: %s after %d attempts: %s", app.Name, app.Status.AppState.State, app.Status.ExecutionAttempts, app.Status.AppState.ErrorMessage)
-		}
-		checkWorkload(t, c, &app)
-	}
+	r := runUnderKueue(t, c, ns, apps, fitAtOnce, 1)
 	drivers := 0
 	for _, p := range r.pods {
 		if p.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleDriver {
@@ -221,4 +186,48 @@ func workloadOf(ctx context.Context, c client.Client, app *v1beta2.SparkApplicat
 		return state, cq == app.Namespace && finished, nil
 	}
 	return "no Workload of Kueue's owned by it", false, nil
+}
+
+// runUnderKueue runs a namespace's total applications, queued by Kueue in a ClusterQueue with
+// room for fit at a time, to their end: never more than fit unsuspended at once (and at least
+// least), none in part, each COMPLETED on its first attempt with its Workload finished.
+func runUnderKueue(t *testing.T, c client.Client, ns string, total, fit, least int) *sparkRun {
+	t.Helper()
+	ctx := context.Background()
+	r := newSparkRun(c, ns)
+	maxResumed := 0
+	var list []v1beta2.SparkApplication
+	cluster.Eventually(t, 6*time.Minute, "all applications to finish", func() (bool, error) {
+		all, finished, err := r.step(ctx)
+		if err != nil {
+			return false, err
+		}
+		list = all
+		resumed := 0
+		for _, app := range all {
+			st := app.Status.AppState.State
+			if !ptr.Deref(app.Spec.Suspend, false) && st != v1beta2.ApplicationStateCompleted && st != v1beta2.ApplicationStateFailed {
+				resumed++
+			}
+		}
+		maxResumed = max(maxResumed, resumed)
+		if resumed > fit {
+			return false, fmt.Errorf("%d applications unsuspended at once; the ClusterQueue has room for %d", resumed, fit)
+		}
+		return finished == total, nil
+	})
+	t.Logf("kueue: at most %d applications unsuspended and %d drivers running at once, %d partial starts", maxResumed, r.maxRunning, r.partialStarts)
+	if r.partialStarts != 0 {
+		t.Errorf("%d applications ran in part: %v", r.partialStarts, r.partial)
+	}
+	if maxResumed < least {
+		t.Errorf("at most %d applications unsuspended at once, want at least %d of the ClusterQueue's %d", maxResumed, least, fit)
+	}
+	for _, app := range list {
+		if app.Status.AppState.State != v1beta2.ApplicationStateCompleted || app.Status.ExecutionAttempts != 1 {
+			t.Errorf("%s: %s after %d attempts: %s", app.Name, app.Status.AppState.State, app.Status.ExecutionAttempts, app.Status.AppState.ErrorMessage)
+		}
+		checkWorkload(t, c, &app)
+	}
+	return r
 }
