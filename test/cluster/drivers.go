@@ -129,6 +129,17 @@ func (d *DriverRecord) Count() int {
 // application ever had two live at once.
 func (d *DriverRecord) RequireOneEach(t *testing.T, apps []string) {
 	t.Helper()
+	want := map[string]int{}
+	for _, app := range apps {
+		want[app] = 1
+	}
+	d.Require(t, want)
+}
+
+// Require fails the test unless each application had as many driver pods as want says (one
+// for each of its runs), and no application ever had two live at once.
+func (d *DriverRecord) Require(t *testing.T, want map[string]int) {
+	t.Helper()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.broken != nil {
@@ -137,9 +148,9 @@ func (d *DriverRecord) RequireOneEach(t *testing.T, apps []string) {
 	for _, o := range d.overlaps {
 		t.Errorf("submitted twice: %s", o)
 	}
-	for _, app := range apps {
-		if n := len(d.ever[app]); n != 1 {
-			t.Errorf("%s had %d driver pods (%v), want 1", app, n, keys(d.ever[app]))
+	for app, n := range want {
+		if got := len(d.ever[app]); got != n {
+			t.Errorf("%s had %d driver pods (%v), want %d", app, got, keys(d.ever[app]), n)
 		}
 	}
 }
