@@ -12,7 +12,7 @@ GENERATED := $(CRD_DIR) apis/sparkoperator.k8s.io/v1beta2/zz_generated.deepcopy.
 # one): packages that shared one cluster's 4 nodes would take capacity another's test planned
 # for (the gang scheduler's reservations bind only the pods it admits).
 TEST_PARALLEL ?= 2
-GO_TEST_FLAGS ?= -count=1 -timeout 40m
+GO_TEST_FLAGS ?= -count=1 -timeout 80m
 
 .PHONY: all
 all: build

@@ -19,7 +19,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${SPARKOP_CACHE:-$ROOT/.cache}
-GO_TEST_FLAGS=${GO_TEST_FLAGS:--count=1 -timeout 40m}
+GO_TEST_FLAGS=${GO_TEST_FLAGS:--count=1 -timeout 80m}
 TEST_PARALLEL=${TEST_PARALLEL:-2}
 MODULE=github.com/sparkop/spark-operator
 # test/realnode, by far the longest package, runs beside the others in two halves, each with a
