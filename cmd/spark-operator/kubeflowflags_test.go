@@ -26,12 +26,7 @@ import (
 // TestKubeflowCommandLines: the Kubeflow operator's commands and flag names run this operator
 // with the options they mean there.
 func TestKubeflowCommandLines(t *testing.T) {
-	tests := []struct {
-		name    string
-		args    []string
-		check   func(t *testing.T, o *options)
-		wantErr string
-	}{
+	tests := []optionsCase{
 		{
 			name: "controller start with Kubeflow's controller flags",
 			args: []string{"controller", "start", "--controller-threads=7", "--max-tracked-executor-per-app", "50",
@@ -91,26 +86,15 @@ func TestKubeflowCommandLines(t *testing.T) {
 		{name: "TLS that is not JSON", args: []string{"--ingress-tls=ui-tls"}, wantErr: "--ingress-tls is not a JSON list"},
 		{name: "a Kubeflow flag the operator lacks", args: []string{"--default-time-to-live-seconds=60"}, wantErr: "unknown flag: --default-time-to-live-seconds"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got *options
-			cmd := newCommand(func(o *options) error { got = o; return nil })
-			cmd.SetArgs(tt.args)
-			cmd.SetOut(io.Discard)
-			cmd.SetErr(io.Discard)
-			err := cmd.Execute()
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			tt.check(t, got)
-		})
-	}
+	runOptionsCases(t, tests, func(args []string) (*options, error) {
+		var got *options
+		cmd := newCommand(func(o *options) error { got = o; return nil })
+		cmd.SetArgs(args)
+		cmd.SetOut(io.Discard)
+		cmd.SetErr(io.Discard)
+		err := cmd.Execute()
+		return got, err
+	})
 }
 
 // TestZapLogLevel: Kubeflow's --zap-log-level sets glog's verbosity, unless -v is given.

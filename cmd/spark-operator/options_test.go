@@ -15,13 +15,37 @@ import (
 	"github.com/sparkop/spark-operator/webhook"
 )
 
+// optionsCase is a command line and what it parses to: options check accepts, or an error
+// containing wantErr.
+type optionsCase struct {
+	name    string
+	args    []string
+	check   func(t *testing.T, o *options)
+	wantErr string
+}
+
+// runOptionsCases parses each case's command line with parse and checks the outcome.
+func runOptionsCases(t *testing.T, tests []optionsCase, parse func(args []string) (*options, error)) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parse(tt.args)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, o)
+		})
+	}
+}
+
 func TestParseOptions(t *testing.T) {
-	tests := []struct {
-		name    string
-		args    []string
-		check   func(t *testing.T, o *options)
-		wantErr string
-	}{
+	tests := []optionsCase{
 		{
 			name: "defaults",
 			check: func(t *testing.T, o *options) {
@@ -235,23 +259,11 @@ func TestParseOptions(t *testing.T) {
 			},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
-			fs.SetOutput(io.Discard)
-			o, err := parseOptions(fs, tt.args)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("err = %v, want it to contain %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			tt.check(t, o)
-		})
-	}
+	runOptionsCases(t, tests, func(args []string) (*options, error) {
+		fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		return parseOptions(fs, args)
+	})
 }
 
 // wantStartBacklog checks the gang start backlog parsed.
