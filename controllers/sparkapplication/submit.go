@@ -42,11 +42,6 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 	if !awaitingSubmission(app) {
 		return nil
 	}
-	id := app.Status.SubmissionID
-	sameAttempt := func(latest *v1beta2.SparkApplication) error {
-		return sameSubmission(latest, app.UID, id)
-	}
-
 	// The scheduler and the submitter get a private, defaulted copy, never written back.
 	prepared := app.DeepCopy()
 	v1beta2.SetSparkApplicationDefaults(prepared)
@@ -58,47 +53,11 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 		return r.hold(ctx, key, app, decision)
 	}
 	if decision.Reject {
-		_, err := r.updateStatus(ctx, key, app, func(latest *v1beta2.SparkApplication) error {
-			if err := sameAttempt(latest); err != nil {
-				return err
-			}
-			latest.Status.AppState = v1beta2.ApplicationState{State: v1beta2.ApplicationStateFailed, ErrorMessage: decision.Reason}
-			syncConditions(&latest.Status, r.Clock.Now())
-			return nil
-		})
-		if err != nil && !errors.Is(err, errSkip) {
-			return err
-		}
-		r.event(app, true, "SparkApplicationRejected", "Submit", decision.Reason)
-		return nil
+		return r.reject(ctx, key, app, decision)
 	}
-
-	// Checked right before anything of the run is created, once the scheduler has admitted
-	// it: what it holds for the application stays held while an old driver terminates.
-	// Another application's driver pod is never adopted; the application that does not hold
-	// the name fails with the one that does, never the holder (see nameHolder). Both read the
-	// API server, at once: one round trip on the way to the driver, not two.
-	var (
-		taken    string
-		takenErr error
-		read     sync.WaitGroup
-	)
-	read.Go(func() { taken, takenErr = r.nameHolder(ctx, prepared) })
-	blocked, err := r.anotherDriver(ctx, prepared, id)
-	read.Wait()
-	if err != nil {
+	taken, clear, err := r.clearToCreate(ctx, key, prepared)
+	if !clear || err != nil {
 		return err
-	}
-	if blocked {
-		// Once the other driver is gone, its pod event brings the reconcile that offers the
-		// application again; one that came while this ran was held back (recordedRuns).
-		if r.recorded.done(key) {
-			r.Pool.Enqueue(key)
-		}
-		return nil
-	}
-	if takenErr != nil {
-		return takenErr
 	}
 	// What the scheduler needs of its own before the run's pods exist (a PodGroup, say),
 	// owned by the application. A failure is retried by the pool: no driver starts without them.
@@ -108,24 +67,84 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 			return err
 		}
 	}
-	var result submission.Result
+	result, err := r.createRun(ctx, app, prepared, decision, taken)
+	return r.recordOutcome(ctx, key, app, prepared, decision, result, err)
+}
+
+// reject fails the awaited submission of app for the reason its scheduler rejected it with.
+func (r *Reconciler) reject(ctx context.Context, key types.NamespacedName, app *v1beta2.SparkApplication, decision asked) error {
+	_, err := r.updateStatus(ctx, key, app, func(latest *v1beta2.SparkApplication) error {
+		if err := sameSubmission(latest, app.UID, app.Status.SubmissionID); err != nil {
+			return err
+		}
+		latest.Status.AppState = v1beta2.ApplicationState{State: v1beta2.ApplicationStateFailed, ErrorMessage: decision.Reason}
+		syncConditions(&latest.Status, r.Clock.Now())
+		return nil
+	})
+	if err != nil && !errors.Is(err, errSkip) {
+		return err
+	}
+	r.event(app, true, "SparkApplicationRejected", "Submit", decision.Reason)
+	return nil
+}
+
+// clearToCreate is checked right before anything of the run is created, once the scheduler
+// has admitted it: what it holds for the application stays held while an old driver
+// terminates (clear is false; the application is offered again once it is gone). Another
+// application's driver pod is never adopted: taken says which application holds the driver
+// pod's name, and the application that does not hold the name fails with the one that does,
+// never the holder (see nameHolder). Both read the API server, at once: one round trip on the
+// way to the driver, not two.
+func (r *Reconciler) clearToCreate(ctx context.Context, key types.NamespacedName, prepared *v1beta2.SparkApplication) (taken string, clear bool, err error) {
+	var (
+		takenErr error
+		read     sync.WaitGroup
+	)
+	read.Go(func() { taken, takenErr = r.nameHolder(ctx, prepared) })
+	blocked, err := r.anotherDriver(ctx, prepared, prepared.Status.SubmissionID)
+	read.Wait()
+	if err != nil {
+		return "", false, err
+	}
+	if blocked {
+		// Once the other driver is gone, its pod event brings the reconcile that offers the
+		// application again; one that came while this ran was held back (recordedRuns).
+		if r.recorded.done(key) {
+			r.Pool.Enqueue(key)
+		}
+		return "", false, nil
+	}
+	return taken, true, takenErr
+}
+
+// createRun submits the run. Its error, if any, is the outcome to record; taken (the driver
+// pod's name held by another application) fails it.
+func (r *Reconciler) createRun(ctx context.Context, app, prepared *v1beta2.SparkApplication, decision asked, taken string) (submission.Result, error) {
 	submitter, err := r.submitterFor(app)
-	if err == nil && taken != "" {
-		err = &submission.Error{Message: taken}
+	if err != nil {
+		return submission.Result{}, err
 	}
-	if err == nil {
-		err = r.ensureMetricsConfigMap(ctx, prepared)
+	if taken != "" {
+		return submission.Result{}, &submission.Error{Message: taken}
 	}
-	if err == nil {
-		result, err = submitter.Submit(ctx, prepared, submission.Attempt{
-			SubmissionID:  id,
-			DriverPodName: prepared.DriverPodName(),
-			Scheduling:    decision.Pods,
-		})
+	if err := r.ensureMetricsConfigMap(ctx, prepared); err != nil {
+		return submission.Result{}, err
 	}
+	return submitter.Submit(ctx, prepared, submission.Attempt{
+		SubmissionID:  prepared.Status.SubmissionID,
+		DriverPodName: prepared.DriverPodName(),
+		Scheduling:    decision.Pods,
+	})
+}
+
+// recordOutcome writes the submission's outcome, subErr or success, if that same submission
+// is still awaited, and tells it in an event and the metrics.
+func (r *Reconciler) recordOutcome(ctx context.Context, key types.NamespacedName, app, prepared *v1beta2.SparkApplication,
+	decision asked, result submission.Result, subErr error) error {
+	id := app.Status.SubmissionID
 	now := r.Clock.Now()
 	written, werr := r.updateStatus(ctx, key, app, func(latest *v1beta2.SparkApplication) error {
-		if err := sameAttempt(latest); err != nil {
+		if err := sameSubmission(latest, app.UID, id); err != nil {
 			return err
 		}
 		st := &latest.Status
@@ -133,8 +152,8 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 		st.LastSubmissionAttemptTime = metav1.NewTime(now)
 		// Whatever the outcome, this scheduler admitted the run: it is the one to release it.
 		st.BatchScheduler = decision.sched.Name()
-		if err != nil {
-			st.AppState = v1beta2.ApplicationState{State: v1beta2.ApplicationStateFailedSubmission, ErrorMessage: submissionMessage(err)}
+		if subErr != nil {
+			st.AppState = v1beta2.ApplicationState{State: v1beta2.ApplicationStateFailedSubmission, ErrorMessage: submissionMessage(subErr)}
 		} else {
 			st.AppState = v1beta2.ApplicationState{State: v1beta2.ApplicationStateSubmitted}
 			st.ExecutionAttempts++
@@ -157,7 +176,7 @@ func (r *Reconciler) Submit(ctx context.Context, key types.NamespacedName) error
 		return fmt.Errorf("recording the submission: %w", werr)
 	}
 	r.recorded.outcomeWritten(key, id, r.Clock.Now())
-	if err != nil {
+	if subErr != nil {
 		r.event(written, true, ReasonSubmissionFailed, "Submit", written.Status.AppState.ErrorMessage)
 		r.metrics(func(m MetricsRecorder) { m.SubmissionFailed(written) })
 		return nil
