@@ -108,20 +108,20 @@ func TestCoscheduling(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := newSparkRun(c, ns)
+	f := newFixture(t, c, ns, allAtOnce)
 	var list []v1beta2.SparkApplication
 	cluster.Eventually(t, 6*time.Minute, "all applications to finish", func() (bool, error) {
-		all, finished, err := r.step(ctx)
+		all, finished, err := f.step()
 		list = all
 		return finished == apps, err
 	})
-	if r.partialStarts != 0 {
-		t.Errorf("%d applications ran in part: %v", r.partialStarts, r.partial)
+	for app, why := range f.Partial() {
+		t.Errorf("%s ran in part: %s", app, why)
 	}
-	if r.maxRunning > fitAtOnce || r.maxRunning == 0 {
-		t.Errorf("at most %d drivers ran at once; %d fit", r.maxRunning, fitAtOnce)
+	if peak := f.PeakDrivers(); peak > fitAtOnce || peak == 0 {
+		t.Errorf("at most %d drivers ran at once; %d fit", peak, fitAtOnce)
 	}
-	t.Logf("coscheduling: at most %d drivers running at once, %d partial starts", r.maxRunning, r.partialStarts)
+	t.Logf("coscheduling: at most %d drivers running at once, %d applications in part", f.PeakDrivers(), len(f.Partial()))
 
 	for _, app := range list {
 		if app.Status.AppState.State != v1beta2.ApplicationStateCompleted || app.Status.ExecutionAttempts != 1 {
@@ -140,7 +140,7 @@ func TestCoscheduling(t *testing.T) {
 		runs[app.Name] = coscheduling.PodGroupName(app.Name, app.Status.SubmissionID)
 	}
 	executors := 0
-	for _, p := range r.pods {
+	for _, p := range f.Seen() {
 		if p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleExecutor {
 			executors++
 		}
@@ -159,7 +159,7 @@ func TestCoscheduling(t *testing.T) {
 			t.Fatal(err)
 		}
 		cluster.Eventually(t, 2*time.Minute, "the example to complete", func() (bool, error) {
-			if _, _, err := r.step(ctx); err != nil {
+			if _, _, err := f.step(); err != nil {
 				return false, err
 			}
 			err := c.Get(ctx, client.ObjectKeyFromObject(app), app)

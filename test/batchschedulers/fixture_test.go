@@ -5,9 +5,13 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-// Package batchschedulers tests the operator's integrations with real batch schedulers
-// (Volcano, YuniKorn) built from their released source (../shared/third_party) and run beside
-// a local control plane of their own, sized so that a handful of applications fit at once.
+// Package batchschedulers runs applications end to end through the real batch schedulers the
+// operator integrates with (Volcano and YuniKorn built from their released source in
+// ../shared/third_party; coscheduling and Kueue from the module proxy), each started by
+// hack/local-cluster.sh on a local control plane of the test's own, sized so that a handful of
+// applications fit at once. The tests play Spark (test/sparkplay: each running driver's
+// executors from the executor pod template it was given; kwok runs and ends them) and check
+// that no application runs in part.
 package batchschedulers
 
 import (
@@ -16,20 +20,18 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/test/cluster"
 	"github.com/sparkop/spark-operator/test/executors"
+	"github.com/sparkop/spark-operator/test/sparkplay"
 	"github.com/sparkop/spark-operator/test/testenv"
 )
 
@@ -98,44 +100,18 @@ func ownCluster(t *testing.T, scheduler string, nodes, cpu int) (kubeconfig, sta
 	return kubeconfig, state
 }
 
-// fixture plays Spark for the applications of one namespace: executors for each running
-// driver, from the executor pod template it was given, and it watches for partial starts.
+// fixture plays Spark for the applications of one namespace (test/sparkplay) and checks what
+// it saw.
 type fixture struct {
 	t   *testing.T
 	c   client.Client
 	ns  string
 	ctx context.Context
-	// executorSeconds is how long each executor runs (kwok) before it Succeeds, unless its
-	// driver ends first.
-	executorSeconds int
-	// executorDelay is how long a driver runs before it asks for executors, and batch how many
-	// it asks for at a time (0: all at once), as a Spark driver does (spark.kubernetes.
-	// allocation.batch.size); each batch comes a round of play after the one before.
-	executorDelay time.Duration
-	batch         int
-
-	mu sync.Mutex
-	// played holds the drivers (by UID) all of whose executors were created; made counts
-	// those created so far.
-	played map[types.UID]bool
-	made   map[types.UID]int
-	// pending is, per executor (namespace/name), when it was first seen not bound to a node
-	// while its driver ran; waited is the longest any executor waited so.
-	pending map[string]time.Time
-	waited  time.Duration
-	slowest string
-	// unplaced are the executors whose driver ended (or that were gone) before they were
-	// bound: their application ran in part.
-	unplaced []string
-	// peakDrivers is the most drivers seen bound and not ended at once.
-	peakDrivers int
-	// seen holds every Spark pod as last seen (executors are deleted when their driver ends).
-	seen map[string]corev1.Pod
+	*sparkplay.Player
 }
 
-func newFixture(t *testing.T, c client.Client, ns string) *fixture {
-	return &fixture{t: t, c: c, ns: ns, ctx: context.Background(), executorSeconds: 60,
-		played: map[types.UID]bool{}, made: map[types.UID]int{}, pending: map[string]time.Time{}, seen: map[string]corev1.Pod{}}
+func newFixture(t *testing.T, c client.Client, ns string, o sparkplay.Options) *fixture {
+	return &fixture{t: t, c: c, ns: ns, ctx: context.Background(), Player: sparkplay.New(c, ns, o)}
 }
 
 // app is a SparkPi of a 1-CPU driver that runs for driverSeconds and executors of 1 CPU.
@@ -165,144 +141,10 @@ func (f *fixture) pods() ([]corev1.Pod, error) {
 	return list.Items, nil
 }
 
-func ended(p *corev1.Pod) bool {
-	return p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-}
-
-// play does what Spark would: each running driver not yet played gets its initial executors,
-// which run executorSeconds, and the executors of a driver that has ended exit (are deleted,
-// as Spark's driver deletes them); and it records how long executors of running drivers wait
-// for a node, and how many drivers run at once. An application's executors never outlive its
-// driver, so the drivers running at once are the applications running at once.
-func (f *fixture) play() error {
-	pods, err := f.pods()
-	if err != nil {
-		return err
-	}
-	f.observe(pods)
-	live := map[string]bool{} // submission IDs of drivers not ended
-	for i := range pods {
-		if p := &pods[i]; p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleDriver && !ended(p) {
-			live[p.Labels[v1beta2.LabelSubmissionID]] = true
-		}
-	}
-	for i := range pods {
-		p := &pods[i]
-		if p.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleExecutor || live[p.Labels[v1beta2.LabelSubmissionID]] || p.DeletionTimestamp != nil {
-			continue
-		}
-		if err := f.c.Delete(f.ctx, p); client.IgnoreNotFound(err) != nil {
-			return err
-		}
-	}
-	for i := range pods {
-		driver := &pods[i]
-		if driver.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleDriver || driver.Status.Phase != corev1.PodRunning || f.played[driver.UID] {
-			continue
-		}
-		app := &v1beta2.SparkApplication{}
-		if err := f.c.Get(f.ctx, client.ObjectKey{Namespace: f.ns, Name: driver.Labels[v1beta2.LabelAppName]}, app); err != nil {
-			return err
-		}
-		template, err := executors.TemplateOf(f.ctx, f.c, driver)
-		if apierrors.IsNotFound(err) {
-			continue // the submitter creates the template just after the driver
-		}
-		if err != nil {
-			return err
-		}
-		if template == nil {
-			return fmt.Errorf("driver %s has no executor pod template", driver.Name)
-		}
-		if started := driver.Status.StartTime; f.executorDelay > 0 && (started == nil || time.Since(started.Time) < f.executorDelay) {
-			continue
-		}
-		count := initialExecutors(app)
-		next := f.made[driver.UID] + 1
-		last := count
-		if f.batch > 0 {
-			last = min(count, next+f.batch-1)
-		}
-		for id := next; id <= last; id++ {
-			pod, err := executors.Build(driver, id, executors.Options{Cores: int(ptr.Deref(app.Spec.Executor.Cores, 1)), MemoryMiB: 512, Template: template,
-				Annotations: map[string]string{executors.AnnotationRunSeconds: fmt.Sprint(f.executorSeconds)}})
-			if err != nil {
-				return err
-			}
-			if err := f.c.Create(f.ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
-				return err
-			}
-		}
-		f.made[driver.UID] = last
-		f.played[driver.UID] = last >= count
-	}
-	return nil
-}
-
-// initialExecutors is how many executors Spark starts app with: its instances, or with dynamic
-// allocation the largest of its initial and minimum executors (and instances).
-func initialExecutors(app *v1beta2.SparkApplication) int {
-	n := ptr.Deref(app.Spec.Executor.Instances, 0)
-	if da := app.Spec.DynamicAllocation; da != nil && da.Enabled {
-		n = max(n, ptr.Deref(da.InitialExecutors, 0), ptr.Deref(da.MinExecutors, 0))
-	}
-	return int(n)
-}
-
-// observe records, from one list of the namespace's pods, the drivers running at once and the
-// executors of running drivers still waiting for a node.
-func (f *fixture) observe(pods []corev1.Pod) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	now := time.Now()
-	running := map[string]bool{} // submission IDs of drivers bound and not ended
-	drivers := 0
-	for i := range pods {
-		p := &pods[i]
-		if p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleDriver && p.Spec.NodeName != "" && !ended(p) {
-			drivers++
-			running[p.Labels[v1beta2.LabelSubmissionID]] = true
-		}
-	}
-	f.peakDrivers = max(f.peakDrivers, drivers)
-	for _, p := range pods {
-		if p.Labels[v1beta2.SparkRoleLabel] != "" {
-			f.seen[p.Name] = p
-		}
-	}
-	for i := range pods {
-		p := &pods[i]
-		if p.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleExecutor {
-			continue
-		}
-		key := p.Namespace + "/" + p.Name
-		since, seen := f.pending[key]
-		switch {
-		case p.Spec.NodeName == "" && running[p.Labels[v1beta2.LabelSubmissionID]] && !seen:
-			f.pending[key] = now
-		case seen && p.Spec.NodeName != "":
-			if d := now.Sub(since); d > f.waited {
-				f.waited, f.slowest = d, p.Name
-			}
-			delete(f.pending, key)
-		}
-	}
-	executors := map[string]*corev1.Pod{}
-	for i := range pods {
-		if p := &pods[i]; p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleExecutor {
-			executors[p.Namespace+"/"+p.Name] = p
-		}
-	}
-	for key, since := range f.pending {
-		if d := now.Sub(since); d > f.waited {
-			f.waited, f.slowest = d, key
-		}
-		// Its wait ends with its driver: an executor still unbound then never ran.
-		if p, ok := executors[key]; !ok || !running[p.Labels[v1beta2.LabelSubmissionID]] {
-			f.unplaced = append(f.unplaced, key)
-			delete(f.pending, key)
-		}
-	}
+// step plays Spark once and returns the applications and how many have finished.
+func (f *fixture) step() ([]v1beta2.SparkApplication, int, error) {
+	r, err := f.Step(f.ctx)
+	return r.Apps, r.Finished, err
 }
 
 // fixtureDriverSeconds is how long the fixture's drivers run. An executor not bound by then never
@@ -312,26 +154,18 @@ func (f *fixture) observe(pods []corev1.Pod) {
 // 10 s since was traced to Volcano's queue shares instead, see TestVolcano.)
 const fixtureDriverSeconds = 10
 
-// maxExecutorWait is the longest an executor of a running driver may wait for its node: the
-// batch schedulers here bind a pod whose room they reserved within a scheduling period (0.5–1 s).
-const maxExecutorWait = 10 * time.Second
-
-// checkNoPartialStarts fails t if an application ran in part: at most fit of them (the
-// cluster's room, by nodes) and at least 2 ran at once, and every executor got its node while
-// its driver ran, within maxExecutorWait.
+// checkNoPartialStarts fails t if an application ran in part (an executor got no node before
+// its driver ended), or more than fit of them (the cluster's room, by nodes) or fewer than 2
+// ran at once.
 func (f *fixture) checkNoPartialStarts(t *testing.T, fit int) {
 	t.Helper()
-	if f.peakDrivers > fit {
-		t.Errorf("%d drivers ran at once on a cluster that fits %d applications", f.peakDrivers, fit)
+	if peak := f.PeakDrivers(); peak > fit {
+		t.Errorf("%d drivers ran at once on a cluster that fits %d applications", peak, fit)
+	} else if peak < 2 {
+		t.Errorf("at most %d driver ran at once: the applications did not share the cluster", peak)
 	}
-	if f.peakDrivers < 2 {
-		t.Errorf("at most %d driver ran at once: the applications did not share the cluster", f.peakDrivers)
-	}
-	if len(f.unplaced) > 0 {
-		t.Errorf("executors %v got no node before their driver ended: their applications ran in part", f.unplaced)
-	}
-	if f.waited > maxExecutorWait {
-		t.Errorf("executor %s of a running driver waited %s for a node: its application started in part", f.slowest, f.waited.Round(time.Millisecond))
+	for app, why := range f.Partial() {
+		t.Errorf("%s ran in part: %s", app, why)
 	}
 }
 
@@ -340,17 +174,9 @@ func (f *fixture) checkNoPartialStarts(t *testing.T, fit int) {
 // application says nothing of the gang.
 func (f *fixture) checkExecutorsMade(t *testing.T, names []string) {
 	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	made := map[string]int{}
-	for _, p := range f.seen {
-		if p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleExecutor {
-			made[p.Labels[v1beta2.LabelAppName]]++
-		}
-	}
 	for _, name := range names {
-		if want := initialExecutors(f.get(name)); made[name] < want {
-			t.Errorf("%s: %d of its %d executors were made: its driver ended before play saw it running", name, made[name], want)
+		if made, want := f.Made(name), sparkplay.InitialExecutors(f.get(name)); made < want {
+			t.Errorf("%s: %d of its %d executors were made: its driver ended before play saw it running", name, made, want)
 		}
 	}
 }
@@ -365,15 +191,12 @@ func (f *fixture) runToCompletion(timeout time.Duration, names []string, each fu
 				return false, err
 			}
 		}
-		if err := f.play(); err != nil {
-			return false, err
-		}
-		var apps v1beta2.SparkApplicationList
-		if err := f.c.List(f.ctx, &apps, client.InNamespace(f.ns)); err != nil {
+		apps, _, err := f.step()
+		if err != nil {
 			return false, err
 		}
 		done := 0
-		for _, app := range apps.Items {
+		for _, app := range apps {
 			if !slices.Contains(names, app.Name) {
 				continue
 			}
@@ -389,46 +212,16 @@ func (f *fixture) runToCompletion(timeout time.Duration, names []string, each fu
 }
 
 // describeOnFailure logs where each application and pod was when the test failed.
-func (f *fixture) describeOnFailure() {
-	if !f.t.Failed() {
-		return
-	}
-	var apps v1beta2.SparkApplicationList
-	if err := f.c.List(context.Background(), &apps, client.InNamespace(f.ns)); err == nil {
-		for _, app := range apps.Items {
-			f.t.Logf("%s: state %q (%s), submission %s", app.Name, app.Status.AppState.State, app.Status.AppState.ErrorMessage, app.Status.SubmissionID)
-		}
-	}
-	pods, err := f.pods()
-	if err != nil {
-		return
-	}
-	for _, p := range pods {
-		var why []string
-		for _, c := range p.Status.Conditions {
-			if c.Status != corev1.ConditionTrue && c.Message != "" {
-				why = append(why, c.Message)
-			}
-		}
-		f.t.Logf("pod %s: %s on %q %s", p.Name, p.Status.Phase, p.Spec.NodeName, strings.Join(why, "; "))
-	}
-}
+func (f *fixture) describeOnFailure() { describe(f.t, f.c, f.ns) }
 
-// sparkPods are the Spark pods of the namespace, as last seen by play (ended executors are
-// deleted) or listed now.
+// sparkPods are the Spark pods of the namespace, as last seen (ended executors are deleted).
 func (f *fixture) sparkPods() ([]corev1.Pod, error) {
 	pods, err := f.pods()
 	if err != nil {
 		return nil, err
 	}
-	f.observe(pods)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make([]corev1.Pod, 0, len(f.seen))
-	for _, p := range f.seen {
-		out = append(out, p)
-	}
-	return out, nil
+	f.Observe(pods)
+	return f.Seen(), nil
 }
 
 // createAtOnce creates the applications build makes of names, all at once (side by side, as a

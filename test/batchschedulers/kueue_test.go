@@ -74,9 +74,9 @@ func TestKueue(t *testing.T) {
 		}
 	}
 
-	r := runUnderKueue(t, c, ns, apps, fitAtOnce, 1)
+	f := runUnderKueue(t, c, ns, apps, fitAtOnce, 1)
 	drivers := 0
-	for _, p := range r.pods {
+	for _, p := range f.Seen() {
 		if p.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleDriver {
 			continue
 		}
@@ -98,7 +98,7 @@ func TestKueue(t *testing.T) {
 			t.Error("the example was created unsuspended")
 		}
 		cluster.Eventually(t, 2*time.Minute, "the example to complete", func() (bool, error) {
-			if _, _, err := r.step(ctx); err != nil {
+			if _, _, err := f.step(); err != nil {
 				return false, err
 			}
 			err := c.Get(ctx, client.ObjectKeyFromObject(app), app)
@@ -191,14 +191,13 @@ func workloadOf(ctx context.Context, c client.Client, app *v1beta2.SparkApplicat
 // runUnderKueue runs a namespace's total applications, queued by Kueue in a ClusterQueue with
 // room for fit at a time, to their end: never more than fit unsuspended at once (and at least
 // least), none in part, each COMPLETED on its first attempt with its Workload finished.
-func runUnderKueue(t *testing.T, c client.Client, ns string, total, fit, least int) *sparkRun {
+func runUnderKueue(t *testing.T, c client.Client, ns string, total, fit, least int) *fixture {
 	t.Helper()
-	ctx := context.Background()
-	r := newSparkRun(c, ns)
+	f := newFixture(t, c, ns, allAtOnce)
 	maxResumed := 0
 	var list []v1beta2.SparkApplication
 	cluster.Eventually(t, 6*time.Minute, "all applications to finish", func() (bool, error) {
-		all, finished, err := r.step(ctx)
+		all, finished, err := f.step()
 		if err != nil {
 			return false, err
 		}
@@ -216,9 +215,9 @@ func runUnderKueue(t *testing.T, c client.Client, ns string, total, fit, least i
 		}
 		return finished == total, nil
 	})
-	t.Logf("kueue: at most %d applications unsuspended and %d drivers running at once, %d partial starts", maxResumed, r.maxRunning, r.partialStarts)
-	if r.partialStarts != 0 {
-		t.Errorf("%d applications ran in part: %v", r.partialStarts, r.partial)
+	t.Logf("kueue: at most %d applications unsuspended and %d drivers running at once, %d in part", maxResumed, f.PeakDrivers(), len(f.Partial()))
+	for app, why := range f.Partial() {
+		t.Errorf("%s ran in part: %s", app, why)
 	}
 	if maxResumed < least {
 		t.Errorf("at most %d applications unsuspended at once, want at least %d of the ClusterQueue's %d", maxResumed, least, fit)
@@ -229,5 +228,5 @@ func runUnderKueue(t *testing.T, c client.Client, ns string, total, fit, least i
 		}
 		checkWorkload(t, c, &app)
 	}
-	return r
+	return f
 }

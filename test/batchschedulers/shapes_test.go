@@ -22,6 +22,7 @@ import (
 	"github.com/sparkop/spark-operator/scheduler/volcano"
 	"github.com/sparkop/spark-operator/scheduler/yunikorn"
 	"github.com/sparkop/spark-operator/test/cluster"
+	"github.com/sparkop/spark-operator/test/sparkplay"
 )
 
 // The shapes of issue #47, on 5 nodes of 3 CPU (15 CPU), each run by the real scheduler:
@@ -66,7 +67,7 @@ func testShapes(t *testing.T, script, batchScheduler string, flags ...string) {
 	startWithWebhooks(t, kubeconfig, ns, append([]string{"--enable-batch-scheduler"}, flags...)...)
 
 	t.Run("more than fits, executors not made yet", func(t *testing.T) {
-		f := newFixture(t, c, ns)
+		f := newFixture(t, c, ns, sparkplay.Options{})
 		t.Cleanup(f.describeOnFailure)
 		apps := names("many", 12)
 		f.createAtOnce(apps, func(name string) *v1beta2.SparkApplication {
@@ -75,13 +76,12 @@ func testShapes(t *testing.T, script, batchScheduler string, flags ...string) {
 		f.runToCompletion(5*time.Minute, apps, nil)
 		f.checkNoPartialStarts(t, 5)
 		f.checkExecutorsMade(t, apps)
-		t.Logf("peak drivers %d; longest executor wait %s", f.peakDrivers, f.waited.Round(time.Millisecond))
+		t.Logf("peak drivers %d", f.PeakDrivers())
 	})
 
 	t.Run("fragmentation and dynamic allocation, executors in batches after the driver runs", func(t *testing.T) {
-		f := newFixture(t, c, ns)
+		f := newFixture(t, c, ns, sparkplay.Options{Delay: 3 * time.Second, Batch: 1})
 		t.Cleanup(f.describeOnFailure)
-		f.executorDelay, f.batch = 3*time.Second, 1
 		apps := names("frag", 6)
 		f.createAtOnce(apps, func(name string) *v1beta2.SparkApplication {
 			app := f.app(name, batchScheduler, 2, fixtureDriverSeconds+5)
@@ -95,7 +95,7 @@ func testShapes(t *testing.T, script, batchScheduler string, flags ...string) {
 		f.runToCompletion(5*time.Minute, apps, nil)
 		f.checkNoPartialStarts(t, 2)
 		f.checkExecutorsMade(t, apps)
-		t.Logf("peak drivers %d; longest executor wait %s", f.peakDrivers, f.waited.Round(time.Millisecond))
+		t.Logf("peak drivers %d", f.PeakDrivers())
 	})
 }
 

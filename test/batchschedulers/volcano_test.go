@@ -27,6 +27,7 @@ import (
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/volcano"
 	"github.com/sparkop/spark-operator/test/cluster"
+	"github.com/sparkop/spark-operator/test/sparkplay"
 	"github.com/sparkop/spark-operator/test/testenv"
 )
 
@@ -42,7 +43,7 @@ func TestVolcano(t *testing.T) {
 	c, _ := cluster.Clients(t, kubeconfig)
 	ctx := context.Background()
 	ns := cluster.Namespace(t, c, "volcano")
-	f := newFixture(t, c, ns)
+	f := newFixture(t, c, ns, sparkplay.Options{})
 	t.Cleanup(f.describeOnFailure)
 
 	queue := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"weight": int64(1), "reclaimable": true}}}
@@ -116,7 +117,7 @@ func TestVolcano(t *testing.T) {
 
 	t.Run("no partial starts", func(t *testing.T) {
 		f.checkNoPartialStarts(t, 4)
-		t.Logf("peak drivers %d; longest executor wait %s", f.peakDrivers, f.waited.Round(time.Millisecond))
+		t.Logf("peak drivers %d", f.PeakDrivers())
 	})
 
 	t.Run("PodGroups and pods", func(t *testing.T) {

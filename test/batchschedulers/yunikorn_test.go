@@ -18,6 +18,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler/yunikorn"
 	"github.com/sparkop/spark-operator/test/cluster"
+	"github.com/sparkop/spark-operator/test/sparkplay"
 )
 
 // TestYuniKorn runs 20 applications, created at once, through YuniKorn (scheduler-plugin mode)
@@ -30,7 +31,7 @@ func TestYuniKorn(t *testing.T) {
 	kubeconfig, _ := ownCluster(t, "yunikorn", 2, 4)
 	c, _ := cluster.Clients(t, kubeconfig)
 	ns := cluster.Namespace(t, c, "yunikorn")
-	f := newFixture(t, c, ns)
+	f := newFixture(t, c, ns, sparkplay.Options{})
 	t.Cleanup(f.describeOnFailure)
 
 	cluster.StartOperator(t, "operator", "--kubeconfig", kubeconfig, "--namespaces", ns, "--enable-batch-scheduler",
@@ -47,7 +48,7 @@ func TestYuniKorn(t *testing.T) {
 
 	t.Run("no partial starts", func(t *testing.T) {
 		f.checkNoPartialStarts(t, 4)
-		t.Logf("peak drivers %d; longest executor wait %s", f.peakDrivers, f.waited.Round(time.Millisecond))
+		t.Logf("peak drivers %d", f.PeakDrivers())
 	})
 
 	t.Run("pods", func(t *testing.T) {

@@ -18,8 +18,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -28,6 +26,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/test/cluster"
 	"github.com/sparkop/spark-operator/test/executors"
+	"github.com/sparkop/spark-operator/test/sparkplay"
 )
 
 const (
@@ -35,10 +34,10 @@ const (
 	executorCount = 8
 	// At most 3 applications of 17 CPU fit on 4 nodes of 16 CPU (4 × 16 / 17 < 4).
 	fitAtOnce = 3
-	// Executors outlive their driver's run: the test ends them as Spark's driver does when it
+	// Executors outlive their driver's run: play ends them as Spark's driver does when it
 	// stops, so an application takes its capacity exactly while its driver runs.
 	driverRunSeconds   = "10"
-	executorRunSeconds = "120"
+	executorRunSeconds = 120
 )
 
 func newApp(ns string, i int) *v1beta2.SparkApplication {
@@ -53,177 +52,100 @@ func newApp(ns string, i int) *v1beta2.SparkApplication {
 	return app
 }
 
-// observation is what the test saw over a run.
+// observation is what the test saw of the gang scheduler's objects over a run.
 type observation struct {
-	maxRunning, partialStarts, stuckDrivers int
-	maxQueueAdmitted                        int32
+	maxQueueAdmitted int32
 	// reservations seen per application and submission: more than one is a double admission.
 	reservations  map[string]map[string]string
 	firstAdmitted map[string]time.Time
 }
 
-// run plays Spark (executors for every running driver) and records what it sees, step by
-// step, until all applications are COMPLETED or FAILED.
+// run plays Spark (test/sparkplay: executors for every running driver) and records what it
+// sees, step by step, until all applications are COMPLETED or FAILED.
 type run struct {
-	t       *testing.T
-	c       client.Client
-	ns      string
-	gang    bool
-	started map[string]bool // drivers whose executors exist
-	stopped map[string]bool // drivers that ended and whose executors were deleted
-	partial map[string]bool
-	obs     observation
+	t    *testing.T
+	c    client.Client
+	ns   string
+	gang bool
+	play *sparkplay.Player
+	obs  observation
 }
 
 func (r *run) step(ctx context.Context) (done bool, err error) {
-	var list v1beta2.SparkApplicationList
-	if err := r.c.List(ctx, &list, client.InNamespace(r.ns)); err != nil {
-		return false, err
-	}
-	var pods corev1.PodList
-	if err := r.c.List(ctx, &pods, client.InNamespace(r.ns)); err != nil {
-		return false, err
-	}
-	byName := map[string]*corev1.Pod{}
-	unschedulable := map[string]int{} // app → executors the scheduler could not place
-	unplaced := map[string]int{}      // app → executors not on a node
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		byName[p.Name] = p
-		if p.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleExecutor || p.Spec.NodeName != "" {
-			continue
-		}
-		unplaced[p.Labels[v1beta2.LabelAppName]]++
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-				unschedulable[p.Labels[v1beta2.LabelAppName]]++
-			}
-		}
-	}
-	running, finished := 0, 0
-	for i := range list.Items {
-		app := &list.Items[i]
-		if st := app.Status.AppState.State; st == v1beta2.ApplicationStateCompleted || st == v1beta2.ApplicationStateFailed {
-			finished++
-		}
-		if res, ok := reservationOf(r.c, app); ok {
-			seen := r.obs.reservations[app.Name]
-			if seen == nil {
-				seen = map[string]string{}
-				r.obs.reservations[app.Name] = seen
-			}
-			enc := fmt.Sprintf("%s %v %s", res.Driver, res.Executors, res.Admitted)
-			if prev, ok := seen[res.SubmissionID]; ok && prev != enc {
-				return false, fmt.Errorf("%s admitted twice for submission %s: %s, then %s", app.Name, res.SubmissionID, prev, enc)
-			}
-			seen[res.SubmissionID] = enc
-			if _, ok := r.obs.firstAdmitted[app.Name]; !ok {
-				r.obs.firstAdmitted[app.Name] = res.Admitted
-			}
-		}
-		driver := byName[app.DriverPodName()]
-		if driver != nil && (driver.Status.Phase == corev1.PodSucceeded || driver.Status.Phase == corev1.PodFailed) && !r.stopped[driver.Name] {
-			// The driver's whole run is over: had any of its executors never been placed, it
-			// ran only in part.
-			if n := unplaced[app.Name]; n > 0 && !r.partial[app.Name] {
-				r.partial[app.Name] = true
-				r.obs.partialStarts++
-				if n == executorCount {
-					r.obs.stuckDrivers++
-				}
-			}
-			if err := r.c.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(r.ns), client.MatchingLabels{
-				v1beta2.LabelAppName: app.Name, v1beta2.SparkRoleLabel: v1beta2.SparkRoleExecutor,
-			}); err != nil {
-				return false, err
-			}
-			r.stopped[driver.Name] = true
-		}
-		if driver == nil || driver.Status.Phase != corev1.PodRunning {
-			continue
-		}
-		running++
-		if n := unschedulable[app.Name]; n > 0 && !r.partial[app.Name] {
-			r.partial[app.Name] = true
-			r.obs.partialStarts++
-			if n == executorCount {
-				r.obs.stuckDrivers++
-			}
-		}
-		if r.started[driver.Name] {
-			continue
-		}
-		started, err := r.startExecutors(ctx, driver)
-		if err != nil {
-			return false, err
-		}
-		r.started[driver.Name] = started
-	}
-	r.obs.maxRunning = max(r.obs.maxRunning, running)
-	if r.gang {
-		q := &schedv1alpha1.Queue{}
-		if err := r.c.Get(ctx, client.ObjectKey{Name: r.ns}, q); err != nil {
-			return false, err
-		}
-		r.obs.maxQueueAdmitted = max(r.obs.maxQueueAdmitted, q.Status.AdmittedApplications)
-		if q.Status.AdmittedApplications > fitAtOnce {
-			var holding []string
-			for i := range list.Items {
-				if res, ok := reservationOf(r.c, &list.Items[i]); ok && res.SubmissionID == list.Items[i].Status.SubmissionID {
-					holding = append(holding, fmt.Sprintf("%s (%s, driver on %s, executors %v)", list.Items[i].Name,
-						list.Items[i].Status.AppState.State, res.Driver, res.Executors))
-				}
-			}
-			return false, fmt.Errorf("queue status says %d applications admitted; only %d fit; holding reservations: %v", q.Status.AdmittedApplications, fitAtOnce, holding)
-		}
-		if total := q.Status.AdmittedApplications + q.Status.PendingApplications; total > apps {
-			return false, fmt.Errorf("queue status counts %d applications, there are %d", total, apps)
-		}
-		if running > fitAtOnce {
-			return false, fmt.Errorf("%d applications running; only %d fit", running, fitAtOnce)
-		}
-		for name, n := range unschedulable {
-			if d := byName[name+"-driver"]; d != nil && d.Status.Phase == corev1.PodRunning {
-				return false, fmt.Errorf("%s has a running driver and %d unschedulable executors", name, n)
-			}
-		}
-	}
-	return finished == apps, nil
-}
-
-// startExecutors creates the driver's executors as Spark would: from the executor pod template
-// the submitter gave the driver, which carries the nodes its batch scheduler planned. It reports
-// false, to be asked again, while the template's ConfigMap does not exist yet: the submitter
-// creates it just after the driver pod, and a real kubelet would not start the driver before
-// its volumes can be mounted (kwok marks it Running at once).
-func (r *run) startExecutors(ctx context.Context, driver *corev1.Pod) (bool, error) {
-	template, err := executors.TemplateOf(ctx, r.c, driver)
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
+	round, err := r.play.Step(ctx)
 	if err != nil {
 		return false, err
 	}
-	if r.gang && template == nil {
-		return false, fmt.Errorf("driver %s has no executor pod template: the planned executor nodes cannot reach its executors", driver.Name)
-	}
-	for id := 1; id <= executorCount; id++ {
-		pod, err := executors.Build(driver, id, executors.Options{Cores: 2, MemoryMiB: 1024, Template: template,
-			Annotations: map[string]string{executors.AnnotationRunSeconds: executorRunSeconds}})
-		if err != nil {
-			return false, err
-		}
-		if err := r.c.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
+	for i := range round.Apps {
+		if err := r.observeReservation(&round.Apps[i]); err != nil {
 			return false, err
 		}
 	}
-	return true, nil
+	if r.gang {
+		if err := r.checkQueue(ctx, round); err != nil {
+			return false, err
+		}
+	}
+	return round.Finished == apps, nil
+}
+
+// observeReservation records app's reservation, and fails when a submission was admitted twice.
+func (r *run) observeReservation(app *v1beta2.SparkApplication) error {
+	res, ok := reservationOf(r.c, app)
+	if !ok {
+		return nil
+	}
+	seen := r.obs.reservations[app.Name]
+	if seen == nil {
+		seen = map[string]string{}
+		r.obs.reservations[app.Name] = seen
+	}
+	enc := fmt.Sprintf("%s %v %s", res.Driver, res.Executors, res.Admitted)
+	if prev, ok := seen[res.SubmissionID]; ok && prev != enc {
+		return fmt.Errorf("%s admitted twice for submission %s: %s, then %s", app.Name, res.SubmissionID, prev, enc)
+	}
+	seen[res.SubmissionID] = enc
+	if _, ok := r.obs.firstAdmitted[app.Name]; !ok {
+		r.obs.firstAdmitted[app.Name] = res.Admitted
+	}
+	return nil
+}
+
+// checkQueue fails when the queue's status or the round shows more admitted or running than
+// fit, or an application ran in part.
+func (r *run) checkQueue(ctx context.Context, round sparkplay.Round) error {
+	q := &schedv1alpha1.Queue{}
+	if err := r.c.Get(ctx, client.ObjectKey{Name: r.ns}, q); err != nil {
+		return err
+	}
+	r.obs.maxQueueAdmitted = max(r.obs.maxQueueAdmitted, q.Status.AdmittedApplications)
+	if q.Status.AdmittedApplications > fitAtOnce {
+		var holding []string
+		for i := range round.Apps {
+			app := &round.Apps[i]
+			if res, ok := reservationOf(r.c, app); ok && res.SubmissionID == app.Status.SubmissionID {
+				holding = append(holding, fmt.Sprintf("%s (%s, driver on %s, executors %v)", app.Name, app.Status.AppState.State, res.Driver, res.Executors))
+			}
+		}
+		return fmt.Errorf("queue status says %d applications admitted; only %d fit; holding reservations: %v", q.Status.AdmittedApplications, fitAtOnce, holding)
+	}
+	if total := q.Status.AdmittedApplications + q.Status.PendingApplications; total > apps {
+		return fmt.Errorf("queue status counts %d applications, there are %d", total, apps)
+	}
+	if round.Running > fitAtOnce {
+		return fmt.Errorf("%d applications running; only %d fit", round.Running, fitAtOnce)
+	}
+	if partial := r.play.Partial(); len(partial) > 0 {
+		return fmt.Errorf("applications ran in part: %v", partial)
+	}
+	return nil
 }
 
 func newRun(t *testing.T, gangOn bool) *run {
 	c := cluster.Client(t)
-	return &run{t: t, c: c, ns: cluster.Namespace(t, c, "gang"), gang: gangOn,
-		started: map[string]bool{}, stopped: map[string]bool{}, partial: map[string]bool{},
+	ns := cluster.Namespace(t, c, "gang")
+	play := sparkplay.New(c, ns, sparkplay.Options{ExecutorSeconds: executorRunSeconds, UnschedulableIsPartial: true, TemplateOptional: !gangOn})
+	return &run{t: t, c: c, ns: ns, gang: gangOn, play: play,
 		obs: observation{reservations: map[string]map[string]string{}, firstAdmitted: map[string]time.Time{}}}
 }
 
@@ -295,13 +217,13 @@ func TestGangScheduling(t *testing.T) {
 			}
 		}
 	}
-	if r.obs.partialStarts != 0 {
-		t.Errorf("%d partial starts under the gang scheduler", r.obs.partialStarts)
+	for app, why := range r.play.Partial() {
+		t.Errorf("%s ran in part under the gang scheduler: %s", app, why)
 	}
-	if r.obs.maxRunning == 0 || r.obs.maxQueueAdmitted == 0 {
-		t.Errorf("nothing seen running (%d) or admitted in the queue status (%d)", r.obs.maxRunning, r.obs.maxQueueAdmitted)
+	if r.play.PeakDrivers() == 0 || r.obs.maxQueueAdmitted == 0 {
+		t.Errorf("nothing seen running (%d) or admitted in the queue status (%d)", r.play.PeakDrivers(), r.obs.maxQueueAdmitted)
 	}
-	t.Logf("gang: at most %d running, queue status at most %d admitted, %d partial starts", r.obs.maxRunning, r.obs.maxQueueAdmitted, r.obs.partialStarts)
+	t.Logf("gang: at most %d running, queue status at most %d admitted", r.play.PeakDrivers(), r.obs.maxQueueAdmitted)
 }
 
 // TestWithoutGangScheduling runs the same load with every application let through: drivers
@@ -315,9 +237,8 @@ func TestWithoutGangScheduling(t *testing.T) {
 	cluster.Eventually(t, 5*time.Minute, "all applications to finish", func() (bool, error) {
 		return r.step(ctx)
 	})
-	t.Logf("without gang: at most %d drivers running at once, %d partial starts, %d drivers with no executor placed",
-		r.obs.maxRunning, r.obs.partialStarts, r.obs.stuckDrivers)
-	if r.obs.partialStarts == 0 {
-		t.Errorf("no partial start without the gang scheduler: the scenario does not show what it should (at most %d running)", r.obs.maxRunning)
+	t.Logf("without gang: at most %d drivers running at once, %d applications in part", r.play.PeakDrivers(), len(r.play.Partial()))
+	if len(r.play.Partial()) == 0 {
+		t.Errorf("no partial start without the gang scheduler: the scenario does not show what it should (at most %d running)", r.play.PeakDrivers())
 	}
 }

@@ -42,6 +42,7 @@ import (
 	"github.com/sparkop/spark-operator/scheduler/workloadapi"
 	"github.com/sparkop/spark-operator/test/cluster"
 	"github.com/sparkop/spark-operator/test/executors"
+	"github.com/sparkop/spark-operator/test/sparkplay"
 )
 
 const (
@@ -52,7 +53,7 @@ const (
 	// An application takes its capacity while its driver runs: the test ends its executors
 	// when the driver ends, as Spark's driver does.
 	driverRunSeconds   = "10"
-	executorRunSeconds = "300"
+	executorRunSeconds = 300
 )
 
 // workloadAPI is the package's cluster with the Workload API (4 nodes of 16 CPU), started on
@@ -191,7 +192,7 @@ func (e *env) startExecutors(driver *corev1.Pod, from, to int) (bool, error) {
 	}
 	for id := from; id <= to; id++ {
 		pod, err := executors.Build(driver, id, executors.Options{Cores: 2, MemoryMiB: 1024, Template: template,
-			Annotations: map[string]string{executors.AnnotationRunSeconds: executorRunSeconds}})
+			Annotations: map[string]string{executors.AnnotationRunSeconds: fmt.Sprint(executorRunSeconds)}})
 		if err != nil {
 			return false, err
 		}
@@ -202,104 +203,33 @@ func (e *env) startExecutors(driver *corev1.Pod, from, to int) (bool, error) {
 	return true, nil
 }
 
-// run plays Spark for every application (executors for each running driver, ended when it
-// ends) and records what it sees.
+// run plays Spark for every application (test/sparkplay) and records what the admission is
+// judged by.
 type run struct {
 	*env
+	play *sparkplay.Player
 	// admitted: the applications go through our admission (kubernetes), so never more run or
 	// are admitted than fit; not with the naive mapping.
-	admitted         bool
-	started, stopped map[string]bool // drivers whose executors were created / ended
-	// bound are the executors seen on a node, by application.
-	bound map[string]map[string]bool
-	// partial are the applications that started in part: their driver ran while an executor
-	// was Unschedulable, or their run ended with one of the initial executors never placed.
-	partial    map[string]string
-	maxRunning int
-	maxAdmit   int32
-	runs       map[string]string // application → its run (submission ID)
+	admitted bool
+	maxAdmit int32
+	runs     map[string]string // application → its run (submission ID)
 }
 
 func (r *run) step() (bool, error) {
-	var list v1beta2.SparkApplicationList
-	if err := r.c.List(r.ctx, &list, client.InNamespace(r.ns)); err != nil {
+	round, err := r.play.Step(r.ctx)
+	if err != nil {
 		return false, err
 	}
-	var pods corev1.PodList
-	if err := r.c.List(r.ctx, &pods, client.InNamespace(r.ns)); err != nil {
-		return false, err
-	}
-	byName := map[string]*corev1.Pod{}
-	unschedulable := map[string]string{}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		byName[p.Name] = p
-		app := p.Labels[v1beta2.LabelAppName]
-		if p.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleExecutor {
-			continue
-		}
-		if p.Spec.NodeName != "" {
-			if r.bound[app] == nil {
-				r.bound[app] = map[string]bool{}
-			}
-			r.bound[app][p.Name] = true
-			continue
-		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-				unschedulable[app] = c.Message
-			}
-		}
-	}
-	running, finished := 0, 0
-	for i := range list.Items {
-		app := &list.Items[i]
-		if st := app.Status.AppState.State; st == v1beta2.ApplicationStateCompleted || st == v1beta2.ApplicationStateFailed {
-			finished++
-		}
+	for _, app := range round.Apps {
 		if app.Status.SubmissionID != "" {
 			r.runs[app.Name] = app.Status.SubmissionID
 		}
-		driver := byName[app.DriverPodName()]
-		if driver == nil {
-			continue
-		}
-		if ended := driver.Status.Phase == corev1.PodSucceeded || driver.Status.Phase == corev1.PodFailed; ended && !r.stopped[driver.Name] {
-			if n := len(r.bound[app.Name]); n < executorCount && r.partial[app.Name] == "" {
-				r.partial[app.Name] = fmt.Sprintf("its driver ended with %d of %d executors ever placed", n, executorCount)
-			}
-			if err := r.c.DeleteAllOf(r.ctx, &corev1.Pod{}, client.InNamespace(r.ns), client.MatchingLabels{
-				v1beta2.LabelAppName: app.Name, v1beta2.SparkRoleLabel: v1beta2.SparkRoleExecutor,
-			}); err != nil {
-				return false, err
-			}
-			r.stopped[driver.Name] = true
-		}
-		if driver.Status.Phase != corev1.PodRunning {
-			continue
-		}
-		running++
-		// The gang plugin holds a group's executors back until all of them exist: while some
-		// are still being created, that is waiting, not a partial start. Once the whole group
-		// exists, an executor Unschedulable has no room.
-		if why, ok := unschedulable[app.Name]; ok && r.started[driver.Name] && r.partial[app.Name] == "" && r.groupComplete(&pods, app.Name) {
-			r.partial[app.Name] = "its driver ran with an executor unschedulable: " + why
-		}
-		if r.started[driver.Name] {
-			continue
-		}
-		started, err := r.startExecutors(driver, 1, executorCount)
-		if err != nil {
-			return false, err
-		}
-		r.started[driver.Name] = started
 	}
-	r.maxRunning = max(r.maxRunning, running)
 	if !r.admitted {
-		return finished == apps, nil
+		return round.Finished == apps, nil
 	}
-	if running > fitAtOnce {
-		return false, fmt.Errorf("%d applications running; only %d fit", running, fitAtOnce)
+	if round.Running > fitAtOnce {
+		return false, fmt.Errorf("%d applications running; only %d fit", round.Running, fitAtOnce)
 	}
 	q := &schedv1alpha1.Queue{}
 	if err := r.c.Get(r.ctx, client.ObjectKey{Name: r.ns}, q); err != nil {
@@ -309,22 +239,7 @@ func (r *run) step() (bool, error) {
 	if q.Status.AdmittedApplications > fitAtOnce {
 		return false, fmt.Errorf("queue status says %d applications admitted; only %d fit", q.Status.AdmittedApplications, fitAtOnce)
 	}
-	return finished == apps, nil
-}
-
-// groupComplete reports whether every initial executor of app exists. Until then the gang
-// plugin lets none of them be tried (its PreEnqueue holds them back, which sets no condition);
-// so an executor found Unschedulable beside a complete group was tried with all of it, and
-// found no room.
-func (r *run) groupComplete(pods *corev1.PodList, app string) bool {
-	n := 0
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if p.Labels[v1beta2.LabelAppName] == app && p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleExecutor {
-			n++
-		}
-	}
-	return n >= executorCount
+	return round.Finished == apps, nil
 }
 
 // TestKubernetesScheduler: 20 applications naming kubernetes on a cluster that fits 4, created
@@ -400,19 +315,19 @@ func TestKubernetesScheduler(t *testing.T) {
 			if app.Status.ExecutionAttempts != 1 {
 				t.Errorf("%s ran %d times", app.Name, app.Status.ExecutionAttempts)
 			}
-			if n := len(r.bound[app.Name]); n != executorCount {
+			if n := r.play.Bound(app.Name); n != executorCount {
 				t.Errorf("%s: %d executors placed, want %d", app.Name, n, executorCount)
 			}
 			e.checkObjects(&app, r.runs[app.Name])
 		}
-		for name, why := range r.partial {
+		for name, why := range r.play.Partial() {
 			t.Errorf("%s started in part: %s", name, why)
 		}
-		if r.maxRunning == 0 || r.maxAdmit == 0 {
-			t.Errorf("nothing seen running (%d) or admitted (%d)", r.maxRunning, r.maxAdmit)
+		if r.play.PeakDrivers() == 0 || r.maxAdmit == 0 {
+			t.Errorf("nothing seen running (%d) or admitted (%d)", r.play.PeakDrivers(), r.maxAdmit)
 		}
-		t.Logf("kubernetes: %d applications, at most %d running, queue status at most %d admitted, %d partial starts",
-			apps, r.maxRunning, r.maxAdmit, len(r.partial))
+		t.Logf("kubernetes: %d applications, at most %d running, queue status at most %d admitted",
+			apps, r.play.PeakDrivers(), r.maxAdmit)
 	})
 }
 
@@ -428,8 +343,10 @@ func probePod(ns string) *corev1.Pod {
 // they all end.
 func (e *env) load(scheduler string) *run {
 	e.t.Helper()
-	r := &run{env: e, admitted: scheduler == workloadapi.Name, started: map[string]bool{}, stopped: map[string]bool{},
-		bound: map[string]map[string]bool{}, partial: map[string]string{}, runs: map[string]string{}}
+	// The gang plugin holds a group's executors back until all of them exist: an executor
+	// Unschedulable beside a complete group was tried with all of it, and found no room.
+	play := sparkplay.New(e.c, e.ns, sparkplay.Options{ExecutorSeconds: executorRunSeconds, UnschedulableIsPartial: true})
+	r := &run{env: e, play: play, admitted: scheduler == workloadapi.Name, runs: map[string]string{}}
 	for i := range apps {
 		app := newApp(e.ns, fmt.Sprintf("app-%02d", i))
 		app.Spec.BatchScheduler = ptr.To(scheduler)
@@ -640,16 +557,10 @@ func TestKubernetesNaive(t *testing.T) {
 	e := newEnv(t, workloadCluster(t))
 	e.startOperator("--enable-kubernetes-naive-scheduler")
 	r := e.load(workloadapi.NaiveName)
-	stuck := 0
-	for _, why := range r.partial {
-		if strings.Contains(why, " 0 of ") {
-			stuck++
-		}
-	}
-	t.Logf("kubernetes-naive: %d applications, at most %d drivers running at once, %d partial starts, %d drivers ended with no executor placed",
-		apps, r.maxRunning, len(r.partial), stuck)
-	if len(r.partial) == 0 {
-		t.Errorf("no partial start with the naive mapping: the scenario does not show what it should (at most %d running)", r.maxRunning)
+	t.Logf("kubernetes-naive: %d applications, at most %d drivers running at once, %d partial starts",
+		apps, r.play.PeakDrivers(), len(r.play.Partial()))
+	if len(r.play.Partial()) == 0 {
+		t.Errorf("no partial start with the naive mapping: the scenario does not show what it should (at most %d running)", r.play.PeakDrivers())
 	}
 }
 
