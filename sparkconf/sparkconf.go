@@ -350,6 +350,16 @@ func DynamicAllocationConf(da *v1beta2.DynamicAllocation) []Property {
 // roleConf adds the properties of spec.driver or spec.executor.
 func roleConf(c *confList, app *v1beta2.SparkApplication, r roleInfo, extraJavaOpts string) error {
 	p := r.role.PodSpec(app)
+	sizeConf(c, app, r, p, extraJavaOpts)
+	metadataConf(c, app, r, p)
+	if err := envConf(c, r, p); err != nil {
+		return err
+	}
+	return volumeConf(c, app, r)
+}
+
+// sizeConf adds the role's image, sizes, service account and JVM options.
+func sizeConf(c *confList, app *v1beta2.SparkApplication, r roleInfo, p *v1beta2.SparkPodSpec, extraJavaOpts string) {
 	sparkPrefix := "spark." + string(r.role) + "."
 	image := app.Spec.Image
 	if p.Image != nil && *p.Image != "" {
@@ -380,7 +390,10 @@ func roleConf(c *confList, app *v1beta2.SparkApplication, r roleInfo, extraJavaO
 	if javaOpts != "" {
 		c.add(sparkPrefix+"extraJavaOptions", javaOpts)
 	}
+}
 
+// metadataConf adds the role's pod labels, annotations and node selector.
+func metadataConf(c *confList, app *v1beta2.SparkApplication, r roleInfo, p *v1beta2.SparkPodSpec) {
 	// The application's own labels come first so that the pod-level ones win, and the
 	// operator's labels (added last by Build) win over both.
 	labels := maps.Clone(app.Labels)
@@ -407,7 +420,10 @@ func roleConf(c *confList, app *v1beta2.SparkApplication, r roleInfo, extraJavaO
 	for _, k := range slices.Sorted(maps.Keys(p.NodeSelector)) {
 		c.add(r.k8sPrefix+"node.selector."+k, p.NodeSelector[k])
 	}
+}
 
+// envConf adds the role's secrets and environment.
+func envConf(c *confList, r roleInfo, p *v1beta2.SparkPodSpec) error {
 	for i, s := range p.Secrets {
 		env, err := SecretEnv(r.role, i, s)
 		if err != nil {
@@ -428,7 +444,11 @@ func roleConf(c *confList, app *v1beta2.SparkApplication, r roleInfo, extraJavaO
 		}
 		c.add(r.k8sPrefix+"secretKeyRef."+k, ref.Name+":"+ref.Key)
 	}
+	return nil
+}
 
+// volumeConf adds the role's volume mounts that Spark properties can express.
+func volumeConf(c *confList, app *v1beta2.SparkApplication, r roleInfo) error {
 	mounts, err := confVolumeMounts(app, r.role)
 	if err != nil {
 		return err

@@ -65,94 +65,85 @@ func podObjectSelector() *metav1.LabelSelector {
 
 // Configurations returns the webhook configurations for opts with caBundle.
 func Configurations(opts Options, caBundle []byte) (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration) {
-	o := opts.withDefaults()
-	policy := o.FailurePolicy
-	none := admissionregistrationv1.SideEffectClassNone
-	timeout := o.TimeoutSeconds
-	equivalent := admissionregistrationv1.Equivalent
-	never := admissionregistrationv1.NeverReinvocationPolicy
+	w := webhooks{o: opts.withDefaults(), caBundle: caBundle}
 	// Not managed-by, which belongs to whoever installed them (Helm, when the chart did).
-	labels := map[string]string{"app.kubernetes.io/part-of": "spark-operator"}
-	nsSel := o.NamespaceSelector.DeepCopy()
-	if nsSel == nil {
-		nsSel = &metav1.LabelSelector{}
-	}
-
+	meta := metav1.ObjectMeta{Name: w.o.ConfigName, Labels: map[string]string{"app.kubernetes.io/part-of": "spark-operator"}}
 	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: o.ConfigName, Labels: labels},
-		Webhooks: []admissionregistrationv1.MutatingWebhook{{
-			Name:         WebhookMutatePods,
-			ClientConfig: clientConfig(o, PathMutatePods, caBundle),
-			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-				Rule: admissionregistrationv1.Rule{
-					APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"},
-					Scope: ptr.To(admissionregistrationv1.NamespacedScope),
-				},
-			}},
-			FailurePolicy:     &policy,
-			MatchPolicy:       &equivalent,
-			NamespaceSelector: nsSel.DeepCopy(),
+		ObjectMeta: *meta.DeepCopy(),
+		Webhooks: []admissionregistrationv1.MutatingWebhook{
 			// Only the operator's pods: every other pod of the cluster never reaches the webhook.
 			// Nor do the native submitter's drivers, which carry their customisations already.
-			ObjectSelector:          podObjectSelector(),
-			SideEffects:             &none,
-			TimeoutSeconds:          &timeout,
-			AdmissionReviewVersions: []string{"v1"},
-			ReinvocationPolicy:      &never,
-		}, {
-			Name:         WebhookMutateSparkApplication,
-			ClientConfig: clientConfig(o, PathMutateSparkApplication, caBundle),
-			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-				Rule: admissionregistrationv1.Rule{
-					APIGroups: []string{v1beta2.GroupName}, APIVersions: []string{"v1beta2"}, Resources: []string{"sparkapplications"},
-					Scope: ptr.To(admissionregistrationv1.NamespacedScope),
-				},
-			}},
-			FailurePolicy:     &policy,
-			MatchPolicy:       &equivalent,
-			NamespaceSelector: nsSel.DeepCopy(),
+			w.mutating(WebhookMutatePods, PathMutatePods, rule("", "v1", "pods"), podObjectSelector()),
 			// Only the applications Kueue queues, whose spec it counts (package appmutator).
-			ObjectSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
-				{Key: scheduler.LabelKueueQueueName, Operator: metav1.LabelSelectorOpExists},
-			}},
-			SideEffects:             &none,
-			TimeoutSeconds:          &timeout,
-			AdmissionReviewVersions: []string{"v1"},
-			ReinvocationPolicy:      &never,
-		}},
-	}
-
-	validating := func(name, path, version, resource string) admissionregistrationv1.ValidatingWebhook {
-		return admissionregistrationv1.ValidatingWebhook{
-			Name:         name,
-			ClientConfig: clientConfig(o, path, caBundle),
-			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-				Rule: admissionregistrationv1.Rule{
-					APIGroups: []string{v1beta2.GroupName}, APIVersions: []string{version}, Resources: []string{resource},
-					Scope: ptr.To(admissionregistrationv1.NamespacedScope),
-				},
-			}},
-			FailurePolicy:           &policy,
-			MatchPolicy:             &equivalent,
-			NamespaceSelector:       nsSel.DeepCopy(),
-			ObjectSelector:          &metav1.LabelSelector{},
-			SideEffects:             &none,
-			TimeoutSeconds:          &timeout,
-			AdmissionReviewVersions: []string{"v1"},
-		}
-	}
-	validatingCfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: o.ConfigName, Labels: labels},
-		Webhooks: []admissionregistrationv1.ValidatingWebhook{
-			validating(WebhookValidateSparkApplication, PathValidateSparkApplication, "v1beta2", "sparkapplications"),
-			validating(WebhookValidateScheduledSparkApplication, PathValidateScheduledSparkApplication, "v1beta2", "scheduledsparkapplications"),
-			validating(WebhookValidateSparkConnect, PathValidateSparkConnect, "v1alpha1", "sparkconnects"),
+			w.mutating(WebhookMutateSparkApplication, PathMutateSparkApplication, rule(v1beta2.GroupName, "v1beta2", "sparkapplications"),
+				&metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+					{Key: scheduler.LabelKueueQueueName, Operator: metav1.LabelSelectorOpExists},
+				}}),
 		},
 	}
-	return mutating, validatingCfg
+	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: meta,
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{
+			w.validating(WebhookValidateSparkApplication, PathValidateSparkApplication, rule(v1beta2.GroupName, "v1beta2", "sparkapplications")),
+			w.validating(WebhookValidateScheduledSparkApplication, PathValidateScheduledSparkApplication, rule(v1beta2.GroupName, "v1beta2", "scheduledsparkapplications")),
+			w.validating(WebhookValidateSparkConnect, PathValidateSparkConnect, rule(v1beta2.GroupName, "v1alpha1", "sparkconnects")),
+		},
+	}
+	return mutating, validating
+}
+
+// webhooks builds the operator's webhooks, each with the settings all of them share.
+type webhooks struct {
+	o        Options
+	caBundle []byte
+}
+
+// rule is the namespaced resource of group and version.
+func rule(group, version, resource string) admissionregistrationv1.Rule {
+	return admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{version}, Resources: []string{resource},
+		Scope: ptr.To(admissionregistrationv1.NamespacedScope)}
+}
+
+// namespaces is the namespace selector of every webhook (all namespaces unless set).
+func (w webhooks) namespaces() *metav1.LabelSelector {
+	if sel := w.o.NamespaceSelector; sel != nil {
+		return sel.DeepCopy()
+	}
+	return &metav1.LabelSelector{}
+}
+
+// mutating is a webhook called on the creation of r's objects that objects selects.
+func (w webhooks) mutating(name, path string, r admissionregistrationv1.Rule, objects *metav1.LabelSelector) admissionregistrationv1.MutatingWebhook {
+	return admissionregistrationv1.MutatingWebhook{
+		Name:                    name,
+		ClientConfig:            clientConfig(w.o, path, w.caBundle),
+		Rules:                   []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, Rule: r}},
+		FailurePolicy:           ptr.To(w.o.FailurePolicy),
+		MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
+		NamespaceSelector:       w.namespaces(),
+		ObjectSelector:          objects,
+		SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+		TimeoutSeconds:          ptr.To(w.o.TimeoutSeconds),
+		AdmissionReviewVersions: []string{"v1"},
+		ReinvocationPolicy:      ptr.To(admissionregistrationv1.NeverReinvocationPolicy),
+	}
+}
+
+// validating is a webhook called on the creation and update of r's objects.
+func (w webhooks) validating(name, path string, r admissionregistrationv1.Rule) admissionregistrationv1.ValidatingWebhook {
+	return admissionregistrationv1.ValidatingWebhook{
+		Name:         name,
+		ClientConfig: clientConfig(w.o, path, w.caBundle),
+		Rules: []admissionregistrationv1.RuleWithOperations{{
+			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update}, Rule: r}},
+		FailurePolicy:           ptr.To(w.o.FailurePolicy),
+		MatchPolicy:             ptr.To(admissionregistrationv1.Equivalent),
+		NamespaceSelector:       w.namespaces(),
+		ObjectSelector:          &metav1.LabelSelector{},
+		SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+		TimeoutSeconds:          ptr.To(w.o.TimeoutSeconds),
+		AdmissionReviewVersions: []string{"v1"},
+	}
 }
 
 // ApplyConfigurations creates the webhook configurations, or replaces their webhooks, with
