@@ -73,7 +73,7 @@ func TestExternalScheduler(t *testing.T) {
 	t.Cleanup(srv.Close)
 	r.startOperator("--enable-gang-scheduler", "--external-scheduler-url="+srv.URL, "--external-scheduler-interval=1s")
 	for i := range apps {
-		app := newApp(r.ns, i)
+		app := r.app(i)
 		app.Spec.BatchScheduler = ptr.To(gang.ExternalName)
 		if err := r.c.Create(ctx, app); err != nil {
 			t.Fatal(err)

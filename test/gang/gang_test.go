@@ -35,7 +35,9 @@ const (
 	// At most 3 applications of 17 CPU fit on 4 nodes of 16 CPU (4 × 16 / 17 < 4).
 	fitAtOnce = 3
 	// Executors outlive their driver's run: play ends them as Spark's driver does when it
-	// stops, so an application takes its capacity exactly while its driver runs.
+	// stops, so an application takes its capacity exactly while its driver runs. With the gang
+	// scheduler a driver runs until play ends it, once its executors have all been placed;
+	// without, it runs driverRunSeconds whatever its executors do, which ends a partial start.
 	driverRunSeconds   = "10"
 	executorRunSeconds = 120
 )
@@ -144,7 +146,8 @@ func (r *run) checkQueue(ctx context.Context, round sparkplay.Round) error {
 func newRun(t *testing.T, gangOn bool) *run {
 	c := cluster.Client(t)
 	ns := cluster.Namespace(t, c, "gang")
-	play := sparkplay.New(c, ns, sparkplay.Options{ExecutorSeconds: executorRunSeconds, UnschedulableIsPartial: true, TemplateOptional: !gangOn})
+	play := sparkplay.New(c, ns, sparkplay.Options{ExecutorSeconds: executorRunSeconds, UnschedulableIsPartial: true,
+		TemplateOptional: !gangOn, EndDrivers: gangOn})
 	return &run{t: t, c: c, ns: ns, gang: gangOn, play: play,
 		obs: observation{reservations: map[string]map[string]string{}, firstAdmitted: map[string]time.Time{}}}
 }
@@ -155,9 +158,19 @@ func (r *run) startOperator(extra ...string) *cluster.Operator {
 	return cluster.StartOperator(r.t, "operator", append(args, extra...)...)
 }
 
+// app is application i of the load, its driver run as the gang scheduler's presence says (see
+// driverRunSeconds).
+func (r *run) app(i int) *v1beta2.SparkApplication {
+	app := newApp(r.ns, i)
+	if r.gang {
+		delete(app.Spec.Driver.Annotations, executors.AnnotationRunSeconds)
+	}
+	return app
+}
+
 func (r *run) createApps(ctx context.Context) {
 	for i := range apps {
-		if err := r.c.Create(ctx, newApp(r.ns, i)); err != nil {
+		if err := r.c.Create(ctx, r.app(i)); err != nil {
 			r.t.Fatal(err)
 		}
 	}

@@ -51,6 +51,12 @@ type Options struct {
 	// TemplateOptional lets a driver have no executor pod template (no batch scheduler planned
 	// its executors); otherwise that is an error.
 	TemplateOptional bool
+	// EndDrivers ends each driver once every initial executor of its run has been on a node, as
+	// a Spark job ends once its tasks ran on them: the driver's run is then bound by what the
+	// test checks, not by a time the machine's load can outrun. For drivers that would run on
+	// otherwise (no kwok run time): a driver whose executors never get a node runs on, and
+	// the test waiting for it fails, saying which.
+	EndDrivers bool
 }
 
 // Player plays Spark for the applications of one namespace. Its methods may be called from
@@ -65,6 +71,8 @@ type Player struct {
 	// whose initial executors were created.
 	made   map[types.UID]int
 	played map[types.UID]bool
+	// ended holds the drivers play has ended (EndDrivers).
+	ended map[types.UID]bool
 	// waiting are the executors (by name) seen without a node while their driver ran.
 	waiting map[string]bool
 	// bound are the executors ever seen on a node, by application.
@@ -81,7 +89,7 @@ func New(c client.Client, ns string, o Options) *Player {
 	if o.ExecutorSeconds == 0 {
 		o.ExecutorSeconds = 60
 	}
-	return &Player{c: c, ns: ns, opts: o, made: map[types.UID]int{}, played: map[types.UID]bool{},
+	return &Player{c: c, ns: ns, opts: o, made: map[types.UID]int{}, played: map[types.UID]bool{}, ended: map[types.UID]bool{},
 		waiting: map[string]bool{}, bound: map[string]map[string]bool{}, partial: map[string]string{}, seen: map[string]corev1.Pod{}}
 }
 
@@ -112,6 +120,9 @@ func (p *Player) Step(ctx context.Context) (Round, error) {
 		}
 	}
 	if err := p.endExecutors(ctx, pods.Items); err != nil {
+		return Round{}, err
+	}
+	if err := p.endDrivers(ctx, pods.Items); err != nil {
 		return Round{}, err
 	}
 	byName := map[string]*v1beta2.SparkApplication{}
@@ -151,6 +162,46 @@ func (p *Player) endExecutors(ctx context.Context, pods []corev1.Pod) error {
 		}
 	}
 	return nil
+}
+
+// endDrivers ends, with EndDrivers, each running driver all of whose initial executors are on
+// a node, by kwok's annotations (hack/kwok/stages.yaml): exit code 0 after 0 seconds.
+func (p *Player) endDrivers(ctx context.Context, pods []corev1.Pod) error {
+	if !p.opts.EndDrivers {
+		return nil
+	}
+	bound := map[string]int{} // run → executors on a node
+	for i := range pods {
+		if e := &pods[i]; e.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleExecutor && e.Spec.NodeName != "" && !Ended(e) {
+			bound[e.Labels[v1beta2.LabelSubmissionID]]++
+		}
+	}
+	for i := range pods {
+		d := &pods[i]
+		if d.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleDriver || d.Status.Phase != corev1.PodRunning || !p.done(d, bound) {
+			continue
+		}
+		patch := client.MergeFrom(d.DeepCopy())
+		if d.Annotations == nil {
+			d.Annotations = map[string]string{}
+		}
+		d.Annotations[executors.AnnotationExitCode], d.Annotations[executors.AnnotationRunSeconds] = "0", "0"
+		if err := p.c.Patch(ctx, d, patch); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("ending driver %s: %w", d.Name, err)
+		}
+		p.mu.Lock()
+		p.ended[d.UID] = true
+		p.mu.Unlock()
+	}
+	return nil
+}
+
+// done reports whether driver's work is done: every initial executor of its run made and on a
+// node, and play has not ended it yet.
+func (p *Player) done(driver *corev1.Pod, bound map[string]int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.played[driver.UID] && !p.ended[driver.UID] && bound[driver.Labels[v1beta2.LabelSubmissionID]] >= p.made[driver.UID]
 }
 
 // makeExecutors creates the driver's next executors, as app's spec sizes them, on the executor

@@ -8,14 +8,19 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package sparkplay
 
 import (
+	"context"
 	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/test/executors"
 )
 
 // pod is a Spark pod of application app's run "app-run": a driver or executor, on node (empty:
@@ -109,5 +114,46 @@ func TestInitialExecutors(t *testing.T) {
 				t.Errorf("InitialExecutors = %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestEndDrivers: with EndDrivers, a driver is ended (kwok's exit code 0 after 0 seconds) once
+// every executor made for it is on a node, and not before.
+func TestEndDrivers(t *testing.T) {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, v1beta2.AddToScheme} {
+		if err := add(scheme); err != nil {
+			t.Fatal(err)
+		}
+	}
+	driver := pod("a", v1beta2.SparkRoleDriver, "a-driver", "n1", corev1.PodRunning)
+	one := pod("a", v1beta2.SparkRoleExecutor, "a-exec-1", "n2", corev1.PodRunning)
+	two := pod("a", v1beta2.SparkRoleExecutor, "a-exec-2", "", corev1.PodPending)
+	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(&driver, &one, &two).Build()
+	p := New(c, "", Options{EndDrivers: true})
+	p.played[driver.UID], p.made[driver.UID] = true, 2
+	ended := func() bool {
+		t.Helper()
+		got := &corev1.Pod{}
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(&driver), got); err != nil {
+			t.Fatal(err)
+		}
+		return got.Annotations[executors.AnnotationExitCode] == "0" && got.Annotations[executors.AnnotationRunSeconds] == "0"
+	}
+	if _, err := p.Step(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if ended() {
+		t.Fatal("the driver was ended with an executor still waiting for a node")
+	}
+	two.Spec.NodeName = "n3"
+	if err := c.Update(context.Background(), &two); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Step(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !ended() {
+		t.Fatal("the driver was not ended once its executors were all on nodes")
 	}
 }

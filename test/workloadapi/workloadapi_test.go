@@ -51,7 +51,9 @@ const (
 	// 4 applications of 15 CPU fit on 4 nodes of 16 CPU, 5 never do (75 > 64).
 	fitAtOnce = 4
 	// An application takes its capacity while its driver runs: the test ends its executors
-	// when the driver ends, as Spark's driver does.
+	// when the driver ends, as Spark's driver does. Under our admission a load's driver runs
+	// until play ends it, once its executors have all been placed; otherwise it runs
+	// driverRunSeconds whatever its executors do, which ends a partial start.
 	driverRunSeconds   = "10"
 	executorRunSeconds = 300
 )
@@ -345,11 +347,15 @@ func (e *env) load(scheduler string) *run {
 	e.t.Helper()
 	// The gang plugin holds a group's executors back until all of them exist: an executor
 	// Unschedulable beside a complete group was tried with all of it, and found no room.
-	play := sparkplay.New(e.c, e.ns, sparkplay.Options{ExecutorSeconds: executorRunSeconds, UnschedulableIsPartial: true})
-	r := &run{env: e, play: play, admitted: scheduler == workloadapi.Name, runs: map[string]string{}}
+	admitted := scheduler == workloadapi.Name
+	play := sparkplay.New(e.c, e.ns, sparkplay.Options{ExecutorSeconds: executorRunSeconds, UnschedulableIsPartial: true, EndDrivers: admitted})
+	r := &run{env: e, play: play, admitted: admitted, runs: map[string]string{}}
 	for i := range apps {
 		app := newApp(e.ns, fmt.Sprintf("app-%02d", i))
 		app.Spec.BatchScheduler = ptr.To(scheduler)
+		if admitted {
+			delete(app.Spec.Driver.Annotations, executors.AnnotationRunSeconds)
+		}
 		if err := e.c.Create(e.ctx, app); err != nil {
 			e.t.Fatal(err)
 		}
@@ -360,10 +366,12 @@ func (e *env) load(scheduler string) *run {
 	return r
 }
 
+// waitDriverRunning waits for name's driver pod to run. Its bound allows for spark-submit's JVM
+// on a loaded 2-core machine (over 90 s seen while other clusters ran beside it).
 func (e *env) waitDriverRunning(name string) *corev1.Pod {
 	e.t.Helper()
 	driver := &corev1.Pod{}
-	cluster.Eventually(e.t, 90*time.Second, name+"'s driver running", func() (bool, error) {
+	cluster.Eventually(e.t, 5*time.Minute, name+"'s driver running", func() (bool, error) {
 		app := &v1beta2.SparkApplication{}
 		if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: e.ns, Name: name}, app); err != nil {
 			return false, err
