@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
 
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/spf13/cobra"
 )
 
@@ -63,18 +64,31 @@ func (o *forwardOptions) run(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	podName := driverPodName(app)
-	pod, err := c.kube.CoreV1().Pods(app.Namespace).Get(ctx, podName, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("sparkapplication %q in namespace %q has no driver pod (state %s)", app.Name, app.Namespace, stateString(app.Status.AppState.State))
-	}
+	pod, err := runningDriver(ctx, c, app)
 	if err != nil {
 		return err
 	}
-	if pod.Status.Phase != corev1.PodRunning {
-		return fmt.Errorf("driver pod %q of sparkapplication %q is not running (phase %s)", podName, app.Name, pod.Status.Phase)
-	}
+	return o.forward(ctx, c, app, pod)
+}
 
+// runningDriver is app's driver pod, or why it cannot be reached.
+func runningDriver(ctx context.Context, c *clients, app *v1beta2.SparkApplication) (*corev1.Pod, error) {
+	podName := driverPodName(app)
+	pod, err := c.kube.CoreV1().Pods(app.Namespace).Get(ctx, podName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("sparkapplication %q in namespace %q has no driver pod (state %s)", app.Name, app.Namespace, stateString(app.Status.AppState.State))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if pod.Status.Phase != corev1.PodRunning {
+		return nil, fmt.Errorf("driver pod %q of sparkapplication %q is not running (phase %s)", podName, app.Name, pod.Status.Phase)
+	}
+	return pod, nil
+}
+
+// forward forwards the local port to the driver pod's until the context ends or the pod does.
+func (o *forwardOptions) forward(ctx context.Context, c *clients, app *v1beta2.SparkApplication, pod *corev1.Pod) error {
 	transport, upgrader, err := spdy.RoundTripperFor(c.config)
 	if err != nil {
 		return err

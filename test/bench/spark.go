@@ -23,31 +23,19 @@ package main
 // API calls they lead to run side by side, off the loop that makes them.
 
 import (
-	"context"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
 	"strconv"
-	"sync"
 	"time"
 
-	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
-
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
-	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler/gang"
 	"github.com/sparkop/spark-operator/sparkpod"
-	"github.com/sparkop/spark-operator/test/cluster"
-	"github.com/sparkop/spark-operator/test/executors"
 )
 
 // annotationWork is a bench application's work in executor-seconds.
@@ -156,194 +144,238 @@ func newJobs() *jobs {
 // step accounts for dt elapsed until now on the state given and returns the API calls to make.
 func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplication, pods []corev1.Pod, nodes []corev1.Node) ([]action, observation) {
 	var obs observation
-	// used, starting: all pods' requests, running and bound not running; competing and
-	// placeholders: those of running pods of the competing load and running placeholders;
-	// placeholdersBound: those of placeholders bound, running or not, which hold room reserved.
-	var alloc, used, working, starting, reserved, competing, placeholders, placeholdersBound int64
+	t := j.tally(now, pods)
 	for i := range nodes {
 		q := nodes[i].Status.Allocatable[corev1.ResourceCPU]
-		alloc += q.MilliValue()
+		t.alloc += q.MilliValue()
 	}
-	drivers := map[string]*corev1.Pod{}
-	type execState struct {
-		total, ungated, bound, running, partial, unschedulable int
-		runningCPU                                             int64 // millicores requested by the running ones
+	var acts []action
+	for i := range apps {
+		if a, ok := j.stepApp(now, dt, &apps[i], &t, &obs); ok {
+			acts = append(acts, a)
+		}
 	}
-	execs := map[string]*execState{}
+	j.account(&obs, &t, dt)
+	return acts, obs
+}
+
+// execState is what one application's live executors are doing.
+type execState struct {
+	total, ungated, bound, running, partial, unschedulable int
+	runningCPU                                             int64 // millicores requested by the running ones
+}
+
+// cpuTally is one step's count of the cluster's CPU (millicores) and the Spark pods.
+type cpuTally struct {
+	// used, starting: all pods' requests, running and bound not running; competing and
+	// placeholders: those of running pods of the competing load and running placeholders;
+	// placeholdersBound: those of placeholders bound, running or not, which hold room reserved;
+	// working: that of running applications with running executors; reserved: that
+	// reservations hold for pods not bound yet.
+	alloc, used, working, starting, reserved, competing, placeholders, placeholdersBound int64
+	drivers                                                                              map[string]*corev1.Pod
+	execs                                                                                map[string]*execState
+}
+
+// tally counts the pods' CPU and each application's executors.
+func (j *jobs) tally(now time.Time, pods []corev1.Pod) cpuTally {
+	t := cpuTally{drivers: map[string]*corev1.Pod{}, execs: map[string]*execState{}}
 	for i := range pods {
 		p := &pods[i]
 		live := p.DeletionTimestamp.IsZero() && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 		running := live && p.Spec.NodeName != "" && p.Status.Phase == corev1.PodRunning
 		if running {
-			used += cpuOf(p)
+			t.used += cpuOf(p)
 			switch {
 			case p.Labels[labelLoad] != "":
-				competing += cpuOf(p)
+				t.competing += cpuOf(p)
 			case p.Labels[gang.LabelPlaceholder] != "":
-				placeholders += cpuOf(p)
+				t.placeholders += cpuOf(p)
 			}
 		} else if live && p.Spec.NodeName != "" {
-			starting += cpuOf(p)
+			t.starting += cpuOf(p)
 		}
 		if live && p.Spec.NodeName != "" && p.Labels[gang.LabelPlaceholder] != "" {
-			placeholdersBound += cpuOf(p)
+			t.placeholdersBound += cpuOf(p)
 		}
-		app := p.Labels[v1beta2.LabelAppName]
 		switch p.Labels[v1beta2.SparkRoleLabel] {
 		case v1beta2.SparkRoleDriver:
-			drivers[p.Name] = p
+			t.drivers[p.Name] = p
 		case v1beta2.SparkRoleExecutor:
-			if !live {
-				continue
-			}
-			e := execs[app]
-			if e == nil {
-				e = &execState{}
-				execs[app] = e
-			}
-			e.total++
-			if len(p.Spec.SchedulingGates) == 0 {
-				e.ungated++
-			}
-			if p.Spec.NodeName != "" {
-				e.bound++
-				if u := j.unschedulable[p.Name]; u != nil && u.until == 0 {
-					u.until = now.Sub(u.seen)
-				}
-			}
-			switch {
-			case running:
-				e.running++
-				e.runningCPU += cpuOf(p)
-			case p.Spec.NodeName == "" && unschedulable(p) != nil:
-				e.partial++
-				e.unschedulable++
-				if j.unschedulable[p.Name] == nil {
-					j.unschedulable[p.Name] = &unschedulableExecutor{seen: now, message: unschedulable(p).Message}
-				}
-			case p.Spec.NodeName == "" && now.Sub(p.CreationTimestamp.Time) > unboundGrace:
-				e.partial++
+			if live {
+				j.tallyExecutor(now, p, running, &t)
 			}
 		}
 	}
+	return t
+}
 
-	var acts []action
-	for i := range apps {
-		app := &apps[i]
-		jb := j.byApp[app.Name]
-		if jb == nil {
-			jb = &job{seen: now}
-			j.byApp[app.Name] = jb
-		}
-		if jb.driverCPU == 0 && jb.executorCPU == 0 {
-			if d, err := sparkpod.DemandOf(app); err == nil {
-				jb.driverCPU = d.Driver.Requests.Cpu().MilliValue()
-				jb.executorCPU = d.Executor.Requests.Cpu().MilliValue()
-			}
-		}
-		switch app.Status.AppState.State {
-		case v1beta2.ApplicationStateCompleted, v1beta2.ApplicationStateFailed:
-			obs.finished++
-			if jb.finished.IsZero() {
-				jb.finished = now
-			}
-			continue
-		}
-		d := drivers[app.DriverPodName()]
-		if d != nil && jb.driverCreated.IsZero() {
-			jb.driverCreated = now
-		}
-		if d != nil && d.Spec.NodeName != "" && jb.driverBound.IsZero() {
-			jb.driverBound = now
-		}
-		if r, ok := j.reservations[app.Name]; ok && r.SubmissionID == app.Status.SubmissionID && !jb.ended {
-			if jb.admitted.IsZero() {
-				jb.admitted = now
-			}
-			if r.Held && jb.held.IsZero() {
-				jb.held = now
-			}
-			var bound int64
-			if e := execs[app.Name]; e != nil {
-				bound = int64(e.bound)
-			}
-			if d == nil || d.Spec.NodeName == "" {
-				reserved += jb.driverCPU
-			}
-			var planned int64
-			for _, n := range r.Executors {
-				planned += int64(n)
-			}
-			reserved += max(planned-bound, 0) * jb.executorCPU
-		}
-		if d == nil || d.Status.Phase != corev1.PodRunning || !d.DeletionTimestamp.IsZero() {
-			if d == nil || d.Status.Phase == corev1.PodPending {
-				obs.unstarted++
-			}
-			continue
-		}
-		if jb.driverRunning.IsZero() {
-			jb.driverRunning = now
-		}
-		e := execs[app.Name]
-		if e == nil {
-			e = &execState{}
-		}
-		want := int(ptr.Deref(app.Spec.Executor.Instances, 1))
-		for _, t := range []struct {
-			at   *time.Time
-			have int
-		}{{&jb.allUngated, e.ungated}, {&jb.allBound, e.bound}, {&jb.allRunning, e.running}} {
-			if t.at.IsZero() && jb.started && t.have >= want {
-				*t.at = now
-			}
-		}
-		if e.unschedulable > 0 {
-			obs.unschedulable++
-		}
-		if e.partial > 0 {
-			obs.partial++
-			j.everPartial[app.Name] = true
-		}
-		if e.running == 0 {
-			obs.stuck++
-		} else if !jb.ended {
-			working += e.runningCPU + cpuOf(d)
-		}
-		if jb.ended || jb.busy {
-			continue
-		}
-		if !jb.started {
-			jb.busy = true
-			acts = append(acts, action{kind: startExecutors, app: app.Name, driver: d, count: want})
-			continue
-		}
-		if e.running > 0 {
-			jb.progress += float64(e.running) * dt.Seconds()
-			obs.progress = true
-		}
-		if jb.progress >= workOf(app) {
-			jb.busy = true
-			acts = append(acts, action{kind: endJob, app: app.Name, driver: d})
+// tallyExecutor counts live executor p in its application's execState.
+func (j *jobs) tallyExecutor(now time.Time, p *corev1.Pod, running bool, t *cpuTally) {
+	app := p.Labels[v1beta2.LabelAppName]
+	e := t.execs[app]
+	if e == nil {
+		e = &execState{}
+		t.execs[app] = e
+	}
+	e.total++
+	if len(p.Spec.SchedulingGates) == 0 {
+		e.ungated++
+	}
+	if p.Spec.NodeName != "" {
+		e.bound++
+		if u := j.unschedulable[p.Name]; u != nil && u.until == 0 {
+			u.until = now.Sub(u.seen)
 		}
 	}
+	switch {
+	case running:
+		e.running++
+		e.runningCPU += cpuOf(p)
+	case p.Spec.NodeName == "" && unschedulable(p) != nil:
+		e.partial++
+		e.unschedulable++
+		if j.unschedulable[p.Name] == nil {
+			j.unschedulable[p.Name] = &unschedulableExecutor{seen: now, message: unschedulable(p).Message}
+		}
+	case p.Spec.NodeName == "" && now.Sub(p.CreationTimestamp.Time) > unboundGrace:
+		e.partial++
+	}
+}
+
+// stepApp plays app for one step: its times recorded, its reserved room counted, and the
+// action its driver takes next, if any.
+func (j *jobs) stepApp(now time.Time, dt time.Duration, app *v1beta2.SparkApplication, t *cpuTally, obs *observation) (action, bool) {
+	jb := j.job(now, app)
+	switch app.Status.AppState.State {
+	case v1beta2.ApplicationStateCompleted, v1beta2.ApplicationStateFailed:
+		obs.finished++
+		if jb.finished.IsZero() {
+			jb.finished = now
+		}
+		return action{}, false
+	}
+	d := t.drivers[app.DriverPodName()]
+	if d != nil && jb.driverCreated.IsZero() {
+		jb.driverCreated = now
+	}
+	if d != nil && d.Spec.NodeName != "" && jb.driverBound.IsZero() {
+		jb.driverBound = now
+	}
+	j.countReserved(now, app, jb, d, t)
+	if d == nil || d.Status.Phase != corev1.PodRunning || !d.DeletionTimestamp.IsZero() {
+		if d == nil || d.Status.Phase == corev1.PodPending {
+			obs.unstarted++
+		}
+		return action{}, false
+	}
+	if jb.driverRunning.IsZero() {
+		jb.driverRunning = now
+	}
+	e := t.execs[app.Name]
+	if e == nil {
+		e = &execState{}
+	}
+	want := int(ptr.Deref(app.Spec.Executor.Instances, 1))
+	for _, ts := range []struct {
+		at   *time.Time
+		have int
+	}{{&jb.allUngated, e.ungated}, {&jb.allBound, e.bound}, {&jb.allRunning, e.running}} {
+		if ts.at.IsZero() && jb.started && ts.have >= want {
+			*ts.at = now
+		}
+	}
+	if e.unschedulable > 0 {
+		obs.unschedulable++
+	}
+	if e.partial > 0 {
+		obs.partial++
+		j.everPartial[app.Name] = true
+	}
+	if e.running == 0 {
+		obs.stuck++
+	} else if !jb.ended {
+		t.working += e.runningCPU + cpuOf(d)
+	}
+	if jb.ended || jb.busy {
+		return action{}, false
+	}
+	if !jb.started {
+		jb.busy = true
+		return action{kind: startExecutors, app: app.Name, driver: d, count: want}, true
+	}
+	if e.running > 0 {
+		jb.progress += float64(e.running) * dt.Seconds()
+		obs.progress = true
+	}
+	if jb.progress >= workOf(app) {
+		jb.busy = true
+		return action{kind: endJob, app: app.Name, driver: d}, true
+	}
+	return action{}, false
+}
+
+// job is app's job, made on first sight with its pods' CPU.
+func (j *jobs) job(now time.Time, app *v1beta2.SparkApplication) *job {
+	jb := j.byApp[app.Name]
+	if jb == nil {
+		jb = &job{seen: now}
+		j.byApp[app.Name] = jb
+	}
+	if jb.driverCPU == 0 && jb.executorCPU == 0 {
+		if d, err := sparkpod.DemandOf(app); err == nil {
+			jb.driverCPU = d.Driver.Requests.Cpu().MilliValue()
+			jb.executorCPU = d.Executor.Requests.Cpu().MilliValue()
+		}
+	}
+	return jb
+}
+
+// countReserved records app's admission and counts the room its current reservation holds for
+// pods not bound yet.
+func (j *jobs) countReserved(now time.Time, app *v1beta2.SparkApplication, jb *job, d *corev1.Pod, t *cpuTally) {
+	r, ok := j.reservations[app.Name]
+	if !ok || r.SubmissionID != app.Status.SubmissionID || jb.ended {
+		return
+	}
+	if jb.admitted.IsZero() {
+		jb.admitted = now
+	}
+	if r.Held && jb.held.IsZero() {
+		jb.held = now
+	}
+	var bound int64
+	if e := t.execs[app.Name]; e != nil {
+		bound = int64(e.bound)
+	}
+	if d == nil || d.Spec.NodeName == "" {
+		t.reserved += jb.driverCPU
+	}
+	var planned int64
+	for _, n := range r.Executors {
+		planned += int64(n)
+	}
+	t.reserved += max(planned-bound, 0) * jb.executorCPU
+}
+
+// account adds the step's shares of the cluster's CPU, over dt, to the run's.
+func (j *jobs) account(obs *observation, t *cpuTally, dt time.Duration) {
 	j.partialPeak = max(j.partialPeak, obs.partial)
 	j.unschedulablePeak = max(j.unschedulablePeak, obs.unschedulable)
-	if alloc > 0 {
-		obs.cpuShare = float64(used) / float64(alloc)
-		a := float64(alloc)
+	if t.alloc > 0 {
+		obs.cpuShare = float64(t.used) / float64(t.alloc)
+		a := float64(t.alloc)
 		// The room a bound placeholder holds is reserved room too: counted once, as the
 		// placeholder's.
-		reserved = max(reserved-placeholdersBound, 0)
-		obs.capacity = capacityShares{working: float64(working) / a, idle: float64(used-working-competing-placeholders) / a,
-			competing: float64(competing) / a, placeholders: float64(placeholders) / a,
-			starting: float64(starting) / a, reserved: float64(reserved) / a,
-			free: float64(alloc-used-starting-reserved) / a}
+		reserved := max(t.reserved-t.placeholdersBound, 0)
+		obs.capacity = capacityShares{working: float64(t.working) / a, idle: float64(t.used-t.working-t.competing-t.placeholders) / a,
+			competing: float64(t.competing) / a, placeholders: float64(t.placeholders) / a,
+			starting: float64(t.starting) / a, reserved: float64(reserved) / a,
+			free: float64(t.alloc-t.used-t.starting-reserved) / a}
 	}
 	j.capacity = j.capacity.add(obs.capacity, dt.Seconds())
 	j.cpuShareSeconds += obs.cpuShare * dt.Seconds()
 	j.seconds += dt.Seconds()
-	return acts, obs
 }
 
 // done records the outcome of an action step asked for; a failed one is asked for again.
@@ -507,174 +539,4 @@ func workOf(app *v1beta2.SparkApplication) float64 {
 		return 0
 	}
 	return w
-}
-
-// standIn runs jobs against the cluster: it reads from an informer cache of ns (and nodes)
-// and makes the API calls with cl, at most apiCalls at once.
-type standIn struct {
-	cl    client.Client
-	cache cache.Cache
-	ns    string
-	sem   chan struct{}
-	// results carries finished actions back to the loop.
-	results chan result
-	// lag times the application's status behind its driver pod.
-	lag *stateLag
-	// writes counts the writes of each application.
-	writes *appWrites
-}
-
-type result struct {
-	a  action
-	ok bool
-}
-
-// apiCalls bounds the stand-in's API calls in flight.
-const apiCalls = 64
-
-func newStandIn(ctx context.Context, cfg *rest.Config, cl client.Client, ns string) (*standIn, error) {
-	c, err := cache.New(cfg, cache.Options{Scheme: cluster.Scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
-	if err != nil {
-		return nil, err
-	}
-	lag, writes := newStateLag(), newAppWrites()
-	for _, obj := range []client.Object{&corev1.Pod{}, &v1beta2.SparkApplication{}, &corev1.Node{}, &corev1.ConfigMap{}} {
-		inf, err := c.GetInformer(ctx, obj)
-		if err != nil {
-			return nil, fmt.Errorf("watching %T: %w", obj, err)
-		}
-		var hs []toolscache.ResourceEventHandler
-		switch obj.(type) {
-		case *corev1.Pod:
-			hs = append(hs, lag.podHandler())
-		case *v1beta2.SparkApplication:
-			hs = append(hs, lag.appHandler(), writes.handler())
-		}
-		for _, h := range hs {
-			if _, err := inf.AddEventHandler(h); err != nil {
-				return nil, err
-			}
-		}
-	}
-	go func() { _ = c.Start(ctx) }()
-	if !c.WaitForCacheSync(ctx) {
-		return nil, fmt.Errorf("the stand-in's cache did not sync")
-	}
-	return &standIn{cl: cl, cache: c, ns: ns, sem: make(chan struct{}, apiCalls), results: make(chan result, 1024), lag: lag, writes: writes}, nil
-}
-
-// watch adds h to the handlers of the stand-in's informer of obj's kind, starting it if
-// needed; it returns once that informer has synced.
-func (s *standIn) watch(ctx context.Context, obj client.Object, h toolscache.ResourceEventHandler) error {
-	inf, err := s.cache.GetInformer(ctx, obj)
-	if err != nil {
-		return fmt.Errorf("watching %T: %w", obj, err)
-	}
-	_, err = inf.AddEventHandler(h)
-	return err
-}
-
-// read returns what the cache holds now, without copying it: step only reads.
-func (s *standIn) read(ctx context.Context) ([]v1beta2.SparkApplication, []corev1.Pod, []corev1.Node, error) {
-	var apps v1beta2.SparkApplicationList
-	var pods corev1.PodList
-	var nodes corev1.NodeList
-	for _, l := range []client.ObjectList{&apps, &pods, &nodes} {
-		if err := s.cache.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
-			return nil, nil, nil, err
-		}
-	}
-	return apps.Items, pods.Items, nodes.Items, nil
-}
-
-// reservations reads the applications' reservations from the cache, by application name.
-func (s *standIn) reservations(ctx context.Context) (map[string]gang.Reservation, error) {
-	var list schedv1alpha1.ReservationList
-	if err := s.cache.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
-	}
-	out := make(map[string]gang.Reservation, len(list.Items))
-	for i := range list.Items {
-		if r, ok := gang.ReservationOf(&list.Items[i]); ok && list.Items[i].Spec.Workload.Kind == "SparkApplication" {
-			out[list.Items[i].Spec.Workload.Name] = r
-		}
-	}
-	return out, nil
-}
-
-// run carries out a, in its own goroutine, and reports on s.results.
-func (s *standIn) run(ctx context.Context, a action) {
-	go func() {
-		var err error
-		switch a.kind {
-		case startExecutors:
-			err = s.startExecutors(ctx, a.driver, a.count)
-		case endJob:
-			err = s.endJob(ctx, a.app, a.driver)
-		}
-		if err != nil && ctx.Err() == nil && !apierrors.IsNotFound(err) {
-			fmt.Printf("stand-in: %s: %v\n", a.app, err)
-		}
-		s.results <- result{a, err == nil}
-	}()
-}
-
-// call runs f within the bound on API calls in flight.
-func (s *standIn) call(f func() error) error {
-	s.sem <- struct{}{}
-	defer func() { <-s.sem }()
-	return f()
-}
-
-// startExecutors creates count executors of driver's application from its executor pod
-// template, all at once. The template's ConfigMap is created just after the driver, so it may
-// not be in the cache yet (NotFound): the loop asks again, as a kubelet would wait for it.
-func (s *standIn) startExecutors(ctx context.Context, driver *corev1.Pod, count int) error {
-	template, err := executors.TemplateOf(ctx, s.cache, driver)
-	if err != nil {
-		return err
-	}
-	errs := make([]error, count)
-	var wg sync.WaitGroup
-	for id := 1; id <= count; id++ {
-		pod, err := executors.Build(driver, id, executors.Options{Cores: 2, MemoryMiB: 1024, Template: template})
-		if err != nil {
-			return err
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[id-1] = s.call(func() error {
-				if err := s.cl.Create(ctx, pod); err != nil && !apierrors.IsAlreadyExists(err) {
-					return err
-				}
-				return nil
-			})
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// endJob stops app's executors, as a finishing Spark driver does, then ends the driver.
-func (s *standIn) endJob(ctx context.Context, app string, driver *corev1.Pod) error {
-	err := s.call(func() error {
-		return s.cl.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(s.ns), client.MatchingLabels{
-			v1beta2.LabelAppName: app, v1beta2.SparkRoleLabel: v1beta2.SparkRoleExecutor,
-		})
-	})
-	if err != nil {
-		return err
-	}
-	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:"0"}}}`, executors.AnnotationExitCode))
-	return s.call(func() error {
-		d := &corev1.Pod{}
-		d.Namespace, d.Name = driver.Namespace, driver.Name
-		return s.cl.Patch(ctx, d, client.RawPatch(types.MergePatchType, patch))
-	})
 }

@@ -154,16 +154,34 @@ func Build(driver *corev1.Pod, id int, opts Options) (*corev1.Pod, error) {
 	if id < 1 {
 		return nil, fmt.Errorf("executor ID %d: Spark's IDs start at 1", id)
 	}
-	cores := opts.Cores
+	cores, memMiB, sized, err := sizes(opts)
+	if err != nil {
+		return nil, err
+	}
+	pod := fromTemplate(driver, id, opts)
+	c := executorContainer(pod)
+	c.Image = driverImage(driver)
+	c.Args = append(c.Args, "executor")
+	c.Ports = append(c.Ports, corev1.ContainerPort{Name: "blockmanager", ContainerPort: 7079, Protocol: corev1.ProtocolTCP})
+	c.Env = append(c.Env, executorEnv(driver, id, cores, memMiB)...)
+	// Spark sets cpu, memory and devices and keeps whatever else the template asks for.
+	c.Resources.Requests = merged(c.Resources.Requests, sized.Requests)
+	c.Resources.Limits = merged(c.Resources.Limits, sized.Limits)
+	return pod, nil
+}
+
+// sizes are an executor's cores, memory (MiB) and container resources, from opts.
+func sizes(opts Options) (cores, memMiB int, sized corev1.ResourceRequirements, err error) {
+	cores = opts.Cores
 	if cores <= 0 {
 		cores = defaultCores
 	}
-	memMiB := opts.MemoryMiB
+	memMiB = opts.MemoryMiB
 	if memMiB <= 0 {
 		memMiB = defaultMemoryMiB
 	}
 	podMiB := int64(memMiB + max(memMiB/10, minOverheadMiB))
-	sized := corev1.ResourceRequirements{
+	sized = corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{
 			corev1.ResourceCPU:    *resource.NewQuantity(int64(cores), resource.DecimalSI),
 			corev1.ResourceMemory: *resource.NewQuantity(podMiB*1024*1024, resource.BinarySI),
@@ -171,9 +189,8 @@ func Build(driver *corev1.Pod, id int, opts Options) (*corev1.Pod, error) {
 		Limits: corev1.ResourceList{corev1.ResourceMemory: *resource.NewQuantity(podMiB*1024*1024, resource.BinarySI)},
 	}
 	if opts.Conf != nil {
-		var err error
 		if sized, err = sparkpod.ContainerResources(sparkpod.RoleExecutor, opts.Conf); err != nil {
-			return nil, err
+			return 0, 0, sized, err
 		}
 		if cores, err = strconv.Atoi(opts.Conf["spark.executor.cores"]); err != nil {
 			cores = defaultCores
@@ -184,8 +201,12 @@ func Build(driver *corev1.Pod, id int, opts Options) (*corev1.Pod, error) {
 			memMiB = defaultMemoryMiB
 		}
 	}
+	return cores, memMiB, sized, nil
+}
 
-	appID := driver.Labels[v1beta2.SparkAppSelectorLabel]
+// fromTemplate is executor id's pod before its container's settings: opts.Template's metadata
+// and spec (when set), the labels Spark gives executors, owned by driver.
+func fromTemplate(driver *corev1.Pod, id int, opts Options) *corev1.Pod {
 	labels := map[string]string{
 		v1beta2.SparkRoleLabel:       v1beta2.SparkRoleExecutor,
 		v1beta2.SparkExecutorIDLabel: strconv.Itoa(id),
@@ -201,22 +222,11 @@ func Build(driver *corev1.Pod, id int, opts Options) (*corev1.Pod, error) {
 		}
 	}
 
-	image := ""
-	for _, c := range driver.Spec.Containers {
-		if c.Name == v1beta2.SparkDriverContainerName || image == "" {
-			image = c.Image
-		}
-	}
-	driverHost := driver.Status.PodIP
-	if driverHost == "" {
-		driverHost = fmt.Sprintf("%s-svc.%s.svc", driver.Name, driver.Namespace)
-	}
 	name := Name(driver, id)
 	if opts.PodNamePrefix != "" {
 		name = fmt.Sprintf("%s-exec-%d", opts.PodNamePrefix, id)
 	}
 	yes := true
-	memory := fmt.Sprintf("%dm", memMiB)
 	pod := &corev1.Pod{}
 	if opts.Template != nil {
 		t := opts.Template.DeepCopy()
@@ -243,6 +253,12 @@ func Build(driver *corev1.Pod, id int, opts Options) (*corev1.Pod, error) {
 	} else {
 		pod.Spec.NodeSelector = merged(pod.Spec.NodeSelector, driver.Spec.NodeSelector)
 	}
+	return pod
+}
+
+// executorContainer is pod's executor container (by name, else its first, else a new one),
+// named as Spark names it.
+func executorContainer(pod *corev1.Pod) *corev1.Container {
 	idx := slices.IndexFunc(pod.Spec.Containers, func(c corev1.Container) bool { return c.Name == v1beta2.SparkExecutorContainerName })
 	if idx < 0 && len(pod.Spec.Containers) > 0 {
 		idx = 0
@@ -253,29 +269,44 @@ func Build(driver *corev1.Pod, id int, opts Options) (*corev1.Pod, error) {
 	}
 	c := &pod.Spec.Containers[idx]
 	c.Name = v1beta2.SparkExecutorContainerName
-	c.Image = image
-	c.Args = append(c.Args, "executor")
-	c.Ports = append(c.Ports, corev1.ContainerPort{Name: "blockmanager", ContainerPort: 7079, Protocol: corev1.ProtocolTCP})
-	c.Env = append(c.Env,
-		corev1.EnvVar{Name: "SPARK_USER", Value: "spark"},
-		corev1.EnvVar{Name: "SPARK_DRIVER_URL", Value: fmt.Sprintf("spark://CoarseGrainedScheduler@%s:%d", driverHost, driverPort)},
-		corev1.EnvVar{Name: "SPARK_EXECUTOR_CORES", Value: strconv.Itoa(cores)},
-		corev1.EnvVar{Name: "SPARK_EXECUTOR_MEMORY", Value: memory},
-		corev1.EnvVar{Name: "SPARK_APPLICATION_ID", Value: appID},
-		corev1.EnvVar{Name: "SPARK_CONF_DIR", Value: "/opt/spark/conf"},
-		corev1.EnvVar{Name: "SPARK_EXECUTOR_ID", Value: strconv.Itoa(id)},
-		corev1.EnvVar{Name: "SPARK_RESOURCE_PROFILE_ID", Value: "0"},
-		corev1.EnvVar{Name: "SPARK_EXECUTOR_POD_IP", ValueFrom: &corev1.EnvVarSource{
+	return c
+}
+
+// driverImage is the image of driver's Spark container.
+func driverImage(driver *corev1.Pod) string {
+	image := ""
+	for _, c := range driver.Spec.Containers {
+		if c.Name == v1beta2.SparkDriverContainerName || image == "" {
+			image = c.Image
+		}
+	}
+	return image
+}
+
+// executorEnv is the environment Spark gives executor id of driver's application.
+func executorEnv(driver *corev1.Pod, id, cores, memMiB int) []corev1.EnvVar {
+	driverHost := driver.Status.PodIP
+	if driverHost == "" {
+		driverHost = fmt.Sprintf("%s-svc.%s.svc", driver.Name, driver.Namespace)
+	}
+	appID := driver.Labels[v1beta2.SparkAppSelectorLabel]
+	memory := fmt.Sprintf("%dm", memMiB)
+	return []corev1.EnvVar{
+		{Name: "SPARK_USER", Value: "spark"},
+		{Name: "SPARK_DRIVER_URL", Value: fmt.Sprintf("spark://CoarseGrainedScheduler@%s:%d", driverHost, driverPort)},
+		{Name: "SPARK_EXECUTOR_CORES", Value: strconv.Itoa(cores)},
+		{Name: "SPARK_EXECUTOR_MEMORY", Value: memory},
+		{Name: "SPARK_APPLICATION_ID", Value: appID},
+		{Name: "SPARK_CONF_DIR", Value: "/opt/spark/conf"},
+		{Name: "SPARK_EXECUTOR_ID", Value: strconv.Itoa(id)},
+		{Name: "SPARK_RESOURCE_PROFILE_ID", Value: "0"},
+		{Name: "SPARK_EXECUTOR_POD_IP", ValueFrom: &corev1.EnvVarSource{
 			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "status.podIP"},
 		}},
-		corev1.EnvVar{Name: "SPARK_EXECUTOR_POD_NAME", ValueFrom: &corev1.EnvVarSource{
+		{Name: "SPARK_EXECUTOR_POD_NAME", ValueFrom: &corev1.EnvVarSource{
 			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.name"},
 		}},
-	)
-	// Spark sets cpu, memory and devices and keeps whatever else the template asks for.
-	c.Resources.Requests = merged(c.Resources.Requests, sized.Requests)
-	c.Resources.Limits = merged(c.Resources.Limits, sized.Limits)
-	return pod, nil
+	}
 }
 
 func merged[M ~map[K]V, K comparable, V any](dst, src M) M {
