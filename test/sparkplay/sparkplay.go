@@ -78,8 +78,10 @@ type Player struct {
 	// bound are the executors ever seen on a node, by application.
 	bound map[string]map[string]bool
 	// partial says, per application that ran in part, why.
-	partial     map[string]string
-	peakDrivers int
+	partial map[string]string
+	// peakDrivers is the most drivers seen on a node and not ended at once; peakCreated the
+	// most seen not ended, on a node or not (runs started, whether their scheduler binds them).
+	peakDrivers, peakCreated int
 	// seen holds every Spark pod as last seen (executors are deleted when their driver ends).
 	seen map[string]corev1.Pod
 }
@@ -286,12 +288,19 @@ func (p *Player) Observe(pods []corev1.Pod) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	running := map[string]bool{} // submission IDs of drivers on a node, not ended
+	created := 0
 	for i := range pods {
-		if d := &pods[i]; d.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleDriver && d.Spec.NodeName != "" && !Ended(d) {
+		d := &pods[i]
+		if d.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleDriver || Ended(d) {
+			continue
+		}
+		created++
+		if d.Spec.NodeName != "" {
 			running[d.Labels[v1beta2.LabelSubmissionID]] = true
 		}
 	}
 	p.peakDrivers = max(p.peakDrivers, len(running))
+	p.peakCreated = max(p.peakCreated, created)
 	present := map[string]bool{}
 	for i := range pods {
 		pod := &pods[i]
@@ -367,6 +376,14 @@ func (p *Player) PeakDrivers() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.peakDrivers
+}
+
+// PeakCreated is the most drivers seen not ended at once, on a node or not: the runs started
+// at once, whether their scheduler binds them or not.
+func (p *Player) PeakCreated() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.peakCreated
 }
 
 // Partial says, for each application that ran in part, why: an executor got no node before

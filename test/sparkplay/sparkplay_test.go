@@ -157,3 +157,16 @@ func TestEndDrivers(t *testing.T) {
 		t.Fatal("the driver was not ended once its executors were all on nodes")
 	}
 }
+
+// TestPeakCreated: a driver not bound yet counts as a run started, not as one running.
+func TestPeakCreated(t *testing.T) {
+	p := New(nil, "ns", Options{})
+	p.Observe([]corev1.Pod{
+		pod("a", v1beta2.SparkRoleDriver, "a-driver", "n1", corev1.PodRunning),
+		pod("b", v1beta2.SparkRoleDriver, "b-driver", "", corev1.PodPending),
+		pod("c", v1beta2.SparkRoleDriver, "c-driver", "n1", corev1.PodSucceeded),
+	})
+	if p.PeakDrivers() != 1 || p.PeakCreated() != 2 {
+		t.Errorf("peak drivers %d, created %d; want 1, 2", p.PeakDrivers(), p.PeakCreated())
+	}
+}
