@@ -127,8 +127,9 @@ type fixture struct {
 	// unplaced are the executors whose driver ended (or that were gone) before they were
 	// bound: their application ran in part.
 	unplaced []string
-	// peakDrivers is the most drivers seen bound and not ended at once.
-	peakDrivers int
+	// peakDrivers is the most drivers seen bound and not ended at once; peakCreated the most
+	// seen not ended, bound or not (runs started, whether their scheduler binds them or not).
+	peakDrivers, peakCreated int
 	// seen holds every Spark pod as last seen (executors are deleted when their driver ends).
 	seen map[string]corev1.Pod
 }
@@ -256,15 +257,20 @@ func (f *fixture) observe(pods []corev1.Pod) {
 	defer f.mu.Unlock()
 	now := time.Now()
 	running := map[string]bool{} // submission IDs of drivers bound and not ended
-	drivers := 0
+	drivers, created := 0, 0
 	for i := range pods {
 		p := &pods[i]
-		if p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleDriver && p.Spec.NodeName != "" && !ended(p) {
+		if p.Labels[v1beta2.SparkRoleLabel] != v1beta2.SparkRoleDriver || ended(p) {
+			continue
+		}
+		created++
+		if p.Spec.NodeName != "" {
 			drivers++
 			running[p.Labels[v1beta2.LabelSubmissionID]] = true
 		}
 	}
 	f.peakDrivers = max(f.peakDrivers, drivers)
+	f.peakCreated = max(f.peakCreated, created)
 	for _, p := range pods {
 		if p.Labels[v1beta2.SparkRoleLabel] != "" {
 			f.seen[p.Name] = p
@@ -429,6 +435,19 @@ func (f *fixture) sparkPods() ([]corev1.Pod, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// driversCreated is when each application's driver pod was made, as play last saw them.
+func (f *fixture) driversCreated() map[string]time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]time.Time{}
+	for _, p := range f.seen {
+		if p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleDriver {
+			out[p.Labels[v1beta2.LabelAppName]] = p.CreationTimestamp.Time
+		}
+	}
+	return out
 }
 
 // createAtOnce creates the applications build makes of names, all at once (side by side, as a
