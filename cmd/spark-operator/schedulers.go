@@ -104,7 +104,7 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 // it never stops the operator. YuniKorn has no CRDs.
 func serveKubeflowSchedulers(o *options, mgr manager.Manager, gs *gang.Scheduler, schedulers *scheduler.Registry) {
 	schedulers.Register(gs.Serve(volcano.New(mgr.GetClient(), mgr.GetAPIReader())))
-	schedulers.Register(gs.Serve(yunikorn.Scheduler{}))
+	schedulers.Register(gs.Serve(yunikorn.New(mgr.GetAPIReader())))
 	for _, name := range o.kubeSchedulerNames {
 		schedulers.Register(gs.Serve(coscheduling.New(coscheduling.Config{
 			Name:            name,

@@ -117,14 +117,13 @@ func (s *Scheduler) read(ctx context.Context) (world, error) {
 		}
 	}
 	w.Nodes, w.Pods, w.PriorityClasses, w.Queues = nodes.Items, pods.Items, pcs.Items, queues.Items
+	var foreign foreignQueues
 	for i := range apps.Items {
 		if app := &apps.Items[i]; s.isGang(app) {
 			o := applicationObject(app)
 			o.demand = s.demands.of(app.UID, app.Generation, o.demand)
 			o.ownPlacement = s.ownPlacement[s.schedulerOf(app)]
-			if s.foreignQueues[s.schedulerOf(app)] {
-				o.Queue = "" // another scheduler's queue: the core's default one (ForeignPlacement)
-			}
+			s.foreignQueue(ctx, &foreign, s.schedulerOf(app), &o)
 			w.Workloads = append(w.Workloads, o)
 		}
 	}
@@ -133,15 +132,23 @@ func (s *Scheduler) read(ctx context.Context) (world, error) {
 		// code on the object: a copy each keeps the cache's safe from it.
 		o := sessionObject(sessions.Items[i].DeepCopy(), s.cfg.SessionDemand)
 		o.ownPlacement = s.ownPlacement[s.cfg.DefaultVariant]
-		if s.foreignQueues[s.cfg.DefaultVariant] {
-			o.Queue = ""
-		}
+		s.foreignQueue(ctx, &foreign, s.cfg.DefaultVariant, &o)
 		w.Workloads = append(w.Workloads, o)
 	}
+	w.ForeignQueues = foreign.queues
 	attachReservations(w.Workloads, reservations.Items)
 	s.demands.keepFor(w.Workloads)
 	s.seen.remember(w)
 	return w, nil
+}
+
+// foreignQueue puts o, when its queue is another scheduler's (ForeignPlacement), in the core's
+// queue standing for that one (queueOf), or the core's default queue where that limits nothing.
+// The reservation of a run admitted before keeps the queue it was admitted in.
+func (s *Scheduler) foreignQueue(ctx context.Context, f *foreignQueues, batchScheduler string, o *object) {
+	if s.foreignQueues[batchScheduler] {
+		o.Queue = s.queueOf(ctx, f, batchScheduler, o.Queue)
+	}
 }
 
 // attachReservations gives each workload its reservation: the Reservation object of its name

@@ -140,8 +140,10 @@ type Scheduler struct {
 	served       map[string]bool
 	ownPlacement map[string]bool
 	// foreignQueues are the names of variants whose applications name another scheduler's
-	// queue (ForeignPlacement): the core admits them in its default queue.
+	// queue (ForeignPlacement): the core admits them in its default queue, or, where the
+	// variant tells the queue's limits (queueLimits), in a queue standing for that one.
 	foreignQueues map[string]bool
+	queueLimits   map[string]ForeignQueueLimits
 	setUp         sync.Once
 	setErr        error
 	// stored are the reservations the cycle loop stored, until the cluster cache shows them:
@@ -186,7 +188,8 @@ func New(cfg Config) *Scheduler {
 	}
 	s := &Scheduler{cfg: cfg, kick: make(chan struct{}, 1), ungateKick: make(chan struct{}, 1), ungating: newUngating(),
 		reported: map[core.Key]core.Reason{}, judged: map[core.Key]judgement{}, replanned: map[core.Key]replanned{}, stored: map[core.Key]Reservation{},
-		released: map[types.UID]time.Time{}, served: map[string]bool{}, ownPlacement: map[string]bool{}, foreignQueues: map[string]bool{}}
+		released: map[types.UID]time.Time{}, served: map[string]bool{}, ownPlacement: map[string]bool{}, foreignQueues: map[string]bool{},
+		queueLimits: map[string]ForeignQueueLimits{}}
 	s.placeholders.clock = cfg.Clock
 	if !cfg.VariantsOnly {
 		s.served[Name] = true

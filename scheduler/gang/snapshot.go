@@ -27,8 +27,11 @@ type world struct {
 	Pods            []corev1.Pod // trimmed by trimPod: requests summed into one container
 	PriorityClasses []schedulingv1.PriorityClass
 	Queues          []schedv1alpha1.Queue
-	Workloads       []object    // the applications and sessions the gang scheduler decides for
-	Seen            executorIDs // executor ids seen by lists before this one (seenExecutors.before)
+	// ForeignQueues are the core's queues standing for other schedulers' (foreignqueues.go),
+	// by name.
+	ForeignQueues map[string]core.Queue
+	Workloads     []object    // the applications and sessions the gang scheduler decides for
+	Seen          executorIDs // executor ids seen by lists before this one (seenExecutors.before)
 }
 
 // snapshotOptions say how the world reads.
@@ -90,6 +93,10 @@ func snapshotQueues(w world) map[string]*core.Queue {
 			gq.BorrowingLimit = b.Limit
 		}
 		out[q.Name] = gq
+	}
+	for name, q := range w.ForeignQueues {
+		q.Usage = corev1.ResourceList{}
+		out[name] = &q
 	}
 	return out
 }

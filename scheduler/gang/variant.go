@@ -57,6 +57,9 @@ func (s *Scheduler) Serve(p Placement) scheduler.Interface {
 	}
 	if _, ok := p.(ForeignPlacement); ok {
 		s.foreignQueues[p.Name()] = true
+		if l, ok := p.(ForeignQueueLimits); ok {
+			s.queueLimits[p.Name()] = l
+		}
 	}
 	v := &variant{core: s, placement: p}
 	if o, ok := p.(PlacementObjects); ok {
@@ -128,7 +131,9 @@ func mergeMaps(a, b map[string]string) map[string]string {
 //
 // Its applications' batchSchedulerOptions.queue names the other scheduler's queue, which that
 // scheduler keeps: the core admits them in its default queue (the nodes' fit; no quota unless
-// the default queue has one), they are not queued by the core as Kueue would see it
+// the default queue has one), or, where the Placement tells that queue's limits
+// (ForeignQueueLimits), in a queue of the core standing for it, with those limits as quota;
+// they are not queued by the core as Kueue would see it
 // (scheduler.Queueing), and the Placement validates them (scheduler.ApplicationValidator)
 // instead of the core. Check is the integration's own verdict, asked before the core's.
 type ForeignPlacement interface {

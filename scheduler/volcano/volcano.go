@@ -18,8 +18,9 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 // nothing keeps its executors' room: measured, every driver started at once (issue #47). So
 // Volcano is served as a variant of the gang scheduler's core (gang.ForeignPlacement): the core
 // admits a run only when its whole gang fits the nodes, node by node, and keeps that room until
-// its pods are bound; Volcano places the pods on the nodes planned for them, and its queue
-// (the PodGroup's) keeps its own limits.
+// its pods are bound; Volcano places the pods on the nodes planned for them. A Volcano queue's
+// capability is the quota of the core's queue standing for it (QueueLimits), so a run starts
+// only while its whole gang fits what is left of it too.
 package volcano
 
 import (
@@ -80,6 +81,9 @@ type Scheduler struct {
 	// (nil: not checked). Queues are cluster-wide: an operator not allowed to read them does
 	// not check, and leaves it to Volcano.
 	Reader client.Reader
+
+	// limits remembers the queues' capabilities it read (QueueLimits).
+	limits gang.Remembered[[]gang.ForeignQueue]
 }
 
 var (

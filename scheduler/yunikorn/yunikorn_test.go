@@ -38,7 +38,7 @@ func TestPods(t *testing.T) {
 			app := &v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "pi"}}
 			app.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: tt.queue}
 			app.Status.SubmissionID = "run-1"
-			got, err := Scheduler{}.Pods(scheduler.ApplicationWorkload(app), r)
+			got, err := (&Scheduler{}).Pods(scheduler.ApplicationWorkload(app), r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,7 +51,7 @@ func TestPods(t *testing.T) {
 			}
 		})
 	}
-	if d, ok, err := (Scheduler{}).Check(context.Background(), scheduler.Workload{}); !ok || err != nil || d.Admit || d.Reject || d.Reason != "" {
+	if d, ok, err := (&Scheduler{}).Check(context.Background(), scheduler.Workload{}); !ok || err != nil || d.Admit || d.Reject || d.Reason != "" {
 		t.Errorf("Check = %+v, %v, %v; want the core to decide", d, ok, err)
 	}
 }

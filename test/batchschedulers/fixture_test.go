@@ -224,6 +224,17 @@ func (f *fixture) sparkPods() ([]corev1.Pod, error) {
 	return f.Seen(), nil
 }
 
+// driversCreated is when each application's driver pod was made, as play last saw them.
+func (f *fixture) driversCreated() map[string]time.Time {
+	out := map[string]time.Time{}
+	for _, p := range f.Seen() {
+		if p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleDriver {
+			out[p.Labels[v1beta2.LabelAppName]] = p.CreationTimestamp.Time
+		}
+	}
+	return out
+}
+
 // createAtOnce creates the applications build makes of names, all at once (side by side, as a
 // burst of users would), and fails the test if any creation fails.
 func (f *fixture) createAtOnce(names []string, build func(name string) *v1beta2.SparkApplication) {

@@ -46,23 +46,11 @@ func TestVolcano(t *testing.T) {
 	f := newFixture(t, c, ns, sparkplay.Options{})
 	t.Cleanup(f.describeOnFailure)
 
-	queue := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"weight": int64(1), "reclaimable": true}}}
-	queue.SetGroupVersionKind(volcano.PodGroupKind.GroupVersion().WithKind("Queue"))
-	queue.SetName("spark")
-	if err := c.Create(ctx, queue); err != nil {
-		t.Fatal(err)
-	}
 	priority := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "spark-batch"}, Value: 1000}
 	if err := c.Create(ctx, priority); err != nil {
 		t.Fatal(err)
 	}
-	cluster.Eventually(t, 60*time.Second, "Volcano queue spark to be open", func() (bool, error) {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(queue), queue); err != nil {
-			return false, err
-		}
-		state, _, _ := unstructured.NestedString(queue.Object, "status", "state")
-		return state == "Open", nil
-	})
+	queue := createVolcanoQueue(t, c, "spark", map[string]any{"weight": int64(1), "reclaimable": true})
 
 	cluster.StartOperator(t, "operator", "--kubeconfig", kubeconfig, "--namespaces", ns, "--enable-batch-scheduler",
 		"--enable-spark-connect=false", "-logtostderr", "-v=1")
@@ -226,4 +214,32 @@ func TestVolcanoRefusedWithoutCRDs(t *testing.T) {
 	if len(pods.Items) != 0 {
 		t.Errorf("%d pods were created for a refused application", len(pods.Items))
 	}
+}
+
+// cappedVolcanoQueue is a Volcano Queue, capped, whose capability is cappedCPU: Volcano lets in
+// a PodGroup only while its minResources fit what is left of it, and binds no pod beyond it.
+func cappedVolcanoQueue() *cappedQueue {
+	return &cappedQueue{name: "capped", setup: func(t *testing.T, c client.Client) {
+		createVolcanoQueue(t, c, "capped", map[string]any{"weight": int64(1), "capability": map[string]any{"cpu": cappedCPU}})
+	}}
+}
+
+// createVolcanoQueue creates the Volcano Queue name of spec, and waits until it is open.
+func createVolcanoQueue(t *testing.T, c client.Client, name string, spec map[string]any) *unstructured.Unstructured {
+	t.Helper()
+	ctx := context.Background()
+	queue := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	queue.SetGroupVersionKind(volcano.QueueKind)
+	queue.SetName(name)
+	if err := c.Create(ctx, queue); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Eventually(t, 60*time.Second, "Volcano queue "+name+" to be open", func() (bool, error) {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(queue), queue); err != nil {
+			return false, err
+		}
+		state, _, _ := unstructured.NestedString(queue.Object, "status", "state")
+		return state == "Open", nil
+	})
+	return queue
 }

@@ -8,12 +8,16 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package batchschedulers
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler/yunikorn"
@@ -82,4 +86,36 @@ func TestYuniKorn(t *testing.T) {
 			}
 		}
 	})
+}
+
+// cappedYuniKornQueue is a YuniKorn queue, root.capped, whose resources.max is cappedCPU
+// (vcore), added to the configuration hack/batch-schedulers.sh gives YuniKorn (which reloads it
+// on the change): YuniKorn binds no pod of the queue beyond it.
+func cappedYuniKornQueue() *cappedQueue {
+	return &cappedQueue{name: "root.capped", setup: func(t *testing.T, c client.Client) {
+		ctx := context.Background()
+		cm := &corev1.ConfigMap{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "yunikorn", Name: "yunikorn-configs"}, cm); err != nil {
+			t.Fatal(err)
+		}
+		var conf struct {
+			Partitions []map[string]any `json:"partitions"`
+		}
+		if err := yaml.Unmarshal([]byte(cm.Data["queues.yaml"]), &conf); err != nil {
+			t.Fatal(err)
+		}
+		// partitions[0].queues[0] is root.
+		root := conf.Partitions[0]["queues"].([]any)[0].(map[string]any)
+		root["queues"] = append(root["queues"].([]any), map[string]any{"name": "capped",
+			"properties": map[string]any{"application.sort.policy": "fifo"},
+			"resources":  map[string]any{"max": map[string]any{"vcore": cappedCPU}}})
+		b, err := yaml.Marshal(conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cm.Data["queues.yaml"] = string(b)
+		if err := c.Update(ctx, cm); err != nil {
+			t.Fatal(err)
+		}
+	}}
 }
