@@ -160,9 +160,6 @@ func PendingReason(s Interface) (string, bool) {
 	return p.PendingReason(), true
 }
 
-// LabelKueueQueueName is the label by which Kueue queues a SparkApplication (its LocalQueue).
-const LabelKueueQueueName = "kueue.x-k8s.io/queue-name"
-
 // Queueing is implemented by schedulers that keep the workloads they hold in queues of their
 // own (the gang scheduler's Queues), ordered and limited by quotas they enforce. Such a
 // workload queued by another system too (Kueue, through LabelKueueQueueName, which suspends it

@@ -29,8 +29,8 @@ import (
 
 // buildSchedulers enables the batch schedulers the flags ask for. The same registry serves the
 // controller (admission) and the validating webhook (unknown schedulers and queues refused).
-// gang and its variants (kubernetes) share one gang core: one loop decides on the cluster's
-// capacity, whichever of them an application names.
+// gang and its variants (kubernetes, kueue, Kubeflow's batch schedulers) share one gang core:
+// one loop decides on the cluster's capacity, whichever of them an application names.
 func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, error) {
 	schedulers := scheduler.NewRegistry(scheduler.AdmitAll{})
 	var ext *gang.ExternalConfig
@@ -74,6 +74,7 @@ func buildSchedulers(o *options, mgr manager.Manager) (*scheduler.Registry, erro
 		if e := gs.External(); e != nil {
 			schedulers.Register(e)
 		}
+		schedulers.Register(gs.Kueue())
 		if kubernetes {
 			schedulers.Register(gs.Serve(workloadapi.Placement{}))
 		}

@@ -437,11 +437,10 @@ func (r *Reconciler) finished(ctx context.Context, app *v1beta2.SparkApplication
 	r.metrics(func(m MetricsRecorder) { m.Finished(app, app.Status.AppState.State, execTime) })
 }
 
+// batchSchedulerName is the batch scheduler that admits app (scheduler.Registry.NameOf): the
+// one it names, else the operator's default; Kueue's applications may go to scheduler.KueueName.
 func (r *Reconciler) batchSchedulerName(app *v1beta2.SparkApplication) string {
-	if app.Spec.BatchScheduler != nil && *app.Spec.BatchScheduler != "" {
-		return *app.Spec.BatchScheduler
-	}
-	return r.DefaultBatchScheduler
+	return r.Schedulers.NameOf(app, r.DefaultBatchScheduler)
 }
 
 func (r *Reconciler) metrics(f func(MetricsRecorder)) {

@@ -180,6 +180,9 @@ func New(cfg Config) *Scheduler {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
+	if cfg.Default {
+		cfg.DefaultVariant = Name
+	}
 	if cfg.Enforcement == "" {
 		cfg.Enforcement = EnforcementAdvisory
 	}
@@ -213,19 +216,13 @@ func (s *Scheduler) QueuesWorkloads() bool { return true }
 // isGang reports whether app is this scheduler's: it names gang, a variant it serves or
 // external (when that is served), or names none while gang is the operator's default.
 func (s *Scheduler) isGang(app *v1beta2.SparkApplication) bool {
-	if b := app.Spec.BatchScheduler; b != nil && *b != "" {
-		return s.served[*b]
-	}
-	return s.cfg.Default || s.served[s.cfg.DefaultVariant]
+	return s.served[s.schedulerOf(app)]
 }
 
 // schedulerOf is the name app is scheduled under: the one it names, else the operator's
-// default ("" when that is none, or gang).
+// default ("" when that is none), or Kueue's when Kueue queues it (scheduler.NameOf).
 func (s *Scheduler) schedulerOf(app *v1beta2.SparkApplication) string {
-	if b := app.Spec.BatchScheduler; b != nil && *b != "" {
-		return *b
-	}
-	return s.cfg.DefaultVariant
+	return scheduler.NameOf(app, s.cfg.DefaultVariant, s.cfg.Default, s.served[scheduler.KueueName])
 }
 
 // sessions reports whether SparkConnect sessions are this scheduler's: they name no batch

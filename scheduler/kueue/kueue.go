@@ -26,16 +26,10 @@ import (
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
-// Queued reports whether Kueue queues app: it carries Kueue's queue label.
-func Queued(app *v1beta2.SparkApplication) bool {
-	_, ok := app.Labels[scheduler.LabelKueueQueueName]
-	return ok
-}
-
 // Counted is what Kueue counts for the Spark container of each pod of role, and how many such
 // pods, read from the spec as Kueue reads it: cpu from coreRequest, else coreLimit (a limit
-// without a request counts as the request); memory from memory, else memoryLimit, a Java size
-// ("2g") read as Kubernetes' binary units, without Spark's memory overhead; one driver and
+// without a request counts as the request); memory from memory (Spark's, without its
+// overhead), else memoryLimit, a Java size ("2g") read as Kubernetes' binary units; one driver and
 // executor.instances executors (none when unset). Sidecars and init containers Kueue counts as
 // the pods request them, so they are left out of both counts here.
 func Counted(app *v1beta2.SparkApplication, role sparkpod.Role) (pods int32, requests corev1.ResourceList) {
@@ -80,13 +74,16 @@ func javaToKubernetes(size string) string {
 
 // Fill sets, on an application Kueue queues, the spec fields that Kueue counts and that are
 // unset, to what the pods will request anyway: coreRequest to the Spark container's cpu request
-// (cores, or spark.kubernetes.<role>.request.cores), memory to Spark's (spark.<role>.memory, or
-// 1g), and without dynamic allocation executor.instances to the executors Spark starts. The
-// pods are the same with or without them; Kueue's count then is theirs but for the memory
-// overhead (Differences). It returns the paths of the fields it set; an application whose
-// spec the operator cannot read is left alone, for validation to refuse.
+// (cores, or spark.kubernetes.<role>.request.cores); where neither memory nor memoryLimit is
+// set (Spark's memory given in sparkConf, or its default), memoryLimit to the Spark container's
+// memory limit, which equals its request, Spark's memory overhead included (Kueue counts a
+// limit without a request as the request); and without dynamic allocation executor.instances
+// to the executors Spark starts. The pods are the same with or without them; Kueue's count then
+// is theirs, but for the memory overhead of a role whose memory is in the spec (Differences).
+// It returns the paths of the fields it set; an application whose spec the operator cannot
+// read is left alone, for validation to refuse.
 func Fill(app *v1beta2.SparkApplication) []string {
-	if !Queued(app) {
+	if !scheduler.QueuedByKueue(app) {
 		return nil
 	}
 	demand, err := sparkpod.DemandOf(app)
@@ -105,13 +102,15 @@ func Fill(app *v1beta2.SparkApplication) []string {
 				}
 			}
 		}
-		if spec.Memory == nil {
-			memory := v1beta2.DefaultMemory
-			if v, ok := app.Spec.SparkConf["spark."+string(role)+".memory"]; ok {
-				memory = v
+		if spec.Memory == nil && spec.MemoryLimit == nil {
+			// Kueue counts memory, else memoryLimit as the request: the pods' own limit, which
+			// is what they request (Spark's memory and its overhead), makes its count theirs.
+			if c, err := sparkpod.SparkContainerOf(app, role); err == nil {
+				if mem, ok := c.Limits[corev1.ResourceMemory]; ok {
+					spec.MemoryLimit = ptr.To(mem.String())
+					filled = append(filled, path+".memoryLimit")
+				}
 			}
-			spec.Memory = ptr.To(memory)
-			filled = append(filled, path+".memory")
 		}
 	}
 	dynamic := app.Spec.DynamicAllocation != nil && app.Spec.DynamicAllocation.Enabled
@@ -133,7 +132,7 @@ func podSpec(app *v1beta2.SparkApplication, role sparkpod.Role) *v1beta2.SparkPo
 // what the pods request (sparkpod): a ClusterQueue's quota admits by Kueue's count, so a quota
 // meant for N such applications admits more. Each message names both figures and what to do.
 func Differences(app *v1beta2.SparkApplication) []string {
-	if !Queued(app) {
+	if !scheduler.QueuedByKueue(app) {
 		return nil
 	}
 	demand, err := sparkpod.DemandOf(app)
@@ -153,12 +152,13 @@ func Differences(app *v1beta2.SparkApplication) []string {
 			if have.Cmp(want) >= 0 {
 				continue
 			}
-			why := ""
+			why, fix := "", ""
 			if name == corev1.ResourceMemory {
 				why = " (Spark's memory overhead)"
+				fix = fmt.Sprintf(", or give Spark's memory in sparkConf (spark.%s.memory) instead, and the operator's webhook has Kueue count the overhead too (spec.%s.memoryLimit)", role, role)
 			}
-			out = append(out, fmt.Sprintf("Kueue counts %s of %s for each %s pod (spec.%s.%s), which requests %s%s: a ClusterQueue's %s quota admits more such applications than fit; size it by the pods' requests",
-				quantity(have), name, role, role, field[name], quantity(want), why, name))
+			out = append(out, fmt.Sprintf("Kueue counts %s of %s for each %s pod (spec.%s.%s), which requests %s%s: a ClusterQueue's %s quota admits more such applications than fit; size it by the pods' requests%s",
+				quantity(have), name, role, role, field[name], quantity(want), why, name, fix))
 		}
 	}
 	if counted, _ := Counted(app, sparkpod.RoleExecutor); counted < demand.Executor.Count {

@@ -48,8 +48,9 @@ func count(app *v1beta2.SparkApplication, role sparkpod.Role) string {
 
 // TestFill: after Fill, Kueue's count of cpu and executors is what the pods request, in shapes
 // unlike the end-to-end test's: cores without coreRequest, a coreLimit alone, sizes and
-// executor counts in sparkConf only, unset memory; dynamic allocation and applications Kueue
-// does not queue are left alone.
+// executor counts in sparkConf only; so is its count of memory where the spec sets neither
+// memory nor memoryLimit; dynamic allocation and applications Kueue does not queue are left
+// alone.
 func TestFill(t *testing.T) {
 	for _, tc := range []struct {
 		name                  string
@@ -79,10 +80,30 @@ func TestFill(t *testing.T) {
 			app.Spec.SparkConf = map[string]string{"spark.driver.cores": "3", "spark.executor.memory": "2g", "spark.executor.instances": "5",
 				"spark.kubernetes.executor.request.cores": "250m"}
 		},
-		filled: []string{"spec.driver.coreRequest", "spec.driver.memory", "spec.executor.coreRequest", "spec.executor.memory",
+		filled: []string{"spec.driver.coreRequest", "spec.driver.memoryLimit", "spec.executor.coreRequest", "spec.executor.memoryLimit",
 			"spec.executor.instances"},
-		beforeDriver: "1×0/0", driver: "1×3/1Gi",
-		beforeExec: "0×0/0", executors: "5×250m/2Gi",
+		// Kueue counts memoryLimit, which the webhook sets to the pods' memory: Spark's and its
+		// overhead (at least 384 MiB).
+		beforeDriver: "1×0/0", driver: "1×3/1408Mi",
+		beforeExec: "0×0/0", executors: "5×250m/2432Mi",
+	}, {
+		name: "memory unset: the default 1g and Python's overhead factor, 0.4",
+		change: func(app *v1beta2.SparkApplication) {
+			app.Spec.Type = v1beta2.SparkApplicationTypePython
+			app.Spec.Driver.Memory, app.Spec.Executor.Memory = nil, nil
+			app.Spec.Driver.CoreRequest, app.Spec.Executor.CoreRequest = ptr.To("2"), ptr.To("3")
+		},
+		filled:       []string{"spec.driver.memoryLimit", "spec.executor.memoryLimit"},
+		beforeDriver: "1×2/0", driver: "1×2/1433Mi",
+		beforeExec: "2×3/0", executors: "2×3/1433Mi",
+	}, {
+		name: "a memoryLimit of the user's is left alone",
+		change: func(app *v1beta2.SparkApplication) {
+			app.Spec.Driver.Memory, app.Spec.Driver.MemoryLimit = nil, ptr.To("3Gi")
+			app.Spec.Driver.CoreRequest, app.Spec.Executor.CoreRequest = ptr.To("2"), ptr.To("3")
+		},
+		beforeDriver: "1×2/3Gi", driver: "1×2/3Gi",
+		beforeExec: "2×3/1Gi", executors: "2×3/1Gi",
 	}, {
 		name: "dynamic allocation: executor.instances left unset (Kueue refuses it)",
 		change: func(app *v1beta2.SparkApplication) {
@@ -162,6 +183,12 @@ func TestDifferences(t *testing.T) {
 		},
 		want: []string{"spec.driver.memory", "spec.executor.memory",
 			"Kueue counts 0 executors (spec.executor.instances); the application starts with 3"},
+	}, {
+		name: "Spark's memory in sparkConf: Kueue counts the pods' memory (memoryLimit filled in)",
+		change: func(app *v1beta2.SparkApplication) {
+			app.Spec.Driver.Memory, app.Spec.Executor.Memory = nil, nil
+			app.Spec.SparkConf = map[string]string{"spark.driver.memory": "2g", "spark.executor.memory": "4g"}
+		},
 	}, {
 		name:   "not queued by Kueue",
 		change: func(app *v1beta2.SparkApplication) { app.Labels = nil },

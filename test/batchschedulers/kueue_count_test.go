@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
@@ -72,22 +71,7 @@ func testKueueCount(t *testing.T, c client.Client, kubeconfig string) {
 	ns := cluster.Namespace(t, c, "kueue-held-out")
 	t.Cleanup(func() { describe(t, c, ns) })
 	kueueQueue(t, c, ns, *resource.NewQuantity(heldOutFit*heldOutCPU, resource.DecimalSI))
-	cluster.StartOperator(t, "operator", "--kubeconfig", kubeconfig, "--namespaces", ns, "--submission-workers", "8",
-		"--enable-spark-connect=false", "-logtostderr", "-v=1",
-		"--enable-gang-scheduler", "--default-batch-scheduler=gang",
-		"--enable-batch-scheduler", "--kube-scheduler-names", "kube-scheduler",
-		"--enable-webhook", "--webhook-url-host", "localhost", "--webhook-port", fmt.Sprint(cluster.FreePort(t)),
-		"--webhook-secret-namespace", ns, "--webhook-config-name", "kueue-"+ns, "--webhook-cert-dir", t.TempDir())
-
-	// The operator registers its webhooks once it serves them: wait until a dry run of an
-	// application comes back with coreRequest filled in.
-	cluster.Eventually(t, time.Minute, "the operator's webhook to fill in coreRequest", func() (bool, error) {
-		probe := heldOutApp(ns, 0)
-		if err := c.Create(ctx, probe, client.DryRunAll); err != nil {
-			return false, nil // refused for want of the webhook, while it starts
-		}
-		return probe.Spec.Driver.CoreRequest != nil, nil
-	})
+	startDevOperator(t, c, kubeconfig, ns)
 
 	dynamic := heldOutApp(ns, 0)
 	dynamic.Name, dynamic.Spec.Executor.Instances = "dynamic", nil

@@ -111,6 +111,10 @@ func TestKueue(t *testing.T) {
 		testKueueCount(t, c, kubeconfig)
 	})
 
+	t.Run("the gang core admits Kueue's applications by the nodes", func(t *testing.T) {
+		testKueueGang(t, c, kubeconfig)
+	})
+
 	t.Run("down stops Kueue", func(t *testing.T) {
 		downStops(t, state, "kueue")
 	})
@@ -121,25 +125,10 @@ func TestKueue(t *testing.T) {
 // has it active; the ClusterQueue and flavor go when the test ends.
 func kueueQueue(t *testing.T, c client.Client, ns string, cpu resource.Quantity) {
 	t.Helper()
-	ctx := context.Background()
-	q := cluster.NewKueueQueue(ns, map[string]string{flavorLabel: "on"}, corev1.ResourceList{
+	createKueueQueue(t, c, cluster.NewKueueQueue(ns, map[string]string{flavorLabel: "on"}, corev1.ResourceList{
 		corev1.ResourceCPU:    cpu,
 		corev1.ResourceMemory: resource.MustParse("100Gi"),
-	}, ns, "spark")
-	for _, o := range q.Objects() {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cq := q.ClusterQueue
-	t.Cleanup(func() {
-		_ = c.Delete(context.Background(), cq)
-		_ = c.Delete(context.Background(), q.Flavor)
-	})
-	cluster.Eventually(t, time.Minute, "the ClusterQueue to be active", func() (bool, error) {
-		err := c.Get(ctx, client.ObjectKeyFromObject(cq), cq)
-		return cluster.KueueActive(cq), err
-	})
+	}, ns, "spark"))
 }
 
 // checkWorkload checks that Kueue made a Workload for app, admitted it to the test's
@@ -202,16 +191,10 @@ func runUnderKueue(t *testing.T, c client.Client, ns string, total, fit, least i
 			return false, err
 		}
 		list = all
-		resumed := 0
-		for _, app := range all {
-			st := app.Status.AppState.State
-			if !ptr.Deref(app.Spec.Suspend, false) && st != v1beta2.ApplicationStateCompleted && st != v1beta2.ApplicationStateFailed {
-				resumed++
-			}
-		}
-		maxResumed = max(maxResumed, resumed)
-		if resumed > fit {
-			return false, fmt.Errorf("%d applications unsuspended at once; the ClusterQueue has room for %d", resumed, fit)
+		now := resumed(all)
+		maxResumed = max(maxResumed, now)
+		if now > fit {
+			return false, fmt.Errorf("%d applications unsuspended at once; the ClusterQueue has room for %d", now, fit)
 		}
 		return finished == total, nil
 	})

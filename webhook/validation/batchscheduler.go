@@ -34,10 +34,7 @@ func (b BatchSchedulers) validate(ctx context.Context, app *v1beta2.SparkApplica
 		return nil
 	}
 	p := field.NewPath("spec", "batchScheduler")
-	name := b.Default
-	if app.Spec.BatchScheduler != nil && *app.Spec.BatchScheduler != "" {
-		name = *app.Spec.BatchScheduler
-	}
+	name := b.Registry.NameOf(app, b.Default)
 	if name == "" {
 		return nil
 	}

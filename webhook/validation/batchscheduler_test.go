@@ -77,6 +77,12 @@ type queueingScheduler struct{ scheduler.AdmitAll }
 func (queueingScheduler) Name() string          { return "queues" }
 func (queueingScheduler) QueuesWorkloads() bool { return true }
 
+// kueueStandIn stands for the gang core's scheduler of Kueue's applications (scheduler.KueueName),
+// which does not queue.
+type kueueStandIn struct{ scheduler.AdmitAll }
+
+func (kueueStandIn) Name() string { return scheduler.KueueName }
+
 // TestKueueDoubleQueueing: an application Kueue queues (its queue-name label) is refused when
 // its batch scheduler queues too, whether named or the operator's default, with a message
 // saying what to remove; schedulers that do not queue are left alone.
@@ -84,7 +90,7 @@ func TestKueueDoubleQueueing(t *testing.T) {
 	reg := scheduler.NewRegistry(scheduler.AdmitAll{}, queueChecker{}, queueingScheduler{})
 	tests := []struct {
 		name, scheduler, defaultName string
-		kueue                        bool
+		kueue, kueueServed           bool
 		want                         string // "" = allowed; else the message
 	}{
 		{name: "Kueue and a scheduler that queues", scheduler: "queues", kueue: true,
@@ -97,6 +103,12 @@ func TestKueueDoubleQueueing(t *testing.T) {
 		{name: "Kueue and a scheduler that does not queue", scheduler: "checker", kueue: true},
 		{name: "Kueue, naming default while the default queues", scheduler: "default", defaultName: "queues", kueue: true},
 		{name: "a scheduler that queues, without Kueue", scheduler: "queues"},
+		// With the gang core's Kueue scheduler served, Kueue's applications that name none go
+		// to it (it does not queue): only naming a queueing scheduler is refused.
+		{name: "Kueue served: a default scheduler that queues", defaultName: "queues", kueue: true, kueueServed: true},
+		{name: "Kueue served: naming default", scheduler: "default", kueue: true, kueueServed: true},
+		{name: "Kueue served: naming a scheduler that queues", scheduler: "queues", defaultName: "queues", kueue: true, kueueServed: true,
+			want: `metadata.labels[kueue.x-k8s.io/queue-name]: Forbidden: Kueue queues this application (LocalQueue "lq") and its batch scheduler queues queues it too, so it would wait in two queues: remove the label kueue.x-k8s.io/queue-name to queue it with queues alone, or set spec.batchScheduler to "default" to let Kueue alone queue it`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,6 +118,10 @@ func TestKueueDoubleQueueing(t *testing.T) {
 			}
 			if tt.kueue {
 				app.Labels = map[string]string{scheduler.LabelKueueQueueName: "lq"}
+			}
+			reg := reg
+			if tt.kueueServed {
+				reg = scheduler.NewRegistry(scheduler.AdmitAll{}, queueChecker{}, queueingScheduler{}, kueueStandIn{})
 			}
 			got := ""
 			if err := (BatchSchedulers{Registry: reg, Default: tt.defaultName}.validate(context.Background(), app)).ToAggregate(); err != nil {
