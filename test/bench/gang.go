@@ -67,49 +67,14 @@ func runGang(ctx context.Context, c config) error {
 		return err
 	}
 	defer e.cleanup()
-	var args []string
 	sched := ""
 	if c.gang {
 		sched = c.scheduler
-		q := &schedv1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}
-		if err := e.cl.Create(ctx, q); err != nil {
-			return err
-		}
-		defer func() { _ = e.cl.Delete(context.Background(), q) }()
-		switch sched {
-		case "gang":
-			args = append(args, "--enable-gang-scheduler", "--default-batch-scheduler=gang")
-		case "kubernetes":
-			args = append(args, "--enable-kubernetes-scheduler")
-		case "kubernetes-naive":
-			args = append(args, "--enable-kubernetes-naive-scheduler")
-		case "external":
-			// The example scheduler, in this process: what a user would copy and run.
-			srv := httptest.NewServer(sjf.Handler())
-			defer srv.Close()
-			args = append(args, "--enable-gang-scheduler", "--external-scheduler-url="+srv.URL, "--external-scheduler-interval=1s")
-		case "volcano", "yunikorn":
-			// Kubeflow's batch schedulers, running in the cluster (hack/local-cluster.sh volcano,
-			// yunikorn): the operator only prepares their groups.
-			args = append(args, "--enable-batch-scheduler")
-		case "kube-scheduler":
-			// scheduler-plugins' coscheduling (hack/local-cluster.sh coscheduling).
-			args = append(args, "--enable-batch-scheduler", "--kube-scheduler-names=kube-scheduler")
-		case "kueue":
-			// Kueue's own SparkApplication integration (hack/local-cluster.sh kueue) queues the
-			// applications labelled for its LocalQueue and resumes them (spec.suspend) as its
-			// ClusterQueue has quota: the operator runs with no batch scheduler, as for any user.
-			cleanup, err := setUpKueue(ctx, e)
-			if err != nil {
-				return err
-			}
-			defer cleanup()
-		default:
-			return fmt.Errorf("--scheduler %q: want gang, kubernetes, kubernetes-naive, external, volcano, yunikorn, kube-scheduler or kueue", sched)
-		}
-		if c.enforcement != "" && gangCore(sched) {
-			args = append(args, "--gang-enforcement="+c.enforcement)
-		}
+	}
+	args, cleanup, err := gangSetUp(ctx, c, e, sched)
+	defer cleanup()
+	if err != nil {
+		return err
 	}
 	op, err := startOperator(ctx, c, e.ns, "gang-"+mode, append(args, gangOperatorArgs...)...)
 	if err != nil {
@@ -141,13 +106,74 @@ func runGang(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	j, obs := play.j, play.obs
-	makespan := play.makespan()
 	cpuUsed := cpu.finish()
 	use, err := cost.per(ctx, c.apps)
 	if err != nil {
 		return err
 	}
+	return reportGang(c, mode, sched, op, spark, play, load, use, cpuUsed)
+}
+
+// gangSetUp prepares the run of sched (none: no batch scheduler): its Queue, what it runs with
+// (the Kueue objects, the external scheduler), and the operator's flags for it. cleanup undoes
+// what was set up, also on an error.
+func gangSetUp(ctx context.Context, c config, e *benchEnv, sched string) (args []string, cleanup func(), err error) {
+	var undo []func()
+	cleanup = func() {
+		for i := len(undo) - 1; i >= 0; i-- {
+			undo[i]()
+		}
+	}
+	if sched == "" {
+		return nil, cleanup, nil
+	}
+	q := &schedv1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: e.ns}}
+	if err := e.cl.Create(ctx, q); err != nil {
+		return nil, cleanup, err
+	}
+	undo = append(undo, func() { _ = e.cl.Delete(context.Background(), q) })
+	switch sched {
+	case "gang":
+		args = append(args, "--enable-gang-scheduler", "--default-batch-scheduler=gang")
+	case "kubernetes":
+		args = append(args, "--enable-kubernetes-scheduler")
+	case "kubernetes-naive":
+		args = append(args, "--enable-kubernetes-naive-scheduler")
+	case "external":
+		// The example scheduler, in this process: what a user would copy and run.
+		srv := httptest.NewServer(sjf.Handler())
+		undo = append(undo, srv.Close)
+		args = append(args, "--enable-gang-scheduler", "--external-scheduler-url="+srv.URL, "--external-scheduler-interval=1s")
+	case "volcano", "yunikorn":
+		// Kubeflow's batch schedulers, running in the cluster (hack/local-cluster.sh volcano,
+		// yunikorn): the operator only prepares their groups.
+		args = append(args, "--enable-batch-scheduler")
+	case "kube-scheduler":
+		// scheduler-plugins' coscheduling (hack/local-cluster.sh coscheduling).
+		args = append(args, "--enable-batch-scheduler", "--kube-scheduler-names=kube-scheduler")
+	case "kueue":
+		// Kueue's own SparkApplication integration (hack/local-cluster.sh kueue) queues the
+		// applications labelled for its LocalQueue and resumes them (spec.suspend) as its
+		// ClusterQueue has quota: the operator runs with no batch scheduler, as for any user.
+		kueueCleanup, err := setUpKueue(ctx, e)
+		if err != nil {
+			return nil, cleanup, err
+		}
+		undo = append(undo, kueueCleanup)
+	default:
+		return nil, cleanup, fmt.Errorf("--scheduler %q: want gang, kubernetes, kubernetes-naive, external, volcano, yunikorn, kube-scheduler or kueue", sched)
+	}
+	if c.enforcement != "" && gangCore(sched) {
+		args = append(args, "--gang-enforcement="+c.enforcement)
+	}
+	return args, cleanup, nil
+}
+
+// reportGang prints what the run did: its gang lines, then its RESULT line.
+func reportGang(c config, mode, sched string, op *operatorProcess, spark *standIn, play gangPlay, load *competingLoad, use apiUse, cpuUsed map[string]float64) error {
+	j, obs := play.j, play.obs
+	makespan := play.makespan()
+	var err error
 	lagP50, lagP99, lags := spark.lag.percentiles()
 	decisionsPerS := 0.0
 	if c.gang && gangCore(sched) { // the others' admissions are not the gang core's to count
