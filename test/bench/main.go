@@ -207,7 +207,7 @@ func run(ctx context.Context, c config) error {
 		return err
 	}
 	defer e.cleanup()
-	cl, cs, ns := e.cl, e.cs, e.ns
+	cl, ns := e.cl, e.ns
 
 	op, err := startOperator(ctx, c, ns, c.mode)
 	if err != nil {
@@ -216,47 +216,11 @@ func run(ctx context.Context, c config) error {
 	defer op.stop()
 
 	// Watch driver pods before creating anything, so no appearance is missed.
-	var mu sync.Mutex
-	seen := map[string]time.Time{}
-	created := map[string]time.Time{}
-	allSeen := make(chan struct{})
-	var seenCount atomic.Int64
-	lw := &cache.ListWatch{
-		// Both use the bench's ctx, as the deprecated context-free forms did; the one the
-		// informer passes ends when stopInformer is closed.
-		ListWithContextFunc: func(_ context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			o.LabelSelector = v1beta2.SparkRoleLabel + "=" + v1beta2.SparkRoleDriver
-			return cs.CoreV1().Pods(ns).List(ctx, o)
-		},
-		WatchFuncWithContext: func(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = v1beta2.SparkRoleLabel + "=" + v1beta2.SparkRoleDriver
-			return cs.CoreV1().Pods(ns).Watch(ctx, o)
-		},
+	drivers, err := watchDrivers(ctx, e.cs, ns, c.apps)
+	if err != nil {
+		return err
 	}
-	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: lw,
-		ObjectType:    &corev1.Pod{},
-		Handler: cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
-			now := time.Now()
-			pod := obj.(*corev1.Pod)
-			app := pod.Labels[v1beta2.LabelAppName]
-			mu.Lock()
-			defer mu.Unlock()
-			if _, dup := seen[app]; dup || app == "" {
-				return
-			}
-			seen[app] = now
-			if seenCount.Add(1) == int64(c.apps) {
-				close(allSeen)
-			}
-		}},
-	})
-	stopInformer := make(chan struct{})
-	defer close(stopInformer)
-	go informer.Run(stopInformer)
-	if !cache.WaitForCacheSync(stopInformer, informer.HasSynced) {
-		return fmt.Errorf("pod watch did not sync")
-	}
+	defer drivers.stop()
 
 	cost, err := startAPICost(ctx, e)
 	if err != nil {
@@ -267,6 +231,8 @@ func run(ctx context.Context, c config) error {
 	if c.perMinute > 0 {
 		interval = time.Duration(float64(time.Minute) / c.perMinute)
 	}
+	var mu sync.Mutex
+	created := map[string]time.Time{}
 	failed := inParallel(c.apps, 16, interval, func(i int) error {
 		app := benchApp(ns, i)
 		t0 := time.Now()
@@ -283,9 +249,9 @@ func run(ctx context.Context, c config) error {
 	}
 
 	select {
-	case <-allSeen:
+	case <-drivers.all:
 	case <-time.After(c.timeout):
-		return fmt.Errorf("only %d of %d driver pods appeared within %s", seenCount.Load(), c.apps, c.timeout)
+		return fmt.Errorf("only %d of %d driver pods appeared within %s", drivers.count.Load(), c.apps, c.timeout)
 	}
 	rss, err := op.rssMiB("VmHWM")
 	if err != nil {
@@ -304,6 +270,70 @@ func run(ctx context.Context, c config) error {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	return reportSubmit(c, op, start, created, drivers.firstSeen(), rss, settled, use)
+}
+
+// driverWatch records when each application's first driver pod appeared.
+type driverWatch struct {
+	mu   sync.Mutex
+	seen map[string]time.Time
+	// all is closed once apps applications have a driver; count is how many have.
+	all   chan struct{}
+	count atomic.Int64
+	done  chan struct{}
+}
+
+// watchDrivers starts watching ns's driver pods, and returns once the watch has synced.
+func watchDrivers(ctx context.Context, cs kubernetes.Interface, ns string, apps int) (*driverWatch, error) {
+	w := &driverWatch{seen: map[string]time.Time{}, all: make(chan struct{}), done: make(chan struct{})}
+	lw := &cache.ListWatch{
+		// Both use the bench's ctx, as the deprecated context-free forms did; the one the
+		// informer passes ends when the watch is stopped.
+		ListWithContextFunc: func(_ context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.LabelSelector = v1beta2.SparkRoleLabel + "=" + v1beta2.SparkRoleDriver
+			return cs.CoreV1().Pods(ns).List(ctx, o)
+		},
+		WatchFuncWithContext: func(_ context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = v1beta2.SparkRoleLabel + "=" + v1beta2.SparkRoleDriver
+			return cs.CoreV1().Pods(ns).Watch(ctx, o)
+		},
+	}
+	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: lw,
+		ObjectType:    &corev1.Pod{},
+		Handler: cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+			now := time.Now()
+			app := obj.(*corev1.Pod).Labels[v1beta2.LabelAppName]
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if _, dup := w.seen[app]; dup || app == "" {
+				return
+			}
+			w.seen[app] = now
+			if w.count.Add(1) == int64(apps) {
+				close(w.all)
+			}
+		}},
+	})
+	go informer.Run(w.done)
+	if !cache.WaitForCacheSync(w.done, informer.HasSynced) {
+		w.stop()
+		return nil, fmt.Errorf("pod watch did not sync")
+	}
+	return w, nil
+}
+
+func (w *driverWatch) stop() { close(w.done) }
+
+// firstSeen is when each application's driver was first seen.
+func (w *driverWatch) firstSeen() map[string]time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.seen)
+}
+
+// reportSubmit prints the submit scenario's table and RESULT lines.
+func reportSubmit(c config, op *operatorProcess, start time.Time, created, seen map[string]time.Time, rss, settled float64, use apiUse) error {
 	var latencies []time.Duration
 	var last time.Time
 	for name, t := range created {
