@@ -14,7 +14,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -81,10 +83,17 @@ func testKueueFragmentation(t *testing.T, c client.Client, kubeconfig string) {
 		return fragApp(f, name, "spark", fixtureDriverSeconds+5, name[len(name)-1]%2 == 0)
 	})
 	maxResumed := 0
+	waited := map[string]string{} // resumed applications seen held by the core, with the reason shown
 	f.runToCompletion(5*time.Minute, apps, func() error {
 		var list v1beta2.SparkApplicationList
 		err := c.List(context.Background(), &list, client.InNamespace(ns))
 		maxResumed = max(maxResumed, resumed(list.Items))
+		for _, app := range list.Items {
+			cond := meta.FindStatusCondition(app.Status.Conditions, scheduler.ConditionQueued)
+			if !ptr.Deref(app.Spec.Suspend, false) && app.Status.AppState.State == v1beta2.ApplicationStateResuming && cond != nil && cond.Status == metav1.ConditionTrue {
+				waited[app.Name] = cond.Message
+			}
+		}
 		return err
 	})
 	f.checkNoPartialStarts(t, fragNodeFit)
@@ -92,10 +101,13 @@ func testKueueFragmentation(t *testing.T, c client.Client, kubeconfig string) {
 	if maxResumed <= fragNodeFit {
 		t.Errorf("at most %d applications resumed at once: Kueue's quota (room for %d) never let more through than the nodes fit (%d), so the test shows nothing", maxResumed, fragQuotaFit, fragNodeFit)
 	}
+	if len(waited) == 0 {
+		t.Error("no application Kueue resumed was seen RESUMING with Queued=True, waiting for the nodes")
+	}
 	for _, name := range apps {
 		checkWorkload(t, c, f.get(name))
 	}
-	t.Logf("at most %d resumed by Kueue and %d drivers running at once", maxResumed, f.PeakDrivers())
+	t.Logf("at most %d resumed by Kueue and %d drivers running at once; resumed and held by the nodes: %v", maxResumed, f.PeakDrivers(), waited)
 }
 
 // resumed counts the applications Kueue has resumed that have not finished.
@@ -113,7 +125,7 @@ func resumed(apps []v1beta2.SparkApplication) int {
 // Memory-bound quota: each application a driver and 2 executors of Spark's memory 1g, given
 // in sparkConf; each pod requests 1408Mi (the overhead is 384 MiB), 4224Mi an application.
 const (
-	memoryApps     = 8
+	memoryApps     = 6
 	memoryFit      = 3
 	memoryPerAppMi = 3 * 1408
 )
@@ -134,6 +146,7 @@ func testKueueMemory(t *testing.T, c client.Client, kubeconfig string) {
 	for i := range memoryApps {
 		app := cluster.SparkPi(ns, fmt.Sprintf("memory-%02d", i))
 		app.Labels = map[string]string{scheduler.LabelKueueQueueName: "spark"}
+		app.Spec.BatchScheduler = ptr.To(scheduler.DefaultName)
 		app.Spec.Driver.Annotations = map[string]string{executors.AnnotationRunSeconds: driverRunSeconds}
 		app.Spec.Driver.Memory, app.Spec.Executor.Memory = nil, nil
 		app.Spec.Executor.Instances = ptr.To[int32](2)
