@@ -82,6 +82,22 @@ type Options struct {
 	// each other, cost one status write instead of one each. Default 2s; negative writes each
 	// at once.
 	ExecutorStateBatch time.Duration
+	// DefaultTimeToLive, when positive, is the time to live of a finished application that
+	// sets no spec.timeToLiveSeconds (Kubeflow's --default-time-to-live-seconds): it is
+	// deleted that long after it ended. Zero keeps such applications.
+	DefaultTimeToLive time.Duration
+}
+
+// expiration is when the finished app is deleted: its termination time plus its
+// spec.timeToLiveSeconds, or else plus DefaultTimeToLive; false when it is kept.
+func (o *Options) expiration(app *v1beta2.SparkApplication) (time.Time, bool) {
+	if app.Spec.TimeToLiveSeconds != nil || o.DefaultTimeToLive <= 0 {
+		return app.ExpirationTime()
+	}
+	if !app.IsFinished() || app.Status.TerminationTime.IsZero() {
+		return time.Time{}, false
+	}
+	return app.Status.TerminationTime.Add(o.DefaultTimeToLive), true
 }
 
 func (o *Options) setDefaults() {
@@ -205,7 +221,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			// submission never wait behind thousands of finished ones.
 			CreateFunc: func(e ctrlevent.CreateEvent) bool {
 				app, ok := e.Object.(*v1beta2.SparkApplication)
-				return !ok || !settled(app)
+				return !ok || !settled(app, r.Options.DefaultTimeToLive > 0)
 			},
 		})).
 		Watches(&v1beta2.SparkApplication{}, stateChanges()).
@@ -240,10 +256,10 @@ func (r *Reconciler) setDefaults() {
 }
 
 // settled reports whether no reconcile has anything to do for app until it changes: it has
-// finished, has no time to live to enforce, and its spec is the one it ran (an edit asks for a
-// rerun). Its update events still reach the controller.
-func settled(app *v1beta2.SparkApplication) bool {
-	if !app.IsFinished() || app.Spec.TimeToLiveSeconds != nil || !app.DeletionTimestamp.IsZero() {
+// finished, has no time to live to enforce (its own, or a default one), and its spec is the one
+// it ran (an edit asks for a rerun). Its update events still reach the controller.
+func settled(app *v1beta2.SparkApplication, defaultTTL bool) bool {
+	if !app.IsFinished() || app.Spec.TimeToLiveSeconds != nil || defaultTTL || !app.DeletionTimestamp.IsZero() {
 		return false
 	}
 	hash := app.Status.LastSubmittedSpecHash
