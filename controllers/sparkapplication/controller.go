@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -131,6 +132,8 @@ type MetricsRecorder interface {
 	Finished(app *v1beta2.SparkApplication, state v1beta2.ApplicationStateType, executionTime time.Duration)
 	AppStateChanged(app *v1beta2.SparkApplication, from, to v1beta2.ApplicationStateType)
 	ExecutorStates(app *v1beta2.SparkApplication, running, failed, completed int)
+	// Forget drops what is kept about a deleted application: it leaves the running gauges.
+	Forget(app *v1beta2.SparkApplication)
 }
 
 // Reconciler runs SparkApplications.
@@ -225,6 +228,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			},
 		})).
 		Watches(&v1beta2.SparkApplication{}, stateChanges()).
+		Watches(&v1beta2.SparkApplication{}, r.forgetDeleted()).
 		Watches(&corev1.Pod{}, podEvents(), builder.WithPredicates(launched)).
 		// A UI Service or Ingress written beside the reconciles (uiWrites) brings its
 		// application back once the cache has it, for the status to say where the UI is.
@@ -458,6 +462,19 @@ func (r *Reconciler) batchSchedulerName(app *v1beta2.SparkApplication) string {
 		return *app.Spec.BatchScheduler
 	}
 	return r.DefaultBatchScheduler
+}
+
+// forgetDeleted takes a deleted application out of the metrics, running gauges included (its
+// executors' too): one deleted while it ran never reports an end. The delete event carries the
+// object as it was last seen.
+func (r *Reconciler) forgetDeleted() handler.EventHandler {
+	return handler.Funcs{
+		DeleteFunc: func(_ context.Context, e ctrlevent.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if app, ok := e.Object.(*v1beta2.SparkApplication); ok {
+				r.metrics(func(m MetricsRecorder) { m.Forget(app) })
+			}
+		},
+	}
 }
 
 func (r *Reconciler) metrics(f func(MetricsRecorder)) {
