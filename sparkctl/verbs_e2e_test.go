@@ -55,22 +55,47 @@ func TestKubectlVerbs(t *testing.T) {
 		t.Errorf("wait --for=done: %v", err)
 	}
 
-	t.Run("log --tail", func(t *testing.T) {
-		logFile := filepath.Join(t.TempDir(), "driver.log")
-		var b strings.Builder
-		for _, l := range []string{"one", "two", "Pi is roughly 3.14159"} {
-			fmt.Fprintf(&b, "2026-01-01T00:00:00.000000000Z stdout F %s\n", l)
+	t.Run("log --tail, --since and --previous", func(t *testing.T) {
+		// kwok serves the log files as a kubelet serves a container's: it reads their
+		// timestamps for --since, and the previous file for --previous.
+		dir := t.TempDir()
+		now := time.Now().UTC().Format(time.RFC3339Nano)
+		lines := []struct{ at, text string }{
+			{"2026-01-01T00:00:00.000000000Z", "one"}, {"2026-01-01T00:00:01.000000000Z", "two"},
+			{now, "three"}, {now, "Pi is roughly 3.14159"},
 		}
+		var b strings.Builder
+		for _, l := range lines {
+			fmt.Fprintf(&b, "%s stdout F %s\n", l.at, l.text)
+		}
+		logFile, previousFile := filepath.Join(dir, "driver.log"), filepath.Join(dir, "previous.log")
 		if err := os.WriteFile(logFile, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		if err := os.WriteFile(previousFile, []byte(now+" stderr F the run before the restart\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		createKwok(t, c, "Logs", ns, name+"-driver", map[string]any{
-			"logs": []any{map[string]any{"containers": []any{v1beta2.SparkDriverContainerName}, "logsFile": logFile}},
+			"logs": []any{map[string]any{"containers": []any{v1beta2.SparkDriverContainerName}, "logsFile": logFile, "previousLogsFile": previousFile}},
 		})
 		cluster.Eventually(t, 20*time.Second, "kwok to serve the last line of the driver's log", func() (bool, error) {
 			out, _, err := sparkctl(t, ctx, "", ns, "log", name, "--tail=1")
 			return out == "Pi is roughly 3.14159\n", err
 		})
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"--since=1h"}, "three\nPi is roughly 3.14159\n"},
+			{[]string{"--since=1h", "--tail=1"}, "Pi is roughly 3.14159\n"},
+			{[]string{"--previous"}, "the run before the restart\n"},
+			{[]string{"-p", "--since=1h"}, "the run before the restart\n"},
+			{nil, "one\ntwo\nthree\nPi is roughly 3.14159\n"},
+		} {
+			if out := mustSparkctl(t, ns, append([]string{"log", name}, tc.args...)...); out != tc.want {
+				t.Errorf("log %v printed %q, want %q", tc.args, out, tc.want)
+			}
+		}
 	})
 
 	t.Run("suspend and resume", func(t *testing.T) {

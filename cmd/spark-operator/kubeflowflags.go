@@ -17,9 +17,11 @@ import (
 
 	"github.com/spf13/pflag"
 	"golang.org/x/time/rate"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/webhook"
 )
 
@@ -51,6 +53,9 @@ func normalizeKubeflowName(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 // ours: read by kubeflowFlags, turned into options by apply.
 type kubeflowValues struct {
 	zapLogLevel, zapEncoder            string
+	featureGates                       string
+	defaultTTLSeconds                  int64
+	labelSelectorFilter                string
 	enableCertManager                  bool
 	mutatingWebhook, validatingWebhook string
 	ingressTLS, ingressAnnotations     string
@@ -80,8 +85,13 @@ func kubeflowFlags(fs *pflag.FlagSet, o *options) *kubeflowValues {
 	}
 	fs.StringVar(&kf.zapLogLevel, "zap-log-level", "", "Kubeflow's log level: debug (-v=1), info, warn or error (-v=0), or a number N (-v=N).")
 	hidden("zap-log-level")
-	fs.StringVar(&kf.zapEncoder, "zap-encoder", "console", "Kubeflow's log encoder; only console (text) is supported.")
-	hidden("zap-encoder")
+	fs.StringVar(&kf.zapEncoder, "zap-encoder", "console", `How the operator logs: "console" (glog's text lines) or "json" (one JSON object a line).`)
+	fs.Int64Var(&kf.defaultTTLSeconds, "default-time-to-live-seconds", 0, "Delete a finished application that sets no spec.timeToLiveSeconds this many seconds after it ended; "+
+		"0: never. As in the Kubeflow operator, only with --feature-gates=DefaultTimeToLive=true (otherwise ignored, saying so).")
+	fs.StringVar(&kf.featureGates, "feature-gates", "", "The Kubeflow operator's feature gates, NAME=true|false,...: DefaultTimeToLive (--default-time-to-live-seconds) can be enabled; "+
+		"PartialRestart, LoadSparkDefaults and RestSubmitter only disabled.")
+	fs.StringVar(&kf.labelSelectorFilter, "label-selector-filter", "", "Manage only the SparkApplications, ScheduledSparkApplications and SparkConnects whose labels match this selector "+
+		"(key=value or key, comma-separated, as the Kubeflow operator's); the others are left to another operator.")
 	fs.BoolVar(&kf.enableCertManager, "enable-cert-manager", false, "Kubeflow's --webhook-cert-provider=external.")
 	hidden("enable-cert-manager")
 	fs.StringVar(&kf.mutatingWebhook, "mutating-webhook-name", "", "Kubeflow's --webhook-config-name, for the mutating configuration.")
@@ -105,8 +115,20 @@ func (kf *kubeflowValues) apply(fs *pflag.FlagSet, o *options) []error {
 			errs = append(errs, fmt.Errorf("--zap-log-level: %w", err))
 		}
 	}
-	if kf.zapEncoder != "console" {
-		errs = append(errs, fmt.Errorf(`--zap-encoder=%s: the operator logs as text only; use "console"`, kf.zapEncoder))
+	switch kf.zapEncoder {
+	case "console", "json":
+		o.logEncoder = kf.zapEncoder
+	default:
+		errs = append(errs, fmt.Errorf(`--zap-encoder must be "console" or "json", got %q`, kf.zapEncoder))
+	}
+	if f := fs.Lookup("v"); f != nil {
+		o.logVerbosity, _ = strconv.Atoi(f.Value.String())
+	}
+	errs = append(errs, kf.applyTTL(o)...)
+	if sel, err := labels.Parse(kf.labelSelectorFilter); err != nil {
+		errs = append(errs, fmt.Errorf("--label-selector-filter: %w", err))
+	} else if !sel.Empty() {
+		o.appSelector = sel
 	}
 	if kf.enableCertManager && !fs.Changed("webhook-cert-provider") {
 		errs = append(errs, fs.Set("webhook-cert-provider", string(webhook.CertProviderExternal)))
@@ -147,6 +169,45 @@ func (kf *kubeflowValues) apply(fs *pflag.FlagSet, o *options) []error {
 	}
 	if o.cacheSyncTimeout < 0 {
 		errs = append(errs, fmt.Errorf("--cache-sync-timeout must not be negative, got %s", o.cacheSyncTimeout))
+	}
+	return errs
+}
+
+// kubeflowGates are the Kubeflow operator's feature gates, and whether this operator can
+// enable each: a gate of a feature it lacks may only be disabled (its default).
+var kubeflowGates = map[string]bool{"DefaultTimeToLive": true, "PartialRestart": false, "LoadSparkDefaults": false, "RestSubmitter": false}
+
+// applyTTL reads --feature-gates and --default-time-to-live-seconds into o.defaultTTL. As in
+// the Kubeflow operator, the default time to live takes effect only with the DefaultTimeToLive
+// gate; without it, it is ignored and the operator says so when it starts.
+func (kf *kubeflowValues) applyTTL(o *options) []error {
+	var errs []error
+	enabled := map[string]bool{}
+	for _, kv := range strings.Split(kf.featureGates, ",") {
+		if kv = strings.TrimSpace(kv); kv == "" {
+			continue
+		}
+		name, value, _ := strings.Cut(kv, "=")
+		on, err := strconv.ParseBool(value)
+		canEnable, known := kubeflowGates[name]
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("--feature-gates: %q is not NAME=true or NAME=false", kv))
+		case !known:
+			errs = append(errs, fmt.Errorf("--feature-gates: unknown feature gate %q", name))
+		case on && !canEnable:
+			errs = append(errs, fmt.Errorf("--feature-gates: %s is a Kubeflow operator feature this operator does not have; leave it disabled (docs/migrating.md)", name))
+		default:
+			enabled[name] = on
+		}
+	}
+	switch {
+	case kf.defaultTTLSeconds < 0:
+		errs = append(errs, fmt.Errorf("--default-time-to-live-seconds must not be negative, got %d", kf.defaultTTLSeconds))
+	case kf.defaultTTLSeconds > 0 && !enabled["DefaultTimeToLive"]:
+		o.notes = append(o.notes, "--default-time-to-live-seconds is ignored: the DefaultTimeToLive feature gate is disabled (--feature-gates=DefaultTimeToLive=true)")
+	default:
+		o.defaultTTL = v1beta2.Seconds(kf.defaultTTLSeconds)
 	}
 	return errs
 }

@@ -81,10 +81,37 @@ func TestKubeflowCommandLines(t *testing.T) {
 				}
 			}},
 		{name: "mutating and validating names differ", args: []string{"--mutating-webhook-name=a", "--validating-webhook-name=b"}, wantErr: "--mutating-webhook-name and --validating-webhook-name differ"},
-		{name: "JSON logs", args: []string{"--zap-encoder=json"}, wantErr: `--zap-encoder=json: the operator logs as text only`},
+		{name: "JSON logs", args: []string{"--zap-encoder=json"}, check: func(t *testing.T, o *options) {
+			if o.logEncoder != "json" {
+				t.Errorf("log encoder %q, want json", o.logEncoder)
+			}
+		}},
+		{name: "an unknown log encoder", args: []string{"--zap-encoder=xml"}, wantErr: `--zap-encoder must be "console" or "json"`},
+		{name: "a default time to live behind its feature gate", args: []string{"controller", "start", "--feature-gates=PartialRestart=false,DefaultTimeToLive=true",
+			"--default-time-to-live-seconds=600"}, check: func(t *testing.T, o *options) {
+			if o.defaultTTL != 10*time.Minute || len(o.notes) != 0 {
+				t.Errorf("default TTL %s, notes %q; want 10m0s and none", o.defaultTTL, o.notes)
+			}
+		}},
+		{name: "a default time to live without its feature gate", args: []string{"--default-time-to-live-seconds=600"}, check: func(t *testing.T, o *options) {
+			if o.defaultTTL != 0 || len(o.notes) != 1 || !strings.Contains(o.notes[0], "DefaultTimeToLive") {
+				t.Errorf("default TTL %s, notes %q; want none, and a note naming the gate (Kubeflow ignores it too)", o.defaultTTL, o.notes)
+			}
+		}},
+		{name: "a negative default time to live", args: []string{"--default-time-to-live-seconds=-1"}, wantErr: "--default-time-to-live-seconds must not be negative"},
+		{name: "a feature gate this operator lacks", args: []string{"--feature-gates=RestSubmitter=true"}, wantErr: "--feature-gates: RestSubmitter is a Kubeflow operator feature"},
+		{name: "an unknown feature gate", args: []string{"--feature-gates=Warp=false"}, wantErr: `--feature-gates: unknown feature gate "Warp"`},
+		{name: "a feature gate without a value", args: []string{"--feature-gates=DefaultTimeToLive"}, wantErr: `"DefaultTimeToLive" is not NAME=true or NAME=false`},
+		{name: "the label selector filter", args: []string{"webhook", "start", "--label-selector-filter=team=a,tier", "--webhook-svc-name=w", "--webhook-svc-namespace=ops"},
+			check: func(t *testing.T, o *options) {
+				if o.appSelector == nil || o.appSelector.String() != "team=a,tier" {
+					t.Errorf("selector %v, want team=a,tier", o.appSelector)
+				}
+			}},
+		{name: "a label selector filter that does not parse", args: []string{"--label-selector-filter=team in a"}, wantErr: "--label-selector-filter"},
 		{name: "an unknown log level", args: []string{"--zap-log-level=loud"}, wantErr: `--zap-log-level: "loud" is not debug`},
 		{name: "TLS that is not JSON", args: []string{"--ingress-tls=ui-tls"}, wantErr: "--ingress-tls is not a JSON list"},
-		{name: "a Kubeflow flag the operator lacks", args: []string{"--default-time-to-live-seconds=60"}, wantErr: "unknown flag: --default-time-to-live-seconds"},
+		{name: "a Kubeflow flag the operator lacks", args: []string{"--webhook-cert-name=tls.crt"}, wantErr: "unknown flag: --webhook-cert-name"},
 	}
 	runOptionsCases(t, tests, func(args []string) (*options, error) {
 		var got *options

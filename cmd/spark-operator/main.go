@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
-	"github.com/go-logr/glogr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
@@ -116,9 +115,12 @@ func startCommand(use, short string, preset []string, run func(*options) error) 
 
 // start runs the operator until it is signalled to stop.
 func start(o *options) error {
-	log := glogr.New()
+	log := newLogger(o, os.Stderr)
 	ctrllog.SetLogger(log)
 	klog.SetLogger(log)
+	for _, note := range o.notes {
+		log.Info(note)
+	}
 	setMemoryLimit(log, o.memoryLimitRatio, memlimit.FromCgroup)
 	if err := run(signals.SetupSignalHandler(), o); err != nil {
 		log.Error(err, "operator stopped")
@@ -344,6 +346,7 @@ func setupControllers(mgr manager.Manager, o *options, cfg *rest.Config, scheme 
 			DriverStartTimeout:   o.driverStartTimeout,
 			NodeLostTimeout:      o.nodeLostTimeout,
 			SubmissionWorkers:    o.submissionWorkers,
+			DefaultTimeToLive:    o.defaultTTL,
 		},
 	}
 	if err := apps.SetupWithManager(mgr); err != nil {
@@ -423,6 +426,12 @@ func cacheOptions(o *options) cache.Options {
 		&networkingv1.Ingress{}:         launched,
 		&policyv1.PodDisruptionBudget{}: launched,
 	}}
+	if o.appSelector != nil {
+		// Kubeflow's --label-selector-filter: the other applications are not seen at all.
+		for _, obj := range []client.Object{&v1beta2.SparkApplication{}, &v1beta2.ScheduledSparkApplication{}, &v1alpha1.SparkConnect{}} {
+			opts.ByObject[obj] = cache.ByObject{Label: o.appSelector}
+		}
+	}
 	if len(o.namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range o.namespaces {

@@ -99,6 +99,16 @@ type options struct {
 	ingressAnnotations   map[string]string
 	driverPDB            bool
 	cacheSyncTimeout     time.Duration
+	// defaultTTL is the time to live of finished applications that set none; 0: none.
+	defaultTTL time.Duration
+	// appSelector, when set, limits the applications (and scheduled ones, and SparkConnects)
+	// the controllers see to those whose labels match.
+	appSelector labels.Selector
+	// logEncoder is "console" (glog's text) or "json"; logVerbosity is -v, for the JSON logger.
+	logEncoder   string
+	logVerbosity int
+	// notes are what start logs about the flags once it has a logger (a flag ignored).
+	notes []string
 	// rateLimiter paces the SparkApplication controller's requeues; nil: controller-runtime's.
 	rateLimiter workqueue.TypedRateLimiter[reconcile.Request]
 

@@ -149,3 +149,4 @@ func (*endRecorder) AppStateChanged(*v1beta2.SparkApplication, v1beta2.Applicati
 }
 func (*endRecorder) ExecutorStates(*v1beta2.SparkApplication, int, int, int) {}
 func (*endRecorder) Created(*v1beta2.SparkApplication)                       {}
+func (*endRecorder) Forget(*v1beta2.SparkApplication)                        {}

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	ctrlevent "sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -82,6 +83,22 @@ type Options struct {
 	// each other, cost one status write instead of one each. Default 2s; negative writes each
 	// at once.
 	ExecutorStateBatch time.Duration
+	// DefaultTimeToLive, when positive, is the time to live of a finished application that
+	// sets no spec.timeToLiveSeconds (Kubeflow's --default-time-to-live-seconds): it is
+	// deleted that long after it ended. Zero keeps such applications.
+	DefaultTimeToLive time.Duration
+}
+
+// expiration is when the finished app is deleted: its termination time plus its
+// spec.timeToLiveSeconds, or else plus DefaultTimeToLive; false when it is kept.
+func (o *Options) expiration(app *v1beta2.SparkApplication) (time.Time, bool) {
+	if app.Spec.TimeToLiveSeconds != nil || o.DefaultTimeToLive <= 0 {
+		return app.ExpirationTime()
+	}
+	if !app.IsFinished() || app.Status.TerminationTime.IsZero() {
+		return time.Time{}, false
+	}
+	return app.Status.TerminationTime.Add(o.DefaultTimeToLive), true
 }
 
 func (o *Options) setDefaults() {
@@ -115,6 +132,8 @@ type MetricsRecorder interface {
 	Finished(app *v1beta2.SparkApplication, state v1beta2.ApplicationStateType, executionTime time.Duration)
 	AppStateChanged(app *v1beta2.SparkApplication, from, to v1beta2.ApplicationStateType)
 	ExecutorStates(app *v1beta2.SparkApplication, running, failed, completed int)
+	// Forget drops what is kept about a deleted application: it leaves the running gauges.
+	Forget(app *v1beta2.SparkApplication)
 }
 
 // Reconciler runs SparkApplications.
@@ -205,10 +224,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			// submission never wait behind thousands of finished ones.
 			CreateFunc: func(e ctrlevent.CreateEvent) bool {
 				app, ok := e.Object.(*v1beta2.SparkApplication)
-				return !ok || !settled(app)
+				return !ok || !settled(app, r.Options.DefaultTimeToLive > 0)
 			},
 		})).
 		Watches(&v1beta2.SparkApplication{}, stateChanges()).
+		Watches(&v1beta2.SparkApplication{}, r.forgetDeleted()).
 		Watches(&corev1.Pod{}, podEvents(), builder.WithPredicates(launched)).
 		// A UI Service or Ingress written beside the reconciles (uiWrites) brings its
 		// application back once the cache has it, for the status to say where the UI is.
@@ -240,10 +260,10 @@ func (r *Reconciler) setDefaults() {
 }
 
 // settled reports whether no reconcile has anything to do for app until it changes: it has
-// finished, has no time to live to enforce, and its spec is the one it ran (an edit asks for a
-// rerun). Its update events still reach the controller.
-func settled(app *v1beta2.SparkApplication) bool {
-	if !app.IsFinished() || app.Spec.TimeToLiveSeconds != nil || !app.DeletionTimestamp.IsZero() {
+// finished, has no time to live to enforce (its own, or a default one), and its spec is the one
+// it ran (an edit asks for a rerun). Its update events still reach the controller.
+func settled(app *v1beta2.SparkApplication, defaultTTL bool) bool {
+	if !app.IsFinished() || app.Spec.TimeToLiveSeconds != nil || defaultTTL || !app.DeletionTimestamp.IsZero() {
 		return false
 	}
 	hash := app.Status.LastSubmittedSpecHash
@@ -441,6 +461,19 @@ func (r *Reconciler) finished(ctx context.Context, app *v1beta2.SparkApplication
 // one it names, else the operator's default; Kueue's applications may go to scheduler.KueueName.
 func (r *Reconciler) batchSchedulerName(app *v1beta2.SparkApplication) string {
 	return r.Schedulers.NameOf(app, r.DefaultBatchScheduler)
+}
+
+// forgetDeleted takes a deleted application out of the metrics, running gauges included (its
+// executors' too): one deleted while it ran never reports an end. The delete event carries the
+// object as it was last seen.
+func (r *Reconciler) forgetDeleted() handler.EventHandler {
+	return handler.Funcs{
+		DeleteFunc: func(_ context.Context, e ctrlevent.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if app, ok := e.Object.(*v1beta2.SparkApplication); ok {
+				r.metrics(func(m MetricsRecorder) { m.Forget(app) })
+			}
+		},
+	}
 }
 
 func (r *Reconciler) metrics(f func(MetricsRecorder)) {

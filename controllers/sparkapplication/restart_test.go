@@ -34,38 +34,73 @@ func TestSettled(t *testing.T) {
 	}
 	now := metav1.Now()
 	for _, tc := range []struct {
-		name string
-		app  *v1beta2.SparkApplication
-		want bool
+		name       string
+		app        *v1beta2.SparkApplication
+		defaultTTL bool
+		want       bool
 	}{
-		{"completed, spec as run", finished(), true},
+		{"completed, spec as run", finished(), false, true},
+		{"completed, a default time to live to enforce", finished(), true, false},
 		{"failed, no hash recorded", func() *v1beta2.SparkApplication {
 			a := finished()
 			a.Status.AppState.State, a.Status.LastSubmittedSpecHash = v1beta2.ApplicationStateFailed, ""
 			return a
-		}(), true},
+		}(), false, true},
 		{"running", func() *v1beta2.SparkApplication {
 			a := finished()
 			a.Status.AppState.State = v1beta2.ApplicationStateRunning
 			return a
-		}(), false},
-		{"new", newApp("ns", "a"), false},
+		}(), false, false},
+		{"new", newApp("ns", "a"), false, false},
 		{"time to live to enforce", finished(func(a *v1beta2.SparkApplication) {
 			a.Spec.TimeToLiveSeconds = ptr.To[int64](60)
-		}), false},
+		}), false, false},
 		{"spec edited since it ran", func() *v1beta2.SparkApplication {
 			a := finished()
 			a.Spec.Image = ptr.To("spark:4.0.4")
 			return a
-		}(), false},
+		}(), false, false},
 		{"being deleted", func() *v1beta2.SparkApplication {
 			a := finished()
 			a.DeletionTimestamp = &now
 			return a
-		}(), false},
+		}(), false, false},
 	} {
-		if got := settled(tc.app); got != tc.want {
+		if got := settled(tc.app, tc.defaultTTL); got != tc.want {
 			t.Errorf("%s: settled = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestExpiration: a finished application is deleted its own time to live after it ended, or
+// else the default time to live after (Kubeflow's --default-time-to-live-seconds); without
+// either, or before it ended, never.
+func TestExpiration(t *testing.T) {
+	ended := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	app := func(state v1beta2.ApplicationStateType, ttl *int64) *v1beta2.SparkApplication {
+		a := newApp("ns", "a", func(a *v1beta2.SparkApplication) { a.Spec.TimeToLiveSeconds = ttl })
+		a.Status.AppState.State = state
+		if state == v1beta2.ApplicationStateCompleted {
+			a.Status.TerminationTime = metav1.NewTime(ended)
+		}
+		return a
+	}
+	for _, tc := range []struct {
+		name       string
+		app        *v1beta2.SparkApplication
+		defaultTTL time.Duration
+		want       time.Time
+		ok         bool
+	}{
+		{"no time to live", app(v1beta2.ApplicationStateCompleted, nil), 0, time.Time{}, false},
+		{"the default", app(v1beta2.ApplicationStateCompleted, nil), time.Hour, ended.Add(time.Hour), true},
+		{"its own wins, longer", app(v1beta2.ApplicationStateCompleted, ptr.To[int64](7200)), time.Hour, ended.Add(2 * time.Hour), true},
+		{"its own wins, zero", app(v1beta2.ApplicationStateCompleted, ptr.To[int64](0)), time.Hour, ended, true},
+		{"running", app(v1beta2.ApplicationStateRunning, nil), time.Hour, time.Time{}, false},
+	} {
+		o := Options{DefaultTimeToLive: tc.defaultTTL}
+		if got, ok := o.expiration(tc.app); !got.Equal(tc.want) || ok != tc.ok {
+			t.Errorf("%s: expiration = %s, %v; want %s, %v", tc.name, got, ok, tc.want, tc.ok)
 		}
 	}
 }

@@ -394,7 +394,7 @@ func (s *step) suspended(ctx context.Context) error {
 
 // finished deletes the application once its time to live has passed.
 func (s *step) finished(ctx context.Context) error {
-	expires, ok := s.app.ExpirationTime()
+	expires, ok := s.r.Options.expiration(s.app)
 	if !ok {
 		return nil
 	}

@@ -41,7 +41,8 @@ func TestRenderKubeflowValues(t *testing.T) {
 		{&ctl, []string{"--zap-log-level=info", "--controller-workers=8", "--driver-pod-grace-period=15s", "--max-tracked-executors=500",
 			"--kube-api-qps=200", "--kube-api-burst=400", "--pprof-bind-address=:6060", "--ingress-url-format={{$appName}}.ui.example.com",
 			`--ingress-tls=[{"hosts":["*.ui.example.com"],"secretName":"spark-ui-tls"}]`, `--ingress-annotations={"example.com/owner":"data-platform"}`,
-			"--workqueue-ratelimiter-bucket-qps=50", "--workqueue-ratelimiter-bucket-size=500", "--workqueue-ratelimiter-max-delay=6h"}},
+			"--workqueue-ratelimiter-bucket-qps=50", "--workqueue-ratelimiter-bucket-size=500", "--workqueue-ratelimiter-max-delay=6h",
+			"--feature-gates=PartialRestart=false"}},
 		{&hook, []string{"--zap-log-level=debug", "--kube-api-qps=100", "--kube-api-burst=200"}},
 	} {
 		args := c.d.Spec.Template.Spec.Containers[0].Args
@@ -126,6 +127,32 @@ func TestRenderOperatorPDB(t *testing.T) {
 	}
 }
 
+// TestRenderKubeflowOperatorFlags: Kubeflow's logEncoder, featureGates and
+// defaultTimeToLiveSeconds, and labelSelectorFilter, become the operator's flags of the same
+// names.
+func TestRenderKubeflowOperatorFlags(t *testing.T) {
+	objs, err := render(t, "ops", "controller.logEncoder=json", "webhook.logEncoder=json",
+		"controller.featureGates[0].name=DefaultTimeToLive", "controller.featureGates[0].enabled=true",
+		"controller.defaultTimeToLiveSeconds=600", "controller.labelSelectorFilter=team")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]string{
+		"rel-spark-operator-controller": {"--zap-encoder=json", "--feature-gates=DefaultTimeToLive=true", "--default-time-to-live-seconds=600",
+			"--label-selector-filter=team"},
+		"rel-spark-operator-webhook": {"--zap-encoder=json"},
+	} {
+		var d appsv1.Deployment
+		fromUnstructured(t, find(objs, "Deployment", "ops", name), &d)
+		args := d.Spec.Template.Spec.Containers[0].Args
+		for _, w := range want {
+			if !slices.Contains(args, w) {
+				t.Errorf("%s args %v lack %s", name, args, w)
+			}
+		}
+	}
+}
+
 // TestRenderRefusesWhatNeitherChartHas: a key neither this chart nor Kubeflow's has fails the
 // install naming it, and so do Kubeflow values this chart cannot honour, saying what to do.
 func TestRenderRefusesWhatNeitherChartHas(t *testing.T) {
@@ -137,10 +164,9 @@ func TestRenderRefusesWhatNeitherChartHas(t *testing.T) {
 		{[]string{"sparkk.jobNamespaces={a}"}, "additional properties 'sparkk' not allowed"},
 		{[]string{"webhook.podDisruptionBudget.maxUnavailable=1"}, "additional properties 'maxUnavailable' not allowed"},
 		{[]string{"controller.logLevel=loud"}, "/controller/logLevel"},
-		{[]string{"controller.logEncoder=json"}, "/controller/logEncoder"},
+		{[]string{"controller.logEncoder=text"}, "/controller/logEncoder"},
 		{[]string{"hook.upgradeCrd=true"}, "helm show crds charts/spark-operator | kubectl apply --server-side --force-conflicts -f -"},
 		{[]string{"controller.featureGates[0].name=PartialRestart", "controller.featureGates[0].enabled=true"}, "controller.featureGates: PartialRestart"},
-		{[]string{"controller.defaultTimeToLiveSeconds=60"}, "controller.defaultTimeToLiveSeconds"},
 		{[]string{"spark.jobNamespaceSelector=spark=on"}, "spark.jobNamespaceSelector"},
 		{[]string{"controller.podDisruptionBudget.enable=true"}, "controller.podDisruptionBudget.enable needs controller.replicas > 1"},
 	} {

@@ -22,8 +22,10 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/internal/crdcheck"
 	"github.com/sparkop/spark-operator/internal/uinames"
@@ -35,8 +37,10 @@ import (
 // Kubeflow operator's CRDs installed, the chart installs with a values file in Kubeflow's
 // vocabulary (ci/kubeflow-values.yaml), and its controller refuses to start, naming the
 // command that replaces the CRDs; that command, run as the guide gives it, lets it start. Then
-// examples/spark-pi.yaml runs to COMPLETED with the values' UI Ingress TLS and annotations, and
-// a spec edit runs it again (a new submission whose driver runs).
+// examples/spark-pi.yaml runs to COMPLETED with the values' UI Ingress TLS and annotations, a
+// spec edit runs it again to COMPLETED (a new submission), and an application the gang
+// scheduler holds reads QUEUED in the STATUS column of `kubectl get sparkapp`. The gang
+// scheduler is the one value added to Kubeflow's (its chart has no queue of its own).
 func TestMigrateFromKubeflow(t *testing.T) {
 	kc := realNode.Kubeconfig(t)
 	root, err := cluster.RepoRoot()
@@ -53,7 +57,7 @@ func TestMigrateFromKubeflow(t *testing.T) {
 	r := &release{name: name, namespace: namespace, kubeconfig: kc, c: c, cs: cs}
 	t.Cleanup(func() { r.uninstall(t) })
 	if out, err := helm(t, "install", name, chartDir, "--kubeconfig", kc, "--namespace", namespace, "--create-namespace",
-		"-f", chartDir+"/ci/kubeflow-values.yaml"); err != nil {
+		"-f", chartDir+"/ci/kubeflow-values.yaml", "--set", "controller.batchScheduler.gang.enable=true"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	r.waitControllerRefusal(t)
@@ -71,6 +75,7 @@ func TestMigrateFromKubeflow(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.waitAvailable(t)
+	queued := r.createQueued(t)
 
 	app := examplePi(t)
 	// The driver's Kubernetes client waits up to 10s for a connection by default, which a
@@ -102,10 +107,9 @@ func TestMigrateFromKubeflow(t *testing.T) {
 		cur.Spec.Arguments = []string{"30"}
 		return c.Update(context.Background(), &cur)
 	})
-	// The rerun is the edited spec's: a new submission whose driver runs (it completing again
-	// would only measure Spark on a loaded machine once more).
-	var again v1beta2.SparkApplication
-	cluster.Eventually(t, appTimeout, "the edited application to run again", func() (bool, error) {
+	// The rerun is the edited spec's: a new submission, run to the end.
+	cluster.Eventually(t, appTimeout, "the edited application to complete again", func() (bool, error) {
+		var again v1beta2.SparkApplication
 		if err := c.Get(context.Background(), client.ObjectKeyFromObject(app), &again); err != nil {
 			return false, err
 		}
@@ -114,11 +118,19 @@ func TestMigrateFromKubeflow(t *testing.T) {
 		}
 		switch s := again.Status.AppState.State; s {
 		case v1beta2.ApplicationStateFailed, v1beta2.ApplicationStateFailedSubmission:
-			t.Fatalf("the rerun ended %s: %s\n%s", s, again.Status.AppState.ErrorMessage, r.diagnostics())
-		case v1beta2.ApplicationStateRunning, v1beta2.ApplicationStateCompleted:
+			t.Fatalf("the rerun ended %s: %s\n%s\n%s", s, again.Status.AppState.ErrorMessage,
+				cluster.Tail(r.driverLog(&again), 30), r.diagnostics())
+		case v1beta2.ApplicationStateCompleted:
 			return true, nil
 		}
 		return false, nil
+	})
+	// What a user reads after the move.
+	want := map[string]string{app.Name: "COMPLETED", queued.Name: "QUEUED"}
+	var got map[string]string
+	cluster.Eventually(t, 2*time.Minute, "kubectl get sparkapp to show "+fmt.Sprint(want), func() (bool, error) {
+		got = kubectlStatuses(t, kc, app.Namespace)
+		return got[app.Name] == want[app.Name] && got[queued.Name] == want[queued.Name], nil
 	})
 	r.noForbidden(t, "controller")
 	r.noForbidden(t, "webhook")
@@ -159,17 +171,71 @@ func cacheDir(root string) string {
 	return filepath.Join(root, ".cache")
 }
 
-// kubectl runs the cluster's kubectl with args.
-func kubectl(t *testing.T, kubeconfig string, args ...string) {
+// kubectl runs the cluster's kubectl with args and returns what it printed on stdout.
+func kubectl(t *testing.T, kubeconfig string, args ...string) string {
 	t.Helper()
 	root, err := cluster.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(filepath.Join(cacheDir(root), "bin", "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
+	var stderr strings.Builder
+	cmd := exec.Command(filepath.Join(cacheDir(root), "bin", "kubectl"), append([]string{"--kubeconfig", kubeconfig}, args...)...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		t.Fatalf("kubectl %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
 	}
+	return string(out)
+}
+
+// kubectlStatuses runs `kubectl get sparkapp` in namespace and reads each application's STATUS
+// column as printed: a cell starts where its header does (kubectl aligns them), and an empty
+// cell is only spaces.
+func kubectlStatuses(t *testing.T, kubeconfig, namespace string) map[string]string {
+	t.Helper()
+	out := kubectl(t, kubeconfig, "get", "sparkapp", "--namespace", namespace)
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	at := strings.Index(lines[0], "STATUS")
+	if !strings.HasPrefix(lines[0], "NAME") || at < 0 {
+		t.Fatalf("kubectl get sparkapp printed no NAME and STATUS columns:\n%s", out)
+	}
+	got := map[string]string{}
+	for _, l := range lines[1:] {
+		if len(l) <= at {
+			t.Fatalf("kubectl get sparkapp printed a short row %q:\n%s", l, out)
+		}
+		name, _, _ := strings.Cut(l, " ")
+		status, _, _ := strings.Cut(l[at:], " ")
+		got[name] = status
+	}
+	t.Logf("kubectl get sparkapp:\n%s", out)
+	return got
+}
+
+// createQueued creates an application the gang scheduler holds: its Queue's parent does not
+// exist, so the queue admits nothing (a queue with too little quota would reject it instead).
+// It reads QUEUED while nothing else of it runs.
+func (r *release) createQueued(t *testing.T) *v1beta2.SparkApplication {
+	t.Helper()
+	ctx := context.Background()
+	q := &schedv1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "migrated-orphan"},
+		Spec: schedv1alpha1.QueueSpec{Parent: "migrated-missing-parent"}}
+	if err := r.c.Create(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.c.Delete(context.Background(), q) })
+	app := examplePi(t)
+	app.Name = "spark-pi-queued"
+	app.Spec.BatchScheduler = ptr.To("gang")
+	app.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To(q.Name)}
+	retryWrite(t, "creating "+app.Name, func() error {
+		if err := r.c.Create(ctx, app); !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		return nil
+	})
+	t.Cleanup(func() { _ = r.c.Delete(context.Background(), app) })
+	return app
 }
 
 // waitControllerRefusal waits until the controller has refused to start on the CRDs, naming

@@ -179,6 +179,24 @@ a Kubeflow level name, which the operator maps itself (--zap-log-level). */}}
 {{- else }}
 - -v={{ .logLevel }}
 {{- end }}
+{{- if eq .logEncoder "json" }}
+- --zap-encoder=json
+{{- end }}
+{{- end }}
+
+{{/* Kubeflow's feature gates and default time to live: --feature-gates from
+controller.featureGates, --default-time-to-live-seconds where set (the operator applies it only
+with the DefaultTimeToLive gate enabled, as Kubeflow's does). */}}
+{{- define "spark-operator.kubeflowControllerArgs" -}}
+{{- with .featureGates }}
+- --feature-gates={{ range $i, $g := . }}{{ if $i }},{{ end }}{{ $g.name }}={{ $g.enabled }}{{ end }}
+{{- end }}
+{{- with .defaultTimeToLiveSeconds }}
+- --default-time-to-live-seconds={{ . }}
+{{- end }}
+{{- with .labelSelectorFilter }}
+- {{ printf "--label-selector-filter=%s" . | quote }}
+{{- end }}
 {{- end }}
 
 {{/* The pod template's metadata of a component: include with (dict "ctx" $ "component"
@@ -244,12 +262,9 @@ the value and what to do instead. */}}
 {{- fail "hook.upgradeCrd: this chart has no CRD upgrade hook; replace the CRDs before installing with: helm show crds charts/spark-operator | kubectl apply --server-side --force-conflicts -f -" }}
 {{- end }}
 {{- range .Values.controller.featureGates }}
-{{- if .enabled }}
+{{- if and .enabled (ne .name "DefaultTimeToLive") }}
 {{- fail (printf "controller.featureGates: %s is a Kubeflow operator feature this operator does not have (docs/migrating.md)" .name) }}
 {{- end }}
-{{- end }}
-{{- with .Values.controller.defaultTimeToLiveSeconds }}
-{{- fail "controller.defaultTimeToLiveSeconds: not supported; set spec.timeToLiveSeconds on each application" }}
 {{- end }}
 {{- with .Values.spark.jobNamespaceSelector }}
 {{- fail "spark.jobNamespaceSelector: not supported by this chart; list the namespaces in spark.jobNamespaces" }}
