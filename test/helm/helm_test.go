@@ -38,7 +38,7 @@ const chartDir = "charts/spark-operator"
 // applications, too many for real Spark on the machine; other pods stay on the real node.
 var realNode = &cluster.Own{Prefix: "helm-",
 	Args: []string{"--real-node", "--workload-api", "--nodes", "2", "--node-cpu", "64", "--node-memory", "512Gi", "--node-pods", "500"},
-	Logs: []string{"kube-apiserver", "containerd", "kubelet"},
+	Logs: []string{"kube-apiserver", "containerd", "kubelet", "cert-manager-lite"},
 	Then: func(ctx context.Context, state string) error {
 		tar, err := cluster.RepoCommand("hack/operator-image.sh", "build")
 		if err != nil {
@@ -66,6 +66,8 @@ type release struct {
 	c                           client.Client
 	cs                          kubernetes.Interface
 	uninstalled                 bool
+	// certManager: installed with certManager.enable, whose Secrets cert-manager keeps.
+	certManager bool
 }
 
 // install installs the chart as release name in namespace (made by helm) with the extra helm
