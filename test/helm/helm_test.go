@@ -10,7 +10,8 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 // --real-node), running the operator's image built here (hack/operator-image.sh) in pods. What
 // test/chart simulates (the Deployments' processes, the Service's routing) is real here: the
 // operator runs in its pods with the chart's service accounts, the API server calls the webhook
-// through its Service with the certificate the webhook made, and Spark runs on the node.
+// through its Service with the certificate the webhook made (or cert-manager issued), and Spark
+// runs on the node.
 //
 // The tests install one release after another, each uninstalled at its end.
 package helm
