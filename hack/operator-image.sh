@@ -8,19 +8,24 @@
 # running as 65532:65532 with spark-operator as its entrypoint. It is named as the chart's
 # defaults name it (image.registry/image.repository, tag the chart's appVersion), so that a
 # `helm install` with default values runs it (pullPolicy IfNotPresent: nothing is pulled).
-# This image submits natively (controller.submissionMode native, the chart's default); the
-# spark-submit mode needs Spark and a JVM in the image: see docs/helm.md.
-# hack/tools/ociimage packs it as a docker-archive tarball for `ctr images import`.
+# This image submits natively (controller.submissionMode native, the chart's default). With
+# --spark-submit, the image of the spark-submit mode instead: the same binaries on the Spark
+# image (hack/spark-image.sh: Debian, Java 17, Spark, SPARK_HOME=/opt/spark), running as its
+# spark user (185), tagged <tag>-spark-submit, the tag the chart gives the controller in that
+# mode. hack/tools/ociimage packs either as a docker-archive tarball for `ctr images import`.
 #
-#   hack/operator-image.sh build    build once (cached in the store by content) and print the
-#                                   tarball's path
-#   hack/operator-image.sh stamp    print the build's stamp, the fingerprint of all it is built from
-#   hack/operator-image.sh ref      print the image's reference (from the chart)
-#   hack/operator-image.sh import   build, and import it into the real node of the cluster in
-#                                   LOCAL_CLUSTER_DIR (hack/local-cluster.sh import-image)
+#   hack/operator-image.sh build [--spark-submit]   build once (cached in the store by content)
+#                                                   and print the tarball's path
+#   hack/operator-image.sh stamp [--spark-submit]   print the build's stamp, the fingerprint of
+#                                                   all it is built from
+#   hack/operator-image.sh ref [--spark-submit]     print the image's reference (from the chart)
+#   hack/operator-image.sh import [--spark-submit]  build, and import it into the real node of
+#                                                   the cluster in LOCAL_CLUSTER_DIR
+#                                                   (hack/local-cluster.sh import-image)
 #
 # The binaries are built into the store ($STORE/bin, hack/store.sh) and the tarball kept in
-# $STORE/images/operator-STAMP.tar; tarballs of other stamps unused for 7 days are removed.
+# $STORE/images/operator-STAMP.tar (operator-spark-submit-STAMP.tar); tarballs of other stamps
+# unused for 7 days are removed. The spark-submit image needs what hack/spark-image.sh needs (root).
 # A first build compiles everything without cgo (a few minutes); later ones only what changed.
 #
 # Environment: SPARKOP_STORE and SPARKOP_CACHE, as hack/local-cluster.sh (hack/store.sh).
@@ -33,6 +38,12 @@ BIN=$CACHE/bin
 CHART=$ROOT/charts/spark-operator
 # The image's user: distroless' nonroot, which the chart's runAsNonRoot accepts.
 IMAGE_USER=65532:65532
+# The spark-submit image's user: the Spark image's spark user (hack/spark-image.sh SPARK_UID),
+# whose home Spark's JVM finds in /etc/passwd.
+SPARK_SUBMIT_USER=185:185
+# The spark-submit image's tag is the image's with this suffix (the chart's
+# spark-operator.controller.image names it so).
+SPARK_SUBMIT_SUFFIX=-spark-submit
 PRUNE_DAYS=7
 
 log() { printf '[operator-image] %s\n' "$*" >&2; }
@@ -122,9 +133,10 @@ stamp() {
   } | sha256sum | cut -c1-16
 }
 
-# pack OUT: the image's tarball OUT, its one layer /usr/local/bin with the three binaries.
+# pack OUT [BASE]: the image's tarball OUT, its one layer /usr/local/bin with the three
+# binaries; with BASE (the Spark image's tarball), that layer on BASE's, as the spark-submit image.
 pack() {
-  local out=$1 tmp d
+  local out=$1 base=${2:-} tmp d
   tmp=$(mktemp -d "$out.XXXXXX")
   mkdir -p "$tmp/root/usr/local/bin" "$tmp/root/tmp"
   chmod 1777 "$tmp/root/tmp"
@@ -133,8 +145,10 @@ pack() {
   done
   tar --numeric-owner --owner 0 --group 0 --sort=name --mtime=@0 -C "$tmp/root" -cf "$tmp/layer.tar" .
   build_ociimage
-  "$CACHE/bin/ociimage" -name "$(image_ref)" -o "$tmp/image.tar" -layer "$tmp/layer.tar" \
-    -entrypoint /usr/local/bin/spark-operator -user "$IMAGE_USER" && mv "$tmp/image.tar" "$out"
+  local image=(-name "$(image_ref)" -user "$IMAGE_USER")
+  [ -z "$base" ] || image=(-name "$(image_ref)$SPARK_SUBMIT_SUFFIX" -user "$SPARK_SUBMIT_USER" -base "$base")
+  "$CACHE/bin/ociimage" "${image[@]}" -o "$tmp/image.tar" -layer "$tmp/layer.tar" \
+    -entrypoint /usr/local/bin/spark-operator && mv "$tmp/image.tar" "$out"
   rm -rf "$tmp"
   [ -f "$out" ] || die "could not pack $out"
 }
@@ -155,18 +169,52 @@ cmd_build() {
   echo "$out"
 }
 
-cmd_import() {
-  local tar
-  tar=$(cmd_build)
-  "$ROOT/hack/local-cluster.sh" import-image "$tar" >&2
-  log "imported $(image_ref) into the real node"
+# spark_tarball: the Spark image's tarball, built unless the store has it.
+spark_tarball() { "$ROOT/hack/spark-image.sh" build; }
+
+# spark_submit_stamp SPARK_TARBALL: the spark-submit image's fingerprint: the image's and the
+# Spark image's (its tarball's name holds its stamp).
+spark_submit_stamp() { { stamp; basename "$1"; echo "$SPARK_SUBMIT_USER$SPARK_SUBMIT_SUFFIX"; } | sha256sum | cut -c1-16; }
+
+cmd_build_spark_submit() {
+  local spark out
+  spark=$(spark_tarball)
+  out=$IMAGES/operator-spark-submit-$(spark_submit_stamp "$spark").tar
+  if [ -f "$out" ]; then
+    touch "$out"
+  else
+    build_binaries
+    mkdir -p "$IMAGES"
+    pack "$out" "$spark"
+    log "built $out ($(du -m "$out" | cut -f1) MB, $(image_ref)$SPARK_SUBMIT_SUFFIX)"
+  fi
+  echo "$out"
 }
 
-case "${1:-}" in
-  build) cmd_build ;;
-  stamp) stamp ;;
-  ref) image_ref ;;
-  import) cmd_import ;;
+# cmd_import [--spark-submit]
+cmd_import() {
+  local tar
+  tar=$(build "$@")
+  "$ROOT/hack/local-cluster.sh" import-image "$tar" >&2
+  log "imported $(ref "$@") into the real node"
+}
+
+# build, ref and stamp [--spark-submit]: the image's or, with the flag, the spark-submit image's.
+build() { if [ "${1:-}" = --spark-submit ]; then cmd_build_spark_submit; else cmd_build; fi; }
+ref() { echo "$(image_ref)${1:+$SPARK_SUBMIT_SUFFIX}"; }
+stamp_of() { if [ "${1:-}" = --spark-submit ]; then spark_submit_stamp "$(spark_tarball)"; else stamp; fi; }
+
+cmd=${1:-}
+[ $# = 0 ] || shift
+case "$*" in
+  "" | --spark-submit) ;;
+  *) die "unknown arguments: $* (the only flag is --spark-submit)" ;;
+esac
+case "$cmd" in
+  build) build "$@" ;;
+  stamp) stamp_of "$@" ;;
+  ref) ref "$@" ;;
+  import) cmd_import "$@" ;;
   *)
     sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
     exit 2

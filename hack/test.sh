@@ -156,11 +156,12 @@ cmd_all() {
   step "binaries and the control plane" make --no-print-directory cluster-up
   step "spark-submit (pyspark)" hack/install-spark.sh >/dev/null
   # What test/realnode's and test/helm's clusters need: the real node's binaries, the Spark
-  # image, the operator's image (test/helm installs the chart with it), and the Spark Connect
-  # client test/realnode's query runs with.
+  # image, the operator's images (test/helm installs the chart with them: the spark-submit
+  # mode's too), and the Spark Connect client test/realnode's query runs with.
   step "the real node's binaries" hack/local-cluster.sh build --with-real-node
   step "the Spark image" hack/spark-image.sh build >/dev/null
   step "the operator image" hack/operator-image.sh build >/dev/null
+  step "the operator image for spark-submit" hack/operator-image.sh build --spark-submit >/dev/null
   step "Spark Connect client (pyspark-client)" hack/install-spark.sh connect-client >/dev/null
   start_background_build
   step "test report tool" go build -o "$CACHE/bin/testreport" ./hack/testreport

@@ -103,10 +103,16 @@ func kinds(objs []unstructured.Unstructured) map[string]int {
 // containerArgs is the args of the first container of a rendered Deployment.
 func containerArgs(t *testing.T, d *unstructured.Unstructured) []string {
 	t.Helper()
+	args, _, _ := unstructured.NestedStringSlice(container(t, d), "args")
+	return args
+}
+
+// container is the first container of the Deployment d.
+func container(t *testing.T, d *unstructured.Unstructured) map[string]any {
+	t.Helper()
 	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
 	if len(containers) == 0 {
 		t.Fatalf("Deployment %s has no containers", d.GetName())
 	}
-	args, _, _ := unstructured.NestedStringSlice(containers[0].(map[string]any), "args")
-	return args
+	return containers[0].(map[string]any)
 }

@@ -9,6 +9,7 @@ package chart
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -74,6 +75,35 @@ func TestRender(t *testing.T) {
 				}
 				if n := kinds(objs); n["Certificate"] != 0 || n["ClusterRoleBinding"] != 2 {
 					t.Errorf("kinds %v: want no Certificate, and only the ClusterRoleBindings of the webhook configurations and the CRDs' check", n)
+				}
+			},
+		},
+		{
+			name: "spark-submit mode: the controller runs the image with Spark, the webhook the one without",
+			set:  []string{"controller.submissionMode=spark-submit", "webhook.livenessProbe.timeoutSeconds=9"},
+			check: func(t *testing.T, objs []unstructured.Unstructured) {
+				hookContainer := container(t, find(objs, "Deployment", ns, hook))
+				image, _ := hookContainer["image"].(string)
+				if !strings.HasPrefix(image, "ghcr.io/sparkop/spark-operator:") || strings.HasSuffix(image, "-spark-submit") {
+					t.Errorf("webhook image %s, want the chart's default", image)
+				}
+				if got := container(t, find(objs, "Deployment", ns, controller))["image"]; got != image+"-spark-submit" {
+					t.Errorf("controller image %v, want %s-spark-submit", got, image)
+				}
+				if got, _, _ := unstructured.NestedFieldNoCopy(hookContainer, "livenessProbe", "timeoutSeconds"); fmt.Sprint(got) != "9" {
+					t.Errorf("webhook liveness probe timeout %v, want the value's 9", got)
+				}
+				if got, _, _ := unstructured.NestedFieldNoCopy(hookContainer, "readinessProbe", "failureThreshold"); fmt.Sprint(got) != "3" {
+					t.Errorf("webhook readiness probe failure threshold %v, want the default 3", got)
+				}
+			},
+		},
+		{
+			name: "spark-submit mode with image.tag: the controller runs that tag",
+			set:  []string{"controller.submissionMode=spark-submit", "image.tag=mine"},
+			check: func(t *testing.T, objs []unstructured.Unstructured) {
+				if got := container(t, find(objs, "Deployment", ns, controller))["image"]; got != "ghcr.io/sparkop/spark-operator:mine" {
+					t.Errorf("controller image %v, want the tag mine", got)
 				}
 			},
 		},
@@ -377,6 +407,7 @@ func TestRenderRefusesBadValues(t *testing.T) {
 	}{
 		{[]string{"webhook.failurePolicy=Maybe"}, "/webhook/failurePolicy"},
 		{[]string{"controller.submissionMode=jvm"}, "/controller/submissionMode"},
+		{[]string{"controller.livenessProbe.timeout=5"}, "/controller/livenessProbe"},
 		{[]string{"webhook.timeoutSeconds=60"}, "/webhook/timeoutSeconds"},
 		{[]string{"spark.jobNamespaces={Team_A}"}, "/spark/jobNamespaces/0"},
 		{[]string{"controller.driverPodGracePeriod=soon"}, "/controller/driverPodGracePeriod"},

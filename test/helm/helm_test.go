@@ -10,7 +10,8 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 // --real-node), running the operator's image built here (hack/operator-image.sh) in pods. What
 // test/chart simulates (the Deployments' processes, the Service's routing) is real here: the
 // operator runs in its pods with the chart's service accounts, the API server calls the webhook
-// through its Service with the certificate the webhook made, and Spark runs on the node.
+// through its Service with the certificate the webhook made (or cert-manager issued), and Spark
+// runs on the node.
 //
 // The tests install one release after another, each uninstalled at its end.
 package helm
@@ -38,7 +39,7 @@ const chartDir = "charts/spark-operator"
 // applications, too many for real Spark on the machine; other pods stay on the real node.
 var realNode = &cluster.Own{Prefix: "helm-",
 	Args: []string{"--real-node", "--workload-api", "--nodes", "2", "--node-cpu", "64", "--node-memory", "512Gi", "--node-pods", "500"},
-	Logs: []string{"kube-apiserver", "containerd", "kubelet"},
+	Logs: []string{"kube-apiserver", "containerd", "kubelet", "cert-manager-lite"},
 	Then: func(ctx context.Context, state string) error {
 		tar, err := cluster.RepoCommand("hack/operator-image.sh", "build")
 		if err != nil {
@@ -66,6 +67,8 @@ type release struct {
 	c                           client.Client
 	cs                          kubernetes.Interface
 	uninstalled                 bool
+	// certManager: installed with certManager.enable, whose Secrets cert-manager keeps.
+	certManager bool
 }
 
 // install installs the chart as release name in namespace (made by helm) with the extra helm

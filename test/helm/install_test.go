@@ -37,7 +37,7 @@ func TestInstallWithDefaults(t *testing.T) {
 	r.requireServiceClientConfig(t)
 	r.requireOwnCertificate(t)
 	r.requireValidatedThroughService(t, "default")
-	r.requireMutatedThroughService(t)
+	r.requireMutatedThroughService(t, "default")
 
 	app := examplePi(t)
 	if err := r.c.Create(context.Background(), app); err != nil {
@@ -167,15 +167,15 @@ func (r *release) requireValidatedThroughService(t *testing.T, ns string) {
 	t.Logf("refused as expected: %v", last)
 }
 
-// requireMutatedThroughService creates a suspended application and, in a server-side dry run,
-// an executor pod for it with nothing of the application's on it, as Spark would: the pod the
-// API server returns carries the application's executor env, which only the mutating webhook
-// can have added.
-func (r *release) requireMutatedThroughService(t *testing.T) {
+// requireMutatedThroughService creates a suspended application in the job namespace ns and, in
+// a server-side dry run, an executor pod for it with nothing of the application's on it, as
+// Spark would: the pod the API server returns carries the application's executor env, which
+// only the mutating webhook can have added.
+func (r *release) requireMutatedThroughService(t *testing.T, ns string) {
 	t.Helper()
 	ctx := context.Background()
 	app := examplePi(t)
-	app.Name = "suspended"
+	app.Namespace, app.Name = ns, "suspended"
 	app.Spec.Suspend = ptr.To(true)
 	app.Spec.Executor.Env = []corev1.EnvVar{{Name: "INSTALLED_BY", Value: "helm"}}
 	if err := r.c.Create(ctx, app); err != nil {

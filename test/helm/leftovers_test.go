@@ -24,10 +24,13 @@ import (
 )
 
 // kept is what may stay in the release's namespace after `helm uninstall`, as docs/helm.md
-// says: the namespace's own service account and CA ConfigMap, events, and the controller's
-// leader-election Lease (gone with the namespace).
+// says: the namespace's own service account and CA ConfigMap, events, the controller's
+// leader-election Lease and, with cert-manager, the Secrets of its Certificates (gone with the
+// namespace).
 func (r *release) kept(resource, name string) bool {
 	switch resource {
+	case "secrets":
+		return r.certManager && (name == r.webhookName()+"-certs" || name == r.webhookName()+"-ca")
 	case "events", "events.events.k8s.io":
 		return true
 	case "serviceaccounts":

@@ -63,13 +63,7 @@ func TestMigrateFromKubeflow(t *testing.T) {
 	r.waitControllerRefusal(t)
 
 	// The guide's step 2, as it gives it, then a new controller pod.
-	cmd := exec.Command("sh", "-c", crdcheck.ReplaceCommand)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kc, "PATH="+filepath.Join(cacheDir(root), "bin")+":"+os.Getenv("PATH"),
-		"HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", crdcheck.ReplaceCommand, err, out)
-	}
+	replaceCRDs(t, kc)
 	if err := c.DeleteAllOf(context.Background(), &corev1.Pod{}, client.InNamespace(namespace),
 		client.MatchingLabels{"app.kubernetes.io/instance": name, "app.kubernetes.io/component": "controller"}); err != nil {
 		t.Fatal(err)
@@ -148,6 +142,23 @@ func retryWrite(t *testing.T, what string, write func() error) {
 		}
 		return err == nil, err
 	})
+}
+
+// replaceCRDs runs the command docs/helm.md and docs/migrating.md give to replace the installed
+// CRDs with the chart's, as they give it, in the repository's root.
+func replaceCRDs(t *testing.T, kubeconfig string) {
+	t.Helper()
+	root, err := cluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", "-c", crdcheck.ReplaceCommand)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PATH="+filepath.Join(cacheDir(root), "bin")+":"+os.Getenv("PATH"),
+		"HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", crdcheck.ReplaceCommand, err, out)
+	}
 }
 
 // kubeflowCRDDir is the Kubeflow operator's CRDs kept beside the repository.

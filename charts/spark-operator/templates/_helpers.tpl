@@ -47,6 +47,15 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 {{- end }}
 
+{{- /*
+The controller's image: in the spark-submit mode with no image.tag, the image with Spark and a
+JVM, tagged <appVersion>-spark-submit (hack/operator-image.sh build --spark-submit makes it).
+*/}}
+{{- define "spark-operator.controller.image" -}}
+{{- include "spark-operator.image" . }}
+{{- if and (eq .Values.controller.submissionMode "spark-submit") (not .Values.image.tag) }}-spark-submit{{ end }}
+{{- end }}
+
 {{- define "spark-operator.controller.name" -}}
 {{ include "spark-operator.fullname" . }}-controller
 {{- end }}

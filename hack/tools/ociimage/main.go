@@ -4,6 +4,9 @@
 //
 //	ociimage -name docker.io/apache/spark:4.0.4 -o spark.tar -layer rootfs.tar \
 //	  -entrypoint /opt/entrypoint.sh -user 185 -workdir /opt/spark/work-dir -env SPARK_HOME=/opt/spark
+//
+// With -base, the image is another docker-archive tarball's image with the layers on top: its
+// configuration is kept but for what the flags set (-env adds or replaces variables).
 package main
 
 import (
@@ -12,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -28,14 +32,15 @@ func (r *repeated) String() string     { return strings.Join(*r, " ") }
 func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
 type options struct {
-	name, out, user, workdir, entrypoint, cmd string
-	layers, env                               repeated
+	name, out, base, user, workdir, entrypoint, cmd string
+	layers, env                                     repeated
 }
 
 func main() {
 	var o options
 	flag.StringVar(&o.name, "name", "", "the image's reference, e.g. docker.io/apache/spark:4.0.4 (required)")
 	flag.StringVar(&o.out, "o", "", "the docker-archive tarball to write (required)")
+	flag.StringVar(&o.base, "base", "", "a docker-archive tarball of one image to build on (its layers and configuration)")
 	flag.Var(&o.layers, "layer", "a plain tar of files, bottom layer first (repeatable, at least one)")
 	flag.StringVar(&o.entrypoint, "entrypoint", "", "the entrypoint, comma-separated")
 	flag.StringVar(&o.cmd, "cmd", "", "the default arguments, comma-separated")
@@ -63,6 +68,11 @@ func run(o options) error {
 		}
 	}
 	img := empty.Image
+	if o.base != "" {
+		if img, err = tarball.ImageFromPath(o.base, nil); err != nil {
+			return fmt.Errorf("-base %s: %w", o.base, err)
+		}
+	}
 	for _, path := range o.layers {
 		// The fastest gzip: images are made and imported on this machine, never shipped.
 		layer, err := tarball.LayerFromFile(path, tarball.WithCompressionLevel(gzip.BestSpeed))
@@ -79,13 +89,7 @@ func run(o options) error {
 	}
 	cf = cf.DeepCopy()
 	cf.OS, cf.Architecture = "linux", "amd64"
-	cf.Config = v1.Config{
-		Entrypoint: list(o.entrypoint),
-		Cmd:        list(o.cmd),
-		User:       o.user,
-		WorkingDir: o.workdir,
-		Env:        o.env,
-	}
+	cf.Config = configure(cf.Config, o)
 	if img, err = mutate.ConfigFile(img, cf); err != nil {
 		return err
 	}
@@ -95,6 +99,33 @@ func run(o options) error {
 		return fmt.Errorf("writing %s: %w", o.out, err)
 	}
 	return os.Rename(tmp, o.out)
+}
+
+// configure is the image's configuration: the base's (none without -base) with what the
+// flags set.
+func configure(base v1.Config, o options) v1.Config {
+	var c v1.Config
+	if o.base != "" {
+		c = base
+	}
+	if o.entrypoint != "" {
+		c.Entrypoint, c.Cmd = list(o.entrypoint), nil // the base's arguments were for its entrypoint
+	}
+	if o.cmd != "" {
+		c.Cmd = list(o.cmd)
+	}
+	if o.user != "" {
+		c.User = o.user
+	}
+	if o.workdir != "" {
+		c.WorkingDir = o.workdir
+	}
+	for _, e := range o.env {
+		k, _, _ := strings.Cut(e, "=")
+		c.Env = slices.DeleteFunc(c.Env, func(have string) bool { return strings.HasPrefix(have, k+"=") })
+		c.Env = append(c.Env, e)
+	}
+	return c
 }
 
 // list splits a comma-separated flag value; empty gives none.
