@@ -129,15 +129,65 @@ type options struct {
 	webhook             webhook.Options
 }
 
+// rawFlags are the flags parsed into options only after the flag set is parsed.
+type rawFlags struct {
+	namespaces, namespaceSelector, mode, kubeSchedulerNames string
+	failurePolicy, certProvider, knownSchedulers            string
+	timeout                                                 int
+}
+
 // parseOptions reads the flags in args into options, registering them on fs (which may also
-// hold glog's flags, withGlogFlags). The Kubeflow operator's flag names are accepted too
-// (kubeflowFlags).
+// hold glog's flags, withGlogFlags), and checks them. The Kubeflow operator's flag names are
+// accepted too (kubeflowFlags).
 func parseOptions(fs *pflag.FlagSet, args []string) (*options, error) {
-	o := &options{}
-	var namespaces, namespaceSelector, mode string
+	o, r := &options{}, &rawFlags{}
+	addClusterFlags(fs, o, r)
+	addSchedulerFlags(fs, o, r)
+	addControllerFlags(fs, o)
+	addWebhookFlags(fs, o, r)
+	kf := kubeflowFlags(fs, o)
+	if err := fs.Parse(goFlagSpelling(fs, args)); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	errs := kf.apply(fs, o)
+	if !fs.Changed("gang-start-backlog") {
+		if e, err := gang.ParseEnforcement(o.gangEnforcement); err == nil {
+			o.gangStartBacklog = gang.DefaultStartBacklog(e)
+		}
+	}
+
+	for _, ns := range strings.Split(r.namespaces, ",") {
+		if ns = strings.TrimSpace(ns); ns == "" {
+			continue
+		}
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--namespaces: %q is not a namespace name: %s", ns, strings.Join(msgs, "; ")))
+			continue
+		}
+		o.namespaces = append(o.namespaces, ns)
+	}
+	sel, err := labels.Parse(r.namespaceSelector)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("--namespace-selector: %w", err))
+	}
+	o.namespaceSelector = sel
+	if o.submissionMode, err = submission.ParseMode(r.mode); err != nil {
+		errs = append(errs, fmt.Errorf("--submission-mode: %w", err))
+	}
+	errs = append(errs, checkLimits(o)...)
+	errs = append(errs, checkSchedulers(o, r)...)
+	errs = append(errs, checkWebhook(o, r)...)
+	return o, errors.Join(errs...)
+}
+
+// addClusterFlags adds the flags of the operator's place in the cluster: its API access, namespaces, leader election, endpoints and workers.
+func addClusterFlags(fs *pflag.FlagSet, o *options, r *rawFlags) {
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "Path to a kubeconfig; in a pod the in-cluster configuration is used.")
-	fs.StringVar(&namespaces, "namespaces", "", "Comma-separated namespaces to watch; empty watches all.")
-	fs.StringVar(&namespaceSelector, "namespace-selector", "", "Only watch namespaces whose labels match this selector (e.g. spark=enabled).")
+	fs.StringVar(&r.namespaces, "namespaces", "", "Comma-separated namespaces to watch; empty watches all.")
+	fs.StringVar(&r.namespaceSelector, "namespace-selector", "", "Only watch namespaces whose labels match this selector (e.g. spark=enabled).")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader among replicas; the chart turns it on when it runs more than one.")
 	fs.StringVar(&o.leaderElectionID, "leader-election-id", "spark-operator-lock", "Name of the leader-election Lease.")
 	fs.StringVar(&o.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader-election Lease; defaults to the operator's own.")
@@ -151,13 +201,18 @@ func parseOptions(fs *pflag.FlagSet, args []string) (*options, error) {
 	fs.IntVar(&o.controllerWorkers, "controller-workers", 10, "Concurrent reconciles of SparkApplications (status work).")
 	fs.IntVar(&o.submissionWorkers, "submission-workers", 0, "Concurrent submissions, in a pool of their own so status work never waits for them. "+
 		"Default: 32 in native mode (each submission is a few API calls), 4 in spark-submit mode (each is a JVM).")
-	fs.StringVar(&mode, "submission-mode", string(submission.ModeNative), `How applications are submitted: "native" or "spark-submit" (per app: annotation `+`sparkoperator.k8s.io/submitter).`)
+	fs.StringVar(&r.mode, "submission-mode", string(submission.ModeNative), `How applications are submitted: "native" or "spark-submit" (per app: annotation `+`sparkoperator.k8s.io/submitter).`)
 	fs.StringVar(&o.sparkHome, "spark-home", "", "SPARK_HOME holding bin/spark-submit, for the spark-submit mode.")
 	fs.Float64Var(&o.apiQPS, "kube-api-qps", 1000, "Queries per second to the Kubernetes API, for each kind of object apart (each has a client of its own). "+
 		"At 100, SparkApplications alone would cap submissions near 1,500 a minute; the API server's priority and fairness shares it out whatever this allows.")
 	fs.Float64Var(&o.memoryLimitRatio, "memory-limit-ratio", 0.9, "Set the Go runtime's soft memory limit to this share of the container's memory limit (its cgroup's), "+
 		"so that garbage is collected before the kernel kills the operator at the limit; 0: none. GOMEMLIMIT in the environment wins.")
 	fs.IntVar(&o.apiBurst, "kube-api-burst", 2000, "Burst of queries to the Kubernetes API, for each kind of object apart.")
+
+}
+
+// addSchedulerFlags adds the batch schedulers' flags.
+func addSchedulerFlags(fs *pflag.FlagSet, o *options, r *rawFlags) {
 	fs.StringVar(&o.defaultBatchSched, "default-batch-scheduler", "", "Batch scheduler for applications that name none, and for SparkConnect sessions; empty lets every application and session through.")
 	fs.BoolVar(&o.gangEnabled, "enable-gang-scheduler", false, `Enable the embedded gang scheduler (spec.batchScheduler: gang; with --default-batch-scheduler=gang for applications naming none). `+
 		`Needs the Queue CRD and cluster-wide read access to pods and nodes.`)
@@ -166,11 +221,10 @@ func parseOptions(fs *pflag.FlagSet, args []string) (*options, error) {
 		`On a cluster without that API, applications naming it fail saying so.`)
 	fs.BoolVar(&o.kubernetesNaive, "enable-kubernetes-naive-scheduler", false, `For benchmarks: enable spec.batchScheduler: kubernetes-naive, the Workload API without admission `+
 		`(a driver group and an executor gang group per run, every run started at once), which half-starts applications on a full cluster.`)
-	var kubeSchedulerNames string
 	fs.BoolVar(&o.batchSchedulerEnabled, "enable-batch-scheduler", false, "Enable the batch schedulers the Kubeflow operator enables with the same flag, running in the cluster: "+
 		"volcano (needs Volcano's CRDs), yunikorn, and coscheduling (scheduler-plugins) under each of --kube-scheduler-names. "+
 		"An application naming one whose CRDs are missing is refused, saying so.")
-	fs.StringVar(&kubeSchedulerNames, "kube-scheduler-names", "", "Comma-separated names of kube-scheduler profiles running scheduler-plugins' Coscheduling plugin "+
+	fs.StringVar(&r.kubeSchedulerNames, "kube-scheduler-names", "", "Comma-separated names of kube-scheduler profiles running scheduler-plugins' Coscheduling plugin "+
 		"(e.g. kube-scheduler): each is a spec.batchScheduler value whose pods are scheduled by it, in a PodGroup per run; with --enable-batch-scheduler.")
 	fs.DurationVar(&o.coschedulingScheduleTimeout, "coscheduling-schedule-timeout", time.Minute, "The PodGroups' scheduleTimeoutSeconds for --kube-scheduler-names.")
 	fs.BoolVar(&o.gangBackfill, "gang-backfill", false, "Let a smaller application of a queue be admitted before the head of its queue when it cannot delay it.")
@@ -186,6 +240,11 @@ func parseOptions(fs *pflag.FlagSet, args []string) (*options, error) {
 	fs.DurationVar(&o.external.Timeout, "external-scheduler-timeout", 5*time.Second, "How long a request to the external scheduler may take, its answer included; then its applications stay queued.")
 	fs.StringVar(&o.external.CAFile, "external-scheduler-ca-file", "", "PEM bundle of the CAs that sign the external scheduler's certificate (https), instead of the system's.")
 	fs.DurationVar(&o.externalInterval, "external-scheduler-interval", 5*time.Second, "How often the external scheduler is asked again while its applications wait and nothing else changes.")
+
+}
+
+// addControllerFlags adds the flags of the controllers' work: timeouts, the UI, the driver's PDB, what runs.
+func addControllerFlags(fs *pflag.FlagSet, o *options) {
 	fs.DurationVar(&o.driverPodGracePeriod, "driver-pod-grace-period", 10*time.Second, "How long a submitted application's driver pod may be missing before the application fails.")
 	fs.DurationVar(&o.unschedulableTimeout, "driver-unschedulable-timeout", 0, "Fail a run whose driver pod the scheduler cannot place for this long (with its reason); 0 waits indefinitely.")
 	fs.DurationVar(&o.nodeLostTimeout, "node-lost-timeout", 5*time.Minute, "Fail a run whose driver pod is on a node that has not been Ready for this long (its kubelet stopped answering), and delete the pod; 0 leaves a lost node to the node controller's eviction.")
@@ -195,59 +254,35 @@ func parseOptions(fs *pflag.FlagSet, args []string) (*options, error) {
 	fs.StringVar(&o.ingressURLFormat, "ingress-url-format", "", "If set, create an Ingress for each Spark UI at this URL; {{$appName}} and {{$appNamespace}} are replaced.")
 	fs.StringVar(&o.ingressClassName, "ingress-class-name", "", "IngressClass of the Spark UI Ingresses.")
 	fs.BoolVar(&o.driverPDB, "enable-driver-pdb", false, "Create a PodDisruptionBudget for the driver of each application that sets spec.driverPodDisruptionBudget.")
-	var failurePolicy, certProvider string
+
+}
+
+// addWebhookFlags adds the webhooks' flags.
+func addWebhookFlags(fs *pflag.FlagSet, o *options, r *rawFlags) {
 	fs.BoolVar(&o.controllerEnabled, "enable-controller", true, "Run the controllers and the submission pool; turn it off to run only the webhooks (a webhook Deployment).")
 	fs.BoolVar(&o.sparkConnectEnabled, "enable-spark-connect", true, "Run the SparkConnect controller (needs the sparkconnects CRD); with --enable-controller.")
 	fs.BoolVar(&o.webhookEnabled, "enable-webhook", false, "Serve the mutating and validating admission webhooks and register them with the API server.")
 	fs.IntVar(&o.webhook.Port, "webhook-port", webhook.DefaultPort, "Port the webhook server listens on.")
 	fs.StringVar(&o.webhook.CertDir, "webhook-cert-dir", "", "Where the webhook's serving certificate (tls.crt, tls.key) is written, or read with an external provider; a temporary folder by default.")
-	fs.StringVar(&certProvider, "webhook-cert-provider", string(webhook.CertProviderSelf), `Who makes the webhook's certificate: "self" (the operator, kept in --webhook-secret-name, `+
+	fs.StringVar(&r.certProvider, "webhook-cert-provider", string(webhook.CertProviderSelf), `Who makes the webhook's certificate: "self" (the operator, kept in --webhook-secret-name, `+
 		`with the webhook configurations it registers) or "external" (cert-manager writes it to --webhook-cert-dir and the CA bundle into the installer's configurations).`)
 	fs.StringVar(&o.webhook.ServiceName, "webhook-service-name", "", "Service in front of the webhook, named in its registrations (in a cluster).")
 	fs.StringVar(&o.webhook.ServiceNamespace, "webhook-service-namespace", "", "Namespace of that Service.")
 	fs.StringVar(&o.webhook.URLHost, "webhook-url-host", "", "Register the webhook by URL https://HOST:PORT instead of by Service (an operator running outside the cluster); HOST is a DNS name, such as localhost.")
 	fs.StringVar(&o.webhook.SecretName, "webhook-secret-name", webhook.DefaultSecretName, "Secret holding the webhook's CA and serving certificate.")
 	fs.StringVar(&o.webhook.SecretNamespace, "webhook-secret-namespace", "", "Namespace of that Secret; the Service's namespace by default.")
-	fs.StringVar(&failurePolicy, "webhook-failure-policy", "Fail", `What the API server does when the webhook cannot be reached: "Fail" or "Ignore".`)
-	var timeout int
-	fs.IntVar(&timeout, "webhook-timeout-seconds", int(webhook.DefaultTimeout), "How long the API server waits for the webhook, 1 to 30 seconds.")
+	fs.StringVar(&r.failurePolicy, "webhook-failure-policy", "Fail", `What the API server does when the webhook cannot be reached: "Fail" or "Ignore".`)
+	fs.IntVar(&r.timeout, "webhook-timeout-seconds", int(webhook.DefaultTimeout), "How long the API server waits for the webhook, 1 to 30 seconds.")
 	fs.StringVar(&o.webhook.ConfigName, "webhook-config-name", webhook.DefaultConfigName, "Name of the Mutating- and ValidatingWebhookConfiguration the operator keeps.")
 	fs.BoolVar(&o.webhook.EnableResourceQuota, "enable-resource-quota-enforcement", false, "Reject applications whose driver and executors would exceed a ResourceQuota of their namespace.")
-	var knownSchedulers string
-	fs.StringVar(&knownSchedulers, "known-schedulers", "", "Comma-separated Kubernetes schedulers that run in the cluster besides default-scheduler and the batch schedulers' own; "+
+	fs.StringVar(&r.knownSchedulers, "known-schedulers", "", "Comma-separated Kubernetes schedulers that run in the cluster besides default-scheduler and the batch schedulers' own; "+
 		"the webhook warns of a spec.driver/executor.schedulerName naming another.")
-	kf := kubeflowFlags(fs, o)
-	if err := fs.Parse(goFlagSpelling(fs, args)); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
-	}
-	errs := kf.apply(fs, o)
-	if !fs.Changed("gang-start-backlog") {
-		if e, err := gang.ParseEnforcement(o.gangEnforcement); err == nil {
-			o.gangStartBacklog = gang.DefaultStartBacklog(e)
-		}
-	}
 
-	for _, ns := range strings.Split(namespaces, ",") {
-		if ns = strings.TrimSpace(ns); ns == "" {
-			continue
-		}
-		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("--namespaces: %q is not a namespace name: %s", ns, strings.Join(msgs, "; ")))
-			continue
-		}
-		o.namespaces = append(o.namespaces, ns)
-	}
-	sel, err := labels.Parse(namespaceSelector)
-	if err != nil {
-		errs = append(errs, fmt.Errorf("--namespace-selector: %w", err))
-	}
-	o.namespaceSelector = sel
-	if o.submissionMode, err = submission.ParseMode(mode); err != nil {
-		errs = append(errs, fmt.Errorf("--submission-mode: %w", err))
-	}
+}
+
+// checkLimits checks the numbers and durations of the cluster and controller flags.
+func checkLimits(o *options) []error {
+	var errs []error
 	if o.memoryLimitRatio < 0 || o.memoryLimitRatio > 1 {
 		errs = append(errs, fmt.Errorf("--memory-limit-ratio must be within 0 (none) and 1, got %g", o.memoryLimitRatio))
 	}
@@ -284,6 +319,13 @@ func parseOptions(fs *pflag.FlagSet, args []string) (*options, error) {
 		errs = append(errs, fmt.Errorf("leader election needs 0 < --leader-election-retry-period (%s) < --leader-election-renew-deadline (%s) < --leader-election-lease-duration (%s)",
 			o.retryPeriod, o.renewDeadline, o.leaseDuration))
 	}
+	return errs
+}
+
+// checkSchedulers checks the batch schedulers' flags.
+func checkSchedulers(o *options, r *rawFlags) []error {
+	var errs []error
+	var err error
 	if o.gangStartBacklog < 0 {
 		errs = append(errs, fmt.Errorf("--gang-start-backlog must not be negative, got %d", o.gangStartBacklog))
 	}
@@ -299,7 +341,7 @@ func parseOptions(fs *pflag.FlagSet, args []string) (*options, error) {
 	if o.gangPreemptionWait <= 0 {
 		errs = append(errs, fmt.Errorf("--gang-preemption-wait must be positive, got %s", o.gangPreemptionWait))
 	}
-	if o.kubeSchedulerNames, err = parseKubeSchedulerNames(kubeSchedulerNames); err != nil {
+	if o.kubeSchedulerNames, err = parseKubeSchedulerNames(r.kubeSchedulerNames); err != nil {
 		errs = append(errs, err)
 	}
 	if len(o.kubeSchedulerNames) > 0 && !o.batchSchedulerEnabled {
@@ -311,23 +353,30 @@ func parseOptions(fs *pflag.FlagSet, args []string) (*options, error) {
 	if o.apiQPS <= 0 || o.apiBurst < 1 {
 		errs = append(errs, fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive"))
 	}
-	switch p := admissionregistrationv1.FailurePolicyType(failurePolicy); p {
+	return errs
+}
+
+// checkWebhook checks the webhooks' flags and sets what they say.
+func checkWebhook(o *options, r *rawFlags) []error {
+	var errs []error
+	var err error
+	switch p := admissionregistrationv1.FailurePolicyType(r.failurePolicy); p {
 	case admissionregistrationv1.Fail, admissionregistrationv1.Ignore:
 		o.webhook.FailurePolicy = p
 	default:
-		errs = append(errs, fmt.Errorf(`--webhook-failure-policy must be "Fail" or "Ignore", got %q`, failurePolicy))
+		errs = append(errs, fmt.Errorf(`--webhook-failure-policy must be "Fail" or "Ignore", got %q`, r.failurePolicy))
 	}
-	if timeout < 1 || timeout > 30 {
-		errs = append(errs, fmt.Errorf("--webhook-timeout-seconds must be between 1 and 30, got %d", timeout))
+	if r.timeout < 1 || r.timeout > 30 {
+		errs = append(errs, fmt.Errorf("--webhook-timeout-seconds must be between 1 and 30, got %d", r.timeout))
 	}
-	o.webhook.TimeoutSeconds = int32(timeout)
+	o.webhook.TimeoutSeconds = int32(r.timeout)
 	if !o.controllerEnabled && !o.webhookEnabled {
 		errs = append(errs, errors.New("--enable-controller=false needs --enable-webhook: there would be nothing to run"))
 	}
 	if err := checkExternalScheduler(o); err != nil {
 		errs = append(errs, err)
 	}
-	if o.webhook.CertProvider, err = webhook.ParseCertProvider(certProvider); err != nil {
+	if o.webhook.CertProvider, err = webhook.ParseCertProvider(r.certProvider); err != nil {
 		errs = append(errs, fmt.Errorf("--webhook-cert-provider: %w", err))
 	}
 	external := o.webhook.CertProvider == webhook.CertProviderExternal
@@ -340,7 +389,7 @@ func parseOptions(fs *pflag.FlagSet, args []string) (*options, error) {
 	if o.webhookEnabled && !external && o.webhook.URLHost != "" && o.webhook.SecretNamespace == "" && o.webhook.ServiceNamespace == "" {
 		errs = append(errs, errors.New("--webhook-url-host needs --webhook-secret-namespace for the certificate Secret"))
 	}
-	for _, name := range strings.Split(knownSchedulers, ",") {
+	for _, name := range strings.Split(r.knownSchedulers, ",") {
 		if name = strings.TrimSpace(name); name == "" {
 			continue
 		}
@@ -353,7 +402,7 @@ func parseOptions(fs *pflag.FlagSet, args []string) (*options, error) {
 	if o.webhook.NamespaceSelector, err = webhookNamespaceSelector(o); err != nil {
 		errs = append(errs, err)
 	}
-	return o, errors.Join(errs...)
+	return errs
 }
 
 // webhookNamespaceSelector limits the webhooks to the namespaces the operator watches, so the
