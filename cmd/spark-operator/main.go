@@ -151,18 +151,8 @@ func run(ctx context.Context, o *options) error {
 		return err
 	}
 	cfg.QPS, cfg.Burst = float32(o.apiQPS), o.apiBurst
-
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return err
-	}
-	if err := v1beta2.AddToScheme(scheme); err != nil {
-		return err
-	}
-	if err := v1alpha1.AddToScheme(scheme); err != nil {
-		return err
-	}
-	if err := schedv1alpha1.AddToScheme(scheme); err != nil {
+	scheme, err := newScheme()
+	if err != nil {
 		return err
 	}
 
@@ -172,6 +162,44 @@ func run(ctx context.Context, o *options) error {
 		}
 	}
 
+	mgr, err := buildManager(cfg, scheme, o)
+	if err != nil {
+		return err
+	}
+	schedulers, err := buildSchedulers(o, mgr)
+	if err != nil {
+		return err
+	}
+	if o.webhookEnabled {
+		o.webhook.BatchSchedulers = webhookSchedulers(o, schedulers)
+		if err := webhook.Setup(ctx, mgr, o.webhook); err != nil {
+			return fmt.Errorf("setting up the webhooks: %w", err)
+		}
+	}
+	if o.controllerEnabled {
+		if err := setupControllers(mgr, o, cfg, scheme, schedulers); err != nil {
+			return err
+		}
+	}
+	if err := addChecks(mgr, o); err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// newScheme is the scheme of every kind the operator reads or writes.
+func newScheme() (*runtime.Scheme, error) {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, v1beta2.AddToScheme, v1alpha1.AddToScheme, schedv1alpha1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			return nil, err
+		}
+	}
+	return scheme, nil
+}
+
+// buildManager is the manager for o: its caches, endpoints, leader election and webhook server.
+func buildManager(cfg *rest.Config, scheme *runtime.Scheme, o *options) (manager.Manager, error) {
 	mgrOpts := manager.Options{
 		Scheme:                        scheme,
 		Cache:                         cacheOptions(o),
@@ -202,14 +230,15 @@ func run(ctx context.Context, o *options) error {
 	}
 	var lock *leaderlock.Lock
 	if o.leaderElect {
+		var err error
 		if lock, err = leaderLock(cfg, o); err != nil {
-			return err
+			return nil, err
 		}
 		mgrOpts.LeaderElectionResourceLockInterface = lock
 	}
 	mgr, err := newManager(cfg, mgrOpts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if lock != nil {
 		// client-go's leader elector records through the old events API (resourcelock's
@@ -218,25 +247,14 @@ func run(ctx context.Context, o *options) error {
 		lock.SetEventRecorder(mgr.GetEventRecorderFor(lock.Identity()))
 		// Its watch runs on every replica, before and beside the election.
 		if err := mgr.Add(lock); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	schedulers, err := buildSchedulers(o, mgr)
-	if err != nil {
-		return err
-	}
-	if o.webhookEnabled {
-		o.webhook.BatchSchedulers = webhookSchedulers(o, schedulers)
-		if err := webhook.Setup(ctx, mgr, o.webhook); err != nil {
-			return fmt.Errorf("setting up the webhooks: %w", err)
-		}
-	}
+	return mgr, nil
+}
 
-	if o.controllerEnabled {
-		if err := setupControllers(mgr, o, cfg, scheme, schedulers); err != nil {
-			return err
-		}
-	}
+// addChecks adds the health and readiness checks.
+func addChecks(mgr manager.Manager, o *options) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return err
 	}
@@ -250,7 +268,7 @@ func run(ctx context.Context, o *options) error {
 			return err
 		}
 	}
-	return mgr.Start(ctx)
+	return nil
 }
 
 // checkCRDs refuses to run the controllers on CRDs that would drop the status they write
