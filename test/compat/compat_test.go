@@ -241,29 +241,7 @@ func TestExamplesRoundTripThroughGoTypes(t *testing.T) {
 				for _, path := range ignoredByKubernetes[set+"/"+m.file] {
 					unstructured.RemoveNestedField(obj.Object, path...)
 				}
-				in, err := json.Marshal(obj.Object)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := yaml.UnmarshalStrict(in, typed); err != nil {
-					t.Fatalf("strict decode: %v", err)
-				}
-				out, err := json.Marshal(typed)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var before, after map[string]any
-				if err := json.Unmarshal(in, &before); err != nil {
-					t.Fatal(err)
-				}
-				if err := json.Unmarshal(out, &after); err != nil {
-					t.Fatal(err)
-				}
-				normalize(before)
-				normalize(after)
-				if diff := cmp.Diff(before, after); diff != "" {
-					t.Errorf("round trip changed the manifest (-before +after):\n%s", diff)
-				}
+				checkRoundTrip(t, obj, typed)
 			})
 		}
 	}
@@ -337,4 +315,33 @@ func isEmpty(m map[string]any) bool {
 		}
 	}
 	return true
+}
+
+// checkRoundTrip decodes obj strictly into typed (nothing unknown, nothing dropped) and checks
+// that encoding it again gives the same manifest, normalized.
+func checkRoundTrip(t *testing.T, obj *unstructured.Unstructured, typed any) {
+	t.Helper()
+	in, err := json.Marshal(obj.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(in, typed); err != nil {
+		t.Fatalf("strict decode: %v", err)
+	}
+	out, err := json.Marshal(typed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after map[string]any
+	if err := json.Unmarshal(in, &before); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out, &after); err != nil {
+		t.Fatal(err)
+	}
+	normalize(before)
+	normalize(after)
+	if diff := cmp.Diff(before, after); diff != "" {
+		t.Errorf("round trip changed the manifest (-before +after):\n%s", diff)
+	}
 }

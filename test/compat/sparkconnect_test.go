@@ -2,7 +2,6 @@ package compat
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
-	"sigs.k8s.io/yaml"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/test/cluster"
@@ -124,30 +122,7 @@ func TestSparkConnectExamplesRoundTripThroughGoTypes(t *testing.T) {
 			for _, path := range ignoredInConnectTemplates {
 				unstructured.RemoveNestedField(obj.Object, path...)
 			}
-			in, err := json.Marshal(obj.Object)
-			if err != nil {
-				t.Fatal(err)
-			}
-			typed := &v1alpha1.SparkConnect{}
-			if err := yaml.UnmarshalStrict(in, typed); err != nil {
-				t.Fatalf("strict decode: %v", err)
-			}
-			out, err := json.Marshal(typed)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var before, after map[string]any
-			if err := json.Unmarshal(in, &before); err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(out, &after); err != nil {
-				t.Fatal(err)
-			}
-			normalize(before)
-			normalize(after)
-			if diff := cmp.Diff(before, after); diff != "" {
-				t.Errorf("round trip changed the manifest (-before +after):\n%s", diff)
-			}
+			checkRoundTrip(t, obj, &v1alpha1.SparkConnect{})
 		})
 	}
 }
