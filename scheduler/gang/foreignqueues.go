@@ -15,8 +15,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
@@ -111,45 +111,25 @@ func (s *Scheduler) queueOf(ctx context.Context, f *foreignQueues, batchSchedule
 // (Remembered): the cycles that ask it come on every pod event.
 const LimitsTTL = 2 * time.Second
 
-// Remembered keeps, by key, what a read returned, for LimitsTTL: an integration's QueueLimits
-// reads the other scheduler's configuration through it, so that the cycles, which run on every
-// pod event, read it at most every LimitsTTL, and see a change within that (or the next cycle,
-// at most 30 s later, when nothing happens). Its zero value is ready; an error is not kept.
+// Remembered keeps, by key, what a read returned, for LimitsTTL (apimachinery's expiring
+// cache): an integration's QueueLimits reads the other scheduler's configuration through it,
+// so that the cycles, which run on every pod event, read it at most every LimitsTTL, and see a
+// change within that (or the next cycle, at most 30 s later, when nothing happens). Its zero
+// value is ready; an error is not kept.
 type Remembered[T any] struct {
-	// Clock is the real clock when nil.
-	Clock clock.PassiveClock
-
-	mu sync.Mutex
-	m  map[string]remembered[T]
-}
-
-type remembered[T any] struct {
-	v  T
-	at time.Time
+	once sync.Once
+	c    *cache.Expiring
 }
 
 // Get is what read returned for key less than LimitsTTL ago, or what it returns now.
 func (r *Remembered[T]) Get(key string, read func() (T, error)) (T, error) {
-	c := r.Clock
-	if c == nil {
-		c = clock.RealClock{}
-	}
-	now := c.Now()
-	r.mu.Lock()
-	e, ok := r.m[key]
-	r.mu.Unlock()
-	if ok && now.Sub(e.at) < LimitsTTL {
-		return e.v, nil
+	r.once.Do(func() { r.c = cache.NewExpiring() })
+	if v, ok := r.c.Get(key); ok {
+		return v.(T), nil
 	}
 	v, err := read()
-	if err != nil {
-		return v, err
+	if err == nil {
+		r.c.Set(key, v, LimitsTTL)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.m == nil {
-		r.m = map[string]remembered[T]{}
-	}
-	r.m[key] = remembered[T]{v: v, at: now}
-	return v, nil
+	return v, err
 }

@@ -128,3 +128,29 @@ func TestForeignQueueName(t *testing.T) {
 		}
 	}
 }
+
+// TestRemembered: a read is kept for LimitsTTL, an error is not.
+func TestRemembered(t *testing.T) {
+	var r Remembered[int]
+	reads := 0
+	read := func() (int, error) { reads++; return reads, nil }
+	if v, _ := r.Get("a", read); v != 1 {
+		t.Fatalf("first read %d, want 1", v)
+	}
+	if v, _ := r.Get("a", read); v != 1 || reads != 1 {
+		t.Errorf("second get %d after %d reads, want the first read kept", v, reads)
+	}
+	if v, _ := r.Get("b", read); v != 2 {
+		t.Errorf("another key got %d, want a read of its own", v)
+	}
+	failed := 0
+	fail := func() (int, error) { failed++; return 0, errors.New("no") }
+	for range 2 {
+		if _, err := r.Get("c", fail); err == nil {
+			t.Error("an error was not returned")
+		}
+	}
+	if failed != 2 {
+		t.Errorf("a failed read was kept: %d reads for 2 gets", failed)
+	}
+}
