@@ -133,6 +133,12 @@ bench-gang: build
 		bin/bench --kubeconfig $$kc --scenario gang --scheduler $$s --apps 1000 --webhook; \
 	done
 
+## bench-gang-quick: the cross-scheduler comparison in under an hour: BENCH_QUICK_APPS (30) of the gang scenario's mixed applications on BENCH_QUICK_NODES (10) kwok nodes, through gang, Volcano, YuniKorn, coscheduling and Kueue (started on a cluster of its own, stopped after), BENCH_QUICK_RUNS (3) rounds; every RESULT line, then their spread as a table (hack/bench-gang-quick.sh); see docs/benchmarks.md
+.PHONY: bench-gang-quick
+bench-gang-quick: build
+	@mkdir -p bin && go build -o bin/bench ./test/bench
+	hack/bench-gang-quick.sh
+
 ## bench-scale: the gang scheduler at scale: SCALE_APPS (10,000) of the gang scenario's applications queued at once across 20 Queues of different priorities and quotas, on SCALE_NODES (1,000) kwok nodes of a cluster of its own, stopped after the run; one RESULT line; not part of `make bench`; see docs/benchmarks.md
 SCALE_NODES ?= 1000
 SCALE_APPS ?= 10000

@@ -34,14 +34,17 @@ var gangSizes = []int32{2, 4, 8, 12}
 // the gang scheduler (--gang, the default) or without it, with this process playing Spark
 // (spark.go). It prints
 //
-//	RESULT mode=gang scheduler=gang|kubernetes|kubernetes-naive|external|volcano|yunikorn|kube-scheduler|kueue enforcement=advisory|placeholders|plugin load=none|competing apps=… decisions_per_s=… partial_starts=… unschedulable_executors=… placeholder_pods=… utilisation=… cluster_utilisation=… makespan_s=… state_lag_p50_ms=… state_lag_p99_ms=… api_writes_per_app=… api_reads_per_app=… operator_cpu_s=… scheduler_cpu_s=… app_writes_per_app=… [external_rtt_ms=…]
-//	gang: mode=gang allocated=… apps_ever_partial=… unschedulable_peak=… stuck=… unfinished=… ramp_s=… ramp_max_s=… (created …, ungated …, bound …)
+//	RESULT mode=gang scheduler=gang|kubernetes|kubernetes-naive|external|volcano|yunikorn|kube-scheduler|kueue enforcement=advisory|placeholders|plugin load=none|competing apps=… decisions_per_s=… partial_starts=… unschedulable_executors=… placeholder_pods=… utilisation=… cluster_utilisation=… makespan_s=… state_lag_p50_ms=… state_lag_p99_ms=… api_writes_per_app=… api_reads_per_app=… operator_cpu_s=… scheduler_cpu_s=… app_writes_per_app=… beyond_fit=… finished=… [external_rtt_ms=…]
+//	gang: mode=gang allocated=… apps_ever_partial=… apps_ever_beyond_fit=… unschedulable_peak=… stuck=… unfinished=… ramp_s=… ramp_max_s=… (created …, ungated …, bound …)
 //	gang: mode=gang unschedulable executors=… bound_after_s=… bound_after_max_s=…   (when there were any, with their messages)
 //
 // partial_starts is the most applications at once whose driver runs while one of its executors
 // is unschedulable or has stayed unbound longer than unboundGrace; apps_ever_partial counts the
 // applications ever in that state, unschedulable_peak the most at once with an executor the
-// kube-scheduler found no room for (the rest of the peak only waited). utilisation is the mean
+// kube-scheduler found no room for (the rest of the peak only waited). beyond_fit is the most
+// applications at once whose driver runs while their executors not bound yet do not fit the
+// nodes' free CPU (beyondFit: drivers started beyond what the nodes fit), apps_ever_beyond_fit
+// those ever; finished counts the applications COMPLETED or FAILED by the run's end. utilisation is the mean
 // share of the nodes' allocatable CPU at work over the run: requested by the running executors
 // of jobs that progress, and by their drivers; cluster_utilisation adds the competing load's
 // running pods (--load competing; without load it is utilisation): what the cluster does, the
@@ -182,8 +185,8 @@ func reportGang(c config, mode, sched string, op *operatorProcess, spark *standI
 		}
 	}
 	created, ungated, bound, running, longest := j.ramp()
-	fmt.Printf("gang: mode=%s allocated=%.3f apps_ever_partial=%d unschedulable_peak=%d stuck=%d unfinished=%d ramp_s=%.1f ramp_max_s=%.1f (created %.1f, ungated %.1f, bound %.1f)\n",
-		mode, j.cpuShareSeconds/max(j.seconds, 1e-9), len(j.everPartial), j.unschedulablePeak, obs.stuck, c.apps-obs.finished,
+	fmt.Printf("gang: mode=%s allocated=%.3f apps_ever_partial=%d apps_ever_beyond_fit=%d unschedulable_peak=%d stuck=%d unfinished=%d ramp_s=%.1f ramp_max_s=%.1f (created %.1f, ungated %.1f, bound %.1f)\n",
+		mode, j.cpuShareSeconds/max(j.seconds, 1e-9), len(j.everPartial), len(j.everBeyondFit), j.unschedulablePeak, obs.stuck, c.apps-obs.finished,
 		running.Seconds(), longest.Seconds(), created.Seconds(), ungated.Seconds(), bound.Seconds())
 	fmt.Printf("gang: mode=%s %s\n", mode, j.stages())
 	if q, err := op.workQueues(); err == nil {
@@ -233,10 +236,10 @@ func reportGang(c config, mode, sched string, op *operatorProcess, spark *standI
 	}
 	// One line for every gang comparison (make bench-gang): the scheduler, the enforcement and
 	// the load it ran with, then what it did.
-	fmt.Printf("RESULT mode=%s%s enforcement=%s load=%s apps=%d decisions_per_s=%.0f partial_starts=%d unschedulable_executors=%d placeholder_pods=%.0f utilisation=%.3f cluster_utilisation=%.3f makespan_s=%.1f state_lag_p50_ms=%.0f state_lag_p99_ms=%.0f api_writes_per_app=%.1f api_reads_per_app=%.1f operator_cpu_s=%.1f scheduler_cpu_s=%.1f app_writes_per_app=%.1f%s\n",
+	fmt.Printf("RESULT mode=%s%s enforcement=%s load=%s apps=%d decisions_per_s=%.0f partial_starts=%d unschedulable_executors=%d placeholder_pods=%.0f utilisation=%.3f cluster_utilisation=%.3f makespan_s=%.1f state_lag_p50_ms=%.0f state_lag_p99_ms=%.0f api_writes_per_app=%.1f api_reads_per_app=%.1f operator_cpu_s=%.1f scheduler_cpu_s=%.1f app_writes_per_app=%.1f beyond_fit=%d finished=%d%s\n",
 		mode, schedField, enforcement, c.load, c.apps, decisionsPerS, j.partialPeak, j.unschedulableExecutors(), placeholders, utilisation, clusterUtilisation, makespan.Seconds(),
 		ms(lagP50), ms(lagP99), use.writes, use.reads, cpuUsed["operator"], sumOf(cpuUsed, schedulerComponentsOf(sched)),
-		spark.writes.perApp(c.apps), extra)
+		spark.writes.perApp(c.apps), j.beyondFitPeak, obs.finished, extra)
 	return nil
 }
 

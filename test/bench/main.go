@@ -83,6 +83,8 @@ type config struct {
 	load        string
 	// queues is the scale scenario's number of Queues.
 	queues int
+	// files are the arguments: the spread scenario's RESULT lines.
+	files []string
 }
 
 func main() {
@@ -102,7 +104,8 @@ func main() {
 		`(time to a new application's driver after the operator is killed, with --apps finished applications present), `+
 		`"gang" (--apps mixed-size applications at once, with or without (--gang=false) the gang scheduler), `+
 		`"scale" (the gang scheduler with --apps of the gang scenario's applications queued at once across --queues Queues, on every node of the cluster), `+
-		`"real-node" (--apps small SparkPi applications run for real, natively and then by spark-submit; a cluster up with --real-node)`)
+		`"real-node" (--apps small SparkPi applications run for real, natively and then by spark-submit; a cluster up with --real-node), `+
+		`"spread" (a Markdown table of the gang RESULT lines in the files given as arguments, or standard input: each comparison's runs and the least–most of its figures)`)
 	flag.BoolVar(&c.gang, "gang", true, `gang: run the operator with the gang scheduler as the default (false: the same load without it)`)
 	flag.StringVar(&c.scheduler, "scheduler", "gang", `gang: the applications' batch scheduler: "gang" (the embedded one), "kubernetes" (its Workload API variant; `+
 		`a cluster up with --workload-api), "kubernetes-naive" (Workload and PodGroups with no admission), "external" (the example external scheduler, run in this process), `+
@@ -112,6 +115,7 @@ func main() {
 	flag.StringVar(&c.load, "load", "none", `gang: "competing" runs plain pods beside the applications, arriving and leaving steadily and taking ~30% of the CPU`)
 	flag.IntVar(&c.queues, "queues", 20, `scale: Queues of different priorities and quotas the applications are spread over`)
 	flag.Parse()
+	c.files = flag.Args()
 	if c.load != "none" && c.load != "competing" {
 		fmt.Fprintf(os.Stderr, "--load: %q is neither none nor competing\n", c.load)
 		os.Exit(2)
@@ -124,6 +128,7 @@ func main() {
 		"scale":    runScale,
 		// real-node (realnode.go): real Spark, native submission against spark-submit.
 		"real-node": runRealNode,
+		"spread":    runSpread,
 	}
 	scenario, ok := scenarios[c.scenario]
 	if !ok {

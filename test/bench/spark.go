@@ -56,6 +56,10 @@ type jobs struct {
 	// unschedulablePeak the most at once with an executor the kube-scheduler found no room for.
 	partialPeak, unschedulablePeak int
 	everPartial                    map[string]bool
+	// beyondFitPeak is the most applications at once started beyond what the nodes fit
+	// (beyondFit); everBeyondFit those ever.
+	beyondFitPeak int
+	everBeyondFit map[string]bool
 	// cpuShareSeconds and seconds integrate the share of CPU requested by running pods and the
 	// time, for the means; the share working is capacity.working.
 	cpuShareSeconds, seconds float64
@@ -135,10 +139,12 @@ type observation struct {
 	cpuShare      float64 // of the nodes' allocatable CPU, the share running pods request
 	capacity      capacityShares
 	unstarted     int // applications not finished whose driver has not run yet
+	beyondFit     int // applications whose driver runs while their missing executors do not fit the nodes
 }
 
 func newJobs() *jobs {
-	return &jobs{byApp: map[string]*job{}, everPartial: map[string]bool{}, unschedulable: map[string]*unschedulableExecutor{}}
+	return &jobs{byApp: map[string]*job{}, everPartial: map[string]bool{}, everBeyondFit: map[string]bool{},
+		unschedulable: map[string]*unschedulableExecutor{}}
 }
 
 // step accounts for dt elapsed until now on the state given and returns the API calls to make.
@@ -154,6 +160,11 @@ func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplica
 		if a, ok := j.stepApp(now, dt, &apps[i], &t, &obs); ok {
 			acts = append(acts, a)
 		}
+	}
+	beyond := beyondFit(nodes, pods, t.started)
+	obs.beyondFit = len(beyond)
+	for _, name := range beyond {
+		j.everBeyondFit[name] = true
 	}
 	j.account(&obs, &t, dt)
 	return acts, obs
@@ -175,6 +186,8 @@ type cpuTally struct {
 	alloc, used, working, starting, reserved, competing, placeholders, placeholdersBound int64
 	drivers                                                                              map[string]*corev1.Pod
 	execs                                                                                map[string]*execState
+	// started are the applications whose driver runs and whose job has not ended.
+	started []startedApp
 }
 
 // tally counts the pods' CPU and each application's executors.
@@ -292,6 +305,9 @@ func (j *jobs) stepApp(now time.Time, dt time.Duration, app *v1beta2.SparkApplic
 		obs.partial++
 		j.everPartial[app.Name] = true
 	}
+	if !jb.ended {
+		t.started = append(t.started, startedApp{name: app.Name, since: jb.driverRunning, missing: want - e.bound, executorCPU: jb.executorCPU})
+	}
 	if e.running == 0 {
 		obs.stuck++
 	} else if !jb.ended {
@@ -361,6 +377,7 @@ func (j *jobs) countReserved(now time.Time, app *v1beta2.SparkApplication, jb *j
 // account adds the step's shares of the cluster's CPU, over dt, to the run's.
 func (j *jobs) account(obs *observation, t *cpuTally, dt time.Duration) {
 	j.partialPeak = max(j.partialPeak, obs.partial)
+	j.beyondFitPeak = max(j.beyondFitPeak, obs.beyondFit)
 	j.unschedulablePeak = max(j.unschedulablePeak, obs.unschedulable)
 	if t.alloc > 0 {
 		obs.cpuShare = float64(t.used) / float64(t.alloc)

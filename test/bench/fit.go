@@ -1,0 +1,95 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package main
+
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/sparkop/spark-operator/scheduler/gang"
+)
+
+// startedApp is an application whose driver runs and whose job has not ended: what it still
+// needs for its gang to be whole.
+type startedApp struct {
+	name string
+	// since is when its driver was first seen running.
+	since time.Time
+	// missing is how many of its executors are not bound to a node yet (made or not), each
+	// requesting executorCPU millicores.
+	missing     int
+	executorCPU int64
+}
+
+// beyondFit returns the started applications whose missing executors cannot all be placed on
+// the nodes' free CPU: the drivers a scheduler started beyond what the nodes fit. Free CPU is
+// each node's allocatable less what its live bound pods request, placeholders excepted (their
+// room is held for the applications' executors). The applications are placed in the order
+// their drivers started, each executor on the first node with room for it; an application that
+// does not fit takes no room, so one started later may still fit in what it leaves.
+func beyondFit(nodes []corev1.Node, pods []corev1.Pod, started []startedApp) []string {
+	free := freeCPU(nodes, pods)
+	order := slices.Clone(started)
+	slices.SortFunc(order, func(a, b startedApp) int {
+		return cmp.Or(a.since.Compare(b.since), cmp.Compare(a.name, b.name))
+	})
+	var beyond []string
+	for _, a := range order {
+		if !place(free, a.missing, a.executorCPU) {
+			beyond = append(beyond, a.name)
+		}
+	}
+	return beyond
+}
+
+// place takes n pods of cpu millicores from free, first fit over the nodes in order, and
+// reports whether all fit; when not, free is left as it was.
+func place(free []int64, n int, cpu int64) bool {
+	if n <= 0 {
+		return true
+	}
+	taken := make([]int64, len(free))
+	for i := range free {
+		for n > 0 && free[i]-taken[i] >= cpu {
+			taken[i] += cpu
+			n--
+		}
+	}
+	if n > 0 {
+		return false
+	}
+	for i := range free {
+		free[i] -= taken[i]
+	}
+	return true
+}
+
+// freeCPU is each node's allocatable CPU, in millicores, less what the live pods bound to it
+// request (placeholders excepted), in the nodes' order.
+func freeCPU(nodes []corev1.Node, pods []corev1.Pod) []int64 {
+	index := make(map[string]int, len(nodes))
+	free := make([]int64, len(nodes))
+	for i := range nodes {
+		index[nodes[i].Name] = i
+		q := nodes[i].Status.Allocatable[corev1.ResourceCPU]
+		free[i] = q.MilliValue()
+	}
+	for i := range pods {
+		p := &pods[i]
+		n, ok := index[p.Spec.NodeName]
+		if !ok || p.Spec.NodeName == "" || !p.DeletionTimestamp.IsZero() || p.Labels[gang.LabelPlaceholder] != "" ||
+			p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		free[n] -= cpuOf(p)
+	}
+	return free
+}
