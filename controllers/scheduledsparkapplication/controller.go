@@ -142,20 +142,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	due, next := sched.Due(since, now)
 
-	var started *v1beta2.SparkApplication
-	if !due.IsZero() && !ssa.IsSuspended() {
-		// A cache that has not seen the last status write would take a run already started
-		// (and perhaps already pruned) for due, and start it again.
-		if current, err := r.lastRunCurrent(ctx, ssa); err != nil || !current {
-			return ctrl.Result{RequeueAfter: time.Second}, client.IgnoreNotFound(err)
-		}
-		started, err = r.startRun(ctx, ssa, spec.Spec.ConcurrencyPolicy, due, runs)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if started != nil {
-			runs = append(runs, *started)
-		}
+	started, behind, err := r.startDue(ctx, ssa, spec.Spec.ConcurrencyPolicy, due, runs)
+	if behind {
+		return ctrl.Result{RequeueAfter: time.Second}, client.IgnoreNotFound(err)
+	}
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if started != nil {
+		runs = append(runs, *started)
 	}
 
 	runs, err = r.pruneHistory(ctx, ssa, runs,
@@ -185,6 +180,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	logger.V(1).Info("scheduled", "nextRun", next, "requeueAfter", wait)
 	return ctrl.Result{RequeueAfter: wait}, nil
+}
+
+// startDue starts the run due at due (none when due is zero or ssa is suspended) under policy,
+// returning it (nil when the policy let none start). behind is true when the cache has not
+// seen the last status write yet: it would take a run already started (and perhaps already
+// pruned) for due and start it again, so nothing is started and the caller tries again.
+func (r *Reconciler) startDue(ctx context.Context, ssa *v1beta2.ScheduledSparkApplication, policy v1beta2.ConcurrencyPolicy,
+	due time.Time, runs []v1beta2.SparkApplication) (started *v1beta2.SparkApplication, behind bool, err error) {
+	if due.IsZero() || ssa.IsSuspended() {
+		return nil, false, nil
+	}
+	if current, err := r.lastRunCurrent(ctx, ssa); err != nil || !current {
+		return nil, true, err
+	}
+	started, err = r.startRun(ctx, ssa, policy, due, runs)
+	return started, false, err
 }
 
 // failValidation records why the schedule cannot be used. No run is started and nothing

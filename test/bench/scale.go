@@ -47,21 +47,10 @@ func runScale(ctx context.Context, c config) error {
 		return err
 	}
 	defer e.cleanup()
-	var nodes corev1.NodeList
-	if err := e.cl.List(ctx, &nodes); err != nil {
+	nodes, queues, removeQueues, err := createScaleQueues(ctx, e, c.queues)
+	defer removeQueues()
+	if err != nil {
 		return err
-	}
-	var cpu, memory resource.Quantity
-	for i := range nodes.Items {
-		cpu.Add(nodes.Items[i].Status.Allocatable[corev1.ResourceCPU])
-		memory.Add(nodes.Items[i].Status.Allocatable[corev1.ResourceMemory])
-	}
-	queues := scaleQueues(e.ns, c.queues, cpu, memory)
-	for _, q := range queues {
-		if err := e.cl.Create(ctx, q); err != nil {
-			return err
-		}
-		defer func() { _ = e.cl.Delete(context.Background(), q) }()
 	}
 
 	op, err := startOperator(ctx, c, e.ns, "scale", append([]string{"--enable-gang-scheduler", "--default-batch-scheduler=gang"}, gangOperatorArgs...)...)
@@ -97,6 +86,40 @@ func runScale(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
+	return reportScale(c, op, play, runs, use, nodes)
+}
+
+// createScaleQueues makes the scenario's queues over the cluster's nodes (scaleQueues) and
+// returns how many nodes there are; remove deletes the queues made, also on an error.
+func createScaleQueues(ctx context.Context, e *benchEnv, n int) (nodes int, queues []*schedv1alpha1.Queue, remove func(), err error) {
+	var made []*schedv1alpha1.Queue
+	remove = func() {
+		for _, q := range made {
+			_ = e.cl.Delete(context.Background(), q)
+		}
+	}
+	var list corev1.NodeList
+	if err := e.cl.List(ctx, &list); err != nil {
+		return 0, nil, remove, err
+	}
+	var cpu, memory resource.Quantity
+	for i := range list.Items {
+		cpu.Add(list.Items[i].Status.Allocatable[corev1.ResourceCPU])
+		memory.Add(list.Items[i].Status.Allocatable[corev1.ResourceMemory])
+	}
+	queues = scaleQueues(e.ns, n, cpu, memory)
+	for _, q := range queues {
+		if err := e.cl.Create(ctx, q); err != nil {
+			return 0, nil, remove, err
+		}
+		made = append(made, q)
+	}
+	return len(list.Items), queues, remove, nil
+}
+
+// reportScale reads the operator's figures once the run is over and prints the scale lines and
+// the RESULT line.
+func reportScale(c config, op *operatorProcess, play gangPlay, runs *runSpans, use apiUse, nodes int) error {
 	decisionsPerS, err := op.decisionRate()
 	if err != nil {
 		return err
@@ -138,7 +161,7 @@ func runScale(ctx context.Context, c config) error {
 		obs.finished, c.apps-obs.finished, obs.stuck, play.makespan().Seconds(), utilisation,
 		len(freed.toDriver), freed.unmatched, ms(percentile(freed.toAdmitted, 50)), ms(percentile(freed.toAdmitted, 99)), use.writes, use.reads)
 	fmt.Printf("RESULT scenario=scale nodes=%d apps=%d queues=%d decisions_per_s=%.0f freed_to_driver_p50_ms=%.0f freed_to_driver_p99_ms=%.0f partial_starts=%d rss_mib=%.1f settled_rss_mib=%.1f api_requests_per_app=%.1f\n",
-		len(nodes.Items), c.apps, c.queues, decisionsPerS, ms(percentile(freed.toDriver, 50)), ms(percentile(freed.toDriver, 99)), j.partialPeak,
+		nodes, c.apps, c.queues, decisionsPerS, ms(percentile(freed.toDriver, 50)), ms(percentile(freed.toDriver, 99)), j.partialPeak,
 		rss, settled, use.writes+use.reads)
 	return nil
 }
