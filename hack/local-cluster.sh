@@ -433,7 +433,10 @@ cmd_up() {
   wait_for 90 kube-apiserver kctl get --raw /readyz
 
   log "installing CRDs"
-  local kwokdir; kwokdir=$(cd "$TOOLS/kwok" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+  # kwok's CRDs come from its module's source: downloaded again if the module cache was emptied
+  # since kwok was built.
+  local kwokdir; kwokdir=$(cd "$TOOLS/kwok" && go mod download sigs.k8s.io/kwok && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+  [ -n "$kwokdir" ] || die "kwok's module source is not in the module cache (go mod download sigs.k8s.io/kwok in $TOOLS/kwok)"
   local crd
   for crd in logs clusterlogs portforwards clusterportforwards; do
     kctl apply --server-side -f "$kwokdir/kustomize/crd/bases/kwok.x-k8s.io_$crd.yaml" >/dev/null
