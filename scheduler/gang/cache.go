@@ -111,7 +111,7 @@ func (s *Scheduler) read(ctx context.Context) (world, error) {
 	for _, l := range lists {
 		// The world is read on every pod event, and copying every object the caches hold
 		// was most of its cost: it shares them instead, and is only ever read (changes go on
-		// copies: overlayWritten, overlayMarked, ungating.overlay).
+		// copies: overlayStored, overlayMarked, ungating.overlay).
 		if err := l.c.List(ctx, l.list, client.UnsafeDisableDeepCopy); err != nil {
 			return w, fmt.Errorf("listing %T: %w", l.list, err)
 		}

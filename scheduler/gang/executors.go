@@ -455,7 +455,7 @@ func hasGate(p *corev1.Pod) bool {
 // its timeout.
 //
 // With placeholders it places nothing: an executor takes its placeholder's place in one step
-// (swapIn) that only the gang scheduler's ungating takes.
+// (swapOnto) that only the gang scheduler's ungating takes.
 func (s *Scheduler) PlacePod(pod *corev1.Pod, owner client.Object) bool {
 	if s.cfg.Enforcement == EnforcementPlaceholders || !hasGate(pod) {
 		return false

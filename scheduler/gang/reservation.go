@@ -35,7 +35,7 @@ import (
 
 // AnnotationAdmission is where releases before the Reservation API kept a workload's
 // reservation: JSON on the SparkApplication or SparkConnect itself. It is read once: a cycle
-// that finds it writes the Reservation object it describes and removes it (migrate.go).
+// that finds it writes the Reservation object it describes and removes it (reservations.go, migrate).
 const AnnotationAdmission = "scheduling.sparkop.dev/admission"
 
 // LabelQueue is set on the pods of an admitted application: the queue it was admitted from.
