@@ -9,6 +9,12 @@
 # scheduler alike. Every RESULT line goes to .cache/bench-gang-quick.log and to the output; the
 # end is their spread as a Markdown table (bin/bench --scenario spread). A run that fails is
 # reported and the rounds go on; the script then exits non-zero.
+#
+# BENCH_QUICK_BASELINE, the folder of another checkout with its bin/bench and bin/spark-operator
+# built (git worktree add DIR REV; make -C DIR build; go build -o DIR/bin/bench ./test/bench),
+# adds to each round a run of gang by that build, so that a change is compared with what it
+# changed on the same cluster and hour: its lines go to .cache/bench-gang-quick-baseline.log and
+# its spread is printed after the others'.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -22,6 +28,8 @@ SCHEDULERS=${BENCH_QUICK_SCHEDULERS:-gang volcano yunikorn kube-scheduler kueue}
 RUN_TIMEOUT=${BENCH_QUICK_TIMEOUT:-6m}
 export LOCAL_CLUSTER_DIR=$CACHE/bench-gang-quick-cluster
 LOG=$CACHE/bench-gang-quick.log
+BASELINE=${BENCH_QUICK_BASELINE:-}
+BASELINE_LOG=$CACHE/bench-gang-quick-baseline.log
 cd "$ROOT"
 
 log() { printf '[bench-gang-quick] %s\n' "$*" >&2; }
@@ -38,6 +46,11 @@ starter() {
 
 for s in $SCHEDULERS; do starter "$s" >/dev/null; done
 [ -x bin/bench ] || { log "bin/bench is missing: run it through make bench-gang-quick"; exit 2; }
+if [ -n "$BASELINE" ]; then
+  BASELINE=$(cd "$BASELINE" && pwd)
+  [ -x "$BASELINE/bin/bench" ] && [ -x "$BASELINE/bin/spark-operator" ] ||
+    { log "BENCH_QUICK_BASELINE: no bin/bench and bin/spark-operator built in $BASELINE"; exit 2; }
+fi
 
 started=$SECONDS
 kc=$(hack/local-cluster.sh up --nodes "$NODES" | tail -n 1)
@@ -48,20 +61,36 @@ for s in $SCHEDULERS; do
 done
 log "cluster and schedulers ready in $((SECONDS - started)) s"
 
-: >"$LOG"
+# One run of the gang scenario through scheduler $2, by the build in folder $1, its lines
+# added to log $3.
 status=0
+run() {
+  local t=$SECONDS
+  if ! (cd "$1" && bin/bench --kubeconfig "$kc" --scenario gang --scheduler "$2" --apps "$APPS" --webhook \
+    --timeout "$RUN_TIMEOUT") | tee -a "$3"; then
+    log "round $round, $2 ($1): the run failed"
+    status=1
+  fi
+  log "round $round, $2 ($1): $((SECONDS - t)) s"
+}
+
+: >"$LOG"
+[ -z "$BASELINE" ] || : >"$BASELINE_LOG"
 for round in $(seq 1 "$RUNS"); do
   for s in $SCHEDULERS; do
     log "round $round of $RUNS: $s"
-    t=$SECONDS
-    if ! bin/bench --kubeconfig "$kc" --scenario gang --scheduler "$s" --apps "$APPS" --webhook \
-      --timeout "$RUN_TIMEOUT" | tee -a "$LOG"; then
-      log "round $round, $s: the run failed"
-      status=1
-    fi
-    log "round $round, $s: $((SECONDS - t)) s"
+    run "$ROOT" "$s" "$LOG"
   done
+  if [ -n "$BASELINE" ]; then
+    log "round $round of $RUNS: gang by the baseline"
+    run "$BASELINE" gang "$BASELINE_LOG"
+  fi
 done
 log "all rounds in $((SECONDS - started)) s ($RUNS rounds of $APPS applications on $NODES nodes)"
 bin/bench --scenario spread "$LOG"
+if [ -n "$BASELINE" ]; then
+  echo
+  echo "The baseline, $BASELINE ($(git -C "$BASELINE" rev-parse --short HEAD 2>/dev/null || echo '?')):"
+  bin/bench --scenario spread "$BASELINE_LOG"
+fi
 exit $status
