@@ -81,7 +81,7 @@ real_node_host() {
   done
   if [ ${#pkgs[@]} -gt 0 ]; then
     log "installing ${pkgs[*]} from Debian (apt-get), which the real node needs"
-    { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y "${pkgs[@]}"; } >"$STATE/logs/apt-get.log" 2>&1 ||
+    apt_install "$STATE/logs/apt-get.log" "${pkgs[@]}" ||
       die "apt-get install ${pkgs[*]} failed (log: $STATE/logs/apt-get.log); install them by hand"
   fi
   for entry in "${RN_PACKAGES[@]}"; do

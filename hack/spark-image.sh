@@ -175,8 +175,8 @@ preflight() {
   javac -version 2>&1 | grep -q '^javac 17\.' || die "javac is $(javac -version 2>&1), want 17: the image runs Java 17"
   if ! command -v debootstrap >/dev/null; then
     log "debootstrap is missing: installing it with apt-get"
-    apt-get install -y -q debootstrap >&2 || { apt-get update -q >&2 && apt-get install -y -q debootstrap >&2; } ||
-      die "apt-get could not install debootstrap"
+    apt_install "${TMPDIR:-/tmp}/sparkop-apt-get.log" debootstrap ||
+      die "apt-get could not install debootstrap (log: ${TMPDIR:-/tmp}/sparkop-apt-get.log)"
   fi
   if [ -z "${OCIIMAGE:-}" ]; then
     declare -F build_ociimage >/dev/null || die "hack/store.sh has no build_ociimage (hack/tools/ociimage); set OCIIMAGE to an ociimage binary"

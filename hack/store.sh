@@ -42,6 +42,25 @@ stored_build() {
   link_stored "$name" "$want" "${binaries[@]}" || die "the build of $name left no complete $dir"
 }
 
+# apt_install LOG PACKAGE...: installs the Debian packages not installed yet, output to LOG,
+# under one lock per machine: clusters started side by side (the tests start several) would
+# otherwise run apt-get at once, and all but one fail on dpkg's lock. dpkg's lock held by
+# anything else is waited for too.
+apt_install() {
+  local logfile=$1; shift
+  mkdir -p "$STORE"
+  (
+    flock 8
+    local pkg missing=()
+    for pkg in "$@"; do
+      dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+    done
+    [ ${#missing[@]} = 0 ] && exit 0
+    local wait=(-o DPkg::Lock::Timeout=600)
+    { apt-get "${wait[@]}" update && DEBIAN_FRONTEND=noninteractive apt-get "${wait[@]}" install -y "${missing[@]}"; } >"$logfile" 2>&1
+  ) 8>"$STORE/apt.lock"
+}
+
 # go_build_entries MODULE_DIR LDFLAGS OUT ENTRY...: one `go build` for every ENTRY
 # (BINARY=PACKAGE) of the module in MODULE_DIR, the binaries named BINARY in OUT.
 go_build_entries() {
