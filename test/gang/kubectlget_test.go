@@ -33,7 +33,8 @@ func TestKubectlGetReadsWell(t *testing.T) {
 	f.create(f.app("running", queue, 3))
 	f.waitRunning("running")
 	f.create(f.app("queued", queue, 3))
-	waitingFor := waiting(f.waitWaiting("queued", ""))
+	// Its reason once the gang scheduler has decided about it (before, it waits for a cycle).
+	waitingFor := waiting(f.waitWaiting("queued", "no node fits"))
 	nowhere := cluster.SparkPi(f.ns, "nowhere")
 	nowhere.Spec.NodeSelector = map[string]string{"test.sparkop.dev/no-such-node": "x"}
 	f.create(nowhere)
@@ -42,7 +43,7 @@ func TestKubectlGetReadsWell(t *testing.T) {
 	var table metav1.Table
 	rows := map[string][]any{}
 	col := map[string]int{}
-	cluster.Eventually(t, 90*time.Second, "the driver without a node showing why it waits", func() (bool, error) {
+	cluster.Eventually(t, 90*time.Second, "the driver without a node and the queued application showing why they wait", func() (bool, error) {
 		raw, err := cs.Discovery().RESTClient().Get().AbsPath("/apis/sparkoperator.k8s.io/v1beta2/namespaces", f.ns, "sparkapplications").
 			SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").Do(f.ctx).Raw()
 		if err != nil {
@@ -59,7 +60,8 @@ func TestKubectlGetReadsWell(t *testing.T) {
 			rows[r.Cells[0].(string)] = r.Cells
 		}
 		w, _ := rows["nowhere"][col["Waiting"]].(string)
-		return strings.Contains(w, "node"), nil
+		q, _ := rows["queued"][col["Waiting"]].(string)
+		return strings.Contains(w, "node") && q != "", nil
 	})
 
 	var names []string
