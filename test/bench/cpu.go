@@ -34,6 +34,7 @@ var schedulerComponents = map[string][]string{
 	"yunikorn":       {"kube-scheduler", "yunikorn-scheduler"},
 	"kube-scheduler": {"kube-scheduler", "kube-scheduler-plugins", "scheduler-plugins-controller"},
 	"kueue":          {"kube-scheduler", "kueue"},
+	"kueue-alone":    {"kube-scheduler", "kueue"},
 }
 
 func schedulerComponentsOf(sched string) []string {

@@ -34,7 +34,7 @@ var gangSizes = []int32{2, 4, 8, 12}
 // the gang scheduler (--gang, the default) or without it, with this process playing Spark
 // (spark.go). It prints
 //
-//	RESULT mode=gang scheduler=gang|kubernetes|kubernetes-naive|external|volcano|yunikorn|kube-scheduler|kueue enforcement=advisory|placeholders|plugin load=none|competing apps=… decisions_per_s=… partial_starts=… unschedulable_executors=… placeholder_pods=… utilisation=… cluster_utilisation=… makespan_s=… state_lag_p50_ms=… state_lag_p99_ms=… api_writes_per_app=… api_reads_per_app=… operator_cpu_s=… scheduler_cpu_s=… app_writes_per_app=… beyond_fit=… finished=… [external_rtt_ms=…]
+//	RESULT mode=gang scheduler=gang|kubernetes|kubernetes-naive|external|volcano|yunikorn|kube-scheduler|kueue|kueue-alone enforcement=advisory|placeholders|plugin load=none|competing apps=… decisions_per_s=… partial_starts=… unschedulable_executors=… placeholder_pods=… utilisation=… cluster_utilisation=… makespan_s=… state_lag_p50_ms=… state_lag_p99_ms=… api_writes_per_app=… api_reads_per_app=… operator_cpu_s=… scheduler_cpu_s=… app_writes_per_app=… beyond_fit=… finished=… [external_rtt_ms=…]
 //	gang: mode=gang allocated=… apps_ever_partial=… apps_ever_beyond_fit=… unschedulable_peak=… stuck=… unfinished=… ramp_s=… ramp_max_s=… (created …, ungated …, bound …)
 //	gang: mode=gang unschedulable executors=… bound_after_s=… bound_after_max_s=…   (when there were any, with their messages)
 //
@@ -154,17 +154,23 @@ func gangSetUp(ctx context.Context, c config, e *benchEnv, sched string) (args [
 	case "kube-scheduler":
 		// scheduler-plugins' coscheduling (hack/local-cluster.sh coscheduling).
 		args = append(args, "--enable-batch-scheduler", "--kube-scheduler-names=kube-scheduler")
-	case "kueue":
+	case "kueue", "kueue-alone":
 		// Kueue's own SparkApplication integration (hack/local-cluster.sh kueue) queues the
 		// applications labelled for its LocalQueue and resumes them (spec.suspend) as its
-		// ClusterQueue has quota: the operator runs with no batch scheduler, as for any user.
+		// ClusterQueue has quota. With kueue the operator runs the gang core, as
+		// docs/gang-scheduling.md#kueue says to (and make dev does), which admits each resumed
+		// application again by the nodes' fit; with kueue-alone it runs with no batch
+		// scheduler: Kueue's quota alone holds the gang.
+		if sched == "kueue" {
+			args = append(args, "--enable-batch-scheduler")
+		}
 		kueueCleanup, err := setUpKueue(ctx, e)
 		if err != nil {
 			return nil, cleanup, err
 		}
 		undo = append(undo, kueueCleanup)
 	default:
-		return nil, cleanup, fmt.Errorf("--scheduler %q: want gang, kubernetes, kubernetes-naive, external, volcano, yunikorn, kube-scheduler or kueue", sched)
+		return nil, cleanup, fmt.Errorf("--scheduler %q: want gang, kubernetes, kubernetes-naive, external, volcano, yunikorn, kube-scheduler, kueue or kueue-alone", sched)
 	}
 	if c.enforcement != "" && gangCore(sched) {
 		args = append(args, "--gang-enforcement="+c.enforcement)
@@ -373,8 +379,8 @@ func gangApp(ns string, i int, sched string) *v1beta2.SparkApplication {
 	app.Spec.Executor.Memory = ptr.To("1024m")
 	app.Spec.Executor.Instances = ptr.To(n)
 	switch {
-	case sched == "kueue":
-		// Kueue queues by label, with no batch scheduler (setUpKueue). It counts CPU by
+	case sched == "kueue" || sched == "kueue-alone":
+		// Kueue queues by label, with no batch scheduler named (setUpKueue). It counts CPU by
 		// coreRequest alone, so the pods' request (cores) is said again there.
 		app.Labels = map[string]string{scheduler.LabelKueueQueueName: kueueLocalQueue}
 		app.Spec.Driver.CoreRequest = ptr.To(fmt.Sprint(*app.Spec.Driver.Cores))

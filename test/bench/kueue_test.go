@@ -69,6 +69,7 @@ func TestGangAppScheduler(t *testing.T) {
 		{"volcano", want{batchScheduler: "volcano"}},
 		{"kube-scheduler", want{batchScheduler: "kube-scheduler"}},
 		{"kueue", want{kueueQueue: kueueLocalQueue, coreRequests: [2]string{"1", "2"}}},
+		{"kueue-alone", want{kueueQueue: kueueLocalQueue, coreRequests: [2]string{"1", "2"}}},
 	}
 	// The pods the load asks for, whatever the scheduler: what no scheduler's run changes.
 	base, err := sparkpod.DemandOf(gangApp("ns", 2, ""))

@@ -109,7 +109,7 @@ func main() {
 	flag.BoolVar(&c.gang, "gang", true, `gang: run the operator with the gang scheduler as the default (false: the same load without it)`)
 	flag.StringVar(&c.scheduler, "scheduler", "gang", `gang: the applications' batch scheduler: "gang" (the embedded one), "kubernetes" (its Workload API variant; `+
 		`a cluster up with --workload-api), "kubernetes-naive" (Workload and PodGroups with no admission), "external" (the example external scheduler, run in this process), `+
-		`"volcano", "yunikorn", "kube-scheduler" (coscheduling), "kueue" (its SparkApplication integration; the run makes its ClusterQueue and LocalQueue): `+
+		`"volcano", "yunikorn", "kube-scheduler" (coscheduling), "kueue" (its SparkApplication integration, the run making its ClusterQueue and LocalQueue; the operator with its gang core, which admits what Kueue resumes by the nodes' fit), "kueue-alone" (the same with no batch scheduler in the operator: Kueue's quota alone): `+
 		`the real schedulers, started on the cluster by hack/local-cluster.sh volcano, yunikorn, coscheduling, kueue`)
 	flag.StringVar(&c.enforcement, "enforcement", "", `gang: the operator's --gang-enforcement, "advisory", "placeholders" or "plugin" (the cluster's scheduler must be spark-scheduler: hack/local-cluster.sh up --spark-scheduler) (empty: its default); prints the RESULT line of the gang comparisons`)
 	flag.StringVar(&c.load, "load", "none", `gang: "competing" runs plain pods beside the applications, arriving and leaving steadily and taking ~30% of the CPU`)
