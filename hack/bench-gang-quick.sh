@@ -22,7 +22,7 @@ CACHE=${SPARKOP_CACHE:-$ROOT/.cache}
 APPS=${BENCH_QUICK_APPS:-30}
 NODES=${BENCH_QUICK_NODES:-10}
 RUNS=${BENCH_QUICK_RUNS:-3}
-SCHEDULERS=${BENCH_QUICK_SCHEDULERS:-gang volcano yunikorn kube-scheduler kueue}
+SCHEDULERS=${BENCH_QUICK_SCHEDULERS:-gang volcano yunikorn kube-scheduler kueue kueue-alone}
 # A run that has not finished by then is cut short and reported as it stands (unfinished
 # applications count against its scheduler).
 RUN_TIMEOUT=${BENCH_QUICK_TIMEOUT:-6m}
@@ -40,7 +40,8 @@ starter() {
     gang) ;;
     kube-scheduler) echo coscheduling ;;
     volcano | yunikorn | kueue) echo "$1" ;;
-    *) log "BENCH_QUICK_SCHEDULERS: unknown scheduler '$1' (gang, volcano, yunikorn, kube-scheduler or kueue)"; exit 2 ;;
+    kueue-alone) echo kueue ;;
+    *) log "BENCH_QUICK_SCHEDULERS: unknown scheduler '$1' (gang, volcano, yunikorn, kube-scheduler, kueue or kueue-alone)"; exit 2 ;;
   esac
 }
 
@@ -55,9 +56,8 @@ fi
 started=$SECONDS
 kc=$(hack/local-cluster.sh up --nodes "$NODES" | tail -n 1)
 trap 'hack/local-cluster.sh down >/dev/null 2>&1 || true' EXIT
-for s in $SCHEDULERS; do
-  cmd=$(starter "$s")
-  [ -z "$cmd" ] || hack/local-cluster.sh "$cmd"
+for cmd in $(for s in $SCHEDULERS; do starter "$s"; done | sort -u); do
+  hack/local-cluster.sh "$cmd"
 done
 log "cluster and schedulers ready in $((SECONDS - started)) s"
 
