@@ -133,7 +133,7 @@ bench-gang: build
 		bin/bench --kubeconfig $$kc --scenario gang --scheduler $$s --apps 1000 --webhook; \
 	done
 
-## bench-gang-quick: the cross-scheduler comparison in under an hour: BENCH_QUICK_APPS (30) of the gang scenario's mixed applications on BENCH_QUICK_NODES (10) kwok nodes, through gang, Volcano, YuniKorn, coscheduling and Kueue (started on a cluster of its own, stopped after), BENCH_QUICK_RUNS (3) rounds; every RESULT line, then their spread as a table (hack/bench-gang-quick.sh); see docs/benchmarks.md
+## bench-gang-quick: the cross-scheduler comparison in under an hour: BENCH_QUICK_APPS (30) of the gang scenario's mixed applications on BENCH_QUICK_NODES (10) kwok nodes, through gang, Volcano, YuniKorn, coscheduling, Kueue with the operator's gang core and Kueue alone (started on a cluster of its own, stopped after), BENCH_QUICK_RUNS (3) rounds; every RESULT line, then their spread as a table (hack/bench-gang-quick.sh); see docs/benchmarks.md
 .PHONY: bench-gang-quick
 bench-gang-quick: build
 	@mkdir -p bin && go build -o bin/bench ./test/bench

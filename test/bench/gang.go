@@ -44,17 +44,17 @@ var gangSizes = []int32{2, 4, 8, 12}
 // kube-scheduler found no room for (the rest of the peak only waited). beyond_fit is the most
 // applications at once whose driver runs while their executors not bound yet do not fit the
 // nodes' free CPU (beyondFit: drivers started beyond what the nodes fit), apps_ever_beyond_fit
-// those ever; finished counts the applications COMPLETED or FAILED by the run's end. utilisation is the mean
-// share of the nodes' allocatable CPU at work over the run: requested by the running executors
-// of jobs that progress, and by their drivers; cluster_utilisation adds the competing load's
-// running pods (--load competing; without load it is utilisation): what the cluster does, the
-// figure #21's 5% is read on, since the load runs on room the applications then cannot have
-// (docs/benchmarks.md, "How the 5% reads"); allocated is the mean share requested by all
-// running pods, idle drivers included. The run ends when
-// every application has finished, or gives up when no job has progressed (nor any driver
-// started) for stallLimit after all were created (or --timeout has passed): stuck counts the applications then left whose driver runs with no
-// executor running, unfinished all those not finished. ramp is the mean time from a driver
-// running to all its executors running, and within it to all created, ungated and bound.
+// those ever; finished counts the applications COMPLETED or FAILED by the run's end.
+// utilisation is the mean share of the nodes' allocatable CPU at work over the run: requested
+// by the running executors of jobs that progress, and by their drivers; cluster_utilisation
+// adds the competing load's running pods (--load competing; without load it is utilisation):
+// what the cluster does, since the load runs on room the applications then cannot have;
+// allocated is the mean share requested by all running pods, idle drivers included. The run
+// ends when every application has finished, or gives up when no job has progressed (nor any
+// driver started) for stallLimit after all were created (or --timeout has passed): stuck
+// counts the applications then left whose driver runs with no executor running, unfinished all
+// those not finished. ramp is the mean time from a driver running to all its executors
+// running, and within it to all created, ungated and bound.
 // operator_cpu_s is the CPU seconds the operator used over the run, scheduler_cpu_s those of the
 // processes that schedule for the run's scheduler (schedulerComponents: the pod scheduler and
 // the batch scheduler's own); the cpu_s line lists every process of the cluster.
