@@ -13,8 +13,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/sparkop/spark-operator/scheduler/gang"
 )
 
 // startedApp is an application whose driver runs and whose job has not ended: what it still
@@ -31,12 +29,17 @@ type startedApp struct {
 
 // beyondFit returns the started applications whose missing executors cannot all be placed on
 // the nodes' free CPU: the drivers a scheduler started beyond what the nodes fit. Free CPU is
-// each node's allocatable less what its live bound pods request, placeholders excepted (their
-// room is held for the applications' executors). The applications are placed in the order
-// their drivers started, each executor on the first node with room for it; an application that
-// does not fit takes no room, so one started later may still fit in what it leaves.
-func beyondFit(nodes []corev1.Node, pods []corev1.Pod, started []startedApp) []string {
-	free := freeCPU(nodes, pods)
+// each node's allocatable less used, what its live pods request (placeholders excepted: their
+// room is held for the applications' executors; see tally). The applications are placed in
+// the order their drivers started, each executor on the first node with room for it; an
+// application that does not fit takes no room, so one started later may still fit in what it
+// leaves.
+func beyondFit(nodes []corev1.Node, used map[string]int64, started []startedApp) []string {
+	free := make([]int64, len(nodes))
+	for i := range nodes {
+		q := nodes[i].Status.Allocatable[corev1.ResourceCPU]
+		free[i] = q.MilliValue() - used[nodes[i].Name]
+	}
 	order := slices.Clone(started)
 	slices.SortFunc(order, func(a, b startedApp) int {
 		return cmp.Or(a.since.Compare(b.since), cmp.Compare(a.name, b.name))
@@ -70,26 +73,4 @@ func place(free []int64, n int, cpu int64) bool {
 		free[i] -= taken[i]
 	}
 	return true
-}
-
-// freeCPU is each node's allocatable CPU, in millicores, less what the live pods bound to it
-// request (placeholders excepted), in the nodes' order.
-func freeCPU(nodes []corev1.Node, pods []corev1.Pod) []int64 {
-	index := make(map[string]int, len(nodes))
-	free := make([]int64, len(nodes))
-	for i := range nodes {
-		index[nodes[i].Name] = i
-		q := nodes[i].Status.Allocatable[corev1.ResourceCPU]
-		free[i] = q.MilliValue()
-	}
-	for i := range pods {
-		p := &pods[i]
-		n, ok := index[p.Spec.NodeName]
-		if !ok || p.Spec.NodeName == "" || !p.DeletionTimestamp.IsZero() || p.Labels[gang.LabelPlaceholder] != "" ||
-			p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		free[n] -= cpuOf(p)
-	}
-	return free
 }

@@ -73,7 +73,8 @@ func TestBeyondFit(t *testing.T) {
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := beyondFit(nodes, tc.pods, tc.started)
+			// What the pods take of each node, as the stand-in's tally counts it.
+			got := beyondFit(nodes, newJobs().tally(t0, tc.pods).nodeUsed, tc.started)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("beyondFit (-want +got):\n%s", diff)
 			}

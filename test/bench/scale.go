@@ -102,12 +102,8 @@ func createScaleQueues(ctx context.Context, e *benchEnv, n int) (nodes int, queu
 	if err := e.cl.List(ctx, &list); err != nil {
 		return 0, nil, remove, err
 	}
-	var cpu, memory resource.Quantity
-	for i := range list.Items {
-		cpu.Add(list.Items[i].Status.Allocatable[corev1.ResourceCPU])
-		memory.Add(list.Items[i].Status.Allocatable[corev1.ResourceMemory])
-	}
-	queues = scaleQueues(e.ns, n, cpu, memory)
+	total := allocatable(list.Items, corev1.ResourceCPU, corev1.ResourceMemory)
+	queues = scaleQueues(e.ns, n, total[corev1.ResourceCPU], total[corev1.ResourceMemory])
 	for _, q := range queues {
 		if err := e.cl.Create(ctx, q); err != nil {
 			return 0, nil, remove, err

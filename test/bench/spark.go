@@ -161,7 +161,7 @@ func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplica
 			acts = append(acts, a)
 		}
 	}
-	beyond := beyondFit(nodes, pods, t.started)
+	beyond := beyondFit(nodes, t.nodeUsed, t.started)
 	obs.beyondFit = len(beyond)
 	for _, name := range beyond {
 		j.everBeyondFit[name] = true
@@ -186,13 +186,16 @@ type cpuTally struct {
 	alloc, used, working, starting, reserved, competing, placeholders, placeholdersBound int64
 	drivers                                                                              map[string]*corev1.Pod
 	execs                                                                                map[string]*execState
-	// started are the applications whose driver runs and whose job has not ended.
-	started []startedApp
+	// nodeUsed is, by node, what its live pods request (placeholders excepted: their room is
+	// held for the applications' executors); started are the applications whose driver runs
+	// and whose job has not ended. beyondFit reads them.
+	nodeUsed map[string]int64
+	started  []startedApp
 }
 
 // tally counts the pods' CPU and each application's executors.
 func (j *jobs) tally(now time.Time, pods []corev1.Pod) cpuTally {
-	t := cpuTally{drivers: map[string]*corev1.Pod{}, execs: map[string]*execState{}}
+	t := cpuTally{drivers: map[string]*corev1.Pod{}, execs: map[string]*execState{}, nodeUsed: map[string]int64{}}
 	for i := range pods {
 		p := &pods[i]
 		live := p.DeletionTimestamp.IsZero() && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
@@ -208,8 +211,12 @@ func (j *jobs) tally(now time.Time, pods []corev1.Pod) cpuTally {
 		} else if live && p.Spec.NodeName != "" {
 			t.starting += cpuOf(p)
 		}
-		if live && p.Spec.NodeName != "" && p.Labels[gang.LabelPlaceholder] != "" {
-			t.placeholdersBound += cpuOf(p)
+		if live && p.Spec.NodeName != "" {
+			if p.Labels[gang.LabelPlaceholder] != "" {
+				t.placeholdersBound += cpuOf(p)
+			} else {
+				t.nodeUsed[p.Spec.NodeName] += cpuOf(p)
+			}
 		}
 		switch p.Labels[v1beta2.SparkRoleLabel] {
 		case v1beta2.SparkRoleDriver:
