@@ -25,6 +25,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/internal/restconn"
+	"github.com/sparkop/spark-operator/scheduler/gang/placeholder"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -82,7 +83,7 @@ func trimPod(obj any) (any, error) {
 		Spec: corev1.PodSpec{NodeName: p.Spec.NodeName, SchedulingGates: gates, Affinity: affinity, Containers: []corev1.Container{{
 			Name: trimmedContainer, Resources: corev1.ResourceRequirements{Requests: podRequests(p)},
 		}}},
-		Status: corev1.PodStatus{Phase: p.Status.Phase, Conditions: placeholderConditions(p)},
+		Status: corev1.PodStatus{Phase: p.Status.Phase, Conditions: placeholder.Conditions(p)},
 	}, nil
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	"github.com/sparkop/spark-operator/scheduler/gang/placeholder"
 	"github.com/sparkop/spark-operator/scheduler/reservation"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
@@ -377,7 +378,7 @@ type toUngate struct {
 type sharedSlots struct {
 	key         core.Key
 	res         Reservation
-	group       nodeGroup
+	group       placeholder.NodeGroup
 	placeholder types.NamespacedName
 }
 
@@ -417,15 +418,15 @@ func executorsToUngate(w world, released map[core.Key][]string, o snapshotOption
 			} else if id := ep.gated[i].id; !ep.unnumbered && id > 0 {
 				resName := ReservationName(m.app)
 				rel.id = id
-				rel.placeholder = types.NamespacedName{Namespace: m.app.Namespace, Name: placeholderName(resName, executorMember(id))}
+				rel.placeholder = types.NamespacedName{Namespace: m.app.Namespace, Name: placeholder.Name(resName, executorMember(id))}
 				if groups == nil {
 					for _, g := range nodeGroups(res) {
 						groups = append(groups, &sharedSlots{key: m.app, res: res, group: g,
-							placeholder: types.NamespacedName{Namespace: m.app.Namespace, Name: placeholderName(resName, g.member())}})
+							placeholder: types.NamespacedName{Namespace: m.app.Namespace, Name: placeholder.Name(resName, g.Member())}})
 					}
 				}
 				for _, g := range groups {
-					if g.group.lo <= id && id <= g.group.hi {
+					if g.group.Lo <= id && id <= g.group.Hi {
 						rel.shared = g
 					}
 				}

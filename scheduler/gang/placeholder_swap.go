@@ -22,6 +22,7 @@ import (
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	"github.com/sparkop/spark-operator/scheduler/gang/placeholder"
 )
 
 // swaps reports whether rel, a gated member about to be let go, takes a placeholder's place
@@ -32,7 +33,7 @@ func (s *Scheduler) swaps(rel toUngate, hasPlaceholder bool) bool {
 	if s.cfg.Enforcement != EnforcementPlaceholders || rel.placeholder.Name == "" || rel.node == "" {
 		return false
 	}
-	return hasPlaceholder || s.placeholders.has(bookCreated, rel.placeholder)
+	return hasPlaceholder || s.placeholders.Has(placeholder.Created, rel.placeholder)
 }
 
 // makeRoom makes room for the members of group, to be let go onto one node, in their
@@ -54,7 +55,7 @@ func (s *Scheduler) makeRoom(ctx context.Context, group []toUngate, calls chan s
 		sharing[rel.placeholder] = append(sharing[rel.placeholder], i)
 	}
 	var wg sync.WaitGroup
-	for placeholder, members := range sharing {
+	for ph, members := range sharing {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -74,13 +75,13 @@ func (s *Scheduler) makeRoom(ctx context.Context, group []toUngate, calls chan s
 				}
 			}
 			if failed == nil {
-				if failed = call(func() error { return s.deletePlaceholder(ctx, placeholder) }); failed == nil {
-					s.awaitGone(ctx, placeholder)
+				if failed = call(func() error { return s.deletePlaceholder(ctx, ph) }); failed == nil {
+					s.awaitGone(ctx, ph)
 				}
 			}
 			if failed != nil {
 				// Its members are tried again, in its place again.
-				s.placeholders.forget(bookSwapped, placeholder)
+				s.placeholders.Forget(placeholder.Swapped, ph)
 				for _, i := range members {
 					errs[i] = failed
 				}
@@ -103,7 +104,7 @@ func (s *Scheduler) nominate(ctx context.Context, rel toUngate) error {
 		return fmt.Errorf("nominating %s to node %s: %w", rel.pod, rel.node, err)
 	}
 	placeholderWritesTotal.WithLabelValues("nominate").Inc()
-	s.placeholders.note(bookSwapped, rel.placeholder)
+	s.placeholders.Note(placeholder.Swapped, rel.placeholder)
 	return nil
 }
 
@@ -126,12 +127,12 @@ func (s *Scheduler) takeGroups(chosen []toUngate, placeholders map[types.Namespa
 	}
 	arrivals := map[*sharedSlots][]int{} // group → its members among chosen
 	for i, rel := range chosen {
-		if rel.shared == nil || placeholders[rel.placeholder] != nil || s.placeholders.has(bookCreated, rel.placeholder) {
+		if rel.shared == nil || placeholders[rel.placeholder] != nil || s.placeholders.Has(placeholder.Created, rel.placeholder) {
 			continue
 		}
 		g := placeholders[rel.shared.placeholder]
 		if g == nil || g.Labels[LabelRun] != rel.shared.res.SubmissionID || !g.DeletionTimestamp.IsZero() ||
-			s.placeholders.has(bookSwapped, rel.shared.placeholder) {
+			s.placeholders.Has(placeholder.Swapped, rel.shared.placeholder) {
 			continue
 		}
 		arrivals[rel.shared] = append(arrivals[rel.shared], i)
@@ -147,9 +148,9 @@ func (s *Scheduler) takeGroups(chosen []toUngate, placeholders map[types.Namespa
 		for _, i := range members {
 			here[chosen[i].id] = true
 		}
-		first := s.placeholders.arrivedAt(shared.placeholder, now)
+		first := s.placeholders.ArrivedAt(shared.placeholder, now)
 		var absent []int
-		for id := shared.group.lo; id <= shared.group.hi; id++ {
+		for id := shared.group.Lo; id <= shared.group.Hi; id++ {
 			if !here[id] {
 				absent = append(absent, id)
 			}
@@ -163,20 +164,20 @@ func (s *Scheduler) takeGroups(chosen []toUngate, placeholders map[types.Namespa
 			}
 			continue
 		}
-		s.placeholders.note(bookSwapped, shared.placeholder)
+		s.placeholders.Note(placeholder.Swapped, shared.placeholder)
 		for _, i := range members {
 			chosen[i].placeholder = shared.placeholder
 		}
 		for _, id := range absent {
-			p := executorPlaceholder(shared.key, shared.res, id, shared.group.node).pod(s.cfg.PlaceholderImage)
+			p := executorPlaceholder(shared.key, shared.res, id, shared.group.Node).Pod(s.cfg.PlaceholderImage)
 			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: GatePlaceholder}}
 			// So that a pass choosing the latecomer before the cache shows its placeholder
 			// takes that placeholder's place, not the group's.
-			s.placeholders.note(bookCreated, client.ObjectKeyFromObject(p))
+			s.placeholders.Note(placeholder.Created, client.ObjectKeyFromObject(p))
 			if missing == nil {
 				missing = map[string][]standIn{}
 			}
-			missing[shared.group.node] = append(missing[shared.group.node], standIn{pod: p, group: shared.placeholder})
+			missing[shared.group.Node] = append(missing[shared.group.Node], standIn{pod: p, group: shared.placeholder})
 		}
 	}
 	if recheck > 0 {
@@ -209,7 +210,7 @@ func (s *Scheduler) withStandIns(ctx context.Context, group []pendingSwap, missi
 	failed := map[types.NamespacedName]error{} // group placeholder → why
 	for _, m := range missing {
 		if err := s.writePlaceholders(ctx, []*corev1.Pod{m.pod}, nil); err != nil {
-			s.placeholders.forget(bookCreated, client.ObjectKeyFromObject(m.pod))
+			s.placeholders.Forget(placeholder.Created, client.ObjectKeyFromObject(m.pod))
 			failed[m.group] = err
 			continue
 		}
@@ -230,7 +231,7 @@ func (s *Scheduler) withStandIns(ctx context.Context, group []pendingSwap, missi
 		out = append(out, m)
 	}
 	for g := range failed {
-		s.placeholders.forget(bookSwapped, g)
+		s.placeholders.Forget(placeholder.Swapped, g)
 	}
 	return out
 }
@@ -320,7 +321,7 @@ func driversToUngate(w world) []toUngate {
 			continue
 		}
 		out = append(out, toUngate{pod: key, node: r.Driver,
-			placeholder: types.NamespacedName{Namespace: p.Namespace, Name: placeholderName(ReservationName(m.app), schedv1alpha1.MemberRoleDriver)}})
+			placeholder: types.NamespacedName{Namespace: p.Namespace, Name: placeholder.Name(ReservationName(m.app), schedv1alpha1.MemberRoleDriver)}})
 	}
 	return out
 }

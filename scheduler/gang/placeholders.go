@@ -35,7 +35,7 @@ package gang
 // Placeholders take the workload's priority: not a lower one (any pod of a higher priority
 // preempts a lower one, so ordinary pods would evict them and take the room) nor a higher one
 // (which would let Spark preempt what it could not as itself). They take it through a class of
-// their own that never preempts (placeholderclass.go).
+// their own that never preempts (package placeholder's class.go).
 //
 // Placeholders are never counted twice: while their reservation keeps node capacity the
 // reservation counts the member (snapshot skips its placeholders); once it stops (the run
@@ -72,20 +72,23 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	"github.com/sparkop/spark-operator/scheduler/gang/placeholder"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // DefaultPlaceholderImage is the image placeholder pods run: it does nothing, at no cost.
 const DefaultPlaceholderImage = "registry.k8s.io/pause:3.10"
 
-// Labels of placeholder pods.
+// Labels of placeholder pods and their PriorityClasses: package placeholder's.
 const (
 	// LabelPlaceholder marks a placeholder pod; its value is its Reservation's name.
-	LabelPlaceholder = "scheduling.sparkop.dev/placeholder"
+	LabelPlaceholder = placeholder.Label
 	// LabelRun is the run (submission id) the placeholder holds room for.
-	LabelRun = "scheduling.sparkop.dev/run"
+	LabelRun = placeholder.LabelRun
 	// LabelMember is the member of the reservation it holds room for: driver, executor-<id>.
-	LabelMember = "scheduling.sparkop.dev/member"
+	LabelMember = placeholder.LabelMember
+	// LabelPlaceholderClass marks the PriorityClasses the operator created for placeholders.
+	LabelPlaceholderClass = placeholder.LabelClass
 )
 
 var placeholderWritesTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -107,37 +110,37 @@ const GatePlaceholder = "scheduling.sparkop.dev/placeholder"
 func (s *Scheduler) reconcilePlaceholders(ctx context.Context, w world, o snapshotOptions) error {
 	existing := existingPlaceholders(w)
 	wanted := placeholdersOf(w, o, existing)
-	s.placeholders.sync(existing)
+	s.placeholders.Sync(existing)
 	room := podRoom(w)
-	var missing []wantedPlaceholder
+	var missing []placeholder.Wanted
 	for key, want := range wanted {
-		if p := existing[key]; p != nil && p.Labels[LabelRun] == want.res.SubmissionID && p.DeletionTimestamp.IsZero() {
+		if p := existing[key]; p != nil && p.Labels[LabelRun] == want.Owner.Run && p.DeletionTimestamp.IsZero() {
 			continue
 		}
-		if existing[key] != nil || s.placeholders.has(bookCreated, key) || s.placeholders.has(bookSwapped, key) {
+		if existing[key] != nil || s.placeholders.Has(placeholder.Created, key) || s.placeholders.Has(placeholder.Swapped, key) {
 			// An earlier run's, being deleted; created and not in the cache yet; or just
 			// deleted for its member, which the cache may not show let go yet.
 			continue
 		}
 		missing = append(missing, want)
 	}
-	sort.Slice(missing, func(i, j int) bool { return missing[i].before(missing[j]) })
+	sort.Slice(missing, func(i, j int) bool { return missing[i].Before(missing[j]) })
 	var create []*corev1.Pod
 	for _, want := range missing {
 		// Only into room that is free by the pods there now, as kube-scheduler counts them:
 		// where the pods of the applications a run preempted are ending, its placeholders wait
 		// for them, so that kube-scheduler never preempts pods itself for a placeholder.
-		need := want.need()
-		if !fits(room[want.node], need) {
+		need := want.Need()
+		if !fits(room[want.Node], need) {
 			continue
 		}
-		sparkpod.AddTimes(room[want.node], need, -1)
-		create = append(create, want.pod(s.cfg.PlaceholderImage))
+		sparkpod.AddTimes(room[want.Node], need, -1)
+		create = append(create, want.Pod(s.cfg.PlaceholderImage))
 	}
 	var remove []types.NamespacedName
 	for key, p := range existing {
-		if want, ok := wanted[key]; (ok && p.Labels[LabelRun] == want.res.SubmissionID) || !p.DeletionTimestamp.IsZero() ||
-			s.placeholders.has(bookDeleted, key) || s.placeholders.has(bookSwapped, key) {
+		if want, ok := wanted[key]; (ok && p.Labels[LabelRun] == want.Owner.Run) || !p.DeletionTimestamp.IsZero() ||
+			s.placeholders.Has(placeholder.Deleted, key) || s.placeholders.Has(placeholder.Swapped, key) {
 			continue
 		}
 		remove = append(remove, key)
@@ -203,14 +206,14 @@ func (s *Scheduler) createPlaceholders(ctx context.Context, key core.Key, r Rese
 	if s.cfg.Enforcement != EnforcementPlaceholders || room == nil {
 		return nil
 	}
-	wanted := []wantedPlaceholder{driverPlaceholder(key, r)}
+	wanted := []placeholder.Wanted{driverPlaceholder(key, r)}
 	for _, g := range nodeGroups(r) {
 		wanted = append(wanted, groupPlaceholder(key, r, g))
 	}
 	var pods []*corev1.Pod
 	for _, want := range wanted {
-		if room.take(want.node, want.need()) {
-			pods = append(pods, want.pod(s.cfg.PlaceholderImage))
+		if room.take(want.Node, want.Need()) {
+			pods = append(pods, want.Pod(s.cfg.PlaceholderImage))
 		}
 	}
 	return s.writePlaceholders(ctx, pods, nil)
@@ -239,7 +242,7 @@ func (s *Scheduler) writePlaceholders(ctx context.Context, create []*corev1.Pod,
 		if s.cluster != nil {
 			class, ok := classes[p.Spec.PriorityClassName]
 			if !ok {
-				class = s.placeholders.classes.of(ctx, s.cluster, s.client, p.Spec.PriorityClassName)
+				class = s.placeholders.Classes.Of(ctx, s.cluster, s.client, p.Spec.PriorityClassName)
 				classes[p.Spec.PriorityClassName] = class
 			}
 			p.Spec.PriorityClassName = class
@@ -253,7 +256,7 @@ func (s *Scheduler) writePlaceholders(ctx context.Context, create []*corev1.Pod,
 				return fmt.Errorf("creating placeholder %s/%s: %w", p.Namespace, p.Name, err)
 			}
 			placeholderWritesTotal.WithLabelValues("create").Inc()
-			s.placeholders.note(bookCreated, client.ObjectKeyFromObject(p))
+			s.placeholders.Note(placeholder.Created, client.ObjectKeyFromObject(p))
 			return nil
 		})
 	}
@@ -279,7 +282,7 @@ func (s *Scheduler) deletePlaceholder(ctx context.Context, key types.NamespacedN
 		return fmt.Errorf("deleting placeholder %s: %w", key, err)
 	}
 	placeholderWritesTotal.WithLabelValues("delete").Inc()
-	s.placeholders.note(bookDeleted, key)
+	s.placeholders.Note(placeholder.Deleted, key)
 	return nil
 }
 
@@ -297,7 +300,7 @@ func liveHolding(w world, o snapshotOptions) map[types.NamespacedName]string {
 
 // countedByReservation reports whether p is a placeholder its reservation counts (liveHolding).
 func countedByReservation(p *corev1.Pod, holding map[types.NamespacedName]string) bool {
-	if !isPlaceholder(p) {
+	if !placeholder.Is(p) {
 		return false
 	}
 	run, ok := holding[types.NamespacedName{Namespace: p.Namespace, Name: p.Labels[LabelPlaceholder]}]
@@ -323,19 +326,19 @@ func placeholdersHold(w world, o snapshotOptions) (waiting map[core.Key]string, 
 	}
 	for key, want := range wanted {
 		p := existing[key]
-		if p == nil || p.Labels[LabelRun] != want.res.SubmissionID || p.Spec.NodeName != want.node {
-			waiting[want.key] = placeholderReason
+		if p == nil || p.Labels[LabelRun] != want.Owner.Run || p.Spec.NodeName != want.Node {
+			waiting[want.Key] = placeholderReason
 		}
-		if p == nil || p.Spec.NodeName != "" || ending[want.node] {
+		if p == nil || p.Spec.NodeName != "" || ending[want.Node] {
 			continue
 		}
-		if since, ok := unschedulableSince(p); ok {
-			if left := takenAfter - o.Now.Sub(since); left > 0 {
+		if since, ok := placeholder.UnschedulableSince(p); ok {
+			if left := placeholder.TakenAfter - o.Now.Sub(since); left > 0 {
 				if recheck == 0 || left < recheck {
 					recheck = left
 				}
 			} else {
-				taken[want.key] = want.node
+				taken[want.Key] = want.Node
 			}
 		}
 	}

@@ -8,11 +8,9 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package gang
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,11 +18,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
+	"github.com/sparkop/spark-operator/scheduler/gang/placeholder"
 )
 
 func TestParseEnforcement(t *testing.T) {
@@ -106,20 +106,20 @@ func TestReservationObjectRoundTrip(t *testing.T) {
 // cache holds it (bound or not, unschedulable or not).
 func placeholderOf(res Reservation, member, node string, bound, unschedulable bool) corev1.Pod {
 	key := core.Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
-	var want wantedPlaceholder
+	var want placeholder.Wanted
 	lo, hi, id := 0, 0, 0
 	switch {
 	case member == "driver":
 		want = driverPlaceholder(key, res)
 	case scanned(fmt.Sscanf(member, "executors-%d-%d", &lo, &hi)):
-		want = groupPlaceholder(key, res, nodeGroup{node: node, lo: lo, hi: hi})
+		want = groupPlaceholder(key, res, placeholder.NodeGroup{Node: node, Lo: lo, Hi: hi})
 	case scanned(fmt.Sscanf(member, "executor-%d", &id)):
 		want = executorPlaceholder(key, res, id, node)
 	default:
 		panic("no placeholder member " + member)
 	}
-	want.node = node
-	p := want.pod(DefaultPlaceholderImage)
+	want.Node = node
+	p := want.Pod(DefaultPlaceholderImage)
 	if bound {
 		p.Spec.NodeName = node
 	}
@@ -245,29 +245,49 @@ func TestPlaceholderOrder(t *testing.T) {
 	// Created in this order when room runs short: the driver first, then executors by id,
 	// groups by their first (executors-3-4 before executors-10-11, which a name would put
 	// first), workload by workload.
-	want := []wantedPlaceholder{
+	want := []placeholder.Wanted{
 		driverPlaceholder(a, res),
 		executorPlaceholder(a, res, 2, "n1"),
-		groupPlaceholder(a, res, nodeGroup{node: "n1", lo: 3, hi: 4}),
+		groupPlaceholder(a, res, placeholder.NodeGroup{Node: "n1", Lo: 3, Hi: 4}),
 		executorPlaceholder(a, res, 5, "n1"),
-		groupPlaceholder(a, res, nodeGroup{node: "n1", lo: 10, hi: 11}),
+		groupPlaceholder(a, res, placeholder.NodeGroup{Node: "n1", Lo: 10, Hi: 11}),
 		driverPlaceholder(b, res),
 	}
 	got := slices.Clone(want)
 	slices.Reverse(got)
-	slices.SortFunc(got, func(x, y wantedPlaceholder) int {
+	slices.SortFunc(got, func(x, y placeholder.Wanted) int {
 		switch {
-		case x.before(y):
+		case x.Before(y):
 			return -1
-		case y.before(x):
+		case y.Before(x):
 			return 1
 		}
 		return 0
 	})
 	for i := range want {
-		if got[i].key != want[i].key || got[i].member != want[i].member {
-			t.Errorf("place %d: %s %s, want %s %s", i, got[i].key, got[i].member, want[i].key, want[i].member)
+		if got[i].Key != want[i].Key || got[i].Member != want[i].Member {
+			t.Errorf("place %d: %s %s, want %s %s", i, got[i].Key, got[i].Member, want[i].Key, want[i].Member)
 		}
+	}
+}
+
+// TestPlaceholderOwner: a reservation's placeholders name it, its run and its workload's
+// PriorityClass, and carry the queue label its run's pods carry.
+func TestPlaceholderOwner(t *testing.T) {
+	res := Reservation{SubmissionID: "s1", Queue: "q", PriorityClassName: "high", UID: "uid-res"}
+	got := placeholderOwner(core.Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}, res)
+	want := placeholder.Owner{Name: "a", UID: "uid-res", Run: "s1", PriorityClassName: "high", Labels: map[string]string{LabelQueue: "q"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("owner (-want +got):\n%s", diff)
+	}
+}
+
+// TestPlaceholderBookKeepsTheSchedulersClock: the book keeps time by the scheduler's clock
+// (package placeholder checks that it keeps and forgets by its clock).
+func TestPlaceholderBookKeepsTheSchedulersClock(t *testing.T) {
+	clock := clocktesting.NewFakeClock(time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC))
+	if s := New(Config{Clock: clock}); s.placeholders.Clock != clock {
+		t.Errorf("the placeholder book keeps time by %v, not the scheduler's clock", s.placeholders.Clock)
 	}
 }
 
@@ -286,27 +306,6 @@ func ending(p corev1.Pod) corev1.Pod {
 	return p
 }
 
-func TestPlaceholderPod(t *testing.T) {
-	res := Reservation{SubmissionID: "s1", Queue: "q", PriorityClassName: "high", UID: "uid-res"}
-	p := placeholderPod(core.Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}, res, "executor-2", "n2",
-		corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourcePods: resource.MustParse("1")}, "pause")
-	want := map[string]string{LabelPlaceholder: "a", LabelRun: "s1", LabelMember: "executor-2", LabelQueue: "q"}
-	if diff := cmp.Diff(want, p.Labels); diff != "" {
-		t.Errorf("labels (-want +got):\n%s", diff)
-	}
-	if p.Name != "a-ph-executor-2" || p.Spec.PriorityClassName != "high" || *p.Spec.TerminationGracePeriodSeconds != 0 ||
-		p.OwnerReferences[0].UID != "uid-res" || p.OwnerReferences[0].Kind != "Reservation" || p.Spec.NodeName != "" {
-		t.Errorf("placeholder %+v", p)
-	}
-	if _, ok := p.Spec.Containers[0].Resources.Requests[corev1.ResourcePods]; ok {
-		t.Error("the placeholder requests the pods resource, which a pod cannot")
-	}
-	terms := p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
-	if len(terms) != 1 || terms[0].MatchFields[0].Values[0] != "n2" || terms[0].MatchFields[0].Key != metav1.ObjectNameField {
-		t.Errorf("node affinity %+v; want metadata.name in [n2]", terms)
-	}
-}
-
 func TestReservationStatus(t *testing.T) {
 	res := Reservation{SubmissionID: "s1", Driver: "n1", Executors: map[string]int32{"n1": 1, "n2": 2}}
 	key := core.Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}
@@ -321,88 +320,6 @@ func TestReservationStatus(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("status (-want +got):\n%s", diff)
 	}
-}
-
-// TestSwapsOntoANodeBatch: members that arrive for a node while a swap there makes room join
-// it, and are let go with it once all made theirs; those that arrive while it lets its members
-// go wait, and the next swap takes all of them at once; other nodes' swaps do not wait.
-func TestSwapsOntoANodeBatch(t *testing.T) {
-	// In a bubble: synctest.Wait says when the goroutine letting members go is blocked.
-	synctest.Test(t, func(t *testing.T) {
-		var b placeholderBook
-		member := func(name string) []pendingSwap {
-			return []pendingSwap{{rel: toUngate{pod: types.NamespacedName{Namespace: "ns", Name: name}}}}
-		}
-		names := func(ps []pendingSwap) []string {
-			var out []string
-			for _, p := range ps {
-				out = append(out, p.rel.pod.Name)
-			}
-			return out
-		}
-		lead, off, turn := b.queueSwaps("n1", member("e1"))
-		if turn != swapLead || off != 0 {
-			t.Fatalf("the first swap onto n1: turn %v at %d, want the lead at 0", turn, off)
-		}
-		if _, _, turn := b.queueSwaps("n2", member("f1")); turn != swapLead {
-			t.Error("a swap onto n2 waits for n1's")
-		}
-		st, off, turn := b.queueSwaps("n1", member("e2"))
-		if turn != swapJoin || st != lead || off != 1 {
-			t.Fatalf("e2, arriving while n1's swap makes room: turn %v at %d, want to join it at 1", turn, off)
-		}
-		b.doneMaking(lead, 0, []error{nil})
-
-		// The lead lets its members go only once e2 made its room too.
-		type letGo struct {
-			members []pendingSwap
-			errs    []error
-		}
-		done := make(chan letGo)
-		go func() {
-			members, errs := b.letGo(lead)
-			done <- letGo{members, errs}
-		}()
-		synctest.Wait() // letGo has returned, or is blocked for good
-		select {
-		case <-done:
-			t.Fatal("the swap let its members go before e2 made its room")
-		default:
-		}
-		for _, name := range []string{"e3", "e4"} {
-			if _, _, turn := b.queueSwaps("n1", member(name)); turn != swapWait {
-				t.Fatalf("%s, arriving while the swap lets its members go: turn %v, want to wait", name, turn)
-			}
-		}
-		failed := errors.New("nominating failed")
-		b.doneMaking(lead, off, []error{failed})
-		got := <-done
-		if diff := cmp.Diff([]string{"e1", "e2"}, names(got.members)); diff != "" {
-			t.Errorf("members let go (-want +got):\n%s", diff)
-		}
-		if len(got.errs) != 2 || got.errs[0] != nil || got.errs[1] != failed {
-			t.Errorf("what failed making room = %v, want [nil %v]", got.errs, failed)
-		}
-
-		next, group := b.nextSwap("n1", lead)
-		if diff := cmp.Diff([]string{"e3", "e4"}, names(group)); diff != "" {
-			t.Errorf("next swap onto n1 (-want +got):\n%s", diff)
-		}
-		if _, _, turn := b.queueSwaps("n1", member("e5")); turn != swapJoin {
-			t.Errorf("e5, arriving while the next swap makes room: turn %v, want to join it", turn)
-		}
-		b.doneMaking(next, 0, []error{nil, nil})
-		b.doneMaking(next, 2, []error{nil})
-		if members, _ := b.letGo(next); len(members) != 3 {
-			t.Errorf("the next swap let %v go, want e3, e4 and e5", names(members))
-		}
-		if after, _ := b.nextSwap("n1", next); after != nil {
-			t.Error("a swap after all were taken")
-		}
-		if _, _, turn := b.queueSwaps("n1", member("e6")); turn != swapLead {
-			t.Errorf("a member arriving once the swaps onto n1 were done: turn %v, want the lead", turn)
-		}
-	})
 }
 
 // TestTakeGroups: executors whose node group's placeholder holds their room take its place
@@ -451,7 +368,7 @@ func TestTakeGroups(t *testing.T) {
 			w := placeholderWorld(v1beta2.ApplicationStateRunning, res, tt.pods)
 			s := &Scheduler{cfg: Config{Enforcement: EnforcementPlaceholders, PlaceholderImage: DefaultPlaceholderImage}}
 			if tt.arrived > 0 {
-				s.placeholders.arrivedAt(types.NamespacedName{Namespace: "ns", Name: "a-ph-executors-2-3"}, now.Add(-tt.arrived))
+				s.placeholders.ArrivedAt(types.NamespacedName{Namespace: "ns", Name: "a-ph-executors-2-3"}, now.Add(-tt.arrived))
 			}
 			chosen, missing := s.takeGroups(executorsToUngate(w, nil, snapshotOptions{ReservationTimeout: time.Hour, Now: now}), existingPlaceholders(w), now)
 			var got []took

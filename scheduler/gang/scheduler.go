@@ -22,9 +22,13 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 //   - cache.go, workloads.go, executors.go, snapshot.go: the cluster cache read into a world,
 //     and the world into core's Snapshot.
 //   - loop.go, cycle.go: the single cycle loop and one cycle, step by step.
-//   - enforce.go: the enforcement modes and what each does in the cycle; placeholder*.go,
-//     plugin.go and startgate.go hold the room (placeholder pods, the pod scheduler's plug-in,
-//     holding drivers until the room is held); ungate.go lets gated pods go onto their nodes.
+//   - enforce.go: the enforcement modes and what each does in the cycle; plugin.go and
+//     startgate.go hold the room (the pod scheduler's plug-in, holding drivers until the room
+//     is held), and so do placeholders (below); ungate.go lets gated pods go onto their nodes.
+//   - placeholders.go, placeholders_wanted.go, placeholder_swap.go: placeholder pods holding
+//     the room: which ones the Reservations want, writing them, members taking their places.
+//     Their building blocks are package placeholder's: what a placeholder pod looks like, its
+//     PriorityClass, and the book of swaps and of placeholders written.
 //   - reservation.go, reservations.go: the Reservation objects and their status.
 //   - queues.go, reasons.go: Queue status and shown reasons, written from package status.
 package gang
@@ -50,6 +54,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	"github.com/sparkop/spark-operator/scheduler/gang/placeholder"
 	"github.com/sparkop/spark-operator/scheduler/gang/status"
 	"github.com/sparkop/spark-operator/scheduler/reservation"
 )
@@ -153,7 +158,7 @@ type Scheduler struct {
 	// cluster cache shows them gone, releasing their workload again deletes nothing.
 	released map[types.UID]time.Time
 	// placeholders remembers placeholder writes the cluster cache may not show yet.
-	placeholders placeholderBook
+	placeholders placeholder.Book[pendingSwap]
 	// statusWrites paces the reservations' status writes (reservations.go).
 	statusWrites statusPacing
 }
@@ -193,7 +198,7 @@ func New(cfg Config) *Scheduler {
 		reported: map[core.Key]core.Reason{}, judged: map[core.Key]judgement{}, replanned: map[core.Key]replanned{}, stored: map[core.Key]Reservation{},
 		released: map[types.UID]time.Time{}, served: map[string]bool{}, ownPlacement: map[string]bool{}, foreignQueues: map[string]bool{},
 		queueLimits: map[string]ForeignQueueLimits{}}
-	s.placeholders.clock = cfg.Clock
+	s.placeholders.Clock = cfg.Clock
 	if !cfg.VariantsOnly {
 		s.served[Name] = true
 	}

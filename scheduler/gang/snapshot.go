@@ -18,6 +18,7 @@ import (
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	"github.com/sparkop/spark-operator/scheduler/gang/placeholder"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -165,7 +166,7 @@ func snapshotWorkload(w world, o snapshotOptions, wo *object, queues map[string]
 		return core.Workload{}, false
 	}
 	wo.Demand = demand
-	wl := core.Workload{Key: wo.Key, Queue: wo.Queue, Priority: priorityOf(wo.PriorityClassName, w.PriorityClasses),
+	wl := core.Workload{Key: wo.Key, Queue: wo.Queue, Priority: placeholder.PriorityOf(wo.PriorityClassName, w.PriorityClasses),
 		Created: wo.Object.GetCreationTimestamp().Time, Demand: demand, Unrecorded: unrecorded}
 	if wl.Queue == "" {
 		wl.Queue = schedv1alpha1.DefaultQueueName

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	"github.com/sparkop/spark-operator/scheduler/gang/placeholder"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -105,7 +106,7 @@ func newStartGate(w world, snap core.Snapshot, now time.Time, releasing, backlog
 		room, ok := g.room[placedOn(p)]
 		// A placeholder's room is the reservation's, which the decision core counts; the gate
 		// waits only for pods that are ending.
-		if !ok || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || isPlaceholder(p) {
+		if !ok || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || placeholder.Is(p) {
 			continue
 		}
 		sparkpod.AddTimes(room, requestsOf(p), -1)

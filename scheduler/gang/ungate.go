@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	"github.com/sparkop/spark-operator/scheduler/gang/placeholder"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -197,7 +198,7 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 		if _, has := placeholders[rel.placeholder]; s.swaps(rel, has) {
 			// From now on the swap alone deletes the placeholder, after the nomination: a
 			// cycle that sees the member given must not delete it first.
-			s.placeholders.note(bookSwapped, rel.placeholder)
+			s.placeholders.Note(placeholder.Swapped, rel.placeholder)
 			swaps[rel.node] = append(swaps[rel.node], pendingSwap{rel: rel, finish: finish})
 			continue
 		}
@@ -212,6 +213,13 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 	}
 }
 
+// pendingSwap is a member waiting to take its placeholder's place, with what lets it go once
+// the placeholder is gone (or says why it could not be).
+type pendingSwap struct {
+	rel    toUngate
+	finish func(toUngate, error)
+}
+
 // swapOnto swaps group onto node: its members make room (makeRoom) and are let go. One swap
 // at a time lets members go onto a node, and awaits them bound before the next: a member let
 // go and not bound yet would be found short of room by the nominations of a later swap beside
@@ -220,16 +228,16 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 // for the next swap, all together. So executors created one by one onto one node are let go
 // in a few batches, not one swap after another.
 func (s *Scheduler) swapOnto(ctx context.Context, node string, group []pendingSwap) {
-	st, off, turn := s.placeholders.queueSwaps(node, group)
-	if turn == swapWait {
+	st, off, turn := s.placeholders.QueueSwaps(node, group)
+	if turn == placeholder.SwapWait {
 		return
 	}
-	s.placeholders.doneMaking(st, off, s.makeRoom(ctx, rels(group), s.ungating.calls))
-	if turn == swapJoin {
+	s.placeholders.DoneMaking(st, off, s.makeRoom(ctx, rels(group), s.ungating.calls))
+	if turn == placeholder.SwapJoin {
 		return
 	}
 	for st != nil {
-		members, errs := s.placeholders.letGo(st)
+		members, errs := s.placeholders.LetGo(st)
 		var wg sync.WaitGroup
 		for i, p := range members {
 			wg.Add(1)
@@ -242,8 +250,8 @@ func (s *Scheduler) swapOnto(ctx context.Context, node string, group []pendingSw
 		}
 		wg.Wait()
 		s.awaitBound(ctx, rels(members), errs)
-		if st, group = s.placeholders.nextSwap(node, st); st != nil {
-			s.placeholders.doneMaking(st, 0, s.makeRoom(ctx, rels(group), s.ungating.calls))
+		if st, group = s.placeholders.NextSwap(node, st); st != nil {
+			s.placeholders.DoneMaking(st, 0, s.makeRoom(ctx, rels(group), s.ungating.calls))
 		}
 	}
 }

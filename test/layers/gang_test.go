@@ -26,6 +26,9 @@ var rooms = []struct {
 	{pkg: "scheduler/gang/core", may: []string{"scheduler/key", "scheduler/external"}, noDeps: clients},
 	{pkg: "scheduler/gang/gangtest", may: []string{"scheduler/key", "scheduler/gang/core"}, noDeps: clients},
 	{pkg: "scheduler/gang/status", may: []string{"scheduler/gang/core"}, noDeps: clients},
+	// Placeholder pods, their PriorityClass and the book of swaps: it writes the class, so it
+	// may reach the clients.
+	{pkg: "scheduler/gang/placeholder", may: []string{"scheduler/gang/core", "scheduler/reservation"}},
 }
 
 // clients are the packages that talk to the API server.

@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-package gang
+package placeholder
 
 import (
 	"context"
@@ -54,12 +54,12 @@ func TestPlaceholderClass(t *testing.T) {
 				t.Fatal(err)
 			}
 			c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(tt.existing...).Build()
-			var classes placeholderClasses
+			var classes Classes
 			ctx := context.Background()
-			if got := classes.of(ctx, c, c, tt.class); got != tt.want {
+			if got := classes.Of(ctx, c, c, tt.class); got != tt.want {
 				t.Fatalf("class = %q, want %q", got, tt.want)
 			}
-			if got := classes.of(ctx, c, c, tt.class); got != tt.want {
+			if got := classes.Of(ctx, c, c, tt.class); got != tt.want {
 				t.Errorf("asked again: class = %q, want %q", got, tt.want)
 			}
 			if tt.want == tt.class {

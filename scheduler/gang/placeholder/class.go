@@ -5,7 +5,7 @@ Licensed under the Apache License, Version 2.0 (the "License"); you may not use 
 compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
 */
 
-package gang
+package placeholder
 
 import (
 	"context"
@@ -22,29 +22,29 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
-// Placeholders hold room at their workload's priority (placeholders.go) but must never preempt.
-// kube-scheduler can find no room for one the gang scheduler placed into free room: for a
-// moment a swap's nomination and the placeholder it replaces both count on the node, or pods
-// there have ended that it has not seen end yet. A placeholder that may preempt would then evict
-// lower-priority pods there: the executors of an application the gang scheduler never chose,
-// for a room that frees itself a moment later. A pod's preemption policy is its PriorityClass's
-// (the API server refuses a pod that names another), so placeholders take a class of their own:
-// the workload's priority value, preemptionPolicy Never. There is one per value, created when
-// first needed and kept: classes are cluster-wide, small and shared by every run of that
-// priority.
+// Placeholders hold room at their workload's priority (package gang's placeholders.go) but
+// must never preempt. kube-scheduler can find no room for one the gang scheduler placed into
+// free room: for a moment a swap's nomination and the placeholder it replaces both count on the
+// node, or pods there have ended that it has not seen end yet. A placeholder that may preempt
+// would then evict lower-priority pods there: the executors of an application the gang
+// scheduler never chose, for a room that frees itself a moment later. A pod's preemption policy
+// is its PriorityClass's (the API server refuses a pod that names another), so placeholders
+// take a class of their own: the workload's priority value, preemptionPolicy Never. There is
+// one per value, created when first needed and kept: classes are cluster-wide, small and shared
+// by every run of that priority.
 
-// placeholderClassPrefix starts the names of the placeholders' PriorityClasses.
-const placeholderClassPrefix = "sparkop-placeholder-"
+// classPrefix starts the names of the placeholders' PriorityClasses.
+const classPrefix = "sparkop-placeholder-"
 
-// LabelPlaceholderClass marks the PriorityClasses the operator created for placeholders.
-const LabelPlaceholderClass = "scheduling.sparkop.dev/placeholder-class"
+// LabelClass marks the PriorityClasses the operator created for placeholders.
+const LabelClass = "scheduling.sparkop.dev/placeholder-class"
 
-// placeholderClassName names the placeholders' PriorityClass of priority value.
-func placeholderClassName(value int32) string {
+// className names the placeholders' PriorityClass of priority value.
+func className(value int32) string {
 	if value < 0 {
-		return fmt.Sprintf("%sminus-%d", placeholderClassPrefix, -int64(value))
+		return fmt.Sprintf("%sminus-%d", classPrefix, -int64(value))
 	}
-	return fmt.Sprintf("%s%d", placeholderClassPrefix, value)
+	return fmt.Sprintf("%s%d", classPrefix, value)
 }
 
 // priorityValue is the priority the API server gives a pod naming class: its value; with no
@@ -58,27 +58,27 @@ func priorityValue(class string, classes []schedulingv1.PriorityClass) (int32, b
 	return 0, class == ""
 }
 
-// priorityOf is a workload's priority, as its pods get it: priorityValue, 0 for a class that
+// PriorityOf is a workload's priority, as its pods get it: priorityValue, 0 for a class that
 // does not exist (its pods are refused; the controller says why).
-func priorityOf(class string, classes []schedulingv1.PriorityClass) int32 {
+func PriorityOf(class string, classes []schedulingv1.PriorityClass) int32 {
 	v, _ := priorityValue(class, classes)
 	return v
 }
 
-// placeholderClasses remembers the placeholders' classes created until the cluster cache shows
-// them, and when a class last could not be had, so that a missing permission is logged once a
-// minute, not on every write.
-type placeholderClasses struct {
+// Classes remembers the placeholders' classes created until the cluster cache shows them, and
+// when a class last could not be had, so that a missing permission is logged once a minute, not
+// on every write. Its zero value is ready to use.
+type Classes struct {
 	mu      sync.Mutex
 	created map[string]bool
 	failed  map[string]time.Time
 }
 
-// of names the PriorityClass for the placeholders of a workload whose pods name class (the
+// Of names the PriorityClass for the placeholders of a workload whose pods name class (the
 // value of class, preemption Never), creating it if r does not show it. If it cannot, it logs
 // why (once a minute) and returns class itself: the placeholders then hold room as before, and
 // may preempt.
-func (c *placeholderClasses) of(ctx context.Context, r client.Reader, w client.Writer, class string) string {
+func (c *Classes) Of(ctx context.Context, r client.Reader, w client.Writer, class string) string {
 	name, err := c.ensure(ctx, r, w, class)
 	if err == nil {
 		return name
@@ -95,7 +95,7 @@ func (c *placeholderClasses) of(ctx context.Context, r client.Reader, w client.W
 	return class
 }
 
-func (c *placeholderClasses) ensure(ctx context.Context, r client.Reader, w client.Writer, class string) (string, error) {
+func (c *Classes) ensure(ctx context.Context, r client.Reader, w client.Writer, class string) (string, error) {
 	var classes schedulingv1.PriorityClassList
 	if err := r.List(ctx, &classes); err != nil {
 		return "", fmt.Errorf("listing PriorityClasses: %w", err)
@@ -104,7 +104,7 @@ func (c *placeholderClasses) ensure(ctx context.Context, r client.Reader, w clie
 	if !ok {
 		return "", fmt.Errorf("no PriorityClass %q", class)
 	}
-	name := placeholderClassName(value)
+	name := className(value)
 	for i := range classes.Items {
 		if pc := &classes.Items[i]; pc.Name == name {
 			if pc.Value != value || pc.PreemptionPolicy == nil || *pc.PreemptionPolicy != corev1.PreemptNever {
@@ -120,7 +120,7 @@ func (c *placeholderClasses) ensure(ctx context.Context, r client.Reader, w clie
 		return name, nil
 	}
 	pc := &schedulingv1.PriorityClass{
-		ObjectMeta:       metav1.ObjectMeta{Name: name, Labels: map[string]string{LabelPlaceholderClass: "true"}},
+		ObjectMeta:       metav1.ObjectMeta{Name: name, Labels: map[string]string{LabelClass: "true"}},
 		Value:            value,
 		PreemptionPolicy: ptr.To(corev1.PreemptNever),
 		Description:      "Spark operator placeholders: hold room for admitted applications' pods at their priority, and never preempt.",
