@@ -26,6 +26,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/internal/restconn"
 	"github.com/sparkop/spark-operator/scheduler/gang/placeholder"
+	"github.com/sparkop/spark-operator/scheduler/gang/release"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -71,9 +72,9 @@ func trimPod(obj any) (any, error) {
 	}
 	var gates []corev1.PodSchedulingGate
 	var affinity *corev1.Affinity
-	if hasGate(p) {
+	if release.Gated(p) {
 		// A gated executor keeps what releasing it changes, so that one patch, checked
-		// against these, releases it (ungatePatch); it is released within moments.
+		// against these, releases it (release.Pod); it is released within moments.
 		gates, affinity, annotations = p.Spec.SchedulingGates, p.Spec.Affinity, p.Annotations
 	}
 	return &corev1.Pod{
@@ -112,7 +113,7 @@ func (s *Scheduler) read(ctx context.Context) (world, error) {
 	for _, l := range lists {
 		// The world is read on every pod event, and copying every object the caches hold
 		// was most of its cost: it shares them instead, and is only ever read (changes go on
-		// copies: overlayStored, overlayMarked, ungating.overlay).
+		// copies: overlayStored, overlayMarked, ungating.Overlay).
 		if err := l.c.List(ctx, l.list, client.UnsafeDisableDeepCopy); err != nil {
 			return w, fmt.Errorf("listing %T: %w", l.list, err)
 		}
@@ -179,7 +180,7 @@ func (s *Scheduler) watch(ctx context.Context, mgr manager.Manager) error {
 	}
 	// A gated executor that appears (or changes) is released at once, off the cycle.
 	gated := func(obj any) {
-		if p, ok := obj.(*corev1.Pod); ok && hasGate(p) {
+		if p, ok := obj.(*corev1.Pod); ok && release.Gated(p) {
 			s.triggerUngate()
 		}
 	}

@@ -93,8 +93,8 @@ func (l *loop) read(ctx context.Context) (*round, error) {
 	if err := s.migrate(ctx, w.Workloads); err != nil {
 		log.FromContext(ctx).Error(err, "migrating reservations from annotations")
 	}
-	s.ungating.forget(w.Pods)
-	s.ungating.overlay(w.Pods)
+	s.ungating.Forget(w.Pods)
+	s.ungating.Overlay(w.Pods)
 	opts := s.readingAt(s.cfg.Clock.Now())
 	s.forgetReleased(opts.Now)
 	snap, err := snapshot(w, opts)
@@ -118,7 +118,7 @@ func (l *loop) decide(ctx context.Context, r *round) {
 	start := time.Now()
 	out, asking := s.schedule(ctx, r.snap, r.objects)
 	r.out, r.busy = out, time.Since(start)-asking
-	r.gate = newStartGate(r.w, r.snap, r.now, s.ungating.inFlight(), s.cfg.StartBacklog, l.let)
+	r.gate = newStartGate(r.w, r.snap, r.now, s.ungating.InFlight(), s.cfg.StartBacklog, l.let)
 	l.enforcer().holdStarts(l, r)
 	l.startAdmittedBefore(r)
 	held := l.enforcer().heldAtAdmission()

@@ -24,17 +24,14 @@ import (
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/scheduler/gang/placeholder"
+	"github.com/sparkop/spark-operator/scheduler/gang/release"
 	"github.com/sparkop/spark-operator/scheduler/reservation"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // GateExecutor holds an admitted application's executors back from the kube-scheduler until
-// the gang scheduler has chosen each one's node. All executors share one pod template, which
-// can only name the set of planned nodes; left to itself the kube-scheduler would spread them
-// over that set regardless of how many the plan put on each node, and take capacity planned
-// for other applications. The gang scheduler gives each gated executor one planned node (by
-// narrowing its node affinity, which Kubernetes allows on gated pods) and removes the gate.
-const GateExecutor = "scheduling.sparkop.dev/gang"
+// the gang scheduler has chosen each one's node: package release's Gate.
+const GateExecutor = release.Gate
 
 // AnnotationNode records the node the gang scheduler gave a gated executor.
 const AnnotationNode = reservation.AnnotationNode
@@ -162,7 +159,7 @@ func executorsOf(pods []corev1.Pod, seen executorIDs) map[boundMember]*executorP
 			ep.present[id] = true
 		}
 		ep.unnumbered = ep.unnumbered || !numbered
-		if hasGate(p) {
+		if release.Gated(p) {
 			if p.DeletionTimestamp.IsZero() {
 				ep.gated = append(ep.gated, gatedPod{name: p.Name, id: id})
 			}
@@ -194,7 +191,7 @@ func executorsOf(pods []corev1.Pod, seen executorIDs) map[boundMember]*executorP
 // placedOn is the node a pod takes capacity on: the one it is bound to, else the one the gang
 // scheduler released it to ("" if neither, or if it is still gated).
 func placedOn(p *corev1.Pod) string {
-	if p.Spec.NodeName != "" || hasGate(p) {
+	if p.Spec.NodeName != "" || release.Gated(p) {
 		return p.Spec.NodeName
 	}
 	return p.Annotations[AnnotationNode]
@@ -440,10 +437,6 @@ func executorsToUngate(w world, released map[core.Key][]string, o snapshotOption
 	return out
 }
 
-func hasGate(p *corev1.Pod) bool {
-	return slices.ContainsFunc(p.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == GateExecutor })
-}
-
 // PlacePod gives an executor being created its planned node, as a cycle would once it saw the
 // pod gated (executorsToUngate), sparing it that wait: the executor of id i of the run a
 // reservation is for takes the plan's i-th slot, the same one planSlots gives it, while the
@@ -458,7 +451,7 @@ func hasGate(p *corev1.Pod) bool {
 // With placeholders it places nothing: an executor takes its placeholder's place in one step
 // (swapOnto) that only the gang scheduler's ungating takes.
 func (s *Scheduler) PlacePod(pod *corev1.Pod, owner client.Object) bool {
-	if s.cfg.Enforcement == EnforcementPlaceholders || !hasGate(pod) {
+	if s.cfg.Enforcement == EnforcementPlaceholders || !release.Gated(pod) {
 		return false
 	}
 	if m, ok := memberOf(pod); !ok || m.role != v1beta2.SparkRoleExecutor {
@@ -504,11 +497,11 @@ func (s *Scheduler) reservationForPod(owner client.Object) (Reservation, bool) {
 }
 
 func placeAtCreation(pod *corev1.Pod, owner client.Object, res Reservation, o snapshotOptions) bool {
-	if !hasGate(pod) {
+	if !release.Gated(pod) {
 		return false
 	}
 	node, ok := plannedSlotOf(pod, owner, res, o)
-	return ok && ungated(pod, node)
+	return ok && release.Ungate(pod, node)
 }
 
 // plannedSlotOf is the planned node of the executor pod being created: the plan's i-th slot

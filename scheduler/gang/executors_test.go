@@ -8,7 +8,6 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package gang
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -16,16 +15,13 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
 	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
+	"github.com/sparkop/spark-operator/scheduler/gang/release"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -51,79 +47,10 @@ func gatedExecutor(annotations map[string]string, gates ...string) *corev1.Pod {
 // released is what ungating p onto node must leave.
 func released(p *corev1.Pod, node string) *corev1.Pod {
 	p = p.DeepCopy()
-	if !ungated(p, node) {
+	if !release.Ungate(p, node) {
 		panic("not gated")
 	}
 	return p
-}
-
-func TestUngate(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		name   string
-		cached *corev1.Pod // what the cluster cache shows
-		live   *corev1.Pod // what the API server holds
-		node   string
-		want   *corev1.Pod
-		reads  int // API reads ungate needs
-	}{{
-		name:   "the cache is current: one patch, no read",
-		cached: gatedExecutor(nil, GateExecutor),
-		live:   gatedExecutor(nil, GateExecutor),
-		node:   "n2",
-		want:   released(gatedExecutor(nil, GateExecutor), "n2"),
-	}, {
-		name:   "other gates and annotations stay",
-		cached: gatedExecutor(map[string]string{"a": "b"}, "other", GateExecutor),
-		live:   gatedExecutor(map[string]string{"a": "b"}, "other", GateExecutor),
-		node:   "n1",
-		want:   released(gatedExecutor(map[string]string{"a": "b"}, "other", GateExecutor), "n1"),
-	}, {
-		name:   "no reservation: let go unnarrowed",
-		cached: gatedExecutor(nil, GateExecutor),
-		live:   gatedExecutor(nil, GateExecutor),
-		want:   released(gatedExecutor(nil, GateExecutor), ""),
-	}, {
-		name:   "an annotation the cache has not seen is kept: read and updated",
-		cached: gatedExecutor(nil, GateExecutor),
-		live:   gatedExecutor(map[string]string{"late": "1"}, GateExecutor),
-		node:   "n2",
-		want:   released(gatedExecutor(map[string]string{"late": "1"}, GateExecutor), "n2"),
-		reads:  1,
-	}, {
-		name:   "released already: left alone",
-		cached: gatedExecutor(nil, GateExecutor),
-		live:   released(gatedExecutor(nil, GateExecutor), "n1"),
-		node:   "n2",
-		want:   released(gatedExecutor(nil, GateExecutor), "n1"),
-		reads:  1,
-	}}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			api := fake.NewClientBuilder().WithScheme(scheme).WithObjects(tc.live).Build()
-			reads := &countingReader{Reader: api}
-			s := &Scheduler{client: api, api: reads}
-			if err := s.ungate(context.Background(), tc.cached, tc.node); err != nil {
-				t.Fatalf("ungate: %v", err)
-			}
-			got := &corev1.Pod{}
-			if err := api.Get(context.Background(), types.NamespacedName{Namespace: "ns", Name: "app-exec-1"}, got); err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want.Spec, got.Spec, cmpopts.EquateEmpty()); diff != "" {
-				t.Errorf("spec (-want +got):\n%s", diff)
-			}
-			if diff := cmp.Diff(tc.want.Annotations, got.Annotations); diff != "" {
-				t.Errorf("annotations (-want +got):\n%s", diff)
-			}
-			if reads.n != tc.reads {
-				t.Errorf("API reads = %d, want %d", reads.n, tc.reads)
-			}
-		})
-	}
 }
 
 // withGate is p gated by the gang scheduler.
@@ -239,16 +166,6 @@ func TestPlanSlots(t *testing.T) {
 			}
 		})
 	}
-}
-
-type countingReader struct {
-	client.Reader
-	n int
-}
-
-func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	c.n++
-	return c.Reader.Get(ctx, key, obj, opts...)
 }
 
 // TestTrimPodKeepsExecutorID: the cluster cache keeps the executor id planned slots are given by.

@@ -23,6 +23,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/scheduler/gang/placeholder"
+	"github.com/sparkop/spark-operator/scheduler/gang/release"
 )
 
 // swaps reports whether rel, a gated member about to be let go, takes a placeholder's place
@@ -119,8 +120,8 @@ const groupWait = 2 * time.Second
 // waiting (seen, not created: the cluster cache may show pods late), the group's missing
 // members then given placeholders of their own, gated (missing, by node: made in the same
 // swap, see the top of placeholders.go). Until then they wait, left out of the executors returned,
-// and the ungating loop runs again when the wait is over. The caller holds the ungating lock,
-// so no two passes take one group.
+// and the ungating loop runs again when the wait is over. It runs within the ungating's
+// Choose, under its lock, so no two passes take one group.
 func (s *Scheduler) takeGroups(chosen []toUngate, placeholders map[types.NamespacedName]*corev1.Pod, now time.Time) ([]toUngate, map[string][]standIn) {
 	if s.cfg.Enforcement != EnforcementPlaceholders {
 		return chosen, nil
@@ -311,7 +312,7 @@ func driversToUngate(w world) []toUngate {
 	for i := range w.Pods {
 		p := &w.Pods[i]
 		m, ok := memberOf(p)
-		if !ok || m.role != v1beta2.SparkRoleDriver || !hasGate(p) || !p.DeletionTimestamp.IsZero() {
+		if !ok || m.role != v1beta2.SparkRoleDriver || !release.Gated(p) || !p.DeletionTimestamp.IsZero() {
 			continue
 		}
 		key := types.NamespacedName{Namespace: p.Namespace, Name: p.Name}

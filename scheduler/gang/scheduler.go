@@ -24,7 +24,10 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 //   - loop.go, cycle.go: the single cycle loop and one cycle, step by step.
 //   - enforce.go: the enforcement modes and what each does in the cycle; plugin.go and
 //     startgate.go hold the room (the pod scheduler's plug-in, holding drivers until the room
-//     is held), and so do placeholders (below); ungate.go lets gated pods go onto their nodes.
+//     is held), and so do placeholders (below).
+//   - ungate.go: the ungating loop, and which gated pods go onto which nodes, when. Releasing
+//     them is package release's: the gang gate, the patch and its guards against a lagging
+//     cache, and the record of the releases in flight.
 //   - placeholders.go, placeholders_wanted.go, placeholder_swap.go: placeholder pods holding
 //     the room: which ones the Reservations want, writing them, members taking their places.
 //     Their building blocks are package placeholder's: what a placeholder pod looks like, its
@@ -55,6 +58,7 @@ import (
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/scheduler/gang/placeholder"
+	"github.com/sparkop/spark-operator/scheduler/gang/release"
 	"github.com/sparkop/spark-operator/scheduler/gang/status"
 	"github.com/sparkop/spark-operator/scheduler/reservation"
 )
@@ -425,7 +429,7 @@ func (s *Scheduler) setupWithManager(mgr manager.Manager, wake scheduler.Waker) 
 		return fmt.Errorf("creating the gang scheduler's cache: %w", err)
 	}
 	if err := c.IndexField(context.Background(), &corev1.Pod{}, indexGated, func(o client.Object) []string {
-		if p, ok := o.(*corev1.Pod); ok && hasGate(p) {
+		if p, ok := o.(*corev1.Pod); ok && release.Gated(p) {
 			return []string{"true"}
 		}
 		return nil

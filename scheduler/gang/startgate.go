@@ -16,6 +16,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/scheduler/gang/placeholder"
+	"github.com/sparkop/spark-operator/scheduler/gang/release"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -100,7 +101,7 @@ func newStartGate(w world, snap core.Snapshot, now time.Time, releasing, backlog
 		if m, ok := memberOf(p); ok && m.role == v1beta2.SparkRoleDriver {
 			g.created[m] = true
 			recent[m] = now.Sub(p.CreationTimestamp.Time) < owedFor
-		} else if ok && !hasGate(p) {
+		} else if ok && !release.Gated(p) {
 			released[m]++
 		}
 		room, ok := g.room[placedOn(p)]

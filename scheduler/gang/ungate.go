@@ -9,23 +9,18 @@ package gang
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/scheduler/gang/placeholder"
-	"github.com/sparkop/spark-operator/sparkpod"
+	"github.com/sparkop/spark-operator/scheduler/gang/release"
 )
 
 // Ungating: letting gated executors go, each confined to the node chosen for it.
@@ -37,7 +32,9 @@ import (
 // sends the ungating patch without waiting for it; executors beyond the plan are still ungated
 // by the cycle, which decides them (Outcome.Ungated). Both go through ungating, which keeps
 // what is being ungated so that neither lets an executor go twice nor gives its slot away.
-// (Not to be confused with Release, which frees a workload's reservation when its run ends.)
+// The patch, its guards and that record are package release's; which executor goes onto which
+// node, and when, are decided here. (Not to be confused with Release, which frees a workload's
+// reservation when its run ends.)
 
 // ungateCalls bounds the API calls ungating executors in flight.
 const ungateCalls = 32
@@ -45,94 +42,16 @@ const ungateCalls = 32
 // indexGated indexes the cluster cache's pods that carry the gang gate ("true").
 const indexGated = "gang.gated"
 
-// ungating holds the executors being let go, by pod: the node each was given ("" for none),
-// from the moment it is chosen until the cluster cache shows it ungated.
+// ungating holds the executors being let go (package release's Tracker: the node each was
+// given, from the moment it is chosen until the cluster cache shows it ungated) and bounds the
+// API calls letting them go.
 type ungating struct {
-	mu    sync.Mutex
-	pods  map[types.NamespacedName]ungateState
+	release.Tracker
 	calls chan struct{}
 }
 
-type ungateState struct {
-	node string
-	done bool // the gate is removed; the cache may not show it yet
-}
-
 func newUngating() ungating {
-	return ungating{pods: map[types.NamespacedName]ungateState{}, calls: make(chan struct{}, ungateCalls)}
-}
-
-// forget drops the ungatings that pods, as the cache holds them, show done: the pod ungated,
-// or gone once its patch was sent.
-func (r *ungating) forget(pods []corev1.Pod) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.pods) == 0 {
-		return
-	}
-	seen := make(map[types.NamespacedName]bool, len(r.pods))
-	for i := range pods {
-		key := client.ObjectKeyFromObject(&pods[i])
-		if _, ok := r.pods[key]; !ok {
-			continue
-		}
-		seen[key] = true
-		if !hasGate(&pods[i]) {
-			delete(r.pods, key)
-		}
-	}
-	for key, st := range r.pods {
-		if st.done && !seen[key] {
-			delete(r.pods, key)
-		}
-	}
-}
-
-// overlayLocked shows the executors being ungated as ungated on the cached pods that still
-// show them gated. The caller holds r.mu.
-func (r *ungating) overlayLocked(pods []corev1.Pod) {
-	for i := range pods {
-		p := &pods[i]
-		st, ok := r.pods[client.ObjectKeyFromObject(p)]
-		if !ok || !hasGate(p) {
-			continue
-		}
-		p.Spec.SchedulingGates = nil
-		if st.node != "" {
-			p.Annotations = map[string]string{AnnotationNode: st.node}
-		}
-	}
-}
-
-func (r *ungating) overlay(pods []corev1.Pod) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.overlayLocked(pods)
-}
-
-// inFlight is how many ungatings have not completed: their API calls wait their turn or run.
-func (r *ungating) inFlight() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, st := range r.pods {
-		if !st.done {
-			n++
-		}
-	}
-	return n
-}
-
-// anyNew reports whether some of the gated pods is not being ungated.
-func (r *ungating) anyNew(gated []corev1.Pod) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for i := range gated {
-		if _, ok := r.pods[client.ObjectKeyFromObject(&gated[i])]; !ok {
-			return true
-		}
-	}
-	return false
+	return ungating{calls: make(chan struct{}, ungateCalls)}
 }
 
 // ungateExecutors lets go the gated executors of w that executorsToUngate chooses, with o
@@ -143,17 +62,19 @@ func (r *ungating) anyNew(gated []corev1.Pod) bool {
 // loop asked for shortly, which choose again.
 func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOptions, beyondPlan map[core.Key][]string) {
 	r := &s.ungating
-	r.mu.Lock()
-	r.overlayLocked(w.Pods)
-	// Drivers are gated only with placeholders (Reservation.Pods), or were by an operator that
-	// ran with them before a restart: let go, without a swap, whatever the enforcement now.
-	chosen := append(executorsToUngate(w, beyondPlan, o), driversToUngate(w)...)
-	placeholders := existingPlaceholders(w)
-	chosen, missing := s.takeGroups(chosen, placeholders, s.cfg.Clock.Now())
-	for _, rel := range chosen {
-		r.pods[rel.pod] = ungateState{node: rel.node}
-	}
-	r.mu.Unlock()
+	var chosen []toUngate
+	var placeholders map[types.NamespacedName]*corev1.Pod
+	var missing map[string][]standIn
+	r.Choose(w.Pods, func(start func(types.NamespacedName, string)) {
+		// Drivers are gated only with placeholders (Reservation.Pods), or were by an operator
+		// that ran with them before a restart: let go, without a swap, whatever the enforcement.
+		chosen = append(executorsToUngate(w, beyondPlan, o), driversToUngate(w)...)
+		placeholders = existingPlaceholders(w)
+		chosen, missing = s.takeGroups(chosen, placeholders, s.cfg.Clock.Now())
+		for _, rel := range chosen {
+			start(rel.pod, rel.node)
+		}
+	})
 	if len(chosen) == 0 {
 		return
 	}
@@ -176,16 +97,10 @@ func (s *Scheduler) ungateExecutors(ctx context.Context, w world, o snapshotOpti
 	swaps := map[string][]pendingSwap{}
 	finish := func(rel toUngate, err error) {
 		if err == nil {
-			err = s.ungate(ctx, cached[rel.pod], rel.node)
+			err = release.Pod(ctx, s.client, s.api, cached[rel.pod], rel.node)
 		}
 		ungateCallSeconds.Observe(time.Since(chosenAt).Seconds())
-		r.mu.Lock()
-		if err != nil {
-			delete(r.pods, rel.pod)
-		} else {
-			r.pods[rel.pod] = ungateState{node: rel.node, done: true}
-		}
-		r.mu.Unlock()
+		r.Done(rel.pod, rel.node, err)
 		if err != nil {
 			log.FromContext(ctx).Error(err, "releasing a gated executor failed; retrying")
 			time.AfterFunc(time.Second, func() { s.trigger(); s.triggerUngate() })
@@ -288,14 +203,14 @@ func (s *Scheduler) ungateNew(ctx context.Context) error {
 	if err := s.cluster.List(ctx, &gated, client.MatchingFields{indexGated: "true"}); err != nil {
 		return fmt.Errorf("listing gated executors: %w", err)
 	}
-	if !s.ungating.anyNew(gated.Items) {
+	if !s.ungating.AnyNew(gated.Items) {
 		return nil
 	}
 	w, err := s.read(ctx)
 	if err != nil {
 		return err
 	}
-	s.ungating.forget(w.Pods)
+	s.ungating.Forget(w.Pods)
 	s.ungateExecutors(ctx, w, s.readingAt(s.cfg.Clock.Now()), nil)
 	return nil
 }
@@ -307,86 +222,4 @@ func (s *Scheduler) triggerUngate() {
 	case s.ungateKick <- struct{}{}:
 	default:
 	}
-}
-
-// ungate removes the gang gate from cached, an executor as the cluster cache holds it, first
-// confining it to node when one is given. One JSON patch does it, which applies only if the
-// gates, affinity and annotations it changes are still those the cache showed; otherwise (the
-// cache lagged) the pod is read from the API server and updated.
-func (s *Scheduler) ungate(ctx context.Context, cached *corev1.Pod, node string) error {
-	key := client.ObjectKeyFromObject(cached)
-	patch, err := ungatePatch(cached, node)
-	if err == nil {
-		err = s.client.Patch(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}},
-			client.RawPatch(types.JSONPatchType, patch))
-	}
-	if err == nil || apierrors.IsNotFound(err) {
-		return nil
-	}
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		pod := &corev1.Pod{}
-		if err := s.api.Get(ctx, key, pod); err != nil {
-			return err
-		}
-		if !ungated(pod, node) {
-			return nil
-		}
-		return s.client.Update(ctx, pod)
-	})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("releasing executor %s to node %q: %w", key, node, err)
-	}
-	return nil
-}
-
-// ungated removes the gang gate from pod, narrowing it to node when one is given and
-// recording the node; false when pod has no gang gate.
-func ungated(pod *corev1.Pod, node string) bool {
-	i := slices.IndexFunc(pod.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == GateExecutor })
-	if i < 0 {
-		return false
-	}
-	pod.Spec.SchedulingGates = slices.Delete(pod.Spec.SchedulingGates, i, i+1)
-	if node != "" {
-		// One node: every required term gains a requirement, the only change Kubernetes allows
-		// to a gated pod's affinity.
-		sparkpod.RequireNodes(&pod.Spec, node)
-		if pod.Annotations == nil {
-			pod.Annotations = map[string]string{}
-		}
-		pod.Annotations[AnnotationNode] = node
-	}
-	return true
-}
-
-// ungatePatch is the JSON patch that makes of cached what ungated does, guarded by tests that
-// the fields it replaces still hold what cached shows (null for a field cached lacks, which
-// the API server's JSON patch takes to hold where the field is absent).
-func ungatePatch(cached *corev1.Pod, node string) ([]byte, error) {
-	if cached == nil {
-		return nil, fmt.Errorf("no cached pod")
-	}
-	next := cached.DeepCopy()
-	if !ungated(next, node) {
-		return nil, fmt.Errorf("pod %s/%s has no gang gate", cached.Namespace, cached.Name)
-	}
-	type op struct {
-		Op    string `json:"op"`
-		Path  string `json:"path"`
-		Value any    `json:"value,omitempty"`
-	}
-	ops := []op{{Op: "test", Path: "/spec/schedulingGates", Value: cached.Spec.SchedulingGates}}
-	if len(next.Spec.SchedulingGates) == 0 {
-		ops = append(ops, op{Op: "remove", Path: "/spec/schedulingGates"})
-	} else {
-		ops = append(ops, op{Op: "replace", Path: "/spec/schedulingGates", Value: next.Spec.SchedulingGates})
-	}
-	if node != "" {
-		ops = append(ops,
-			op{Op: "test", Path: "/spec/affinity", Value: cached.Spec.Affinity},
-			op{Op: "add", Path: "/spec/affinity", Value: next.Spec.Affinity},
-			op{Op: "test", Path: "/metadata/annotations", Value: cached.Annotations},
-			op{Op: "add", Path: "/metadata/annotations", Value: next.Annotations})
-	}
-	return json.Marshal(ops)
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang/release"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -247,7 +248,7 @@ func (v *variant) PlacePod(pod *corev1.Pod, owner client.Object) bool {
 
 // placeOnSlot confines an ungated executor to its planned slot's node.
 func (v *variant) placeOnSlot(pod *corev1.Pod, owner client.Object) bool {
-	if hasGate(pod) || pod.Annotations[AnnotationNode] != "" {
+	if release.Gated(pod) || pod.Annotations[AnnotationNode] != "" {
 		return false
 	}
 	res, ok := v.core.reservationForPod(owner)

@@ -29,6 +29,8 @@ var rooms = []struct {
 	// Placeholder pods, their PriorityClass and the book of swaps: it writes the class, so it
 	// may reach the clients.
 	{pkg: "scheduler/gang/placeholder", may: []string{"scheduler/gang/core", "scheduler/reservation"}},
+	// Releasing gated pods onto their nodes: it patches pods, so it may reach the clients.
+	{pkg: "scheduler/gang/release", may: []string{"scheduler/reservation"}},
 }
 
 // clients are the packages that talk to the API server.
