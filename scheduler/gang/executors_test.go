@@ -25,25 +25,6 @@ import (
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
-// gatedExecutor is an executor as the gang scheduler's template makes it: gated, with node
-// affinity on the planned nodes.
-func gatedExecutor(annotations map[string]string, gates ...string) *corev1.Pod {
-	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app-exec-1", Annotations: annotations},
-		Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{Name: "spark-kubernetes-executor", Image: "spark"}},
-			Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{
-					Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{"n1", "n2"}}}}},
-			}}},
-		},
-	}
-	for _, g := range gates {
-		p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: g})
-	}
-	return p
-}
-
 // released is what ungating p onto node must leave.
 func released(p *corev1.Pod, node string) *corev1.Pod {
 	p = p.DeepCopy()
@@ -223,9 +204,9 @@ func TestPlaceAtCreation(t *testing.T) {
 		return app
 	}
 	executor := func(id, submission string, gated bool) *corev1.Pod {
-		p := gatedExecutor(nil)
+		p := gt.GatedExecutor(nil)
 		if gated {
-			p = gatedExecutor(nil, GateExecutor)
+			p = gt.GatedExecutor(nil, GateExecutor)
 		}
 		p.Name = "app-exec-" + id
 		p.Labels = map[string]string{v1beta2.LabelAppName: "app", v1beta2.LabelSubmissionID: submission,

@@ -23,6 +23,7 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
@@ -128,7 +129,7 @@ func TestVariantPlacePod(t *testing.T) {
 		if gated {
 			gates = append(gates, GateExecutor)
 		}
-		p := gatedExecutor(nil, gates...)
+		p := gt.GatedExecutor(nil, gates...)
 		p.Name = "app-exec-" + id
 		p.Labels = map[string]string{v1beta2.LabelAppName: "app", v1beta2.LabelSubmissionID: "s1",
 			v1beta2.SparkRoleLabel: v1beta2.SparkRoleExecutor, v1beta2.SparkExecutorIDLabel: id}

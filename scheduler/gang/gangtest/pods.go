@@ -45,3 +45,22 @@ func Numbered(p corev1.Pod, id int) corev1.Pod {
 	p.Name = p.Labels[v1beta2.LabelAppName] + "-exec-" + strconv.Itoa(id)
 	return p
 }
+
+// GatedExecutor is an executor as the gang scheduler's template makes it: ns/app-exec-1, gated
+// by gates, with required node affinity on the nodes n1 and n2.
+func GatedExecutor(annotations map[string]string, gates ...string) *corev1.Pod {
+	p := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app-exec-1", Annotations: annotations},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "spark-kubernetes-executor", Image: "spark"}},
+			Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{
+					Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{"n1", "n2"}}}}},
+			}}},
+		},
+	}
+	for _, g := range gates {
+		p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: g})
+	}
+	return p
+}

@@ -14,32 +14,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-)
 
-// gatedExecutor is an executor as the gang scheduler's template makes it: gated, with node
-// affinity on the planned nodes.
-func gatedExecutor(annotations map[string]string, gates ...string) *corev1.Pod {
-	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "app-exec-1", Annotations: annotations},
-		Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{Name: "spark-kubernetes-executor", Image: "spark"}},
-			Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
-				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{{
-					Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{"n1", "n2"}}}}},
-			}}},
-		},
-	}
-	for _, g := range gates {
-		p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: g})
-	}
-	return p
-}
+	gt "github.com/sparkop/spark-operator/scheduler/gang/gangtest"
+)
 
 // released is what ungating p onto node must leave.
 func released(p *corev1.Pod, node string) *corev1.Pod {
@@ -64,34 +46,34 @@ func TestPod(t *testing.T) {
 		reads  int // API reads Pod needs
 	}{{
 		name:   "the cache is current: one patch, no read",
-		cached: gatedExecutor(nil, Gate),
-		live:   gatedExecutor(nil, Gate),
+		cached: gt.GatedExecutor(nil, Gate),
+		live:   gt.GatedExecutor(nil, Gate),
 		node:   "n2",
-		want:   released(gatedExecutor(nil, Gate), "n2"),
+		want:   released(gt.GatedExecutor(nil, Gate), "n2"),
 	}, {
 		name:   "other gates and annotations stay",
-		cached: gatedExecutor(map[string]string{"a": "b"}, "other", Gate),
-		live:   gatedExecutor(map[string]string{"a": "b"}, "other", Gate),
+		cached: gt.GatedExecutor(map[string]string{"a": "b"}, "other", Gate),
+		live:   gt.GatedExecutor(map[string]string{"a": "b"}, "other", Gate),
 		node:   "n1",
-		want:   released(gatedExecutor(map[string]string{"a": "b"}, "other", Gate), "n1"),
+		want:   released(gt.GatedExecutor(map[string]string{"a": "b"}, "other", Gate), "n1"),
 	}, {
 		name:   "no reservation: let go unnarrowed",
-		cached: gatedExecutor(nil, Gate),
-		live:   gatedExecutor(nil, Gate),
-		want:   released(gatedExecutor(nil, Gate), ""),
+		cached: gt.GatedExecutor(nil, Gate),
+		live:   gt.GatedExecutor(nil, Gate),
+		want:   released(gt.GatedExecutor(nil, Gate), ""),
 	}, {
 		name:   "an annotation the cache has not seen is kept: read and updated",
-		cached: gatedExecutor(nil, Gate),
-		live:   gatedExecutor(map[string]string{"late": "1"}, Gate),
+		cached: gt.GatedExecutor(nil, Gate),
+		live:   gt.GatedExecutor(map[string]string{"late": "1"}, Gate),
 		node:   "n2",
-		want:   released(gatedExecutor(map[string]string{"late": "1"}, Gate), "n2"),
+		want:   released(gt.GatedExecutor(map[string]string{"late": "1"}, Gate), "n2"),
 		reads:  1,
 	}, {
 		name:   "released already: left alone",
-		cached: gatedExecutor(nil, Gate),
-		live:   released(gatedExecutor(nil, Gate), "n1"),
+		cached: gt.GatedExecutor(nil, Gate),
+		live:   released(gt.GatedExecutor(nil, Gate), "n1"),
 		node:   "n2",
-		want:   released(gatedExecutor(nil, Gate), "n1"),
+		want:   released(gt.GatedExecutor(nil, Gate), "n1"),
 		reads:  1,
 	}}
 	for _, tc := range cases {
