@@ -39,7 +39,7 @@ func TestFailurePolicy(t *testing.T) {
 	if err := e.c.Create(ctx, app); err != nil {
 		t.Fatal(err)
 	}
-	e.stop()
+	e.stop(t)
 
 	// Fail: the operator's pods are refused while the webhook is down, other pods are not.
 	pod := bareDriver(app)
@@ -129,7 +129,7 @@ func TestReplicasShareTheSecret(t *testing.T) {
 	second := &env{c: e.c, ns: e.ns, token: e.token, opts: e.opts}
 	second.opts.Port, second.opts.CertDir = cluster.FreePort(t), t.TempDir()
 	second.start(t)
-	t.Cleanup(second.stop)
+	t.Cleanup(func() { second.stop(t) })
 	cluster.Eventually(t, 60*time.Second, "both replicas serving the same renewed certificate", func() (bool, error) {
 		a, b := e.servedCert(t), second.servedCert(t)
 		return a == b && a != first, nil

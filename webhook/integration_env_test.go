@@ -43,7 +43,7 @@ type env struct {
 	ns    string
 	token string
 	opts  webhook.Options
-	stop  func()
+	stop  func(testing.TB)
 }
 
 // labelledNamespace makes a namespace the test's webhooks apply to.
@@ -97,17 +97,21 @@ func startWebhook(t *testing.T, modify func(*webhook.Options)) *env {
 	e := &env{c: c, ns: ns, token: token, opts: opts}
 	e.start(t)
 	// e.stop as it is when the test ends: a restart replaces it.
-	t.Cleanup(func() { e.stop() })
+	t.Cleanup(func() { e.stop(t) })
 	return e
 }
 
 func (e *env) start(t *testing.T) {
 	t.Helper()
+	// However long a loaded machine takes to stop it: a runnable that never ends is go test's
+	// timeout, with every goroutine's stack.
+	noGraceTimeout := time.Duration(-1)
 	mgr, err := manager.New(cluster.Config(t), manager.Options{
-		Scheme:                 cluster.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		WebhookServer:          webhook.NewServer(e.opts),
+		Scheme:                  cluster.Scheme,
+		Metrics:                 metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:  "0",
+		WebhookServer:           webhook.NewServer(e.opts),
+		GracefulShutdownTimeout: &noGraceTimeout,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +124,8 @@ func (e *env) start(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	stopped := false
-	e.stop = func() {
+	// stop reports to the test running when it is called (a restart's start may be a subtest's).
+	e.stop = func(t testing.TB) {
 		if stopped {
 			return
 		}

@@ -318,7 +318,7 @@ func TestWebhooks(t *testing.T) {
 			t.Fatal(err)
 		}
 		serial := e.servedCert(t)
-		e.stop()
+		e.stop(t)
 		e.start(t)
 		after := &corev1.Secret{}
 		if err := c.Get(ctx, key, after); err != nil {

@@ -145,6 +145,9 @@ func TestStatusNeverGoesBackwards(t *testing.T) {
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr(true)},
 		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
+		// However long a loaded machine takes to stop it, not the default 30 s; a runnable
+		// that never ends is go test's timeout.
+		GracefulShutdownTimeout: ptr(time.Duration(-1)),
 	})
 	if err != nil {
 		t.Fatal(err)
