@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the operator's image, the one the Helm chart runs, with no Docker engine and no image
-# registry: static Go binaries (CGO_ENABLED=0, time zones embedded) on an empty base, as the
-# Dockerfile at the repository's root makes it:
+# registry: static Go binaries (CGO_ENABLED=0; the operator embeds time zones, time/tzdata) on
+# an empty base, as the Dockerfile at the repository's root makes it:
 #   /usr/local/bin/spark-operator   the controller and the webhook (the chart's two Deployments)
 #   /usr/local/bin/sparkctl
 #   /usr/local/bin/spark-scheduler  kube-scheduler with the SparkReservations plugin (sparkScheduler.enable)
@@ -77,7 +77,7 @@ image_ref() {
 go_static() {
   local out=$1 entry; shift
   for entry in "$@"; do
-    CGO_ENABLED=0 go build -tags timetzdata -ldflags "-s -w ${KUBE_LDFLAGS:-}" -o "$out/${entry%%=*}" "${entry#*=}"
+    CGO_ENABLED=0 go build -ldflags "-s -w ${KUBE_LDFLAGS:-}" -o "$out/${entry%%=*}" "${entry#*=}"
   done
 }
 

@@ -22,6 +22,10 @@ CACHE=${SPARKOP_CACHE:-$ROOT/.cache}
 GO_TEST_FLAGS=${GO_TEST_FLAGS:--count=1 -timeout 80m}
 TEST_PARALLEL=${TEST_PARALLEL:-2}
 MODULE=github.com/sparkop/spark-operator
+# Everything is built without cgo, as the operator's image is (hack/operator-image.sh), so that
+# lint, the tests against the cluster and the image share one compilation of the modules and
+# their dependencies; only the race detector, which needs cgo, builds its own.
+export CGO_ENABLED=0
 # test/realnode, by far the longest package, runs beside the others in two halves, each with a
 # real-node cluster of its own (the package starts one per test process): the tests of what a
 # real node does to a failing application and of Spark Connect, and the rest.
@@ -105,7 +109,7 @@ module_tests() {
   unit=$(unit_packages "$dir")
   cluster=$(cluster_packages "$dir")
   # shellcheck disable=SC2086 # GO_TEST_FLAGS is a list of flags
-  step "tests of $label without the cluster (-race, $(wc -l <<<"$unit") packages)" \
+  CGO_ENABLED=1 step "tests of $label without the cluster (-race, $(wc -l <<<"$unit") packages)" \
     go_tests "$dir" "$label-unit" "$unit" -race -count=1 -timeout 20m
   export SPARKOP_TEST_CLUSTERS=$TEST_PARALLEL
   step "tests of $label against the cluster ($(grep -c . <<<"$cluster") packages, $TEST_PARALLEL at a time)" \

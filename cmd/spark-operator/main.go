@@ -19,6 +19,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+	// The time zones of ScheduledSparkApplications' spec.timeZone, in images without
+	// /usr/share/zoneinfo (the chart's is built on an empty base).
+	_ "time/tzdata"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/spf13/cobra"
