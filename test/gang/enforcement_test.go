@@ -382,17 +382,25 @@ func (f *fixture) fillTwoNodes(enforcement gang.Enforcement, executorCount int32
 		// The placeholders are created just after the Reservation is stored; the competing pods
 		// the tests create next queue behind them only once they exist (a pod made in between
 		// may take the room first, and the run is then planned again: not what these test).
-		// Every member asks for one CPU here; a placeholder may hold the room of several.
+		// Every executor asks for one CPU here; a placeholder may hold the room of several. The
+		// driver's room is held by its placeholder until the driver takes its place, which on an
+		// idle machine can be before a look sees the placeholder: either holds it.
 		cluster.Eventually(f.t, 60*time.Second, "placeholders for every member", func() (bool, error) {
-			var held resource.Quantity
+			var executorsHeld resource.Quantity
+			driverHeld := false
 			for _, p := range f.pods("") {
-				if strings.HasPrefix(p.Name, "spark-ph-") {
+				switch {
+				case p.Name == "spark-ph-"+schedv1alpha1.MemberRoleDriver:
+					driverHeld = true
+				case strings.HasPrefix(p.Name, "spark-ph-"):
 					for _, c := range p.Spec.Containers {
-						held.Add(c.Resources.Requests[corev1.ResourceCPU])
+						executorsHeld.Add(c.Resources.Requests[corev1.ResourceCPU])
 					}
+				case p.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleDriver && p.Spec.NodeName != "":
+					driverHeld = true
 				}
 			}
-			return held.Cmp(*resource.NewQuantity(int64(executorCount)+1, resource.DecimalSI)) >= 0, nil
+			return driverHeld && executorsHeld.Cmp(*resource.NewQuantity(int64(executorCount), resource.DecimalSI)) >= 0, nil
 		})
 	}
 	return res, writes
