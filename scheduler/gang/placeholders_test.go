@@ -276,7 +276,7 @@ func TestPlaceholderOrder(t *testing.T) {
 func TestPlaceholderOwner(t *testing.T) {
 	res := Reservation{SubmissionID: "s1", Queue: "q", PriorityClassName: "high", UID: "uid-res"}
 	got := placeholderOwner(core.Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}, res)
-	want := placeholder.Owner{Name: "a", UID: "uid-res", Run: "s1", PriorityClassName: "high", Labels: map[string]string{LabelQueue: "q"}}
+	want := placeholder.Owner{Name: "a", UID: "uid-res", Run: "s1", PriorityClassName: "high", Queue: "q"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("owner (-want +got):\n%s", diff)
 	}

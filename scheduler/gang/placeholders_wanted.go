@@ -16,7 +16,6 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/scheduler/gang/placeholder"
-	"github.com/sparkop/spark-operator/sparkpod"
 )
 
 // Which placeholders the world wants, and which exist: the wanted ones are made from the
@@ -30,25 +29,25 @@ func nodeGroups(r Reservation) []placeholder.NodeGroup {
 // placeholderOwner is r, the reservation of workload key, as its placeholders name it.
 func placeholderOwner(key core.Key, r Reservation) placeholder.Owner {
 	return placeholder.Owner{Name: ReservationName(key), UID: r.UID, Run: r.SubmissionID, PriorityClassName: r.PriorityClassName,
-		Labels: map[string]string{LabelQueue: r.Queue}}
+		Queue: r.Queue}
 }
 
 // driverPlaceholder is the placeholder of r's driver.
 func driverPlaceholder(key core.Key, r Reservation) placeholder.Wanted {
 	return placeholder.Wanted{Key: key, Owner: placeholderOwner(key, r), Member: schedv1alpha1.MemberRoleDriver, Node: r.Driver,
-		PerMember: memberRequests(sparkpod.PodDemand{Requests: r.DriverRequests}), Count: 1}
+		Requests: r.DriverRequests, Count: 1}
 }
 
 // groupPlaceholder is the placeholder shared by the executors of r's node group g.
 func groupPlaceholder(key core.Key, r Reservation, g placeholder.NodeGroup) placeholder.Wanted {
 	return placeholder.Wanted{Key: key, Owner: placeholderOwner(key, r), Member: g.Member(), Node: g.Node,
-		PerMember: memberRequests(sparkpod.PodDemand{Requests: r.ExecutorRequests}), Count: g.Size(), First: g.Lo}
+		Requests: r.ExecutorRequests, Count: g.Size(), First: g.Lo}
 }
 
 // executorPlaceholder is the placeholder of r's executor id alone, on node.
 func executorPlaceholder(key core.Key, r Reservation, id int, node string) placeholder.Wanted {
 	return placeholder.Wanted{Key: key, Owner: placeholderOwner(key, r), Member: executorMember(id), Node: node,
-		PerMember: memberRequests(sparkpod.PodDemand{Requests: r.ExecutorRequests}), Count: 1, First: id}
+		Requests: r.ExecutorRequests, Count: 1, First: id}
 }
 
 // placeholdersOf lists the placeholders the live reservations of w want, by pod: for the

@@ -39,7 +39,7 @@ import (
 const AnnotationAdmission = "scheduling.sparkop.dev/admission"
 
 // LabelQueue is set on the pods of an admitted application: the queue it was admitted from.
-const LabelQueue = "scheduling.sparkop.dev/queue"
+const LabelQueue = reservation.LabelQueue
 
 // Reservation is an admission as the runtime reads it from its Reservation object
 // (schedv1alpha1.Reservation, named by ReservationName): the plan, by node.

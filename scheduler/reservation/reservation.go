@@ -34,6 +34,10 @@ import (
 // AnnotationNode records the node the gang scheduler released a gated member onto.
 const AnnotationNode = "scheduling.sparkop.dev/node"
 
+// LabelQueue is set on the pods of an admitted application, its placeholders included: the
+// queue it was admitted from.
+const LabelQueue = "scheduling.sparkop.dev/queue"
+
 // The kinds of workload a reservation is for (schedv1alpha1.WorkloadReference.Kind).
 const (
 	KindApplication = "SparkApplication"

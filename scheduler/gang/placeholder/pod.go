@@ -9,10 +9,10 @@ package placeholder
 
 import (
 	"fmt"
-	"maps"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -106,20 +106,15 @@ type Owner struct {
 	Run string
 	// PriorityClassName is the workload's.
 	PriorityClassName string
-	// Labels are those every pod of the run carries (package gang's LabelQueue), which its
-	// placeholders carry too.
-	Labels map[string]string
+	// Queue is the queue the run was admitted from, labelled on its pods and placeholders.
+	Queue string
 }
 
 // Pod is the placeholder of one member of o, the reservation of workload key.
 func Pod(key core.Key, o Owner, member, node string, requests corev1.ResourceList, image string) *corev1.Pod {
 	reqs := requests.DeepCopy()
 	delete(reqs, corev1.ResourcePods)
-	labels := maps.Clone(o.Labels)
-	if labels == nil {
-		labels = map[string]string{}
-	}
-	labels[Label], labels[LabelRun], labels[LabelMember] = o.Name, o.Run, member
+	labels := map[string]string{Label: o.Name, LabelRun: o.Run, LabelMember: member, reservation.LabelQueue: o.Queue}
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: Name(o.Name, member),
 			Labels: labels,
@@ -158,10 +153,10 @@ type Wanted struct {
 	Owner  Owner
 	Member string
 	Node   string
-	// PerMember is what one member takes on its node (its requests and a pod slot), Count how
-	// many members it holds room for.
-	PerMember corev1.ResourceList
-	Count     int
+	// Requests are one member's (shared, not to be changed), Count how many members it holds
+	// room for.
+	Requests corev1.ResourceList
+	Count    int
 	// First orders a reservation's placeholders: 0 for the driver's, else its first
 	// executor's id.
 	First int
@@ -178,7 +173,8 @@ func (w Wanted) Before(o Wanted) bool {
 // Need is what the placeholder takes of its node: its members' requests and a pod slot each.
 func (w Wanted) Need() corev1.ResourceList {
 	need := corev1.ResourceList{}
-	sparkpod.AddTimes(need, w.PerMember, int64(w.Count))
+	sparkpod.AddTimes(need, w.Requests, int64(w.Count))
+	need[corev1.ResourcePods] = *resource.NewQuantity(int64(w.Count), resource.DecimalSI)
 	return need
 }
 

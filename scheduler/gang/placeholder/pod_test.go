@@ -17,16 +17,14 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
+	"github.com/sparkop/spark-operator/scheduler/reservation"
 )
 
-// labelQueue is package gang's LabelQueue, which every pod of an admitted run carries.
-const labelQueue = "scheduling.sparkop.dev/queue"
-
 func TestPlaceholderPod(t *testing.T) {
-	owner := Owner{Name: "a", Run: "s1", Labels: map[string]string{labelQueue: "q"}, PriorityClassName: "high", UID: "uid-res"}
+	owner := Owner{Name: "a", Run: "s1", Queue: "q", PriorityClassName: "high", UID: "uid-res"}
 	p := Pod(core.Key{Kind: "SparkApplication", NamespacedName: types.NamespacedName{Namespace: "ns", Name: "a"}}, owner, "executor-2", "n2",
 		corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourcePods: resource.MustParse("1")}, "pause")
-	want := map[string]string{Label: "a", LabelRun: "s1", LabelMember: "executor-2", labelQueue: "q"}
+	want := map[string]string{Label: "a", LabelRun: "s1", LabelMember: "executor-2", reservation.LabelQueue: "q"}
 	if diff := cmp.Diff(want, p.Labels); diff != "" {
 		t.Errorf("labels (-want +got):\n%s", diff)
 	}
