@@ -188,11 +188,14 @@ func ensureCertificates(ctx context.Context, c client.Client, cr *rotator.CertRo
 			return secret, nil
 		}
 		if err == nil {
-			begin := time.Now().Add(-time.Hour) // as the rotator: for API servers whose clock is behind
+			// As the rotator: valid from an hour back, for API servers whose clock is behind,
+			// and for the whole validity from now.
+			now := time.Now()
+			begin := now.Add(-time.Hour)
 			var ca *rotator.KeyPairArtifacts
 			var crt, key []byte
-			if ca, err = cr.CreateCACert(begin, begin.Add(cr.CaCertDuration)); err == nil {
-				crt, key, err = cr.CreateCertPEM(ca, begin, begin.Add(cr.ServerCertDuration))
+			if ca, err = cr.CreateCACert(begin, now.Add(cr.CaCertDuration)); err == nil {
+				crt, key, err = cr.CreateCertPEM(ca, begin, now.Add(cr.ServerCertDuration))
 			}
 			if err != nil {
 				return nil, fmt.Errorf("webhook: making certificates: %w", err)
