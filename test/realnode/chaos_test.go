@@ -2,10 +2,12 @@ package realnode
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/test/cluster"
@@ -46,13 +48,24 @@ func TestOperatorKilled(t *testing.T) {
 		e.create(app)
 		names = append(names, name)
 	}
-	count := func(states ...v1beta2.ApplicationStateType) int {
+	// One list a look, not a read of each application: the looks come every 100 ms for the
+	// whole storm, on the API server the JVMs need.
+	states := func() map[string]v1beta2.SparkApplicationStatus {
+		var list v1beta2.SparkApplicationList
+		if err := e.c.List(e.ctx, &list, client.InNamespace(e.ns)); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]v1beta2.SparkApplicationStatus{}
+		for _, a := range list.Items {
+			out[a.Name] = a.Status
+		}
+		return out
+	}
+	count := func(want ...v1beta2.ApplicationStateType) int {
 		n := 0
-		for _, name := range names {
-			for _, s := range states {
-				if e.get(name).Status.AppState.State == s {
-					n++
-				}
+		for _, st := range states() {
+			if slices.Contains(want, st.AppState.State) {
+				n++
 			}
 		}
 		return n
@@ -73,12 +86,16 @@ func TestOperatorKilled(t *testing.T) {
 		e.op = cluster.StartOperator(t, "operator", e.opArgs...)
 	}
 	cluster.Eventually(t, 3*appTimeout, "all 20 applications to complete", func() (bool, error) {
-		for _, name := range names {
-			if s := e.get(name).Status.AppState.State; s == v1beta2.ApplicationStateFailed {
-				return false, fmt.Errorf("%s FAILED: %s", name, e.get(name).Status.AppState.ErrorMessage)
+		completed := 0
+		for name, st := range states() {
+			switch st.AppState.State {
+			case v1beta2.ApplicationStateFailed:
+				return false, fmt.Errorf("%s FAILED: %s", name, st.AppState.ErrorMessage)
+			case v1beta2.ApplicationStateCompleted:
+				completed++
 			}
 		}
-		return count(v1beta2.ApplicationStateCompleted) == len(names), nil
+		return completed == len(names), nil
 	})
 	runs := map[string]int{}
 	for _, name := range names {
