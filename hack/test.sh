@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What `make test` runs, step by step, each step's time printed as it ends and all of them in a
-# summary at the end, with the slowest test packages (hack/testreport):
+# summary at the end, with the slowest test packages and tests (hack/testreport):
 #
 #   hack/test.sh          generated files current, lint, the binaries (built once per machine),
 #                         the local control plane, then every test
@@ -52,7 +52,7 @@ summary() {
   for s in "${STEPS[@]}"; do log "  $s"; done
   log "total $((SECONDS - STARTED))s"
   if [ -x "$CACHE/bin/testreport" ] && compgen -G "$CACHE/test-*.json" >/dev/null; then
-    cat "$CACHE"/test-*.json | "$CACHE/bin/testreport" -summary-only -label "both modules" || true
+    cat "$CACHE"/test-*.json | "$CACHE/bin/testreport" -summary-only -slowest-tests 10 -label "both modules" || true
   fi
 }
 

@@ -24,6 +24,9 @@
 //
 //	cat .cache/unit.json .cache/e2e.json | go run ./hack/testreport -summary-only -label all
 //
+// With -slowest-tests N the summary also lists the N slowest top-level tests that ended, after
+// the packages.
+//
 // Test counts are of top-level tests only: a subtest's failure also fails its parent, and
 // table-driven tests would otherwise swamp the figures.
 //
@@ -67,6 +70,12 @@ type event struct {
 	FailedBuild string
 }
 
+// testTime is how long one top-level test ran, to its pass or failure.
+type testTime struct {
+	pkg, name string
+	elapsed   float64
+}
+
 // pkg is what the stream said about one package.
 type pkg struct {
 	name                    string
@@ -81,6 +90,7 @@ type report struct {
 	pkgs       map[string]*pkg
 	order      []string // package names in the order they first appeared
 	buildFails []string // ImportPath of every build-fail event
+	tests      []testTime
 	readErr    error
 }
 
@@ -97,6 +107,7 @@ func run(stdin io.Reader, stdout, stderr io.Writer, args []string) int {
 	jsonOut := flags.String("json-out", "", "also append the raw input lines to this `file`")
 	quiet := flags.Bool("quiet", false, "echo what plain go test prints: a test's output only if it fails")
 	summaryOnly := flags.Bool("summary-only", false, "echo nothing, print only the summary")
+	slowestTests := flags.Int("slowest-tests", 0, "also list the `N` slowest top-level tests in the summary")
 	if err := flags.Parse(args); err != nil {
 		return 2
 	}
@@ -129,7 +140,7 @@ func run(stdin io.Reader, stdout, stderr io.Writer, args []string) int {
 	if !out.endsLine {
 		out.WriteString("\n")
 	}
-	r.writeSummary(out, *label)
+	r.writeSummary(out, *label, *slowestTests)
 
 	status := r.exitStatus()
 	if r.readErr != nil {
@@ -219,6 +230,9 @@ func (r *report) add(ev event) {
 	case "skip":
 		p.skipped++
 	}
+	if ev.Action == "pass" || ev.Action == "fail" {
+		r.tests = append(r.tests, testTime{pkg: ev.Package, name: ev.Test, elapsed: ev.Elapsed})
+	}
 }
 
 // totals are the counts of the summary's last two lines.
@@ -271,6 +285,13 @@ func (r *report) slowest(n int) []*pkg {
 	return ran[:min(n, len(ran))]
 }
 
+// slowestTests returns up to n top-level tests that ended, slowest first.
+func (r *report) slowestTests(n int) []testTime {
+	tests := append([]testTime(nil), r.tests...)
+	sort.SliceStable(tests, func(i, j int) bool { return tests[i].elapsed > tests[j].elapsed })
+	return tests[:min(n, len(tests))]
+}
+
 // failedNames lists the failed packages, then the failed builds no package result named.
 func (r *report) failedNames() []string {
 	var names []string
@@ -295,23 +316,29 @@ func (r *report) failedNames() []string {
 	return names
 }
 
-// writeSummary prints the summary that follows the echoed output.
-func (r *report) writeSummary(w io.StringWriter, label string) {
+// writeSummary prints the summary that follows the echoed output; with tests > 0, that many of
+// the slowest tests too.
+func (r *report) writeSummary(w io.StringWriter, label string, tests int) {
 	header := "slowest packages"
 	if label != "" {
 		header += " (" + label + ")"
 	}
 	w.WriteString("\n" + header + ":\n")
-	slow := r.slowest(slowestShown)
-	width := 0
-	for _, p := range slow {
-		width = max(width, len(fmt.Sprintf("%.1f", p.elapsed)))
+	var rows []timed
+	for _, p := range r.slowest(slowestShown) {
+		rows = append(rows, timed{p.elapsed, p.name})
 	}
-	for _, p := range slow {
-		w.WriteString(fmt.Sprintf("  %*.1fs  %s\n", width, p.elapsed, p.name))
-	}
-	if len(slow) == 0 {
+	writeTimed(w, rows)
+	if len(rows) == 0 {
 		w.WriteString("  (none finished)\n")
+	}
+	if slow := r.slowestTests(tests); len(slow) > 0 {
+		w.WriteString("slowest tests:\n")
+		rows = rows[:0]
+		for _, t := range slow {
+			rows = append(rows, timed{t.elapsed, t.name + " (" + t.pkg + ")"})
+		}
+		writeTimed(w, rows)
 	}
 	writeList(w, "failed packages:", r.failedNames())
 	var unfinished []string
@@ -335,6 +362,23 @@ func (r *report) writeSummary(w io.StringWriter, label string) {
 	}
 	w.WriteString(fmt.Sprintf("%s; total %.1fs\n", counts, t.seconds))
 	w.WriteString(fmt.Sprintf("tests: %d passed, %d failed, %d skipped\n", t.passed, t.testsFailed, t.skipped))
+}
+
+// timed is a line of the summary's lists: seconds, and what took them.
+type timed struct {
+	seconds float64
+	what    string
+}
+
+// writeTimed prints rows, their seconds aligned.
+func writeTimed(w io.StringWriter, rows []timed) {
+	width := 0
+	for _, r := range rows {
+		width = max(width, len(fmt.Sprintf("%.1f", r.seconds)))
+	}
+	for _, r := range rows {
+		w.WriteString(fmt.Sprintf("  %*.1fs  %s\n", width, r.seconds, r.what))
+	}
 }
 
 // writeList prints a heading and its items, indented, if there are any.

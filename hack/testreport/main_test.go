@@ -455,6 +455,23 @@ tests: 2 passed, 2 failed, 1 skipped
 `,
 	status: 1,
 }, {
+	name:  "with the slowest tests",
+	args:  []string{"-slowest-tests", "2"},
+	stdin: passingStream + failingStream,
+	stdout: `
+slowest packages:
+  12.5s  ` + controller + `
+   1.2s  ` + config + `
+slowest tests:
+  0.0s  TestA (` + config + `)
+  0.0s  TestOK (` + controller + `)
+failed packages:
+  ` + controller + `
+packages: 1 ok, 1 failed; total 13.7s
+tests: 2 passed, 1 failed, 1 skipped
+`,
+	status: 1,
+}, {
 	name:  "passing, with -quiet too",
 	args:  []string{"-quiet"},
 	stdin: passingStream,
@@ -517,6 +534,28 @@ tests: 0 passed, 0 failed, 0 skipped
 `
 	if stdout != want || status != 0 {
 		t.Errorf("status %d, stdout:\n%s\nwant:\n%s", status, stdout, want)
+	}
+}
+
+// TestSlowestTests checks that -slowest-tests lists that many top-level tests that ended,
+// passed or failed, slowest first, whatever their package; skipped tests and subtests are not
+// listed.
+func TestSlowestTests(t *testing.T) {
+	stdin := `{"Action":"pass","Package":"p1","Test":"TestFast","Elapsed":1.5}
+{"Action":"pass","Package":"p1","Test":"TestSlow/sub","Elapsed":900}
+{"Action":"fail","Package":"p2","Test":"TestSlower","Elapsed":120.25}
+{"Action":"skip","Package":"p2","Test":"TestSkipped","Elapsed":500}
+{"Action":"pass","Package":"p1","Test":"TestSlow","Elapsed":30}
+{"Action":"pass","Package":"p1","Elapsed":32}
+{"Action":"fail","Package":"p2","Elapsed":121}
+`
+	stdout, _, _ := runString(stdin, "-summary-only", "-slowest-tests", "2")
+	want := `slowest tests:
+  120.2s  TestSlower (p2)
+   30.0s  TestSlow (p1)
+failed packages:`
+	if !strings.Contains(stdout, want) {
+		t.Errorf("stdout:\n%s\nwant it to contain:\n%s", stdout, want)
 	}
 }
 
