@@ -78,12 +78,21 @@ func ownCluster(t *testing.T, scheduler string, nodes, cpu int) (kubeconfig, sta
 	}
 	state = filepath.Join(dir, "cluster")
 	t.Cleanup(func() {
+		// The schedulers' logs say why a pod waited; the test's output cannot hold them. They
+		// are moved out of the state, which stopping the cluster removes (the components write
+		// on to the files they have open until they stop).
+		kept := filepath.Join(dir, "logs")
+		failed := t.Failed()
+		if failed {
+			if err := os.Rename(filepath.Join(state, "logs"), kept); err != nil {
+				t.Logf("keeping the cluster's logs: %v", err)
+			}
+		}
 		if err := cluster.Down(context.Background(), state); err != nil {
 			t.Errorf("stopping the cluster: %v", err)
 		}
-		if t.Failed() {
-			// The schedulers' logs say why a pod waited; the test's output cannot hold them.
-			t.Logf("the cluster's logs are kept in %s", filepath.Join(state, "logs"))
+		if failed {
+			t.Logf("the cluster's logs are kept in %s", kept)
 			return
 		}
 		_ = os.RemoveAll(dir)
@@ -149,10 +158,12 @@ func (f *fixture) step() ([]v1beta2.SparkApplication, int, error) {
 
 // fixtureDriverSeconds is how long the fixture's drivers run. An executor not bound by then never
 // runs: long enough for a batch scheduler slowed by the tests beside it, short enough for 20
-// applications to pass through a cluster that fits 4 in about a minute. (At 4 s, a Volcano run
+// applications to pass through a cluster that fits 4 in about two minutes. (At 4 s, a Volcano run
 // failed once with an executor unbound for 16 s, taken then for CPU starvation; a failure at
-// 10 s since was traced to Volcano's queue shares instead, see TestVolcano.)
-const fixtureDriverSeconds = 10
+// 10 s was traced to Volcano's queue shares, see TestVolcano; at 10 s, CI's run of 2026-12-06
+// at a load average of 44 saw two executors of TestShapesVolcano unbound past it.) This is a
+// clock in the check: issue #45 keeps it open.
+const fixtureDriverSeconds = 20
 
 // checkNoPartialStarts fails t if an application ran in part (an executor got no node before
 // its driver ended), or more than fit of them (the cluster's room, by nodes) or fewer than 2

@@ -84,7 +84,7 @@ func testKueueFragmentation(t *testing.T, c client.Client, kubeconfig string) {
 	})
 	maxResumed := 0
 	waited := map[string]string{} // resumed applications seen held by the core, with the reason shown
-	f.runToCompletion(5*time.Minute, apps, func() error {
+	f.runToCompletion(8*time.Minute, apps, func() error {
 		var list v1beta2.SparkApplicationList
 		err := c.List(context.Background(), &list, client.InNamespace(ns))
 		maxResumed = max(maxResumed, resumed(list.Items))
@@ -240,7 +240,7 @@ func testKueuePriorities(t *testing.T, c client.Client, kubeconfig string) {
 		return withPriority(fragApp(f, name, "high", fixtureDriverSeconds, false), "high")
 	})
 	preempted := map[string]bool{}
-	f.runToCompletion(5*time.Minute, append(lows, "high-0"), func() error {
+	f.runToCompletion(8*time.Minute, append(lows, "high-0"), func() error {
 		var list v1beta2.SparkApplicationList
 		err := c.List(ctx, &list, client.InNamespace(ns))
 		for _, app := range list.Items {

@@ -93,7 +93,7 @@ func testShapes(t *testing.T, script, batchScheduler string, capped *cappedQueue
 		f.createAtOnce(apps, func(name string) *v1beta2.SparkApplication {
 			return f.app(name, batchScheduler, 2, fixtureDriverSeconds)
 		})
-		f.runToCompletion(5*time.Minute, apps, nil)
+		f.runToCompletion(8*time.Minute, apps, nil)
 		f.checkNoPartialStarts(t, 5)
 		f.checkExecutorsMade(t, apps)
 		t.Logf("peak drivers %d", f.PeakDrivers())
@@ -112,7 +112,7 @@ func testShapes(t *testing.T, script, batchScheduler string, capped *cappedQueue
 			}
 			return app
 		})
-		f.runToCompletion(5*time.Minute, apps, nil)
+		f.runToCompletion(8*time.Minute, apps, nil)
 		f.checkNoPartialStarts(t, 2)
 		f.checkExecutorsMade(t, apps)
 		t.Logf("peak drivers %d", f.PeakDrivers())
@@ -146,7 +146,7 @@ func testShapes(t *testing.T, script, batchScheduler string, capped *cappedQueue
 		})
 		apps := names("capped", 6)
 		f.createAtOnce(apps[2:], build)
-		f.runToCompletion(5*time.Minute, apps, nil)
+		f.runToCompletion(8*time.Minute, apps, nil)
 		f.checkNoPartialStarts(t, 2)
 		f.checkExecutorsMade(t, apps)
 		// A run started beyond the queue's room would wait for it, holding the room of the

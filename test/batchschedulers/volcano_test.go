@@ -101,7 +101,7 @@ func TestVolcano(t *testing.T) {
 		}
 		return nil
 	}
-	f.runToCompletion(4*time.Minute, append([]string{"early"}, apps...), recordGroups)
+	f.runToCompletion(8*time.Minute, append([]string{"early"}, apps...), recordGroups)
 
 	t.Run("no partial starts", func(t *testing.T) {
 		f.checkNoPartialStarts(t, 4)

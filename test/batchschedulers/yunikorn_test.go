@@ -48,7 +48,7 @@ func TestYuniKorn(t *testing.T) {
 		app.Spec.NodeSelector = map[string]string{"type": "kwok"}
 		return app
 	})
-	f.runToCompletion(4*time.Minute, apps, nil)
+	f.runToCompletion(8*time.Minute, apps, nil)
 
 	t.Run("no partial starts", func(t *testing.T) {
 		f.checkNoPartialStarts(t, 4)
