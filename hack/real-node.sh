@@ -39,6 +39,11 @@ RN_DIR=$STATE/node
 RN_RUN=/run/sparkop/$RN_HASH
 RN_SOCK=$RN_RUN/containerd.sock
 RN_CGROUP=sparkop-$RN_HASH
+# The CPU weight of the node's cgroup, in busy processes of the machine: every process outside a
+# cgroup of its own weighs one, so at 1 the node's pods together weighed as one process, and a
+# Spark job crawled while the machine ran anything else (a kill storm of 20 took 42 minutes
+# beside make test's other tests on 2 cores). Idle, weight changes nothing.
+REAL_NODE_CPU_WEIGHT=${REAL_NODE_CPU_WEIGHT:-8}
 RN_CLUSTER_DNS=10.96.0.10
 # Set by real_node_net: the host's and the node's ends of the veth pair, and the pod CIDR.
 RN_HOST_IP=
@@ -110,6 +115,9 @@ real_node_cgroup_root() {
       cat "$h/cpuset.cpus" > "$h/$RN_CGROUP/cpuset.cpus"
       cat "$h/cpuset.mems" > "$h/$RN_CGROUP/cpuset.mems"
     fi
+    if [ -f "$h/$RN_CGROUP/cpu.shares" ]; then # v1 (1024 a process)
+      echo $((REAL_NODE_CPU_WEIGHT * 1024)) > "$h/$RN_CGROUP/cpu.shares"
+    fi
     if [ -f "$h/cgroup.subtree_control" ]; then # v2: the controllers the pods' cgroups use
       local c
       for c in cpuset cpu io memory pids hugetlb; do
@@ -117,6 +125,9 @@ real_node_cgroup_root() {
         echo "+$c" > "$h/cgroup.subtree_control" 2>/dev/null || true
         echo "+$c" > "$h/$RN_CGROUP/cgroup.subtree_control" 2>/dev/null || true
       done
+      if [ -f "$h/$RN_CGROUP/cpu.weight" ]; then # 100 a process
+        echo $((REAL_NODE_CPU_WEIGHT * 100)) > "$h/$RN_CGROUP/cpu.weight"
+      fi
     fi
   done < <(real_node_cgroups)
 }
