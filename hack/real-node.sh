@@ -39,11 +39,12 @@ RN_DIR=$STATE/node
 RN_RUN=/run/sparkop/$RN_HASH
 RN_SOCK=$RN_RUN/containerd.sock
 RN_CGROUP=sparkop-$RN_HASH
-# The CPU weight of the node's cgroup, in busy processes of the machine: every process outside a
-# cgroup of its own weighs one, so at 1 the node's pods together weighed as one process, and a
-# Spark job crawled while the machine ran anything else (a kill storm of 20 took 42 minutes
-# beside make test's other tests on 2 cores). Idle, weight changes nothing.
-REAL_NODE_CPU_WEIGHT=${REAL_NODE_CPU_WEIGHT:-8}
+# The CPU weight of the node's cgroup, in busy processes of the machine: on cgroup v1 every
+# process outside a cgroup of its own weighs one, as the whole node's pods do by default, so when
+# the machine is short of CPU Spark gets little of it. At 8, make test's kill storm took 17
+# minutes instead of 42 on 2 cores, but two other tests failed on the CPU they lost; so 1 by
+# default (the cgroup's own). Idle, the weight changes nothing.
+REAL_NODE_CPU_WEIGHT=${REAL_NODE_CPU_WEIGHT:-1}
 RN_CLUSTER_DNS=10.96.0.10
 # Set by real_node_net: the host's and the node's ends of the veth pair, and the pod CIDR.
 RN_HOST_IP=
