@@ -54,17 +54,10 @@ func (d Demand) Roles() []PodDemand { return []PodDemand{d.Driver, d.Executor} }
 // Total is what the whole gang requests: each role's requests times its count, and the number
 // of pods under "pods".
 func (d Demand) Total() corev1.ResourceList {
-	total := corev1.ResourceList{}
-	var pods int64
+	total := corev1.ResourceList{corev1.ResourcePods: *resource.NewQuantity(0, resource.DecimalSI)}
 	for _, p := range d.Roles() {
-		pods += int64(p.Count)
-		for name, q := range p.Requests {
-			sum := total[name]
-			sum.Add(Times(q, p.Count))
-			total[name] = sum
-		}
+		AddMembers(total, p.Requests, int64(p.Count))
 	}
-	total[corev1.ResourcePods] = *resource.NewQuantity(pods, resource.DecimalSI)
 	return total
 }
 
@@ -182,6 +175,27 @@ func podRequests(pod *corev1.Pod) corev1.ResourceList {
 		}
 	}
 	return resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
+}
+
+// AddMembers adds what n pods of these requests take of a node into into: n times the requests
+// (a pods entry in them ignored) and n pod slots. Nothing for n ≤ 0.
+func AddMembers(into, requests corev1.ResourceList, n int64) {
+	if n <= 0 {
+		return
+	}
+	for name, q := range requests {
+		if name == corev1.ResourcePods {
+			continue
+		}
+		sum := into[name]
+		for range n {
+			sum.Add(q)
+		}
+		into[name] = sum
+	}
+	slots := into[corev1.ResourcePods]
+	slots.Add(*resource.NewQuantity(n, resource.DecimalSI))
+	into[corev1.ResourcePods] = slots
 }
 
 // AddTimes adds times × l into into (times may be negative).

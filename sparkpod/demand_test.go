@@ -309,3 +309,38 @@ func BenchmarkDemandOf(b *testing.B) {
 		}
 	}
 }
+
+// TestAddMembers: n members add n times their requests and n pod slots, a pods entry in the
+// requests is not counted twice, and none add nothing.
+func TestAddMembers(t *testing.T) {
+	q := resource.MustParse
+	for _, tc := range []struct {
+		name     string
+		into     corev1.ResourceList
+		requests corev1.ResourceList
+		n        int64
+		want     corev1.ResourceList
+	}{
+		{"three into empty", corev1.ResourceList{}, corev1.ResourceList{corev1.ResourceCPU: q("500m"), corev1.ResourceMemory: q("1Gi")}, 3,
+			corev1.ResourceList{corev1.ResourceCPU: q("1500m"), corev1.ResourceMemory: q("3Gi"), corev1.ResourcePods: q("3")}},
+		{"onto what is there", corev1.ResourceList{corev1.ResourceCPU: q("1"), corev1.ResourcePods: q("2")}, corev1.ResourceList{corev1.ResourceCPU: q("2")}, 1,
+			corev1.ResourceList{corev1.ResourceCPU: q("3"), corev1.ResourcePods: q("3")}},
+		{"a pods entry in the requests", corev1.ResourceList{}, corev1.ResourceList{corev1.ResourceCPU: q("1"), corev1.ResourcePods: q("1")}, 2,
+			corev1.ResourceList{corev1.ResourceCPU: q("2"), corev1.ResourcePods: q("2")}},
+		{"no requests", corev1.ResourceList{}, nil, 1, corev1.ResourceList{corev1.ResourcePods: q("1")}},
+		{"none", corev1.ResourceList{corev1.ResourceCPU: q("1")}, corev1.ResourceList{corev1.ResourceCPU: q("2")}, 0,
+			corev1.ResourceList{corev1.ResourceCPU: q("1")}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sparkpod.AddMembers(tc.into, tc.requests, tc.n)
+			if len(tc.into) != len(tc.want) {
+				t.Fatalf("got %v, want %v", tc.into, tc.want)
+			}
+			for name, want := range tc.want {
+				if got := tc.into[name]; got.Cmp(want) != 0 {
+					t.Errorf("%s: %s, want %s", name, got.String(), want.String())
+				}
+			}
+		})
+	}
+}

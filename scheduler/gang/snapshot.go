@@ -181,7 +181,7 @@ func snapshotWorkload(w world, o snapshotOptions, wo *object, queues map[string]
 	if q := queues[res.Queue]; q != nil {
 		sparkpod.AddTimes(q.Usage, demand.Total(), 1)
 		for _, k := range wl.Dynamic.Extra {
-			sparkpod.AddTimes(q.Usage, memberRequests(demand.Executor), int64(k))
+			sparkpod.AddMembers(q.Usage, demand.Executor.Requests, int64(k))
 		}
 	}
 	if res.keepsNodes(o) {
@@ -199,13 +199,13 @@ func reserveUnbound(nodes map[string]*core.Node, res Reservation, d sparkpod.Dem
 	drivers := bound[boundMember{key, res.SubmissionID, v1beta2.SparkRoleDriver}]
 	if len(drivers) == 0 {
 		if n := nodes[res.Driver]; n != nil {
-			sparkpod.AddTimes(n.Used, memberRequests(d.Driver), 1)
+			sparkpod.AddMembers(n.Used, d.Driver.Requests, 1)
 		}
 	}
 	if slots, ok := slotsToGive(res, ep); ok {
 		for _, node := range slots {
 			if n := nodes[node]; n != nil {
-				sparkpod.AddTimes(n.Used, memberRequests(d.Executor), 1)
+				sparkpod.AddMembers(n.Used, d.Executor.Requests, 1)
 			}
 		}
 		return
@@ -225,7 +225,7 @@ func reserveUnbound(nodes map[string]*core.Node, res Reservation, d sparkpod.Dem
 		elsewhere -= take
 		if rest := planned - take; rest > 0 {
 			if n := nodes[node]; n != nil {
-				sparkpod.AddTimes(n.Used, memberRequests(d.Executor), int64(rest))
+				sparkpod.AddMembers(n.Used, d.Executor.Requests, int64(rest))
 			}
 		}
 	}
@@ -267,10 +267,7 @@ var onePod = *resource.NewQuantity(1, resource.DecimalSI)
 
 // memberRequests is what one pod of a role takes on its node: its requests and a pod slot.
 func memberRequests(d sparkpod.PodDemand) corev1.ResourceList {
-	l := d.Requests.DeepCopy()
-	if l == nil {
-		l = corev1.ResourceList{}
-	}
-	l[corev1.ResourcePods] = onePod
+	l := corev1.ResourceList{}
+	sparkpod.AddMembers(l, d.Requests, 1)
 	return l
 }

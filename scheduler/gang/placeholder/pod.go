@@ -12,7 +12,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -173,8 +172,7 @@ func (w Wanted) Before(o Wanted) bool {
 // Need is what the placeholder takes of its node: its members' requests and a pod slot each.
 func (w Wanted) Need() corev1.ResourceList {
 	need := corev1.ResourceList{}
-	sparkpod.AddTimes(need, w.Requests, int64(w.Count))
-	need[corev1.ResourcePods] = *resource.NewQuantity(int64(w.Count), resource.DecimalSI)
+	sparkpod.AddMembers(need, w.Requests, int64(w.Count))
 	return need
 }
 
