@@ -287,6 +287,9 @@ func (r *report) slowest(n int) []*pkg {
 
 // slowestTests returns up to n top-level tests that ended, slowest first.
 func (r *report) slowestTests(n int) []testTime {
+	if n <= 0 {
+		return nil
+	}
 	tests := append([]testTime(nil), r.tests...)
 	sort.SliceStable(tests, func(i, j int) bool { return tests[i].elapsed > tests[j].elapsed })
 	return tests[:min(n, len(tests))]
