@@ -63,8 +63,8 @@ func (d Demand) Total() corev1.ResourceList {
 
 // Times returns q·n exactly. Quantities have no multiplication, and adding q n times would
 // loop 2³¹ times for the largest executor count.
-func Times(q resource.Quantity, n int32) resource.Quantity {
-	product := new(inf.Dec).Mul(q.AsDec(), inf.NewDec(int64(n), 0))
+func Times(q resource.Quantity, n int64) resource.Quantity {
+	product := new(inf.Dec).Mul(q.AsDec(), inf.NewDec(n, 0))
 	return *resource.NewDecimalQuantity(*product, q.Format)
 }
 
@@ -187,28 +187,29 @@ func AddMembers(into, requests corev1.ResourceList, n int64) {
 		if name == corev1.ResourcePods {
 			continue
 		}
-		sum := into[name]
-		for range n {
-			sum.Add(q)
-		}
-		into[name] = sum
+		into[name] = plusTimes(into[name], q, n)
 	}
 	slots := into[corev1.ResourcePods]
 	slots.Add(*resource.NewQuantity(n, resource.DecimalSI))
 	into[corev1.ResourcePods] = slots
 }
 
-// AddTimes adds times × l into into (times may be negative).
-func AddTimes(into, l corev1.ResourceList, times int64) {
+// AddTimes adds n × l into into (n may be negative).
+func AddTimes(into, l corev1.ResourceList, n int64) {
 	for name, q := range l {
-		sum := into[name]
-		for range max(times, -times) {
-			if times < 0 {
-				sum.Sub(q)
-			} else {
-				sum.Add(q)
-			}
-		}
-		into[name] = sum
+		into[name] = plusTimes(into[name], q, n)
 	}
+}
+
+// plusTimes is sum + n·q; n = ±1, the schedulers' every-cycle case, without the multiplication.
+func plusTimes(sum, q resource.Quantity, n int64) resource.Quantity {
+	switch n {
+	case 1:
+		sum.Add(q)
+	case -1:
+		sum.Sub(q)
+	default:
+		sum.Add(Times(q, n))
+	}
+	return sum
 }

@@ -9,6 +9,7 @@ package sparkpod_test
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -330,6 +331,9 @@ func TestAddMembers(t *testing.T) {
 		{"no requests", corev1.ResourceList{}, nil, 1, corev1.ResourceList{corev1.ResourcePods: q("1")}},
 		{"none", corev1.ResourceList{corev1.ResourceCPU: q("1")}, corev1.ResourceList{corev1.ResourceCPU: q("2")}, 0,
 			corev1.ResourceList{corev1.ResourceCPU: q("1")}},
+		// Multiplied, not added once per member: 2³¹-1 members finish at once.
+		{"the largest executor count", corev1.ResourceList{}, corev1.ResourceList{corev1.ResourceCPU: q("3"), corev1.ResourceMemory: q("2Mi")}, math.MaxInt32,
+			corev1.ResourceList{corev1.ResourceCPU: q("6442450941"), corev1.ResourceMemory: q("4294967294Mi"), corev1.ResourcePods: q("2147483647")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sparkpod.AddMembers(tc.into, tc.requests, tc.n)

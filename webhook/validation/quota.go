@@ -29,7 +29,7 @@ func AppResources(app *v1beta2.SparkApplication) (corev1.ResourceList, error) {
 	total := corev1.ResourceList{}
 	add := func(name corev1.ResourceName, q resource.Quantity, n int32) {
 		sum := total[name]
-		sum.Add(sparkpod.Times(q, n))
+		sum.Add(sparkpod.Times(q, int64(n)))
 		total[name] = sum
 	}
 	for _, p := range d.Roles() {
