@@ -10,8 +10,8 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 // ../shared/third_party; coscheduling and Kueue from the module proxy), each started by
 // hack/local-cluster.sh on a local control plane of the test's own, sized so that a handful of
 // applications fit at once. The tests play Spark (test/sparkplay: each running driver's
-// executors from the executor pod template it was given; kwok runs and ends them) and check
-// that no application runs in part.
+// executors from the executor pod template it was given; kwok runs and ends them, and play
+// ends each driver once its executors have run) and check that no application runs in part.
 package batchschedulers
 
 import (
@@ -30,7 +30,6 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/test/cluster"
-	"github.com/sparkop/spark-operator/test/executors"
 	"github.com/sparkop/spark-operator/test/sparkplay"
 	"github.com/sparkop/spark-operator/test/testenv"
 )
@@ -119,16 +118,22 @@ type fixture struct {
 	*sparkplay.Player
 }
 
+// newFixture plays Spark for ns as o says, with every driver running until its executors have
+// run (ExecutorSeconds, executorRunSeconds unless o says) and an executor waiting with no node
+// that has room for it counted as a partial start: no clock decides what ran in part.
 func newFixture(t *testing.T, c client.Client, ns string, o sparkplay.Options) *fixture {
+	o.EndDrivers, o.EndDriversAfterExecutors, o.NoRoomIsPartial = true, true, true
+	if o.ExecutorSeconds == 0 {
+		o.ExecutorSeconds = executorRunSeconds
+	}
 	return &fixture{t: t, c: c, ns: ns, ctx: context.Background(), Player: sparkplay.New(c, ns, o)}
 }
 
-// app is a SparkPi of a 1-CPU driver that runs for driverSeconds and executors of 1 CPU.
-func (f *fixture) app(name, batchScheduler string, executorCount int32, driverSeconds int) *v1beta2.SparkApplication {
+// app is a SparkPi of a 1-CPU driver and executors of 1 CPU.
+func (f *fixture) app(name, batchScheduler string, executorCount int32) *v1beta2.SparkApplication {
 	app := cluster.SparkPi(f.ns, name)
 	app.Spec.BatchScheduler = ptr.To(batchScheduler)
 	app.Spec.Driver.CoreRequest = nil
-	app.Spec.Driver.Annotations = map[string]string{executors.AnnotationRunSeconds: fmt.Sprint(driverSeconds)}
 	app.Spec.Executor.Instances = ptr.To(executorCount)
 	return app
 }
@@ -156,18 +161,9 @@ func (f *fixture) step() ([]v1beta2.SparkApplication, int, error) {
 	return r.Apps, r.Finished, err
 }
 
-// fixtureDriverSeconds is how long the fixture's drivers run. An executor not bound by then never
-// runs: long enough for a batch scheduler slowed by the tests beside it, short enough for 20
-// applications to pass through a cluster that fits 4 in about two minutes. (At 4 s, a Volcano run
-// failed once with an executor unbound for 16 s, taken then for CPU starvation; a failure at
-// 10 s was traced to Volcano's queue shares, see TestVolcano; at 10 s, CI's run of 2026-12-06
-// at a load average of 44 saw two executors of TestShapesVolcano unbound past it.) This is a
-// clock in the check: issue #45 keeps it open.
-const fixtureDriverSeconds = 20
-
-// checkNoPartialStarts fails t if an application ran in part (an executor got no node before
-// its driver ended), or more than fit of them (the cluster's room, by nodes) or fewer than 2
-// ran at once.
+// checkNoPartialStarts fails t if an application ran in part (an executor of a running driver
+// waited with no node that had room for it), or more than fit of them (the cluster's room, by
+// nodes) or fewer than 2 ran at once.
 func (f *fixture) checkNoPartialStarts(t *testing.T, fit int) {
 	t.Helper()
 	if peak := f.PeakDrivers(); peak > fit {

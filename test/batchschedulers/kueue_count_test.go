@@ -22,7 +22,6 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/test/cluster"
-	"github.com/sparkop/spark-operator/test/executors"
 )
 
 // Held-out shapes for Kueue: each application a driver of 1 CPU and 2 executors of 2 CPU,
@@ -44,7 +43,6 @@ func heldOutApp(ns string, i int) *v1beta2.SparkApplication {
 	app.Labels = map[string]string{scheduler.LabelKueueQueueName: "spark"}
 	app.Spec.BatchScheduler = ptr.To(scheduler.DefaultName)
 	app.Spec.Driver.Cores, app.Spec.Driver.CoreRequest = ptr.To[int32](1), nil
-	app.Spec.Driver.Annotations = map[string]string{executors.AnnotationRunSeconds: driverRunSeconds}
 	app.Spec.Executor.Cores, app.Spec.Executor.Memory = ptr.To[int32](2), ptr.To("1g")
 	app.Spec.Executor.Instances = ptr.To[int32](2)
 	switch i % 3 {

@@ -24,7 +24,6 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/test/cluster"
-	"github.com/sparkop/spark-operator/test/executors"
 	"github.com/sparkop/spark-operator/test/sparkplay"
 )
 
@@ -59,8 +58,8 @@ func testKueueGang(t *testing.T, c client.Client, kubeconfig string) {
 
 // fragApp is a fixture application of the fragmentation shape labelled for the LocalQueue
 // local, batchScheduler unset (gang the operator's default) or default: Kueue alone queues it.
-func fragApp(f *fixture, name, local string, driverSeconds int, unset bool) *v1beta2.SparkApplication {
-	app := f.app(name, scheduler.DefaultName, 2, driverSeconds)
+func fragApp(f *fixture, name, local string, unset bool) *v1beta2.SparkApplication {
+	app := f.app(name, scheduler.DefaultName, 2)
 	if unset {
 		app.Spec.BatchScheduler = nil
 	}
@@ -80,7 +79,7 @@ func testKueueFragmentation(t *testing.T, c client.Client, kubeconfig string) {
 	t.Cleanup(f.describeOnFailure)
 	apps := names("frag", 6)
 	f.createAtOnce(apps, func(name string) *v1beta2.SparkApplication {
-		return fragApp(f, name, "spark", fixtureDriverSeconds+5, name[len(name)-1]%2 == 0)
+		return fragApp(f, name, "spark", name[len(name)-1]%2 == 0)
 	})
 	maxResumed := 0
 	waited := map[string]string{} // resumed applications seen held by the core, with the reason shown
@@ -147,7 +146,6 @@ func testKueueMemory(t *testing.T, c client.Client, kubeconfig string) {
 		app := cluster.SparkPi(ns, fmt.Sprintf("memory-%02d", i))
 		app.Labels = map[string]string{scheduler.LabelKueueQueueName: "spark"}
 		app.Spec.BatchScheduler = ptr.To(scheduler.DefaultName)
-		app.Spec.Driver.Annotations = map[string]string{executors.AnnotationRunSeconds: driverRunSeconds}
 		app.Spec.Driver.Memory, app.Spec.Executor.Memory = nil, nil
 		app.Spec.Executor.Instances = ptr.To[int32](2)
 		app.Spec.SparkConf = map[string]string{"spark.driver.memory": "1g", "spark.executor.memory": "1g"}
@@ -220,7 +218,10 @@ func testKueuePriorities(t *testing.T, c client.Client, kubeconfig string) {
 	}
 	lows := names("low", 2)
 	f.createAtOnce(lows, func(name string) *v1beta2.SparkApplication {
-		return withPriority(fragApp(f, name, "low", 40, true), "low")
+		// Their executors run 40 s: long enough for the high one to come and Kueue to preempt.
+		app := withPriority(fragApp(f, name, "low", true), "low")
+		metav1.SetMetaDataAnnotation(&app.ObjectMeta, sparkplay.AnnotationExecutorSeconds, "40")
+		return app
 	})
 	// Both low applications run whole before the high one comes.
 	cluster.Eventually(t, 3*time.Minute, "both low applications to run with their executors", func() (bool, error) {
@@ -237,7 +238,7 @@ func testKueuePriorities(t *testing.T, c client.Client, kubeconfig string) {
 		return bound == 2*len(lows), nil
 	})
 	f.createAtOnce([]string{"high-0"}, func(name string) *v1beta2.SparkApplication {
-		return withPriority(fragApp(f, name, "high", fixtureDriverSeconds, false), "high")
+		return withPriority(fragApp(f, name, "high", false), "high")
 	})
 	preempted := map[string]bool{}
 	f.runToCompletion(8*time.Minute, append(lows, "high-0"), func() error {

@@ -91,7 +91,7 @@ func testShapes(t *testing.T, script, batchScheduler string, capped *cappedQueue
 		t.Cleanup(f.describeOnFailure)
 		apps := names("many", 12)
 		f.createAtOnce(apps, func(name string) *v1beta2.SparkApplication {
-			return f.app(name, batchScheduler, 2, fixtureDriverSeconds)
+			return f.app(name, batchScheduler, 2)
 		})
 		f.runToCompletion(8*time.Minute, apps, nil)
 		f.checkNoPartialStarts(t, 5)
@@ -104,7 +104,7 @@ func testShapes(t *testing.T, script, batchScheduler string, capped *cappedQueue
 		t.Cleanup(f.describeOnFailure)
 		apps := names("frag", 6)
 		f.createAtOnce(apps, func(name string) *v1beta2.SparkApplication {
-			app := f.app(name, batchScheduler, 2, fixtureDriverSeconds+5)
+			app := f.app(name, batchScheduler, 2)
 			app.Spec.Executor.Cores = ptr.To[int32](2)
 			if name == "frag-1" || name == "frag-4" {
 				app.Spec.Executor.Instances = nil
@@ -129,7 +129,7 @@ func testShapes(t *testing.T, script, batchScheduler string, capped *cappedQueue
 			t.Fatal(err)
 		}
 		build := func(name string) *v1beta2.SparkApplication {
-			app := f.app(name, batchScheduler, 2, fixtureDriverSeconds)
+			app := f.app(name, batchScheduler, 2)
 			app.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To(capped.name)}
 			if name == "capped-5" {
 				app.Spec.BatchSchedulerOptions.PriorityClassName = ptr.To(urgent.Name)

@@ -25,7 +25,6 @@ import (
 
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 	"github.com/sparkop/spark-operator/test/cluster"
-	"github.com/sparkop/spark-operator/test/executors"
 	"github.com/sparkop/spark-operator/test/sparkplay"
 )
 
@@ -39,17 +38,15 @@ const (
 	nodes         = "4"
 	nodeCPU       = "6"
 	fitAtOnce     = 4
-	// Executors outlive their driver's run: play ends them when the driver ends, as Spark's
-	// driver does when it stops, so an application takes its capacity exactly while its
-	// driver runs. A driver must run long enough for a step to see it running and make its
-	// executors, on a loaded machine and through the webhook (at 8 s, 4 of 20 were missed).
-	driverRunSeconds   = "15"
-	executorRunSeconds = 600
+	// executorRunSeconds is how long an executor runs once on a node; play ends its driver
+	// once all its executors have run, so an application holds its room at least that long,
+	// however slow the machine: long enough that applications created together overlap.
+	executorRunSeconds = 10
 )
 
 // allAtOnce plays Spark for the tests whose drivers make all their executors at once: one
 // marked Unschedulable while its driver runs is a partial start.
-var allAtOnce = sparkplay.Options{ExecutorSeconds: executorRunSeconds, UnschedulableIsPartial: true}
+var allAtOnce = sparkplay.Options{UnschedulableIsPartial: true}
 
 // fourAppCluster starts a cluster of the test's own, sized to fit 4 applications, and stops it
 // (with whatever hack/local-cluster.sh started on it) when the test ends.
@@ -68,8 +65,7 @@ func fourAppCluster(t *testing.T) (state, kubeconfig string) {
 	return state, kubeconfig
 }
 
-// example reads examples/NAME into namespace ns, its driver run for kwok's few seconds, and
-// creates the service account it names.
+// example reads examples/NAME into namespace ns and creates the service account it names.
 func example(t *testing.T, c client.Client, ns, name string) *v1beta2.SparkApplication {
 	t.Helper()
 	root, err := cluster.RepoRoot()
@@ -85,7 +81,6 @@ func example(t *testing.T, c client.Client, ns, name string) *v1beta2.SparkAppli
 		t.Fatalf("%s: %v", name, err)
 	}
 	app.Namespace = ns
-	app.Spec.Driver.Annotations = map[string]string{executors.AnnotationRunSeconds: driverRunSeconds}
 	if sa := ptr.Deref(app.Spec.Driver.ServiceAccount, ""); sa != "" {
 		if err := c.Create(context.Background(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sa}}); client.IgnoreAlreadyExists(err) != nil {
 			t.Fatal(err)
@@ -129,7 +124,6 @@ func newApp(ns, prefix string, i int) *v1beta2.SparkApplication {
 	app := cluster.SparkPi(ns, fmt.Sprintf("%s-%02d", prefix, i))
 	cpu := fmt.Sprint(podCPU)
 	app.Spec.Driver.Cores, app.Spec.Driver.CoreRequest = ptr.To[int32](podCPU), ptr.To(cpu)
-	app.Spec.Driver.Annotations = map[string]string{executors.AnnotationRunSeconds: driverRunSeconds}
 	app.Spec.Executor.Cores, app.Spec.Executor.CoreRequest = ptr.To[int32](podCPU), ptr.To(cpu)
 	app.Spec.Executor.Instances = ptr.To[int32](executorCount)
 	return app

@@ -59,7 +59,7 @@ func TestVolcano(t *testing.T) {
 	// created, the queue lets it run. It runs before the others: while a second queue has pods,
 	// Volcano's proportion plugin binds a queue's pods only up to its share, so a running
 	// application's executor could wait (docs/design/batch-schedulers.md).
-	early := f.app("early", volcano.Name, 1, fixtureDriverSeconds)
+	early := f.app("early", volcano.Name, 1)
 	early.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To("later")}
 	if err := c.Create(ctx, early); err != nil {
 		t.Fatal(err)
@@ -81,7 +81,7 @@ func TestVolcano(t *testing.T) {
 
 	apps := names("pi", 20)
 	f.createAtOnce(apps, func(name string) *v1beta2.SparkApplication {
-		app := f.app(name, volcano.Name, 1, fixtureDriverSeconds)
+		app := f.app(name, volcano.Name, 1)
 		app.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To("spark"), PriorityClassName: ptr.To("spark-batch")}
 		return app
 	})

@@ -43,7 +43,7 @@ func TestYuniKorn(t *testing.T) {
 
 	apps := names("pi", 20)
 	f.createAtOnce(apps, func(name string) *v1beta2.SparkApplication {
-		app := f.app(name, yunikorn.Name, 1, fixtureDriverSeconds)
+		app := f.app(name, yunikorn.Name, 1)
 		app.Spec.BatchSchedulerOptions = &v1beta2.BatchSchedulerConfiguration{Queue: ptr.To("root.spark")}
 		app.Spec.NodeSelector = map[string]string{"type": "kwok"}
 		return app

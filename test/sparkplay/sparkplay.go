@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -32,10 +33,16 @@ import (
 	"github.com/sparkop/spark-operator/test/executors"
 )
 
+// AnnotationExecutorSeconds on a SparkApplication sets Options.ExecutorSeconds for its
+// executors alone.
+const AnnotationExecutorSeconds = "sparkplay.sparkop.dev/executor-seconds"
+
 // Options say how the drivers played here behave.
 type Options struct {
 	// ExecutorSeconds is how long each executor runs (kwok) before it succeeds, unless its
-	// driver ends first; 0 means 60.
+	// driver ends first or its application says otherwise (AnnotationExecutorSeconds); 0
+	// means 60. With EndDriversAfterExecutors, how long they run before play ends their
+	// driver.
 	ExecutorSeconds int
 	// Delay is how long a driver runs before it asks for executors, and Batch how many it asks
 	// for at a time (0: all at once), as a Spark driver does (spark.kubernetes.allocation.
@@ -57,6 +64,18 @@ type Options struct {
 	// otherwise (no kwok run time): a driver whose executors never get a node runs on, and
 	// the test waiting for it fails, saying which.
 	EndDrivers bool
+	// EndDriversAfterExecutors, with EndDrivers, ends a driver only once each of its initial
+	// executors has run ExecutorSeconds (by its start time); the executors then run until
+	// their driver ends. So an application holds its whole room while its driver runs, at
+	// least that long, as a job's tasks do: applications overlap however fast play is, and
+	// however slow.
+	EndDriversAfterExecutors bool
+	// NoRoomIsPartial counts an application as run in part when, while its driver runs and all
+	// its initial executors exist, one of them waits and no node has room for it (the nodes'
+	// allocatable less the requests of every pod on them): others took the room its gang
+	// should have held. A scheduler slow to bind an executor that has room is not counted.
+	// For schedulers that hold room without pods of their own (no placeholders).
+	NoRoomIsPartial bool
 }
 
 // Player plays Spark for the applications of one namespace. Its methods may be called from
@@ -71,8 +90,12 @@ type Player struct {
 	// whose initial executors were created.
 	made   map[types.UID]int
 	played map[types.UID]bool
-	// ended holds the drivers play has ended (EndDrivers).
+	// ended holds the drivers play has ended (EndDrivers); hold is how long each driver's
+	// executors run before it ends (EndDriversAfterExecutors).
 	ended map[types.UID]bool
+	hold  map[types.UID]time.Duration
+	// now is the clock executors' run times are read against.
+	now func() time.Time
 	// waiting are the executors (by name) seen without a node while their driver ran.
 	waiting map[string]bool
 	// bound are the executors ever seen on a node, by application.
@@ -92,6 +115,7 @@ func New(c client.Client, ns string, o Options) *Player {
 		o.ExecutorSeconds = 60
 	}
 	return &Player{c: c, ns: ns, opts: o, made: map[types.UID]int{}, played: map[types.UID]bool{}, ended: map[types.UID]bool{},
+		hold: map[types.UID]time.Duration{}, now: time.Now,
 		waiting: map[string]bool{}, bound: map[string]map[string]bool{}, partial: map[string]string{}, seen: map[string]corev1.Pod{}}
 }
 
@@ -116,6 +140,9 @@ func (p *Player) Step(ctx context.Context) (Round, error) {
 		return Round{}, err
 	}
 	r := Round{Apps: apps.Items, Pods: pods.Items, Running: p.Observe(pods.Items)}
+	if err := p.checkRoom(ctx); err != nil {
+		return Round{}, err
+	}
 	for _, app := range apps.Items {
 		if st := app.Status.AppState.State; st == v1beta2.ApplicationStateCompleted || st == v1beta2.ApplicationStateFailed {
 			r.Finished++
@@ -166,16 +193,24 @@ func (p *Player) endExecutors(ctx context.Context, pods []corev1.Pod) error {
 	return nil
 }
 
-// endDrivers ends, with EndDrivers, each running driver all of whose initial executors are on
-// a node, by kwok's annotations (hack/kwok/stages.yaml): exit code 0 after 0 seconds.
+// endDrivers ends, with EndDrivers, each running driver all of whose initial executors have
+// been on a node (and, EndDriversAfterExecutors, have run their time there), by kwok's annotations
+// (hack/kwok/stages.yaml): exit code 0 after 0 seconds.
 func (p *Player) endDrivers(ctx context.Context, pods []corev1.Pod) error {
 	if !p.opts.EndDrivers {
 		return nil
 	}
-	bound := map[string]int{} // run → executors on a node
+	drivers := map[string]types.UID{} // run → its driver
 	for i := range pods {
-		if e := &pods[i]; e.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleExecutor && e.Spec.NodeName != "" && !Ended(e) {
-			bound[e.Labels[v1beta2.LabelSubmissionID]]++
+		if d := &pods[i]; d.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleDriver {
+			drivers[d.Labels[v1beta2.LabelSubmissionID]] = d.UID
+		}
+	}
+	bound := map[string]int{} // run → executors that did their part
+	for i := range pods {
+		e := &pods[i]
+		if run := e.Labels[v1beta2.LabelSubmissionID]; e.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleExecutor && p.didItsPart(e, drivers[run]) {
+			bound[run]++
 		}
 	}
 	for i := range pods {
@@ -198,8 +233,23 @@ func (p *Player) endDrivers(ctx context.Context, pods []corev1.Pod) error {
 	return nil
 }
 
-// done reports whether driver's work is done: every initial executor of its run made and on a
-// node, and play has not ended it yet.
+// didItsPart reports whether executor e has been on a node (and, EndDriversAfterExecutors,
+// has run there as long as its driver holds them, or ended).
+func (p *Player) didItsPart(e *corev1.Pod, driver types.UID) bool {
+	if e.Spec.NodeName == "" {
+		return false
+	}
+	if !p.opts.EndDriversAfterExecutors || Ended(e) {
+		return true
+	}
+	p.mu.Lock()
+	hold := p.hold[driver]
+	p.mu.Unlock()
+	return e.Status.StartTime != nil && p.now().Sub(e.Status.StartTime.Time) >= hold
+}
+
+// done reports whether driver's work is done: every initial executor of its run made and done
+// its part (bound), and play has not ended it yet.
 func (p *Player) done(driver *corev1.Pod, bound map[string]int) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -233,6 +283,10 @@ func (p *Player) makeExecutors(ctx context.Context, app *v1beta2.SparkApplicatio
 	p.mu.Lock()
 	next := p.made[driver.UID] + 1
 	p.mu.Unlock()
+	annotations, err := p.executorRunTime(app, driver)
+	if err != nil {
+		return err
+	}
 	count := InitialExecutors(app)
 	last := count
 	if p.opts.Batch > 0 {
@@ -240,7 +294,7 @@ func (p *Player) makeExecutors(ctx context.Context, app *v1beta2.SparkApplicatio
 	}
 	for id := next; id <= last; id++ {
 		pod, err := executors.Build(driver, id, executors.Options{Cores: int(ptr.Deref(app.Spec.Executor.Cores, 1)), MemoryMiB: int(memory), Template: template,
-			Annotations: map[string]string{executors.AnnotationRunSeconds: fmt.Sprint(p.opts.ExecutorSeconds)}})
+			Annotations: annotations})
 		if err != nil {
 			return err
 		}
@@ -253,6 +307,26 @@ func (p *Player) makeExecutors(ctx context.Context, app *v1beta2.SparkApplicatio
 	p.made[driver.UID] = max(last, p.made[driver.UID])
 	p.played[driver.UID] = last >= count
 	return nil
+}
+
+// executorRunTime is the kwok annotations that end the driver's executors after their run
+// time; with EndDriversAfterExecutors none, the run time kept for endDrivers instead.
+func (p *Player) executorRunTime(app *v1beta2.SparkApplication, driver *corev1.Pod) (map[string]string, error) {
+	runSeconds := fmt.Sprint(p.opts.ExecutorSeconds)
+	if s, ok := app.Annotations[AnnotationExecutorSeconds]; ok {
+		runSeconds = s
+	}
+	if !p.opts.EndDriversAfterExecutors {
+		return map[string]string{executors.AnnotationRunSeconds: runSeconds}, nil
+	}
+	seconds, err := strconv.Atoi(runSeconds)
+	if err != nil {
+		return nil, fmt.Errorf("%s: executors' run time %q: %w", app.Name, runSeconds, err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hold[driver.UID] = time.Duration(seconds) * time.Second
+	return nil, nil
 }
 
 // InitialExecutors is how many executors Spark starts app with: its instances, or with dynamic
@@ -387,7 +461,8 @@ func (p *Player) PeakCreated() int {
 }
 
 // Partial says, for each application that ran in part, why: an executor got no node before
-// its driver ended, or (UnschedulableIsPartial) one could not be placed while its driver ran.
+// its driver ended, or while its driver ran one could not be placed (UnschedulableIsPartial)
+// or had no room on any node (NoRoomIsPartial).
 func (p *Player) Partial() map[string]string {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -11,6 +11,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -117,44 +118,82 @@ func TestInitialExecutors(t *testing.T) {
 	}
 }
 
-// TestEndDrivers: with EndDrivers, a driver is ended (kwok's exit code 0 after 0 seconds) once
-// every executor made for it is on a node, and not before.
-func TestEndDrivers(t *testing.T) {
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, v1beta2.AddToScheme} {
 		if err := add(scheme); err != nil {
 			t.Fatal(err)
 		}
 	}
-	driver := pod("a", v1beta2.SparkRoleDriver, "a-driver", "n1", corev1.PodRunning)
-	one := pod("a", v1beta2.SparkRoleExecutor, "a-exec-1", "n2", corev1.PodRunning)
-	two := pod("a", v1beta2.SparkRoleExecutor, "a-exec-2", "", corev1.PodPending)
-	c := fake.NewClientBuilder().WithScheme(scheme).WithObjects(&driver, &one, &two).Build()
-	p := New(c, "", Options{EndDrivers: true})
-	p.played[driver.UID], p.made[driver.UID] = true, 2
-	ended := func() bool {
-		t.Helper()
-		got := &corev1.Pod{}
-		if err := c.Get(context.Background(), client.ObjectKeyFromObject(&driver), got); err != nil {
-			t.Fatal(err)
+	return scheme
+}
+
+// TestEndDrivers: with EndDrivers, a driver is ended (kwok's exit code 0 after 0 seconds) once
+// every executor made for it has been on a node (and, EndDriversAfterExecutors, has ended
+// there), and not before. Each case's steps change the second executor, then play once.
+func TestEndDrivers(t *testing.T) {
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	bind := func(e *corev1.Pod) { e.Spec.NodeName, e.Status.Phase = "n3", corev1.PodRunning }
+	startedAgo := func(d time.Duration) func(*corev1.Pod) {
+		return func(e *corev1.Pod) {
+			bind(e)
+			e.Status.StartTime = &metav1.Time{Time: now.Add(-d)}
 		}
-		return got.Annotations[executors.AnnotationExitCode] == "0" && got.Annotations[executors.AnnotationRunSeconds] == "0"
 	}
-	if _, err := p.Step(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if ended() {
-		t.Fatal("the driver was ended with an executor still waiting for a node")
-	}
-	two.Spec.NodeName = "n3"
-	if err := c.Update(context.Background(), &two); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Step(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if !ended() {
-		t.Fatal("the driver was not ended once its executors were all on nodes")
+	succeed := func(e *corev1.Pod) { e.Status.Phase = corev1.PodSucceeded }
+	for _, tc := range []struct {
+		name  string
+		opts  Options
+		steps []func(*corev1.Pod)
+		// ended is whether the driver is ended after each step.
+		ended []bool
+	}{
+		{name: "once bound", opts: Options{EndDrivers: true}, steps: []func(*corev1.Pod){nil, bind}, ended: []bool{false, true}},
+		{name: "once bound, one already ended", opts: Options{EndDrivers: true}, steps: []func(*corev1.Pod){bind, succeed},
+			ended: []bool{true, true}},
+		{name: "after the executors ended", opts: Options{EndDrivers: true, EndDriversAfterExecutors: true},
+			steps: []func(*corev1.Pod){nil, bind, succeed}, ended: []bool{false, false, true}},
+		// The first executor ended already; the second runs its 30 s.
+		{name: "after the executors ran their time", opts: Options{EndDrivers: true, EndDriversAfterExecutors: true},
+			steps: []func(*corev1.Pod){startedAgo(10 * time.Second), startedAgo(30 * time.Second)}, ended: []bool{false, true}},
+		{name: "never without EndDrivers", steps: []func(*corev1.Pod){bind, succeed}, ended: []bool{false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			driver := pod("a", v1beta2.SparkRoleDriver, "a-driver", "n1", corev1.PodRunning)
+			one := pod("a", v1beta2.SparkRoleExecutor, "a-exec-1", "n2", corev1.PodSucceeded)
+			two := pod("a", v1beta2.SparkRoleExecutor, "a-exec-2", "", corev1.PodPending)
+			c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(&driver, &one, &two).Build()
+			p := New(c, "", tc.opts)
+			p.played[driver.UID], p.made[driver.UID], p.hold[driver.UID] = true, 2, 30*time.Second
+			p.now = func() time.Time { return now }
+			for i, step := range tc.steps {
+				if step != nil {
+					if err := c.Get(context.Background(), client.ObjectKeyFromObject(&two), &two); err != nil {
+						t.Fatal(err)
+					}
+					step(&two)
+					status := two.Status
+					if err := c.Update(context.Background(), &two); err != nil {
+						t.Fatal(err)
+					}
+					two.Status = status
+					if err := c.Status().Update(context.Background(), &two); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, err := p.Step(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				got := &corev1.Pod{}
+				if err := c.Get(context.Background(), client.ObjectKeyFromObject(&driver), got); err != nil {
+					t.Fatal(err)
+				}
+				if ended := got.Annotations[executors.AnnotationExitCode] == "0" && got.Annotations[executors.AnnotationRunSeconds] == "0"; ended != tc.ended[i] {
+					t.Fatalf("after step %d: driver ended %v, want %v", i, ended, tc.ended[i])
+				}
+			}
+		})
 	}
 }
 
