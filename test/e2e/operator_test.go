@@ -80,80 +80,160 @@ func requireCreatedOnce(t *testing.T, ns string, apps int, created map[string]in
 
 // TestKilledMidSubmissionNeverSubmitsTwice kills the operator while submissions are in flight
 // (drivers created, statuses not yet written), starts it again, and checks that every
-// application ends up with exactly one driver pod, created once.
+// application ends up with exactly one driver pod, created once. The window is held open, not
+// hit by luck: a ValidatingAdmissionPolicy refuses every status write that takes an application
+// of the namespace past NEW, so each run's ID is recorded and its driver created, and nothing
+// after; the operator is killed once every driver exists, and the policy goes before it starts
+// again.
 func TestKilledMidSubmissionNeverSubmitsTwice(t *testing.T) {
 	ctx := context.Background()
 	c := cluster.Client(t)
 	cs := kubernetes.NewForConfigOrDie(cluster.Config(t))
 	const apps = 40
+	ns := cluster.Namespace(t, c, "e2e-kill")
+	unhold := holdAtNew(t, c, ns)
 
-	caughtInWindow := 0
-	for round := 1; round <= 3 && caughtInWindow == 0; round++ {
-		ns := cluster.Namespace(t, c, "e2e-kill")
-		// Every driver pod creation in the namespace, counted from before the first app exists.
-		w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: v1beta2.SparkRoleLabel + "=" + v1beta2.SparkRoleDriver})
-		if err != nil {
-			t.Fatal(err)
-		}
-		created := map[string]int{}
-		var mu sync.Mutex
-		firstDriver := make(chan struct{})
-		go func() {
-			once := sync.Once{}
-			for ev := range w.ResultChan() {
-				if ev.Type != watch.Added {
-					continue
-				}
-				pod := ev.Object.(*corev1.Pod)
-				mu.Lock()
-				created[pod.Name]++
-				mu.Unlock()
-				once.Do(func() { close(firstDriver) })
-			}
-		}()
-
-		op := startOperator(t, ns)
-		for i := range apps {
-			if err := c.Create(ctx, cluster.SparkPi(ns, fmt.Sprintf("app-%02d", i))); err != nil {
-				t.Fatal(err)
-			}
-		}
-		select {
-		case <-firstDriver:
-		case <-time.After(30 * time.Second):
-			t.Fatalf("no driver pod was created; operator log: %s", op.Log)
-		}
-		op.Kill()
-
-		// What the killed operator left behind: apps whose driver exists while their status
-		// still says NEW are the ones caught between "created the driver" and "wrote status".
-		var list v1beta2.SparkApplicationList
-		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
-			t.Fatal(err)
-		}
-		for _, app := range list.Items {
-			if app.Status.AppState.State != v1beta2.ApplicationStateNew || app.Status.SubmissionID == "" {
-				continue
-			}
-			var pod corev1.Pod
-			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: app.DriverPodName()}, &pod); err == nil {
-				caughtInWindow++
-			}
-		}
-		t.Logf("round %d: %d applications caught between driver creation and status write", round, caughtInWindow)
-
-		startOperator(t, ns)
-		waitAllRunning(t, c, ns, apps)
-		w.Stop()
-		for i := range apps {
-			requireDriverVolumes(t, c, ns, cluster.SparkPi(ns, fmt.Sprintf("app-%02d", i)).DriverPodName())
-		}
-		mu.Lock()
-		requireCreatedOnce(t, ns, apps, created)
-		mu.Unlock()
+	// Every driver pod creation in the namespace, counted from before the first app exists.
+	w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{LabelSelector: v1beta2.SparkRoleLabel + "=" + v1beta2.SparkRoleDriver})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if caughtInWindow == 0 {
-		t.Fatal("in 3 rounds the kill never landed between a driver's creation and its status write; the test proved nothing")
+	defer w.Stop()
+	created := map[string]int{}
+	var mu sync.Mutex
+	go func() {
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Added {
+				mu.Lock()
+				created[ev.Object.(*corev1.Pod).Name]++
+				mu.Unlock()
+			}
+		}
+	}()
+
+	op := startOperator(t, ns)
+	for i := range apps {
+		if err := c.Create(ctx, cluster.SparkPi(ns, fmt.Sprintf("app-%02d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cluster.Eventually(t, 4*time.Minute, "every driver to be created, with no status past NEW", func() (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(created) == apps, nil
+	})
+	op.Kill()
+
+	// What the killed operator left behind: every application's driver exists while its status
+	// still says NEW, with the run's ID.
+	var list v1beta2.SparkApplicationList
+	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	caught := 0
+	for _, app := range list.Items {
+		if app.Status.AppState.State != v1beta2.ApplicationStateNew || app.Status.SubmissionID == "" {
+			t.Errorf("%s: state %q, submission %q: the policy let its status past NEW, or no run was recorded", app.Name,
+				app.Status.AppState.State, app.Status.SubmissionID)
+			continue
+		}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: app.DriverPodName()}, &corev1.Pod{}); err == nil {
+			caught++
+		}
+	}
+	if caught != apps {
+		t.Fatalf("%d of %d applications were caught between driver creation and status write", caught, apps)
+	}
+
+	unhold()
+	startOperator(t, ns)
+	waitAllRunning(t, c, ns, apps)
+	for i := range apps {
+		requireDriverVolumes(t, c, ns, cluster.SparkPi(ns, fmt.Sprintf("app-%02d", i)).DriverPodName())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	requireCreatedOnce(t, ns, apps, created)
+}
+
+// holdAtNew makes a ValidatingAdmissionPolicy, bound to namespace ns, that refuses every write
+// of a SparkApplication's status past NEW, and waits until the API server enforces it (a probe
+// application's write is refused). The returned function removes it and waits until writes
+// pass again; the test's end removes it too.
+func holdAtNew(t *testing.T, c client.Client, ns string) func() {
+	t.Helper()
+	ctx := context.Background()
+	name := "hold-at-new-" + ns
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
+					Rule: admissionregistrationv1.Rule{APIGroups: []string{v1beta2.GroupVersion.Group}, APIVersions: []string{"*"},
+						Resources: []string{"sparkapplications/status"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{{
+				Expression: "!has(object.status) || !has(object.status.applicationState) || !has(object.status.applicationState.state) || " +
+					"object.status.applicationState.state in ['', 'NEW']",
+				Message: "held at NEW by the test",
+			}},
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{corev1.LabelMetadataName: ns}}},
+		},
+	}
+	for _, o := range []client.Object{policy, binding} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	remove := func() {
+		_ = c.Delete(context.Background(), binding)
+		_ = c.Delete(context.Background(), policy)
+	}
+	t.Cleanup(remove)
+
+	probe := cluster.SparkPi(ns, "probe")
+	if err := c.Create(ctx, probe); err != nil {
+		t.Fatal(err)
+	}
+	// The probe's status write: refused while the policy holds, and the probe deleted after.
+	write := func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(probe), probe); err != nil {
+			return err
+		}
+		probe.Status.AppState.State = v1beta2.ApplicationStateSubmitted
+		return c.Status().Update(ctx, probe)
+	}
+	cluster.Eventually(t, time.Minute, "the policy to refuse a status past NEW", func() (bool, error) {
+		err := write()
+		return err != nil && strings.Contains(err.Error(), "held at NEW"), nil
+	})
+	if err := c.Delete(ctx, probe); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		remove()
+		probe = cluster.SparkPi(ns, "probe-after")
+		if err := c.Create(ctx, probe); err != nil {
+			t.Fatal(err)
+		}
+		cluster.Eventually(t, time.Minute, "the policy to be gone", func() (bool, error) {
+			return write() == nil, nil
+		})
+		if err := c.Delete(ctx, probe); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
