@@ -90,10 +90,10 @@ type Player struct {
 	// whose initial executors were created.
 	made   map[types.UID]int
 	played map[types.UID]bool
-	// ended holds the drivers play has ended (EndDrivers); hold is how long each driver's
-	// executors run before it ends (EndDriversAfterExecutors).
+	// ended holds the drivers play has ended (EndDrivers); hold is how long each run's
+	// executors run before its driver ends (EndDriversAfterExecutors), by submission ID.
 	ended map[types.UID]bool
-	hold  map[types.UID]time.Duration
+	hold  map[string]time.Duration
 	// now is the clock executors' run times are read against.
 	now func() time.Time
 	// waiting are the executors (by name) seen without a node while their driver ran.
@@ -115,7 +115,7 @@ func New(c client.Client, ns string, o Options) *Player {
 		o.ExecutorSeconds = 60
 	}
 	return &Player{c: c, ns: ns, opts: o, made: map[types.UID]int{}, played: map[types.UID]bool{}, ended: map[types.UID]bool{},
-		hold: map[types.UID]time.Duration{}, now: time.Now,
+		hold: map[string]time.Duration{}, now: time.Now,
 		waiting: map[string]bool{}, bound: map[string]map[string]bool{}, partial: map[string]string{}, seen: map[string]corev1.Pod{}}
 }
 
@@ -200,17 +200,10 @@ func (p *Player) endDrivers(ctx context.Context, pods []corev1.Pod) error {
 	if !p.opts.EndDrivers {
 		return nil
 	}
-	drivers := map[string]types.UID{} // run → its driver
-	for i := range pods {
-		if d := &pods[i]; d.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleDriver {
-			drivers[d.Labels[v1beta2.LabelSubmissionID]] = d.UID
-		}
-	}
 	bound := map[string]int{} // run → executors that did their part
 	for i := range pods {
-		e := &pods[i]
-		if run := e.Labels[v1beta2.LabelSubmissionID]; e.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleExecutor && p.didItsPart(e, drivers[run]) {
-			bound[run]++
+		if e := &pods[i]; e.Labels[v1beta2.SparkRoleLabel] == v1beta2.SparkRoleExecutor && p.didItsPart(e) {
+			bound[e.Labels[v1beta2.LabelSubmissionID]]++
 		}
 	}
 	for i := range pods {
@@ -234,8 +227,8 @@ func (p *Player) endDrivers(ctx context.Context, pods []corev1.Pod) error {
 }
 
 // didItsPart reports whether executor e has been on a node (and, EndDriversAfterExecutors,
-// has run there as long as its driver holds them, or ended).
-func (p *Player) didItsPart(e *corev1.Pod, driver types.UID) bool {
+// has run there as long as its run holds them, or ended).
+func (p *Player) didItsPart(e *corev1.Pod) bool {
 	if e.Spec.NodeName == "" {
 		return false
 	}
@@ -243,7 +236,7 @@ func (p *Player) didItsPart(e *corev1.Pod, driver types.UID) bool {
 		return true
 	}
 	p.mu.Lock()
-	hold := p.hold[driver]
+	hold := p.hold[e.Labels[v1beta2.LabelSubmissionID]]
 	p.mu.Unlock()
 	return e.Status.StartTime != nil && p.now().Sub(e.Status.StartTime.Time) >= hold
 }
@@ -325,7 +318,7 @@ func (p *Player) executorRunTime(app *v1beta2.SparkApplication, driver *corev1.P
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.hold[driver.UID] = time.Duration(seconds) * time.Second
+	p.hold[driver.Labels[v1beta2.LabelSubmissionID]] = time.Duration(seconds) * time.Second
 	return nil, nil
 }
 

@@ -165,7 +165,7 @@ func TestEndDrivers(t *testing.T) {
 			two := pod("a", v1beta2.SparkRoleExecutor, "a-exec-2", "", corev1.PodPending)
 			c := fake.NewClientBuilder().WithScheme(testScheme(t)).WithObjects(&driver, &one, &two).Build()
 			p := New(c, "", tc.opts)
-			p.played[driver.UID], p.made[driver.UID], p.hold[driver.UID] = true, 2, 30*time.Second
+			p.played[driver.UID], p.made[driver.UID], p.hold["a-run"] = true, 2, 30*time.Second
 			p.now = func() time.Time { return now }
 			for i, step := range tc.steps {
 				if step != nil {
