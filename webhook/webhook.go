@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -321,6 +322,17 @@ func Register(server ctrlwebhook.Server, scheme *runtime.Scheme, reader CacheFir
 		PathValidateSparkConnect: {"sparkconnect-validator", admission.WithValidator(scheme, validation.SparkConnectValidator{})},
 	} {
 		w.hook.Handler = instrument(w.name, w.hook.Handler)
+		w.hook.WithContextFunc = finishOnStop
 		server.Register(path, w.hook)
 	}
+}
+
+// finishOnStop is a request's context without the cancellation of the server's: controller-
+// runtime's webhook server derives every request's context from its own, which the manager
+// cancels as it stops, while the server waits for the requests in flight to be answered. A
+// request the API server sent a replica just before a rolling update stopped it would be
+// refused ("context canceled") on its first API read; it is answered instead. The API server
+// bounds the call with its own timeout.
+func finishOnStop(ctx context.Context, _ *http.Request) context.Context {
+	return context.WithoutCancel(ctx)
 }
