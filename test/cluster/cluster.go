@@ -203,11 +203,13 @@ func Namespace(t testing.TB, c client.Client, prefix string) string {
 	return ns.Name
 }
 
-// Eventually polls cond every 100ms until it returns true, failing the test when it returns an
-// error or when timeout passes. what names the awaited condition in the failure.
+// Eventually polls cond until it returns true, failing the test when it returns an error or
+// when timeout passes. what names the awaited condition in the failure. The polls come every
+// 100 ms at first and then further apart (PollInterval).
 func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (bool, error)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
+	start := time.Now()
+	deadline := start.Add(timeout)
 	for {
 		ok, err := cond()
 		if err != nil {
@@ -219,8 +221,18 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func() (b
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out after %s waiting for %s", timeout, what)
 		}
-		time.Sleep(100 * time.Millisecond)
+		time.Sleep(PollInterval(time.Since(start)))
 	}
+}
+
+// PollInterval is how long Eventually waits before its next poll, having waited for waited:
+// 100 ms for the first second, for what comes at once; then a tenth of the time waited, up to a
+// second. A condition met is seen within a tenth of the wait so far (and a second), and a wait
+// of minutes, for a JVM on a busy machine, does not ask the API server ten times a second all
+// along: on 2 cores those requests took CPU from what the tests waited for.
+func PollInterval(waited time.Duration) time.Duration {
+	const first, longest = 100 * time.Millisecond, time.Second
+	return min(longest, max(first, waited/10))
 }
 
 // Tail is the last lines of s.

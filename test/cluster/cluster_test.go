@@ -311,3 +311,18 @@ func readPids(t *testing.T, state string) []int {
 	slices.Sort(pids)
 	return pids
 }
+
+func TestPollInterval(t *testing.T) {
+	for _, tc := range []struct{ waited, want time.Duration }{
+		{0, 100 * time.Millisecond},
+		{time.Second, 100 * time.Millisecond},
+		{2 * time.Second, 200 * time.Millisecond},
+		{5 * time.Second, 500 * time.Millisecond},
+		{10 * time.Second, time.Second},
+		{10 * time.Minute, time.Second},
+	} {
+		if got := cluster.PollInterval(tc.waited); got != tc.want {
+			t.Errorf("PollInterval(%s) = %s, want %s", tc.waited, got, tc.want)
+		}
+	}
+}
