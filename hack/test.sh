@@ -85,12 +85,13 @@ step() {
 }
 
 # go_tests DIR LABEL PACKAGES FLAGS...: go test on PACKAGES (one a line) of the module in DIR,
-# through the report, which keeps the stream in $CACHE/test-LABEL.json.
+# through the report, which keeps the stream in $CACHE/test-LABEL.json. The test binaries are
+# linked without DWARF (-w; stack traces do not need it): a fifth less CPU a link, ~75 links.
 go_tests() {
   local dir=$1 label=$2 packages=$3; shift 3
   [ -n "$packages" ] || return 0
   # shellcheck disable=SC2086 # one argument per package
-  (cd "$dir" && go test -json "$@" $packages) |
+  (cd "$dir" && go test -json -ldflags=-w "$@" $packages) |
     "$CACHE/bin/testreport" -quiet -label "$label" -json-out "$CACHE/test-$label.json"
 }
 
