@@ -36,7 +36,8 @@ import (
 // each run in a PodGroup of its own (owned by the application, minMember 1, minResources the
 // whole gang) that its pods name, placed by that scheduler. Before the scheduler's CRDs are
 // installed, an application naming it is refused, saying so (by the controller, and by the
-// validating webhook); `down` stops what `coscheduling` started.
+// validating webhook), and so is one naming Volcano (the cluster, of its own, has neither: the
+// package needs no shared cluster); `down` stops what `coscheduling` started.
 func TestCoscheduling(t *testing.T) {
 	ctx := context.Background()
 	state, kubeconfig := fourAppCluster(t)
@@ -91,6 +92,7 @@ func TestCoscheduling(t *testing.T) {
 		}
 		hook.Stop()
 	})
+	t.Run("volcano refused while its CRDs are not installed", func(t *testing.T) { volcanoRefusedWithoutCRDs(t, c, ns) })
 
 	if _, err := cluster.Script(ctx, state, "coscheduling"); err != nil {
 		t.Fatal(err)

@@ -16,7 +16,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,7 +27,6 @@ import (
 	"github.com/sparkop/spark-operator/scheduler/volcano"
 	"github.com/sparkop/spark-operator/test/cluster"
 	"github.com/sparkop/spark-operator/test/sparkplay"
-	"github.com/sparkop/spark-operator/test/testenv"
 )
 
 // TestVolcano runs 20 applications, created at once, through Volcano's scheduler on a cluster
@@ -171,31 +169,17 @@ func TestVolcano(t *testing.T) {
 	})
 }
 
-// TestVolcanoRefusedWithoutCRDs: in a cluster without Volcano (the shared one), an application
-// naming it fails at once with a message saying which CRD is missing, and no pod is created.
-func TestVolcanoRefusedWithoutCRDs(t *testing.T) {
-	c := cluster.Client(t)
+// volcanoRefusedWithoutCRDs: in ns of a cluster without Volcano, whose operator has the batch
+// schedulers enabled, an application naming Volcano fails at once with a message saying which
+// CRD is missing, and no pod is created.
+func volcanoRefusedWithoutCRDs(t *testing.T, c client.Client, ns string) {
 	ctx := context.Background()
-	crd := &unstructured.Unstructured{}
-	crd.SetAPIVersion("apiextensions.k8s.io/v1")
-	crd.SetKind("CustomResourceDefinition")
-	switch err := c.Get(ctx, client.ObjectKey{Name: "podgroups.scheduling.volcano.sh"}, crd); {
-	case err == nil:
-		// Someone ran `hack/local-cluster.sh volcano` on the shared cluster by hand; the tests
-		// start Volcano only on clusters of their own.
-		testenv.Missing(t, "the shared cluster has Volcano's PodGroup CRD: this test needs a cluster without it")
-	case !apierrors.IsNotFound(err):
-		t.Fatalf("reading Volcano's PodGroup CRD: %v", err)
-	}
-	ns := cluster.Namespace(t, c, "novolcano")
-	cluster.StartOperator(t, "operator", "--kubeconfig", cluster.Kubeconfig(t), "--namespaces", ns, "--enable-batch-scheduler",
-		"--enable-spark-connect=false")
-	app := cluster.SparkPi(ns, "pi")
+	app := cluster.SparkPi(ns, "no-volcano")
 	app.Spec.BatchScheduler = ptr.To(volcano.Name)
 	if err := c.Create(ctx, app); err != nil {
 		t.Fatal(err)
 	}
-	cluster.Eventually(t, 60*time.Second, "pi to fail", func() (bool, error) {
+	cluster.Eventually(t, 60*time.Second, "no-volcano to fail", func() (bool, error) {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(app), app); err != nil {
 			return false, err
 		}
@@ -211,8 +195,13 @@ func TestVolcanoRefusedWithoutCRDs(t *testing.T) {
 	if err := c.List(ctx, &pods, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
-	if len(pods.Items) != 0 {
-		t.Errorf("%d pods were created for a refused application", len(pods.Items))
+	for _, pod := range pods.Items {
+		if strings.HasPrefix(pod.Name, app.Name+"-") {
+			t.Errorf("pod %s was created for a refused application", pod.Name)
+		}
+	}
+	if err := c.Delete(ctx, app); err != nil {
+		t.Fatal(err)
 	}
 }
 
