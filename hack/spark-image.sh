@@ -5,8 +5,9 @@
 # Debian; Spark's jars, scripts, PySpark and Python examples from the pyspark package on PyPI
 # (hack/install-spark.sh); our entrypoint (hack/spark-image/entrypoint.sh, apache/spark's
 # contract: driver, driver-py, executor; uid 185) and executor decommissioning hook (decom.sh);
-# and a stand-in for the SparkPi example (hack/spark-image/src), whose jar Maven Central does
-# not have. hack/tools/ociimage packs it as a docker-archive tarball for `ctr images import`.
+# a stand-in for the SparkPi example (hack/spark-image/src), whose jar Maven Central does not
+# have; and a class-data archive of Spark's classes (hack/spark-image/class-archive.sh).
+# hack/tools/ociimage packs it as a docker-archive tarball for `ctr images import`.
 #
 #   hack/spark-image.sh build     build once (cached in the store by content: rebuilt only when
 #                                 an input changes) and print the tarball's path
@@ -21,7 +22,7 @@
 # Needs root (debootstrap, chroot, mount), javac 17 and Go. The first build downloads ~100 MB of
 # Debian packages (kept in $STORE/images/debs for later builds) and the pyspark package (~430 MB,
 # once, shared with hack/install-spark.sh), and takes a few minutes. The store keeps a tarball
-# per stamp (~560 MB, and its base layer's); `build` removes those of other stamps that went
+# per stamp (~590 MB, and its base layer's); `build` removes those of other stamps that went
 # unused for PRUNE_DAYS (7) days.
 #
 # Environment: SPARKOP_STORE and SPARKOP_CACHE, as hack/local-cluster.sh (hack/store.sh);
@@ -245,6 +246,7 @@ build_image() {
   echo "Spark $SPARK_VERSION (Scala $SCALA_BINARY_VERSION), from the pyspark package; SparkPi is a stand-in" >"$opt/RELEASE"
   install -m 0755 "$SRC/entrypoint.sh" "$rootfs/opt/entrypoint.sh"
   install -m 0755 "$SRC/decom.sh" "$rootfs/opt/decom.sh"
+  install -m 0644 "$SRC/class-archive.sh" "$rootfs/opt/class-archive.sh"
   # Spark Connect's sbin scripts, which the pyspark package lacks.
   install -m 0755 "$SRC"/sbin/*.sh "$opt/sbin/"
   chown "$SPARK_UID:$SPARK_UID" "$rootfs$WORKDIR"
@@ -256,6 +258,7 @@ build_image() {
   javac --release 17 -nowarn -cp "$opt/jars/*" -d "$tmp/classes" "${sources[@]}"
   jar --create --file "$opt/examples/jars/$jar" -C "$tmp/classes" .
   ln -s "$jar" "$opt/examples/jars/spark-examples.jar"
+  archive_classes "$rootfs"
 
   log "packing the image"
   tar --numeric-owner --sort=name -C "$rootfs" -cf "$tmp/opt.tar" ./opt
@@ -263,6 +266,33 @@ build_image() {
   for e in "${IMAGE_ENV[@]}"; do env+=(-env "$e"); done
   "${OCIIMAGE:-$BIN/ociimage}" -name "$IMAGE" -o "$tmp/out" -layer "$BASE" -layer "$tmp/opt.tar" \
     -entrypoint /opt/entrypoint.sh -user "$SPARK_UID" -workdir "$WORKDIR" "${env[@]}"
+}
+
+# archive_classes ROOTFS: ROOTFS/opt/spark/cds (hack/spark-image/class-archive.sh): the jars'
+# class path in a fixed order, and the class-data archive of what pi.py loads in local mode with
+# it, dumped by the image's own JVM in a chroot of ROOTFS (the base layer unpacked there too; only
+# /opt is packed).
+archive_classes() {
+  local rootfs=$1 cds=$1/opt/spark/cds started=$SECONDS
+  log "the class-data archive (pi.py in local mode, in a chroot)"
+  mkdir -p "$cds"
+  (cd "$rootfs" && printf '/%s\n' opt/spark/jars/*.jar) | LC_ALL=C sort | paste -sd: >"$cds/classpath"
+  tar --numeric-owner -xf "$BASE" -C "$rootfs"
+  mount -t proc proc "$rootfs/proc"
+  mount --bind /dev "$rootfs/dev"
+  # shellcheck disable=SC2016 # the inner shell expands them
+  if ! chroot "$rootfs" /usr/bin/env -i "${IMAGE_ENV[@]}" HOME=/root SPARK_LOCAL_IP=127.0.0.1 SPARK_LOCAL_HOSTNAME=localhost \
+    /bin/sh -c 'cd "$0" && exec java -XX:ArchiveClassesAtExit=/opt/spark/cds/spark.jsa -cp "$(cat /opt/spark/cds/classpath)" \
+      org.apache.spark.deploy.SparkSubmit --master "local[2]" --conf spark.ui.port=0 /opt/spark/examples/src/main/python/pi.py 4' \
+    /tmp >"$cds.log" 2>&1 || ! grep -q '^Pi is roughly 3\.1' "$cds.log"; then
+    tail -n 20 "$cds.log" >&2
+    die "pi.py did not run to dump the class-data archive"
+  fi
+  umount "$rootfs/proc" "$rootfs/dev"
+  [ -s "$cds/spark.jsa" ] || die "the JVM dumped no $cds/spark.jsa"
+  chmod 0444 "$cds/spark.jsa"
+  rm -f "$cds.log"
+  log "archived $(du -m "$cds/spark.jsa" | cut -f1) MB of classes in $((SECONDS - started))s"
 }
 
 # cmd_check [TARBALL]: the image, unpacked into a scratch folder, tried in a chroot.
@@ -310,22 +340,39 @@ cmd_check() {
     if [ -n "$found" ]; then pass "$class in $found"; else fail "$class is in no jar"; fi
   done
 
-  out=$(in_image 0:0 env SPARK_ENTRYPOINT_DRY_RUN=1 SPARK_EXECUTOR_MEMORY=1g SPARK_DRIVER_URL=spark://CoarseGrainedScheduler@driver:7078 \
-    SPARK_EXECUTOR_ID=3 SPARK_EXECUTOR_CORES=1 SPARK_APPLICATION_ID=spark-app SPARK_EXECUTOR_POD_IP=10.0.0.3 \
-    SPARK_RESOURCE_PROFILE_ID=0 SPARK_EXECUTOR_POD_NAME=pi-exec-3 SPARK_JAVA_OPT_10=-Dten SPARK_JAVA_OPT_2=-Dtwo \
-    SPARK_CONF_DIR=/opt/spark/conf SPARK_EXTRA_CLASSPATH=/extra/* /opt/entrypoint.sh executor 2>&1 | paste -sd' ')
-  if [ "$out" = "setpriv --reuid=spark --regid=spark --init-groups env HOME=/home/spark $JAVA_HOME_IN_IMAGE/bin/java -Dtwo -Dten -Xms1g -Xmx1g -cp /opt/spark/conf:/opt/spark/jars/*:/extra/*:$WORKDIR org.apache.spark.scheduler.cluster.k8s.KubernetesExecutorBackend --driver-url spark://CoarseGrainedScheduler@driver:7078 --executor-id 3 --cores 1 --app-id spark-app --hostname 10.0.0.3 --resourceProfileId 0 --podName pi-exec-3" ]; then
-    pass "executor's command line (as root): $out"
-  else
-    fail "executor's command line (as root): $out"
-  fi
-  out=$(in_image "$SPARK_UID:$SPARK_UID" env SPARK_ENTRYPOINT_DRY_RUN=1 SPARK_DRIVER_BIND_ADDRESS=10.0.0.2 \
-    /opt/entrypoint.sh driver --properties-file /opt/spark/conf/spark.properties --class C local:///app.jar 1 2>&1 | paste -sd' ')
-  if [ "$out" = "/opt/spark/bin/spark-submit --conf spark.driver.bindAddress=10.0.0.2 --conf spark.executorEnv.SPARK_DRIVER_POD_IP=10.0.0.2 --deploy-mode client --properties-file /opt/spark/conf/spark.properties --class C local:///app.jar 1" ]; then
-    pass "driver's command line (as $SPARK_UID): $out"
-  else
-    fail "driver's command line (as $SPARK_UID): $out"
-  fi
+  # The command lines: the class-data archive's options first, its jars first on the class path.
+  local cds_cp cds_opts="-XX:SharedArchiveFile=/opt/spark/cds/spark.jsa -Xlog:cds=off -Xlog:cds+dynamic=off"
+  cds_cp=$(<"$rootfs/opt/spark/cds/classpath")
+  [[ $cds_cp == /opt/spark/jars/*.jar:*.jar ]] && [ -s "$rootfs/opt/spark/cds/spark.jsa" ] ||
+    fail "no class-data archive in /opt/spark/cds (class path: ${cds_cp:0:80}...)"
+  # expect WHAT WANT USER ENV... -- ARGS...: the entrypoint's dry run of ARGS as USER with ENV prints WANT.
+  expect() {
+    local what=$1 want=$2 user=$3 env=(); shift 3
+    while [ "$1" != -- ]; do env+=("$1"); shift; done
+    shift
+    out=$(in_image "$user" env SPARK_ENTRYPOINT_DRY_RUN=1 "${env[@]}" /opt/entrypoint.sh "$@" 2>&1 | paste -sd' ')
+    if [ "$out" = "$want" ]; then pass "$what: ${out:0:160}..."; else fail "$what: $out"; fi
+  }
+  local executor=(SPARK_EXECUTOR_MEMORY=1g SPARK_DRIVER_URL=spark://CoarseGrainedScheduler@driver:7078
+    SPARK_EXECUTOR_ID=3 SPARK_EXECUTOR_CORES=1 SPARK_APPLICATION_ID=spark-app SPARK_EXECUTOR_POD_IP=10.0.0.3
+    SPARK_RESOURCE_PROFILE_ID=0 SPARK_EXECUTOR_POD_NAME=pi-exec-3 SPARK_JAVA_OPT_10=-Dten SPARK_JAVA_OPT_2=-Dtwo
+    SPARK_CONF_DIR=/opt/spark/conf SPARK_EXTRA_CLASSPATH=/extra/*)
+  local backend="org.apache.spark.scheduler.cluster.k8s.KubernetesExecutorBackend --driver-url spark://CoarseGrainedScheduler@driver:7078 --executor-id 3 --cores 1 --app-id spark-app --hostname 10.0.0.3 --resourceProfileId 0 --podName pi-exec-3"
+  local launch="setpriv --reuid=spark --regid=spark --init-groups env HOME=/home/spark $JAVA_HOME_IN_IMAGE/bin/java"
+  local java="$launch $cds_opts -Dtwo -Dten -Xms1g -Xmx1g" plain="$launch -Dtwo -Dten -Xms1g -Xmx1g"
+  expect "executor's command line (as root)" "$java -cp $cds_cp:/opt/spark/conf:/extra/*:$WORKDIR $backend" 0:0 "${executor[@]}" -- executor
+  expect "executor's command line with a SPARK_CLASSPATH (as root)" "$java -cp /opt/spark/conf:/user/*:/opt/spark/jars/*:/extra/*:$WORKDIR $backend" \
+    0:0 "${executor[@]}" SPARK_CLASSPATH=/user/* -- executor
+  local driver="/opt/spark/bin/spark-submit --conf spark.driver.bindAddress=10.0.0.2 --conf spark.executorEnv.SPARK_DRIVER_POD_IP=10.0.0.2"
+  expect "driver's command line (as $SPARK_UID)" \
+    "SPARK_SUBMIT_OPTS=$cds_opts $driver --conf spark.driver.defaultExtraClassPath=$cds_cp --deploy-mode client --properties-file /opt/spark/conf/spark.properties --class C local:///app.jar 1" \
+    "$SPARK_UID:$SPARK_UID" SPARK_DRIVER_BIND_ADDRESS=10.0.0.2 -- driver --properties-file /opt/spark/conf/spark.properties --class C local:///app.jar 1
+  printf 'spark.driver.defaultExtraClassPath /mine/*\n' >"$rootfs/tmp/mine.properties"
+  expect "driver's command line with the user's spark.driver.defaultExtraClassPath (as $SPARK_UID)" \
+    "SPARK_SUBMIT_OPTS=$cds_opts -Dx $driver --deploy-mode client --properties-file /tmp/mine.properties --class C local:///app.jar 1" \
+    "$SPARK_UID:$SPARK_UID" SPARK_DRIVER_BIND_ADDRESS=10.0.0.2 SPARK_SUBMIT_OPTS=-Dx -- driver --properties-file /tmp/mine.properties --class C local:///app.jar 1
+  expect "executor's command line with SPARK_CLASS_ARCHIVE=off (as root)" \
+    "$plain -cp /opt/spark/conf:/opt/spark/jars/*:/extra/*:$WORKDIR $backend" 0:0 "${executor[@]}" SPARK_CLASS_ARCHIVE=off -- executor
 
   # shellcheck disable=SC2016 # the inner shell expands them
   out=$(in_image "$SPARK_UID:$SPARK_UID" bash -c '(exec -a "java -cp x org.apache.spark.scheduler.cluster.k8s.KubernetesExecutorBackend" sleep 60) &
@@ -343,9 +390,19 @@ cmd_check() {
       tail -n 15 "$scratch/stderr" >&2
     fi
   }
-  try_pi "$SPARK_UID:$SPARK_UID" SparkPi --class org.apache.spark.examples.SparkPi local:///opt/spark/examples/jars/spark-examples.jar 10
-  try_pi 0:0 "pi.py (root, which the entrypoint makes spark)" local:///opt/spark/examples/src/main/python/pi.py 10
+  # -Xshare:on: a JVM that cannot map the class-data archive stops instead of loading from the jars.
+  try_pi "$SPARK_UID:$SPARK_UID" "SparkPi (with the class-data archive)" --driver-java-options -Xshare:on \
+    --class org.apache.spark.examples.SparkPi local:///opt/spark/examples/jars/spark-examples.jar 10
+  try_pi 0:0 "pi.py (root, which the entrypoint makes spark; with the class-data archive)" --driver-java-options -Xshare:on \
+    local:///opt/spark/examples/src/main/python/pi.py 10
   try_pi 100000:0 "SparkPi (a uid with no passwd entry)" --class org.apache.spark.examples.SparkPi local:///opt/spark/examples/jars/spark-examples.jar 4
+  # A job whose own class path comes first does without the archive, and the JVM says nothing of it.
+  try_pi "$SPARK_UID:$SPARK_UID" "SparkPi with spark.driver.extraClassPath (without the archive)" \
+    --driver-class-path /opt/spark/examples/jars/spark-examples.jar \
+    --class org.apache.spark.examples.SparkPi local:///opt/spark/examples/jars/spark-examples.jar 4
+  local said
+  said=$({ printf '%s\n' "$out"; cat "$scratch/stderr"; } | grep -i '\[cds\|shared archive\|shared class' | head -3 || true)
+  if [ -n "$said" ]; then fail "the JVM spoke of the archive it could not use: $said"; else pass "nothing said of the archive"; fi
 
   [ "$fails" = 0 ] || die "$fails of the image's checks failed ($img)"
   log "all checks passed ($img)"

@@ -13,11 +13,15 @@
 #
 # Spark's processes run under tini, as the spark user (uid 185) when started as root. A uid
 # without a passwd entry (OpenShift's random ones) is given one through libnss_wrapper, since
-# Hadoop's login asks the system for the user's name. The classpath is SPARK_CONF_DIR (or
-# $SPARK_HOME/conf), HADOOP_CONF_DIR, SPARK_CLASSPATH, $SPARK_HOME/jars/*, SPARK_EXTRA_CLASSPATH
+# Hadoop's login asks the system for the user's name. The executor's classpath is SPARK_CONF_DIR
+# (or $SPARK_HOME/conf), HADOOP_CONF_DIR, SPARK_CLASSPATH, $SPARK_HOME/jars/*, SPARK_EXTRA_CLASSPATH
 # and the working directory; SPARK_DIST_CLASSPATH (or `$HADOOP_HOME/bin/hadoop classpath`) ends it.
+# Drivers and executors use the image's class-data archive (/opt/class-archive.sh): without a
+# SPARK_CLASSPATH, an executor's class path starts with the archived jars, and the conf folders
+# follow them.
 #
-# SPARK_ENTRYPOINT_DRY_RUN=1 prints the command, one word a line, instead of running it.
+# SPARK_ENTRYPOINT_DRY_RUN=1 prints the command, one word a line, instead of running it (after
+# SPARK_SUBMIT_OPTS=..., when that is set).
 set -eo pipefail
 
 export SPARK_HOME=${SPARK_HOME:-/opt/spark}
@@ -25,6 +29,8 @@ if [ -z "$JAVA_HOME" ]; then
   JAVA_HOME=$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")
 fi
 export JAVA_HOME
+# shellcheck source=hack/spark-image/class-archive.sh
+source /opt/class-archive.sh
 
 # run CMD...: runs CMD under tini, as spark if root; or prints it in a dry run.
 run() {
@@ -35,7 +41,7 @@ run() {
     give_uid_a_name
   fi
   if [ "${SPARK_ENTRYPOINT_DRY_RUN:-}" = 1 ]; then
-    printf '%s\n' "${as[@]}" "$@"
+    printf '%s\n' ${SPARK_SUBMIT_OPTS:+"SPARK_SUBMIT_OPTS=$SPARK_SUBMIT_OPTS"} "${as[@]}" "$@"
     exit 0
   fi
   exec "${as[@]}" /usr/bin/tini -s -- "$@"
@@ -58,9 +64,12 @@ give_uid_a_name() {
 
 # classpath: the executor's classpath.
 classpath() {
-  local cp="${SPARK_CLASSPATH:+$SPARK_CLASSPATH:}$SPARK_HOME/jars/*"
-  if [ -n "${HADOOP_CONF_DIR+x}" ]; then cp=$HADOOP_CONF_DIR:$cp; fi
-  cp=${SPARK_CONF_DIR:-$SPARK_HOME/conf}:$cp
+  local cp conf=${SPARK_CONF_DIR:-$SPARK_HOME/conf}${HADOOP_CONF_DIR+:$HADOOP_CONF_DIR}
+  if [ -n "$cds_classpath" ] && [ -z "$SPARK_CLASSPATH" ]; then
+    cp=$cds_classpath:$conf
+  else
+    cp="$conf:${SPARK_CLASSPATH:+$SPARK_CLASSPATH:}$SPARK_HOME/jars/*"
+  fi
   if [ -n "$SPARK_EXTRA_CLASSPATH" ]; then cp=$cp:$SPARK_EXTRA_CLASSPATH; fi
   cp=$cp:$PWD
   if [ -n "$HADOOP_HOME" ] && [ -z "$SPARK_DIST_CLASSPATH" ]; then
@@ -77,10 +86,12 @@ case "$1" in
   driver | driver-py)
     kind=$1
     shift
+    class_archive_submit "$@"
     cmd=(
       "$SPARK_HOME/bin/spark-submit"
       --conf "spark.driver.bindAddress=$SPARK_DRIVER_BIND_ADDRESS"
       --conf "spark.executorEnv.SPARK_DRIVER_POD_IP=$SPARK_DRIVER_BIND_ADDRESS"
+      "${cds_conf[@]}"
       --deploy-mode client
       "$@"
     )
@@ -92,7 +103,7 @@ case "$1" in
     ;;
   executor)
     # SPARK_JAVA_OPT_0, _1, … in the order of their numbers.
-    opts=()
+    opts=("${cds_opts[@]}")
     while IFS= read -r name; do
       opts+=("${!name}")
     done < <(compgen -v SPARK_JAVA_OPT_ | sort -t_ -k4,4n)

@@ -107,6 +107,16 @@ const checkScript = `
 import os, sys, time
 from pyspark.sql import SparkSession
 
+def archive():
+    # Whether the JVM this Python process runs under maps the image's class-data archive.
+    pid = os.getpid()
+    while pid > 1:
+        stat = open("/proc/%d/stat" % pid).read()
+        if stat[stat.index("(") + 1:stat.rindex(")")] == "java":
+            return "yes" if "/opt/spark/cds/spark.jsa" in open("/proc/%d/maps" % pid).read() else "no"
+        pid = int(stat[stat.rindex(")") + 2:].split()[1])
+    return "no JVM"
+
 def seen(_):
     secret = open("/etc/check-secret/token").read().strip()
     limit = "none"
@@ -114,7 +124,7 @@ def seen(_):
         if os.path.exists(f):
             limit = open(f).read().strip()
             break
-    return "uid=%d env=%s secret=%s limit=%s" % (os.getuid(), os.environ.get("CHECK_ENV", ""), secret, limit)
+    return "uid=%d env=%s secret=%s limit=%s archive=%s" % (os.getuid(), os.environ.get("CHECK_ENV", ""), secret, limit, archive())
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "check"
 if mode == "fail":
@@ -161,6 +171,7 @@ func (e *env) checkApp(name string, args ...string) *v1beta2.SparkApplication {
 
 // What the webhook adds is really there inside the containers: the mounted ConfigMap (the job
 // itself) and Secret, the environment, the memory limit, and uid 185 enforced by the runtime.
+// And what the image adds: the driver's and executors' JVMs map its class-data archive.
 func TestInsideTheContainers(t *testing.T) {
 	e := newEnv(t)
 	e.create(e.checkApp("check"))
@@ -168,13 +179,13 @@ func TestInsideTheContainers(t *testing.T) {
 	log := e.driverLog(app)
 	driver := e.pod(app.DriverPodName())
 	limit := driver.Spec.Containers[0].Resources.Limits.Memory().Value()
-	want := fmt.Sprintf("uid=185 env=from-the-spec secret=s3cret limit=%d", limit)
+	want := fmt.Sprintf("uid=185 env=from-the-spec secret=s3cret limit=%d archive=yes", limit)
 	if !strings.Contains(log, "CHECK driver "+want) {
 		t.Errorf("the driver saw otherwise; want %q in:\n%s", want, cluster.Tail(log, 30))
 	}
-	executors := regexp.MustCompile(`CHECK executor uid=185 env=from-the-spec secret=s3cret limit=[0-9]+`).FindAllString(log, -1)
+	executors := regexp.MustCompile(`CHECK executor uid=185 env=from-the-spec secret=s3cret limit=[0-9]+ archive=yes`).FindAllString(log, -1)
 	if len(executors) != 2 {
-		t.Errorf("want 2 executor tasks reporting uid 185, the env and the secret, got %q in:\n%s", executors, cluster.Tail(log, 30))
+		t.Errorf("want 2 executor tasks reporting uid 185, the env, the secret and the class-data archive, got %q in:\n%s", executors, cluster.Tail(log, 30))
 	}
 }
 
