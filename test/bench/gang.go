@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
@@ -36,7 +37,8 @@ var gangSizes = []int32{2, 4, 8, 12}
 //
 //	RESULT mode=gang scheduler=gang|kubernetes|kubernetes-naive|external|volcano|yunikorn|kube-scheduler|kueue|kueue-alone enforcement=advisory|placeholders|plugin load=none|competing apps=… decisions_per_s=… partial_starts=… unschedulable_executors=… placeholder_pods=… utilisation=… cluster_utilisation=… makespan_s=… state_lag_p50_ms=… state_lag_p99_ms=… api_writes_per_app=… api_reads_per_app=… operator_cpu_s=… scheduler_cpu_s=… app_writes_per_app=… beyond_fit=… finished=… [external_rtt_ms=…]
 //	gang: mode=gang allocated=… apps_ever_partial=… apps_ever_beyond_fit=… unschedulable_peak=… stuck=… unfinished=… ramp_s=… ramp_max_s=… (created …, ungated …, bound …)
-//	gang: mode=gang unschedulable executors=… bound_after_s=… bound_after_max_s=…   (when there were any, with their messages)
+//	gang: mode=gang unschedulable executors=… bound_after_s=… bound_after_max_s=…   (when there were any, with their messages and pods)
+//	gang: mode=gang runs started without their room held (ReservationNotHeld)=…   (the plugin enforcement)
 //
 // partial_starts is the most applications at once whose driver runs while one of its executors
 // is unschedulable or has stayed unbound longer than unboundGrace; apps_ever_partial counts the
@@ -114,7 +116,7 @@ func runGang(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	return reportGang(c, mode, sched, op, spark, play, load, use, cpuUsed)
+	return reportGang(ctx, c, mode, sched, op, spark, play, load, use, cpuUsed)
 }
 
 // gangSetUp prepares the run of sched (none: no batch scheduler): its Queue, what it runs with
@@ -179,7 +181,7 @@ func gangSetUp(ctx context.Context, c config, e *benchEnv, sched string) (args [
 }
 
 // reportGang prints what the run did: its gang lines, then its RESULT line.
-func reportGang(c config, mode, sched string, op *operatorProcess, spark *standIn, play gangPlay, load *competingLoad, use apiUse, cpuUsed map[string]float64) error {
+func reportGang(ctx context.Context, c config, mode, sched string, op *operatorProcess, spark *standIn, play gangPlay, load *competingLoad, use apiUse, cpuUsed map[string]float64) error {
 	j, obs := play.j, play.obs
 	makespan := play.makespan()
 	var err error
@@ -200,6 +202,15 @@ func reportGang(c config, mode, sched string, op *operatorProcess, spark *standI
 	}
 	if u := j.unschedulableSummary(); u != "" {
 		fmt.Printf("gang: mode=%s %s\n", mode, u)
+	}
+	if c.gang && gangCore(sched) && c.enforcement == string(gang.EnforcementPlugin) {
+		// A run that the pod scheduler did not say it holds within the wait starts without
+		// (advisory): other pods may take its members' room.
+		unheld, err := eventCount(ctx, spark.cl, spark.ns, "ReservationNotHeld")
+		if err != nil {
+			return err
+		}
+		fmt.Printf("gang: mode=%s runs started without their room held (ReservationNotHeld)=%d\n", mode, unheld)
 	}
 	utilisation, clusterUtilisation := j.utilisation()
 	enforcement := c.enforcement
@@ -485,4 +496,13 @@ func queueDepth(families map[string]*dto.MetricFamily, name string) (depth float
 		}
 	}
 	return depth, ok
+}
+
+// eventCount counts the events of ns with reason.
+func eventCount(ctx context.Context, cl client.Client, ns, reason string) (int, error) {
+	var events corev1.EventList
+	if err := cl.List(ctx, &events, client.InNamespace(ns), client.MatchingFields{"reason": reason}); err != nil {
+		return 0, fmt.Errorf("listing the %s events: %w", reason, err)
+	}
+	return len(events.Items), nil
 }

@@ -28,6 +28,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -520,7 +521,8 @@ func unschedulable(p *corev1.Pod) *corev1.PodCondition {
 }
 
 // unschedulableSummary tells how many executors the kube-scheduler found no room for, how long
-// they stayed unbound after (mean and longest, over those bound), and its messages by count.
+// they stayed unbound after (mean and longest, over those bound), its messages by count, and
+// the first ten of those pods by name (to find in the schedulers' logs).
 func (j *jobs) unschedulableSummary() string {
 	if len(j.unschedulable) == 0 {
 		return ""
@@ -543,6 +545,8 @@ func (j *jobs) unschedulableSummary() string {
 	for _, m := range keys[:min(len(keys), 5)] {
 		out += fmt.Sprintf("\n  %d× %s", messages[m], m)
 	}
+	pods := slices.Sorted(maps.Keys(j.unschedulable))
+	out += "\n  pods: " + strings.Join(pods[:min(len(pods), 10)], " ")
 	return out
 }
 

@@ -286,7 +286,7 @@ func TestUnschedulableSummary(t *testing.T) {
 		executorOf("a", "1", "", corev1.PodPending, t0, noRoom), executorOf("a", "2", "", corev1.PodPending, t0, noRoom)}, nil)
 	j.step(t0.Add(4*time.Second), time.Second, apps, []corev1.Pod{driver,
 		executorOf("a", "1", "n1", corev1.PodPending, t0, noRoom), executorOf("a", "2", "", corev1.PodPending, t0, noRoom)}, nil)
-	want := "unschedulable executors=2 bound_after_s=3.0 bound_after_max_s=3.0\n  2× " + noRoom.Message
+	want := "unschedulable executors=2 bound_after_s=3.0 bound_after_max_s=3.0\n  2× " + noRoom.Message + "\n  pods: a-exec-1 a-exec-2"
 	if got := j.unschedulableSummary(); got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
