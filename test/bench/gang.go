@@ -203,6 +203,9 @@ func reportGang(ctx context.Context, c config, mode, sched string, op *operatorP
 	if u := j.unschedulableSummary(); u != "" {
 		fmt.Printf("gang: mode=%s %s\n", mode, u)
 	}
+	for _, u := range play.unfinished {
+		fmt.Printf("gang: mode=%s unfinished %s\n", mode, u)
+	}
 	if c.gang && gangCore(sched) && c.enforcement == string(gang.EnforcementPlugin) {
 		// A run that the pod scheduler did not say it holds within the wait starts without
 		// (advisory): other pods may take its members' room.
@@ -271,6 +274,8 @@ type gangPlay struct {
 	obs observation
 	// start is the first create call, last the last step.
 	start, last time.Time
+	// unfinished describes the applications not finished at the last step (unfinishedApps).
+	unfinished []string
 }
 
 // makespan is from the first creation to the last application finished (or to giving up).
@@ -322,6 +327,7 @@ func playGang(ctx, runCtx context.Context, spark *standIn, n int, timeout time.D
 			lastProgress = now
 		}
 		if p.obs.finished == n || now.Sub(lastProgress) > stallLimit || now.After(deadline) {
+			p.unfinished = unfinishedApps(apps, pods, 5)
 			return p, nil
 		}
 	}
@@ -505,4 +511,36 @@ func eventCount(ctx context.Context, cl client.Client, ns, reason string) (int, 
 		return 0, fmt.Errorf("listing the %s events: %w", reason, err)
 	}
 	return len(events.Items), nil
+}
+
+// unfinishedApps describes up to limit of apps not COMPLETED or FAILED, by name: the state, the
+// status's conditions and message, and the phase and node of each of its pods.
+func unfinishedApps(apps []v1beta2.SparkApplication, pods []corev1.Pod, limit int) []string {
+	byApp := map[string][]string{}
+	for i := range pods {
+		p := &pods[i]
+		if app := p.Labels[v1beta2.LabelAppName]; app != "" {
+			byApp[app] = append(byApp[app], fmt.Sprintf("%s:%s@%s", p.Name, p.Status.Phase, p.Spec.NodeName))
+		}
+	}
+	var out []string
+	for i := range apps {
+		a := &apps[i]
+		switch a.Status.AppState.State {
+		case v1beta2.ApplicationStateCompleted, v1beta2.ApplicationStateFailed:
+			continue
+		}
+		if len(out) == limit {
+			out = append(out, "…")
+			break
+		}
+		conds := make([]string, 0, len(a.Status.Conditions))
+		for _, c := range a.Status.Conditions {
+			conds = append(conds, fmt.Sprintf("%s=%s(%s: %s)", c.Type, c.Status, c.Reason, c.Message))
+		}
+		slices.Sort(byApp[a.Name])
+		out = append(out, fmt.Sprintf("%s state=%q message=%q conditions=%v pods=%v",
+			a.Name, a.Status.AppState.State, a.Status.AppState.ErrorMessage, conds, byApp[a.Name]))
+	}
+	return out
 }
