@@ -206,6 +206,9 @@ func reportGang(ctx context.Context, c config, mode, sched string, op *operatorP
 	for _, u := range play.unfinished {
 		fmt.Printf("gang: mode=%s unfinished %s\n", mode, u)
 	}
+	if len(play.unfinished) > 0 {
+		fmt.Printf("gang: mode=%s operator log %s\n", mode, op.log)
+	}
 	if c.gang && gangCore(sched) && c.enforcement == string(gang.EnforcementPlugin) {
 		// A run that the pod scheduler did not say it holds within the wait starts without
 		// (advisory): other pods may take its members' room.

@@ -373,7 +373,8 @@ func startOperator(ctx context.Context, c config, ns, name string, args ...strin
 		args = append(args, "--spark-home", c.sparkHome)
 	}
 	args = append(args, strings.Fields(c.extraArgs)...)
-	logPath := filepath.Join(os.TempDir(), "bench-operator-"+name+".log")
+	// One log per run (its namespace is the run's own), kept for reading after the run.
+	logPath := filepath.Join(os.TempDir(), "bench-operator-"+name+"-"+ns+".log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
