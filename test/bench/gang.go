@@ -39,6 +39,7 @@ var gangSizes = []int32{2, 4, 8, 12}
 //	gang: mode=gang allocated=… apps_ever_partial=… apps_ever_beyond_fit=… unschedulable_peak=… stuck=… unfinished=… ramp_s=… ramp_max_s=… (created …, ungated …, bound …)
 //	gang: mode=gang unschedulable executors=… bound_after_s=… bound_after_max_s=…   (when there were any, with their messages and pods)
 //	gang: mode=gang runs started without their room held (ReservationNotHeld)=…   (the plugin enforcement)
+//	gang: mode=gang unfinished <application> state=… message=… conditions=… pods=…   (up to five, then the operator's log)
 //
 // partial_starts is the most applications at once whose driver runs while one of its executors
 // is unschedulable or has stayed unbound longer than unboundGrace; apps_ever_partial counts the
