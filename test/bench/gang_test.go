@@ -24,10 +24,6 @@ func TestUnfinishedApps(t *testing.T) {
 		a.Status.Conditions = conds
 		return a
 	}
-	pod := func(name, app string, phase corev1.PodPhase, node string) corev1.Pod {
-		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1beta2.LabelAppName: app}},
-			Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: phase}}
-	}
 	queued := metav1.Condition{Type: "Admitted", Status: metav1.ConditionFalse, Reason: "Waiting", Message: "no room"}
 	apps := []v1beta2.SparkApplication{
 		app("done", v1beta2.ApplicationStateCompleted),
@@ -36,10 +32,10 @@ func TestUnfinishedApps(t *testing.T) {
 		app("new", ""),
 	}
 	pods := []corev1.Pod{
-		pod("waiting-exec-1", "waiting", corev1.PodPending, ""),
-		pod("waiting-driver", "waiting", corev1.PodRunning, "n1"),
-		pod("done-driver", "done", corev1.PodSucceeded, "n2"),
-		pod("load-1", "", corev1.PodRunning, "n3"),
+		executorOf("waiting", "1", "", corev1.PodPending, t0),
+		driverOf("waiting", corev1.PodRunning),
+		driverOf("done", corev1.PodSucceeded),
+		stepPod("", "", "load-1", "n3", corev1.PodRunning, "2", t0),
 	}
 	waiting := `waiting state="SUBMITTED" message="" conditions=[Admitted=False(Waiting: no room)] pods=[waiting-driver:Running@n1 waiting-exec-1:Pending@]`
 	for _, tc := range []struct {
