@@ -19,7 +19,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${SPARKOP_CACHE:-$ROOT/.cache}
-GO_TEST_FLAGS=${GO_TEST_FLAGS:--count=1 -timeout 80m}
+GO_TEST_FLAGS=${GO_TEST_FLAGS:--count=1 -timeout 40m}
 TEST_PARALLEL=${TEST_PARALLEL:-2}
 MODULE=github.com/sparkop/spark-operator
 # Everything is built without cgo, as the operator's image is (hack/operator-image.sh), so that

@@ -145,8 +145,8 @@ func TestStatusNeverGoesBackwards(t *testing.T) {
 		HealthProbeBindAddress: "0",
 		Controller:             config.Controller{SkipNameValidation: ptr(true)},
 		Cache:                  cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-		// However long a loaded machine takes to stop it, not the default 30 s; a runnable
-		// that never ends is go test's timeout.
+		// However long a loaded machine takes to stop it, not the default 30 s, up to
+		// cluster.StopTimeout.
 		GracefulShutdownTimeout: ptr(time.Duration(-1)),
 	})
 	if err != nil {
@@ -194,9 +194,7 @@ func TestStatusNeverGoesBackwards(t *testing.T) {
 	})
 	stopWriters()
 	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("manager: %v", err)
-	}
+	cluster.Stopped(t, done, "manager")
 	cluster.Eventually(t, 30*time.Second, "the watch to see every object as stored", func() (bool, error) {
 		return statuses.caughtUp(context.Background(), c, ns, names)
 	})

@@ -252,9 +252,7 @@ func StartManager(t testing.TB, mgr manager.Manager) {
 	go func() { done <- mgr.Start(ctx) }()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
+		Stopped(t, done, "manager")
 	})
 }
 
