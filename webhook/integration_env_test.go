@@ -70,6 +70,19 @@ func labelledNamespace(t *testing.T, c client.Client, token string) string {
 func startWebhook(t *testing.T, modify func(*webhook.Options)) *env {
 	t.Helper()
 	c := cluster.Client(t)
+	opts, ns, token := testOptions(t, c, modify)
+	e := &env{c: c, ns: ns, token: token, opts: opts}
+	e.start(t)
+	// e.stop as it is when the test ends: a restart replaces it.
+	t.Cleanup(func() { e.stop(t) })
+	return e
+}
+
+// testOptions are the options of a webhook served on a free 127.0.0.1 port for a namespace of
+// the test's own, that namespace and the token its label carries. The configurations
+// registered with them are deleted when the test ends.
+func testOptions(t *testing.T, c client.Client, modify func(*webhook.Options)) (webhook.Options, string, string) {
+	t.Helper()
 	token := strconv.FormatInt(time.Now().UnixNano(), 36)
 	ns := labelledNamespace(t, c, token)
 	opts := webhook.Options{
@@ -94,17 +107,12 @@ func startWebhook(t *testing.T, modify func(*webhook.Options)) *env {
 			t.Errorf("deleting webhook configurations: %v", err)
 		}
 	})
-	e := &env{c: c, ns: ns, token: token, opts: opts}
-	e.start(t)
-	// e.stop as it is when the test ends: a restart replaces it.
-	t.Cleanup(func() { e.stop(t) })
-	return e
+	return opts, ns, token
 }
 
 func (e *env) start(t *testing.T) {
 	t.Helper()
-	// However long a loaded machine takes to stop it: a runnable that never ends is go test's
-	// timeout, with every goroutine's stack.
+	// However long a loaded machine takes to stop it, up to cluster.StopTimeout (e.stop).
 	noGraceTimeout := time.Duration(-1)
 	mgr, err := manager.New(cluster.Config(t), manager.Options{
 		Scheme:                  cluster.Scheme,
@@ -131,9 +139,7 @@ func (e *env) start(t *testing.T) {
 		}
 		stopped = true
 		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
+		cluster.Stopped(t, done, "webhook manager")
 	}
 	e.waitServing(t)
 }

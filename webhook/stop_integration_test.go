@@ -1,0 +1,98 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package webhook_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/sparkop/spark-operator/test/cluster"
+	"github.com/sparkop/spark-operator/webhook"
+)
+
+// TestStopDuringTheRotatorsFirstRead: a replica told to stop while cert-controller's rotator
+// makes its first read of the Secret, through a cache of its own, stops. That read lists the
+// namespace's Secrets; here the list waits at the client until the manager tells its runnables
+// that need no leader to stop (the rotator's group). The rotator's read then needs its cache to
+// outlive it: a cache stopped with it never finished the list, and the rotator, whose read is
+// not cancellable, waited forever (a whole CI run, 2026-12-07, in TestWebhooks' restart).
+func TestStopDuringTheRotatorsFirstRead(t *testing.T) {
+	c := cluster.Client(t)
+	opts, ns, _ := testOptions(t, c, nil)
+	held, othersStopping := make(chan struct{}), make(chan struct{})
+	var first sync.Once
+	cfg := rest.CopyConfig(cluster.Config(t))
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			// The list of the namespace's Secrets, not a read of one (the rotator's cache has no
+			// field selector; the serving certificate's has one).
+			if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/namespaces/"+ns+"/secrets") &&
+				!strings.Contains(req.URL.RawQuery, "fieldSelector") {
+				first.Do(func() {
+					close(held)
+					<-othersStopping
+				})
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+	noGraceTimeout := time.Duration(-1)
+	mgr, err := manager.New(cfg, manager.Options{
+		Scheme:                  cluster.Scheme,
+		Metrics:                 metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:  "0",
+		WebhookServer:           webhook.NewServer(opts),
+		GracefulShutdownTimeout: &noGraceTimeout,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := webhook.Setup(ctx, mgr, opts); err != nil {
+		t.Fatal(err)
+	}
+	if err := mgr.Add(stopSignal(othersStopping)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	select {
+	case <-held:
+	case <-time.After(2 * time.Minute):
+		cancel()
+		cluster.Stopped(t, done, "webhook manager")
+		t.Fatal("the rotator never listed the Secrets")
+	}
+	cancel()
+	cluster.Stopped(t, done, "webhook manager stopped during the rotator's first read")
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// stopSignal is a runnable in the manager's group of those that need no leader, as the rotator
+// is: it closes its channel when the manager tells that group to stop.
+type stopSignal chan struct{}
+
+func (s stopSignal) Start(ctx context.Context) error {
+	<-ctx.Done()
+	close(s)
+	return nil
+}
+
+func (stopSignal) NeedLeaderElection() bool { return false }
