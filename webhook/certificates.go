@@ -36,6 +36,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 	ctrlwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/sparkop/spark-operator/internal/ownedcache"
 )
 
 // setupSelfSigned gives the webhook certificates made by cert-controller's rotator (what Kueue
@@ -107,7 +109,9 @@ func setupSelfSigned(ctx context.Context, mgr manager.Manager, o Options) error 
 	if err := mgr.AddReadyzCheck("webhook-registered"+suffix, reg.check); err != nil {
 		return err
 	}
-	return rotator.AddRotator(cachesLast{mgr}, cr)
+	// The rotator's cache must outlive the rotator, whose first read of the Secret cannot be
+	// cancelled (ownedcache).
+	return rotator.AddRotator(ownedcache.Manager(mgr), cr)
 }
 
 // registration creates the webhook configurations, or brings their webhooks up to date, with
@@ -239,7 +243,7 @@ func (s *servingCertificate) setup(mgr manager.Manager, name string) error {
 	if err != nil {
 		return fmt.Errorf("webhook: %w", err)
 	}
-	if err := mgr.Add(ownCache{secrets}); err != nil {
+	if err := mgr.Add(ownedcache.Runnable(secrets)); err != nil {
 		return err
 	}
 	s.reader = secrets
@@ -288,27 +292,6 @@ func (s *servingCertificate) load(secret *corev1.Secret) error {
 type everyReplica struct{ manager.Runnable }
 
 func (everyReplica) NeedLeaderElection() bool { return false }
-
-// cachesLast is the manager as cert-controller's AddRotator gets it: the caches it adds run as
-// the manager's own do, started before the other runnables and stopped after them, on every
-// replica. AddRotator adds its cache beside the rotator, and the manager would stop both at
-// once; a rotator stopped while its first read of the Secret (with a context that is never
-// cancelled) waited for that cache's new informer then waited forever, as the stopped cache
-// never starts it. A replica stopped in its first second could so never stop.
-type cachesLast struct{ manager.Manager }
-
-func (m cachesLast) Add(r manager.Runnable) error {
-	if c, ok := r.(cache.Cache); ok {
-		r = ownCache{c}
-	}
-	return m.Manager.Add(r)
-}
-
-// ownCache is a cache the manager starts and stops with its own: it has GetCache, which is how
-// controller-runtime tells a cache runnable.
-type ownCache struct{ cache.Cache }
-
-func (c ownCache) GetCache() cache.Cache { return c.Cache }
 
 // CheckFiles tells whether dir holds a serving certificate and its key that belong together,
 // as a certificate provided by someone else (a mounted cert-manager Secret) must.
