@@ -49,7 +49,9 @@ import (
 //     endingRecheck).
 // The gang scheduler starts the run's driver only on the first. The judgement waits ackDelay
 // after the ledger takes the reservation, so that a scheduling cycle that filtered nodes before
-// has reserved its pod by then.
+// has reserved its pod by then, and it waits for the scheduler's informers of pods and nodes to
+// sync: a restarted scheduler reads the reservations before the scheduler starts those, and
+// judged then it would find every planned node empty or gone, and every plan held.
 //
 // Every replica of spark-scheduler judges and writes it, the standbys of a leader election too:
 // they hold the same ledger from the same watch, but a standby places nothing, so its verdict
@@ -68,11 +70,16 @@ const ackWorkers = 4
 // ackDelay is how long after the ledger takes a reservation the plugin judges it.
 const ackDelay = 100 * time.Millisecond
 
-// endingRecheck is how often a reservation waiting for pods ending on its nodes is judged again.
+// endingRecheck is how often a reservation waiting for pods ending on its nodes, or for the
+// scheduler's informers to sync, is judged again.
 const endingRecheck = 250 * time.Millisecond
 
 // errEnding: the reservation waits for pods ending on its nodes; nothing is written yet.
 var errEnding = errors.New("waiting for pods ending on its planned nodes")
+
+// errNotSynced: the scheduler's informers of pods and nodes have not synced; nothing is judged
+// yet.
+var errNotSynced = errors.New("waiting for the scheduler's pods and nodes to sync")
 
 // heldGeneration is a generation of a reservation the ledger holds.
 type heldGeneration struct {
@@ -92,6 +99,8 @@ type acknowledger struct {
 	// (nil: not asked).
 	current func(types.NamespacedName) (int64, reservation.Judgement, bool)
 	now     func() time.Time
+	// synced tells whether what judge reads has synced (nil: always).
+	synced func() bool
 }
 
 func newAcknowledger(client dynamic.NamespaceableResourceInterface, judge func(types.NamespacedName) (verdict, error),
@@ -138,7 +147,7 @@ func (a *acknowledger) next(ctx context.Context) bool {
 	}
 	defer a.queue.Done(g)
 	switch err := a.write(ctx, g); {
-	case errors.Is(err, errEnding):
+	case errors.Is(err, errEnding), errors.Is(err, errNotSynced):
 		a.queue.Forget(g)
 		a.queue.AddAfter(g, endingRecheck)
 	case err == nil, apierrors.IsNotFound(err), apierrors.IsConflict(err), apierrors.IsInvalid(err):
@@ -156,6 +165,9 @@ func (a *acknowledger) next(ctx context.Context) bool {
 // it cannot land on another reservation stored since under the same name. The condition is the
 // only one, so a merge patch of the list is whole.
 func (a *acknowledger) write(ctx context.Context, g heldGeneration) error {
+	if a.synced != nil && !a.synced() {
+		return errNotSynced
+	}
 	if a.current != nil {
 		switch gen, judged, ok := a.current(g.name); {
 		case !ok || gen != g.generation:

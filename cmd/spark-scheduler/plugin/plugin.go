@@ -106,9 +106,12 @@ func New(ctx context.Context, obj runtime.Object, h fwk.Handle) (fwk.Plugin, err
 		return nil, fmt.Errorf("%s: %w", Name, err)
 	}
 	p := &Reservations{ledger: &reservation.Ledger{Timeout: timeout}, now: time.Now}
-	p.pods, p.nodes = h.SharedInformerFactory().Core().V1().Pods().Lister(), h.SharedInformerFactory().Core().V1().Nodes().Lister()
+	pods, nodes := h.SharedInformerFactory().Core().V1().Pods(), h.SharedInformerFactory().Core().V1().Nodes()
+	p.pods, p.nodes = pods.Lister(), nodes.Lister()
 	p.nodeInfo = func(node string) (fwk.NodeInfo, error) { return h.SnapshotSharedLister().NodeInfos().Get(node) }
 	p.acks = newAcknowledger(dyn.Resource(reservations), p.takenOn, p.ledger.Judge, p.ledger.Judged, p.now)
+	// The scheduler starts these informers only after New (see held.go).
+	p.acks.synced = func() bool { return pods.Informer().HasSynced() && nodes.Informer().HasSynced() }
 	go p.acks.run(ctx)
 	factory := dynamicinformer.NewDynamicSharedInformerFactory(dyn, 0)
 	informer := factory.ForResource(reservations).Informer()

@@ -359,6 +359,39 @@ func TestHeldIsSaidOncePerGeneration(t *testing.T) {
 	q.wantQueued(t, "a reservation of placeholders")
 }
 
+// TestNotJudgedBeforeTheInformersSync: a reservation the ledger holds before the scheduler's
+// informers of pods and nodes have synced (a restarted scheduler's, read in New, before the
+// scheduler starts them) is not judged, which against empty informers would say every plan
+// held, but judged again every endingRecheck, and said once they have synced.
+func TestNotJudgedBeforeTheInformersSync(t *testing.T) {
+	ctx := context.Background()
+	obj, client := stored(t, 2)
+	judged := 0
+	judge := func(types.NamespacedName) (verdict, error) { judged++; return verdict{taken: "n1"}, nil }
+	p := &Reservations{ledger: &reservation.Ledger{}, now: func() time.Time { return now },
+		acks: newAcknowledger(client.Resource(reservations), judge, nil, nil, func() time.Time { return now })}
+	synced := false
+	p.acks.synced = func() bool { return synced }
+	q := &delayedQueue{TypedRateLimitingInterface: p.acks.queue}
+	p.acks.queue = q
+	defer q.ShutDown()
+
+	p.set(obj)
+	q.wantQueued(t, "a reservation the ledger took", ackDelay)
+	for range 2 {
+		p.acks.next(ctx)
+		if judged != 0 || heldOf(t, client) != nil {
+			t.Fatalf("judged %d times, Held condition %+v, before the informers synced", judged, heldOf(t, client))
+		}
+		q.wantQueued(t, "a reservation while the informers sync", endingRecheck)
+	}
+	synced = true
+	p.acks.next(ctx)
+	if c := heldOf(t, client); judged != 1 || c == nil || c.Reason != reservation.ReasonRoomTaken {
+		t.Errorf("once synced: judged %d times, Held condition %+v, want the judgement (room taken) said", judged, c)
+	}
+}
+
 // TestJudgedOncePerGeneration: a Held write queued for a generation the ledger no longer holds
 // (a new plan came meanwhile) writes nothing: judged, it would speak of the new plan under the
 // old generation and replace the new plan's condition. One queued again for a generation already
