@@ -14,6 +14,10 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 // reading a cache stopped under it sees no new informer start: a read through a new informer
 // with a context that is never cancelled (cert-controller's rotator does so) then waits
 // forever, and the manager never stops.
+//
+// The manager starts its other runnables only once these caches have synced: a cache with
+// informers made before the manager starts (an index, say) delays them all, and one that cannot
+// sync (no right to list) keeps them from starting at all.
 package ownedcache
 
 import (

@@ -55,7 +55,6 @@ import (
 
 	schedv1alpha1 "github.com/sparkop/spark-operator/apis/scheduling.sparkop.dev/v1alpha1"
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
-	"github.com/sparkop/spark-operator/internal/ownedcache"
 	"github.com/sparkop/spark-operator/scheduler"
 	"github.com/sparkop/spark-operator/scheduler/gang/core"
 	"github.com/sparkop/spark-operator/scheduler/gang/placeholder"
@@ -439,8 +438,7 @@ func (s *Scheduler) setupWithManager(mgr manager.Manager, wake scheduler.Waker) 
 	}
 	s.cluster, s.client, s.apps, s.api, s.waker = c, mgr.GetClient(), mgr.GetCache(), mgr.GetAPIReader(), wake
 	s.recorder = mgr.GetEventRecorder("gang-scheduler")
-	// Stopped after the loop, which reads it until it ends (ownedcache).
-	if err := mgr.Add(ownedcache.Runnable(c)); err != nil {
+	if err := mgr.Add(c); err != nil {
 		return err
 	}
 	return mgr.Add(&loop{s: s, mgr: mgr})
