@@ -22,6 +22,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -110,20 +111,27 @@ func testOptions(t *testing.T, c client.Client, modify func(*webhook.Options)) (
 	return opts, ns, token
 }
 
-func (e *env) start(t *testing.T) {
+// newManager is a manager for the webhook of opts, on cfg, that waits however long a loaded
+// machine takes to stop it (cluster.Stopped bounds the wait).
+func newManager(t *testing.T, cfg *rest.Config, opts webhook.Options) manager.Manager {
 	t.Helper()
-	// However long a loaded machine takes to stop it, up to cluster.StopTimeout (e.stop).
 	noGraceTimeout := time.Duration(-1)
-	mgr, err := manager.New(cluster.Config(t), manager.Options{
+	mgr, err := manager.New(cfg, manager.Options{
 		Scheme:                  cluster.Scheme,
 		Metrics:                 metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress:  "0",
-		WebhookServer:           webhook.NewServer(e.opts),
+		WebhookServer:           webhook.NewServer(opts),
 		GracefulShutdownTimeout: &noGraceTimeout,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return mgr
+}
+
+func (e *env) start(t *testing.T) {
+	t.Helper()
+	mgr := newManager(t, cluster.Config(t), e.opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := webhook.Setup(ctx, mgr, e.opts); err != nil {
 		cancel()

@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/sparkop/spark-operator/test/cluster"
 	"github.com/sparkop/spark-operator/webhook"
@@ -49,17 +47,7 @@ func TestStopDuringTheRotatorsFirstRead(t *testing.T) {
 			return rt.RoundTrip(req)
 		})
 	})
-	noGraceTimeout := time.Duration(-1)
-	mgr, err := manager.New(cfg, manager.Options{
-		Scheme:                  cluster.Scheme,
-		Metrics:                 metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress:  "0",
-		WebhookServer:           webhook.NewServer(opts),
-		GracefulShutdownTimeout: &noGraceTimeout,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mgr := newManager(t, cfg, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := webhook.Setup(ctx, mgr, opts); err != nil {
