@@ -30,6 +30,26 @@ import (
 	"github.com/sparkop/spark-operator/sparkpod"
 )
 
+// stoppingCache is the cluster cache as the manager runs it: among the runnables that need no
+// leader, which the manager stops before those that do (the cycle loop, the controllers that
+// call Admit) and before the webhooks (PlacePod). A read that waits for an informer to sync
+// would wait for ever once the cache has stopped: a stopped cache starts no informer it is
+// asked for, and one stopped before its first list never syncs. So reads that no caller's
+// context bounds take the scheduler's reads context, which ends when the cache stops.
+// (Not one of the manager's own caches: every controller would wait at start for its list of
+// all the cluster's pods, and start nothing where the operator may not list them.)
+type stoppingCache struct {
+	cache.Cache
+	stopped context.CancelFunc
+}
+
+func (c stoppingCache) Start(ctx context.Context) error {
+	defer c.stopped()
+	return c.Cache.Start(ctx)
+}
+
+func (stoppingCache) NeedLeaderElection() bool { return false }
+
 // newClusterCache returns the cache of what the whole cluster uses: pods of every namespace
 // and workload (any of them takes node capacity, placeholders included), nodes,
 // PriorityClasses, Queues and Reservations. It is

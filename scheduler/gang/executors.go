@@ -8,7 +8,6 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package gang
 
 import (
-	"context"
 	"maps"
 	"slices"
 	"sort"
@@ -482,7 +481,7 @@ func (s *Scheduler) reservationForPod(owner client.Object) (Reservation, bool) {
 	}
 	if reader != nil {
 		var stored schedv1alpha1.Reservation
-		if err := reader.Get(context.Background(), client.ObjectKey{Namespace: key.Namespace, Name: ReservationName(key)}, &stored); err == nil {
+		if err := reader.Get(s.reads, client.ObjectKey{Namespace: key.Namespace, Name: ReservationName(key)}, &stored); err == nil {
 			if res, ok := reservationFrom(&stored, owner); ok {
 				return res, true
 			}

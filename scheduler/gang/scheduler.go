@@ -165,6 +165,10 @@ type Scheduler struct {
 	placeholders placeholder.Book[pendingSwap]
 	// statusWrites paces the reservations' status writes (reservations.go).
 	statusWrites statusPacing
+	// reads bounds the reads through the cluster cache that no caller's context bounds: it
+	// ends when the cache stops (stoppingCache).
+	reads     context.Context
+	stopReads context.CancelFunc
 }
 
 var (
@@ -202,6 +206,7 @@ func New(cfg Config) *Scheduler {
 		reported: map[core.Key]core.Reason{}, judged: map[core.Key]judgement{}, replanned: map[core.Key]replanned{}, stored: map[core.Key]Reservation{},
 		released: map[types.UID]time.Time{}, served: map[string]bool{}, ownPlacement: map[string]bool{}, foreignQueues: map[string]bool{},
 		queueLimits: map[string]ForeignQueueLimits{}}
+	s.reads, s.stopReads = context.WithCancel(context.Background())
 	s.placeholders.Clock = cfg.Clock
 	if !cfg.VariantsOnly {
 		s.served[Name] = true
@@ -379,7 +384,7 @@ func (s *Scheduler) reservationLocked(w scheduler.Workload) (Reservation, bool) 
 	}
 	if s.cluster != nil {
 		var obj schedv1alpha1.Reservation
-		if err := s.cluster.Get(context.Background(), client.ObjectKey{Namespace: w.Key.Namespace, Name: ReservationName(w.Key)}, &obj); err == nil {
+		if err := s.cluster.Get(s.reads, client.ObjectKey{Namespace: w.Key.Namespace, Name: ReservationName(w.Key)}, &obj); err == nil {
 			if r, ok := reservationFrom(&obj, w.Object); ok {
 				return r, true
 			}
@@ -438,7 +443,7 @@ func (s *Scheduler) setupWithManager(mgr manager.Manager, wake scheduler.Waker) 
 	}
 	s.cluster, s.client, s.apps, s.api, s.waker = c, mgr.GetClient(), mgr.GetCache(), mgr.GetAPIReader(), wake
 	s.recorder = mgr.GetEventRecorder("gang-scheduler")
-	if err := mgr.Add(c); err != nil {
+	if err := mgr.Add(stoppingCache{Cache: c, stopped: s.stopReads}); err != nil {
 		return err
 	}
 	return mgr.Add(&loop{s: s, mgr: mgr})

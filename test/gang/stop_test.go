@@ -1,0 +1,112 @@
+/*
+Copyright 2026 The Spark Operator Authors.
+SPDX-License-Identifier: Apache-2.0
+Licensed under the Apache License, Version 2.0 (the "License"); you may not use this file except in
+compliance with the License. A copy is available at http://www.apache.org/licenses/LICENSE-2.0.
+*/
+
+package gang
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
+	"github.com/sparkop/spark-operator/scheduler"
+	"github.com/sparkop/spark-operator/scheduler/gang"
+	"github.com/sparkop/spark-operator/test/cluster"
+)
+
+// TestStopBeforeTheReservationsSync: an operator told to stop while the gang scheduler's cache
+// makes its first list of the Reservations stops, and a read of an application's reservation
+// (Admit, as the controller asks it) returns. Here that list waits at the client until the
+// manager tells its runnables that need no leader (the cache's group) to stop: the cache then
+// stops before its Reservations ever synced, and a read waiting for that sync with no deadline
+// waited for ever, holding the scheduler's lock (and so the cycle loop, and the manager's stop).
+func TestStopBeforeTheReservationsSync(t *testing.T) {
+	held, othersStopping := make(chan struct{}), make(chan struct{})
+	var first sync.Once
+	cfg := rest.CopyConfig(cluster.Config(t))
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			// The cache's first list: a watch that sends the initial events, or a plain list.
+			if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/reservations") {
+				first.Do(func() {
+					close(held)
+					<-othersStopping
+				})
+			}
+			return rt.RoundTrip(req)
+		})
+	})
+	noGraceTimeout := time.Duration(-1)
+	mgr, err := manager.New(cfg, manager.Options{
+		Scheme:                  cluster.Scheme,
+		Metrics:                 metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress:  "0",
+		GracefulShutdownTimeout: &noGraceTimeout,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := gang.New(gang.Config{Default: true})
+	if err := s.SetupWithManager(mgr, noWaker{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mgr.Add(stopSignal(othersStopping)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	select {
+	case <-held:
+	case <-time.After(2 * time.Minute):
+		cancel()
+		cluster.Stopped(t, done, "gang scheduler's manager")
+		t.Fatal("the gang scheduler's cache never listed the Reservations")
+	}
+
+	app := &v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "stop", UID: "stop-uid"},
+		Spec: v1beta2.SparkApplicationSpec{BatchScheduler: ptr.To(gang.Name)}}
+	admitted := make(chan error, 1)
+	go func() {
+		_, err := s.Admit(context.Background(), scheduler.ApplicationWorkload(app))
+		admitted <- err
+	}()
+	cancel()
+	cluster.Stopped(t, done, "gang scheduler's manager stopped before its Reservations synced")
+	cluster.Stopped(t, admitted, "Admit of an application after the gang scheduler's cache stopped")
+}
+
+type noWaker struct{}
+
+func (noWaker) Wake(...scheduler.WorkloadKey)    {}
+func (noWaker) Refresh(...scheduler.WorkloadKey) {}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// stopSignal is a runnable in the manager's group of those that need no leader, as the gang
+// scheduler's cache is: it closes its channel when the manager tells that group to stop.
+type stopSignal chan struct{}
+
+func (s stopSignal) Start(ctx context.Context) error {
+	<-ctx.Done()
+	close(s)
+	return nil
+}
+
+func (stopSignal) NeedLeaderElection() bool { return false }
