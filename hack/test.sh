@@ -36,9 +36,11 @@ export SPARK_SUBMIT_OPTS=${SPARK_SUBMIT_OPTS:--XX:TieredStopAtLevel=1 -XX:+UseSe
 # real node does to a failing application and of Spark Connect, and the rest.
 REAL_NODE=test/realnode
 REAL_NODE_FAILURES='^(TestRealFailures|TestExecutorLost|TestNodeLost|TestRuntimeRestart|TestDriverFailures|TestSparkConnect|TestSparkConnectDynamicAllocation)$'
-# The slowest of the other packages against the cluster, slowest first (from the run summary):
-# started first, so the run does not end waiting for one of them alone.
-SLOWEST=(test/helm test/batchschedulers test/gang test/equivalence test/workloadapi test/cluster)
+# The other packages against the cluster that take more than a few seconds, slowest first (from
+# the run summary): started first, so the run ends on packages of seconds, not waiting for one
+# of minutes alone.
+SLOWEST=(test/helm test/batchschedulers test/gang test/equivalence test/workloadapi test/e2e webhook
+  test/cluster controllers/sparkapplication test/hostile test/chart sparkctl test/sparkconnect)
 
 BACKGROUND_LOG=$CACHE/batch-schedulers-build.log
 cd "$ROOT"
