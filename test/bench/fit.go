@@ -9,6 +9,7 @@ package main
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
 
@@ -73,4 +74,24 @@ func place(free []int64, n int, cpu int64) bool {
 		free[i] -= taken[i]
 	}
 	return true
+}
+
+// beyondSight says what a step saw of application name when it first found it beyond fit: when
+// (seconds into the run), its executors not bound and their size, how long its driver had run,
+// and the nodes' free CPU then (in all, and the most on one node), to trace it in the logs.
+func (j *jobs) beyondSight(now time.Time, name string, nodes []corev1.Node, t *cpuTally) string {
+	var free, most int64
+	for i := range nodes {
+		q := nodes[i].Status.Allocatable[corev1.ResourceCPU]
+		f := max(q.MilliValue()-t.nodeUsed[nodes[i].Name], 0)
+		free += f
+		most = max(most, f)
+	}
+	for _, a := range t.started {
+		if a.name == name {
+			return fmt.Sprintf("at %.1fs: %d executors of %dm not bound, driver running %.1fs; free %dm in all, at most %dm on a node",
+				j.seconds, a.missing, a.executorCPU, now.Sub(a.since).Seconds(), free, most)
+		}
+	}
+	return fmt.Sprintf("at %.1fs", j.seconds)
 }

@@ -8,6 +8,7 @@ compliance with the License. A copy is available at http://www.apache.org/licens
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -91,13 +92,48 @@ func TestStepCountsBeyondFit(t *testing.T) {
 	other := stepPod("o", v1beta2.SparkRoleDriver, "o-driver", "n1", corev1.PodRunning, "2", t0)
 	j := newJobs()
 	_, obs := j.step(t0, time.Second, []v1beta2.SparkApplication{app}, []corev1.Pod{driverOf("a", corev1.PodRunning), other}, nodes)
-	if obs.beyondFit != 1 || j.beyondFitPeak != 1 || !j.everBeyondFit["a"] {
+	if obs.beyondFit != 1 || j.beyondFitPeak != 1 || len(j.everBeyondFit) != 1 {
 		t.Fatalf("driver running with 4 CPU of executors missing on 1 CPU free: beyondFit %d, peak %d, ever %v; want 1, 1, [a]", obs.beyondFit, j.beyondFitPeak, j.everBeyondFit)
+	}
+	if want := "2 executors of 2000m not bound, driver running 0.0s; free 1000m in all, at most 1000m on a node"; !strings.Contains(j.everBeyondFit["a"], want) {
+		t.Errorf("what the step saw of a: %q; want it to say %q", j.everBeyondFit["a"], want)
 	}
 	// The other driver gone: its executors are bound, nothing is missing.
 	pods := []corev1.Pod{driverOf("a", corev1.PodRunning),
 		executorOf("a", "1", "n1", corev1.PodRunning, t0), executorOf("a", "2", "n1", corev1.PodPending, t0)}
 	if _, obs = j.step(t0.Add(time.Second), time.Second, []v1beta2.SparkApplication{app}, pods, nodes); obs.beyondFit != 0 || j.beyondFitPeak != 1 {
 		t.Errorf("executors bound: beyondFit %d, peak %d; want 0, 1", obs.beyondFit, j.beyondFitPeak)
+	}
+}
+
+// TestEndingJobNeedsNoRoom: an application whose end is under way (its executors being deleted,
+// its driver not told yet) does not need its executors' room again: its executors going are
+// not missing ones. Only if the end fails, and is asked for again, does it count as before.
+func TestEndingJobNeedsNoRoom(t *testing.T) {
+	nodes := []corev1.Node{cpuNode("n1", "6")}
+	app := stepApp("a", 2, "1")
+	app.Spec.Executor.Cores = ptr.To[int32](2)
+	j := newJobs()
+	acts, _ := j.step(t0, time.Second, []v1beta2.SparkApplication{app}, []corev1.Pod{driverOf("a", corev1.PodRunning)}, nodes)
+	if len(acts) != 1 || acts[0].kind != startExecutors {
+		t.Fatalf("actions %+v; want its executors started", acts)
+	}
+	j.done(acts[0], true)
+	running := []corev1.Pod{driverOf("a", corev1.PodRunning), executorOf("a", "1", "n1", corev1.PodRunning, t0)}
+	acts, _ = j.step(t0.Add(time.Second), time.Second, []v1beta2.SparkApplication{app}, running, nodes)
+	if len(acts) != 1 || acts[0].kind != endJob {
+		t.Fatalf("actions %+v; want its job ended", acts)
+	}
+	// Its executors deleted, the room they free taken by another driver: a run starting again
+	// would not fit, but this one is ending.
+	gone := executorOf("a", "1", "n1", corev1.PodRunning, t0)
+	gone.DeletionTimestamp = ptr.To(metav1.NewTime(t0))
+	ending := []corev1.Pod{driverOf("a", corev1.PodRunning), gone, stepPod("o", v1beta2.SparkRoleDriver, "o-driver", "n1", corev1.PodRunning, "2", t0)}
+	if _, obs := j.step(t0.Add(2*time.Second), time.Second, []v1beta2.SparkApplication{app}, ending, nodes); obs.beyondFit != 0 || len(j.everBeyondFit) != 0 {
+		t.Errorf("ending: beyondFit %d, ever %v; want none", obs.beyondFit, j.everBeyondFit)
+	}
+	j.done(acts[0], false)
+	if _, obs := j.step(t0.Add(3*time.Second), time.Second, []v1beta2.SparkApplication{app}, ending, nodes); obs.beyondFit != 1 {
+		t.Errorf("its end failed, its executors gone: beyondFit %d; want 1", obs.beyondFit)
 	}
 }

@@ -38,6 +38,7 @@ var gangSizes = []int32{2, 4, 8, 12}
 //	RESULT mode=gang scheduler=gang|kubernetes|kubernetes-naive|external|volcano|yunikorn|kube-scheduler|kueue|kueue-alone enforcement=advisory|placeholders|plugin load=none|competing apps=… decisions_per_s=… partial_starts=… unschedulable_executors=… placeholder_pods=… utilisation=… cluster_utilisation=… makespan_s=… state_lag_p50_ms=… state_lag_p99_ms=… api_writes_per_app=… api_reads_per_app=… operator_cpu_s=… scheduler_cpu_s=… app_writes_per_app=… beyond_fit=… finished=… [external_rtt_ms=…]
 //	gang: mode=gang allocated=… apps_ever_partial=… apps_ever_beyond_fit=… unschedulable_peak=… stuck=… unfinished=… ramp_s=… ramp_max_s=… (created …, ungated …, bound …)
 //	gang: mode=gang unschedulable executors=… bound_after_s=… bound_after_max_s=…   (when there were any, with their messages and pods)
+//	gang: mode=gang beyond fit <application> at …s: … executors of …m not bound, …   (up to five: what the step that first found each saw)
 //	gang: mode=gang runs started without their room held (ReservationNotHeld)=…   (the plugin enforcement)
 //	gang: mode=gang unfinished <application> state=… message=… conditions=… pods=…   (up to five, then the operator's log)
 //
@@ -203,6 +204,9 @@ func reportGang(ctx context.Context, c config, mode, sched string, op *operatorP
 	}
 	if u := j.unschedulableSummary(); u != "" {
 		fmt.Printf("gang: mode=%s %s\n", mode, u)
+	}
+	for _, name := range slices.Sorted(maps.Keys(j.everBeyondFit))[:min(len(j.everBeyondFit), 5)] {
+		fmt.Printf("gang: mode=%s beyond fit %s %s\n", mode, name, j.everBeyondFit[name])
 	}
 	for _, u := range play.unfinished {
 		fmt.Printf("gang: mode=%s unfinished %s\n", mode, u)

@@ -58,9 +58,10 @@ type jobs struct {
 	partialPeak, unschedulablePeak int
 	everPartial                    map[string]bool
 	// beyondFitPeak is the most applications at once started beyond what the nodes fit
-	// (beyondFit); everBeyondFit those ever.
+	// (beyondFit); everBeyondFit those ever, each with what the step that first found it saw
+	// (beyondSight).
 	beyondFitPeak int
-	everBeyondFit map[string]bool
+	everBeyondFit map[string]string
 	// cpuShareSeconds and seconds integrate the share of CPU requested by running pods and the
 	// time, for the means; the share working is capacity.working.
 	cpuShareSeconds, seconds float64
@@ -111,6 +112,9 @@ type job struct {
 	busy                                                     bool // an API call for it is under way
 	started                                                  bool // its executors are created
 	ended                                                    bool // its work is done and its driver told to end
+	// ending: its end is asked for and under way (endJob: its executors deleted, then its
+	// driver told to end); its executors going need no room again.
+	ending bool
 }
 
 // action is an API call step asks for.
@@ -144,7 +148,7 @@ type observation struct {
 }
 
 func newJobs() *jobs {
-	return &jobs{byApp: map[string]*job{}, everPartial: map[string]bool{}, everBeyondFit: map[string]bool{},
+	return &jobs{byApp: map[string]*job{}, everPartial: map[string]bool{}, everBeyondFit: map[string]string{},
 		unschedulable: map[string]*unschedulableExecutor{}}
 }
 
@@ -165,7 +169,9 @@ func (j *jobs) step(now time.Time, dt time.Duration, apps []v1beta2.SparkApplica
 	beyond := beyondFit(nodes, t.nodeUsed, t.started)
 	obs.beyondFit = len(beyond)
 	for _, name := range beyond {
-		j.everBeyondFit[name] = true
+		if _, seen := j.everBeyondFit[name]; !seen {
+			j.everBeyondFit[name] = j.beyondSight(now, name, nodes, &t)
+		}
 	}
 	j.account(&obs, &t, dt)
 	return acts, obs
@@ -313,7 +319,7 @@ func (j *jobs) stepApp(now time.Time, dt time.Duration, app *v1beta2.SparkApplic
 		obs.partial++
 		j.everPartial[app.Name] = true
 	}
-	if !jb.ended {
+	if !jb.ended && !jb.ending {
 		t.started = append(t.started, startedApp{name: app.Name, since: jb.driverRunning, missing: want - e.bound, executorCPU: jb.executorCPU})
 	}
 	if e.running == 0 {
@@ -333,7 +339,7 @@ func (j *jobs) stepApp(now time.Time, dt time.Duration, app *v1beta2.SparkApplic
 		obs.progress = true
 	}
 	if jb.progress >= workOf(app) {
-		jb.busy = true
+		jb.busy, jb.ending = true, true
 		return action{kind: endJob, app: app.Name, driver: d}, true
 	}
 	return action{}, false
@@ -408,6 +414,7 @@ func (j *jobs) done(a action, ok bool) {
 	jb := j.byApp[a.app]
 	jb.busy = false
 	if !ok {
+		jb.ending = false
 		return
 	}
 	switch a.kind {
