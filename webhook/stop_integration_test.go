@@ -11,11 +11,8 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"k8s.io/client-go/rest"
 
 	"github.com/sparkop/spark-operator/test/cluster"
 	"github.com/sparkop/spark-operator/webhook"
@@ -30,30 +27,20 @@ import (
 func TestStopDuringTheRotatorsFirstRead(t *testing.T) {
 	c := cluster.Client(t)
 	opts, ns, _ := testOptions(t, c, nil)
-	held, othersStopping := make(chan struct{}), make(chan struct{})
-	var first sync.Once
-	cfg := rest.CopyConfig(cluster.Config(t))
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			// The list of the namespace's Secrets, not a read of one (the rotator's cache has no
-			// field selector; the serving certificate's has one).
-			if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/namespaces/"+ns+"/secrets") &&
-				!strings.Contains(req.URL.RawQuery, "fieldSelector") {
-				first.Do(func() {
-					close(held)
-					<-othersStopping
-				})
-			}
-			return rt.RoundTrip(req)
-		})
-	})
+	othersStopping := make(cluster.StopSignal)
+	// The list of the namespace's Secrets, not a read of one (the rotator's cache has no field
+	// selector; the serving certificate's has one).
+	cfg, held := cluster.HoldFirst(cluster.Config(t), func(req *http.Request) bool {
+		return req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/namespaces/"+ns+"/secrets") &&
+			!strings.Contains(req.URL.RawQuery, "fieldSelector")
+	}, othersStopping)
 	mgr := newManager(t, cfg, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := webhook.Setup(ctx, mgr, opts); err != nil {
 		t.Fatal(err)
 	}
-	if err := mgr.Add(stopSignal(othersStopping)); err != nil {
+	if err := mgr.Add(othersStopping); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -68,19 +55,3 @@ func TestStopDuringTheRotatorsFirstRead(t *testing.T) {
 	cancel()
 	cluster.Stopped(t, done, "webhook manager stopped during the rotator's first read")
 }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// stopSignal is a runnable in the manager's group of those that need no leader, as the rotator
-// is: it closes its channel when the manager tells that group to stop.
-type stopSignal chan struct{}
-
-func (s stopSignal) Start(ctx context.Context) error {
-	<-ctx.Done()
-	close(s)
-	return nil
-}
-
-func (stopSignal) NeedLeaderElection() bool { return false }

@@ -11,12 +11,10 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -34,21 +32,11 @@ import (
 // stops before its Reservations ever synced, and a read waiting for that sync with no deadline
 // waited for ever, holding the scheduler's lock (and so the cycle loop, and the manager's stop).
 func TestStopBeforeTheReservationsSync(t *testing.T) {
-	held, othersStopping := make(chan struct{}), make(chan struct{})
-	var first sync.Once
-	cfg := rest.CopyConfig(cluster.Config(t))
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
-		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
-			// The cache's first list: a watch that sends the initial events, or a plain list.
-			if req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/reservations") {
-				first.Do(func() {
-					close(held)
-					<-othersStopping
-				})
-			}
-			return rt.RoundTrip(req)
-		})
-	})
+	othersStopping := make(cluster.StopSignal)
+	// The cache's first list: a watch that sends the initial events, or a plain list.
+	cfg, held := cluster.HoldFirst(cluster.Config(t), func(req *http.Request) bool {
+		return req.Method == http.MethodGet && strings.HasSuffix(req.URL.Path, "/reservations")
+	}, othersStopping)
 	noGraceTimeout := time.Duration(-1)
 	mgr, err := manager.New(cfg, manager.Options{
 		Scheme:                  cluster.Scheme,
@@ -63,7 +51,7 @@ func TestStopBeforeTheReservationsSync(t *testing.T) {
 	if err := s.SetupWithManager(mgr, noWaker{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := mgr.Add(stopSignal(othersStopping)); err != nil {
+	if err := mgr.Add(othersStopping); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -94,19 +82,3 @@ type noWaker struct{}
 
 func (noWaker) Wake(...scheduler.WorkloadKey)    {}
 func (noWaker) Refresh(...scheduler.WorkloadKey) {}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-// stopSignal is a runnable in the manager's group of those that need no leader, as the gang
-// scheduler's cache is: it closes its channel when the manager tells that group to stop.
-type stopSignal chan struct{}
-
-func (s stopSignal) Start(ctx context.Context) error {
-	<-ctx.Done()
-	close(s)
-	return nil
-}
-
-func (stopSignal) NeedLeaderElection() bool { return false }
