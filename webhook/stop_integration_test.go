@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/sparkop/spark-operator/test/cluster"
 	"github.com/sparkop/spark-operator/webhook"
@@ -43,15 +42,7 @@ func TestStopDuringTheRotatorsFirstRead(t *testing.T) {
 	if err := mgr.Add(othersStopping); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	select {
-	case <-held:
-	case <-time.After(2 * time.Minute):
-		cancel()
-		cluster.Stopped(t, done, "webhook manager")
-		t.Fatal("the rotator never listed the Secrets")
-	}
+	done := cluster.StartHeld(t, ctx, cancel, mgr, held, "the rotator's list of the Secrets")
 	cancel()
 	cluster.Stopped(t, done, "webhook manager stopped during the rotator's first read")
 }

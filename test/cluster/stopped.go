@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
 // StopTimeout is how long Stopped waits for a manager to stop. A loaded machine has taken more
@@ -68,6 +69,23 @@ func HoldFirst(cfg *rest.Config, match func(*http.Request) bool, release <-chan 
 		})
 	})
 	return cfg, held
+}
+
+// StartHeld starts mgr with ctx and waits for held, the request HoldFirst holds: at most 2
+// minutes, else it cancels ctx, waits for mgr to stop and fails the test, saying that what
+// never came. It returns the channel mgr's Start returns on, for Stopped.
+func StartHeld(t testing.TB, ctx context.Context, cancel context.CancelFunc, mgr manager.Manager, held <-chan struct{}, what string) <-chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	select {
+	case <-held:
+	case <-time.After(2 * time.Minute):
+		cancel()
+		Stopped(t, done, "manager")
+		t.Fatalf("%s never came", what)
+	}
+	return done
 }
 
 type roundTripFunc func(*http.Request) (*http.Response, error)

@@ -56,15 +56,7 @@ func TestStopBeforeTheReservationsSync(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	select {
-	case <-held:
-	case <-time.After(2 * time.Minute):
-		cancel()
-		cluster.Stopped(t, done, "gang scheduler's manager")
-		t.Fatal("the gang scheduler's cache never listed the Reservations")
-	}
+	done := cluster.StartHeld(t, ctx, cancel, mgr, held, "the gang scheduler's list of the Reservations")
 
 	app := &v1beta2.SparkApplication{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "stop", UID: "stop-uid"},
 		Spec: v1beta2.SparkApplicationSpec{BatchScheduler: ptr.To(gang.Name)}}
