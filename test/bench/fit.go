@@ -36,11 +36,7 @@ type startedApp struct {
 // application that does not fit takes no room, so one started later may still fit in what it
 // leaves.
 func beyondFit(nodes []corev1.Node, used map[string]int64, started []startedApp) []string {
-	free := make([]int64, len(nodes))
-	for i := range nodes {
-		q := nodes[i].Status.Allocatable[corev1.ResourceCPU]
-		free[i] = q.MilliValue() - used[nodes[i].Name]
-	}
+	free := freeCPU(nodes, used)
 	order := slices.Clone(started)
 	slices.SortFunc(order, func(a, b startedApp) int {
 		return cmp.Or(a.since.Compare(b.since), cmp.Compare(a.name, b.name))
@@ -52,6 +48,16 @@ func beyondFit(nodes []corev1.Node, used map[string]int64, started []startedApp)
 		}
 	}
 	return beyond
+}
+
+// freeCPU is each node's allocatable CPU less used[node], in millicores.
+func freeCPU(nodes []corev1.Node, used map[string]int64) []int64 {
+	free := make([]int64, len(nodes))
+	for i := range nodes {
+		q := nodes[i].Status.Allocatable[corev1.ResourceCPU]
+		free[i] = q.MilliValue() - used[nodes[i].Name]
+	}
+	return free
 }
 
 // place takes n pods of cpu millicores from free, first fit over the nodes in order, and
@@ -81,10 +87,8 @@ func place(free []int64, n int, cpu int64) bool {
 // and the nodes' free CPU then (in all, and the most on one node), to trace it in the logs.
 func (j *jobs) beyondSight(now time.Time, name string, nodes []corev1.Node, t *cpuTally) string {
 	var free, most int64
-	for i := range nodes {
-		q := nodes[i].Status.Allocatable[corev1.ResourceCPU]
-		f := max(q.MilliValue()-t.nodeUsed[nodes[i].Name], 0)
-		free += f
+	for _, f := range freeCPU(nodes, t.nodeUsed) {
+		free += max(f, 0)
 		most = max(most, f)
 	}
 	for _, a := range t.started {
