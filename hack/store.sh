@@ -69,7 +69,7 @@ go_build_entries() {
     (cd "$dir" && go build -ldflags "$ldflags" -o "$out/${1%%=*}" "${1#*=}")
     return
   fi
-  (cd "$dir" && go build -ldflags "$ldflags" -o "$out/" "${@#*=}")
+  (cd "$dir" && go build -ldflags "$ldflags" -o "$out/" "${@#*=}") || return
   # go build names each binary after its package's last path element that is not a major
   # version (…/server/v3 builds "server").
   for entry in "$@"; do
