@@ -1,6 +1,7 @@
 // Module coredns pins CoreDNS, the cluster DNS of the real node (hack/real-node.sh), built as our
 // own slim main (main.go) with only the plugins its Corefile uses. A module of its own: its
 // Kubernetes client libraries need not agree with containerd's (hack/tools/node).
+// Its Kubernetes libraries are the operator's release, so that both build them once (test/toolpins).
 module github.com/sparkop/spark-operator/hack/tools/coredns
 
 go 1.26.0
@@ -76,9 +77,9 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
-	k8s.io/api v0.37.1 // indirect
-	k8s.io/apimachinery v0.37.1 // indirect
-	k8s.io/client-go v0.37.1 // indirect
+	k8s.io/api v0.37.2 // indirect
+	k8s.io/apimachinery v0.37.2 // indirect
+	k8s.io/client-go v0.37.2 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
 	k8s.io/utils v0.0.0-20260626114624-be93311217bd // indirect
