@@ -74,11 +74,15 @@ with_build_lock() {
   ) 8>"$STORE/src/.$name.build.lock"
 }
 
-# cmd_build_batch_schedulers: builds (once) each scheduler whose source is in $THIRD_PARTY, and
-# skips, saying so, one whose source is not (under CI=true a missing source fails instead: CI
-# must run every test). `make test` runs it in the background as the tests start, so that the
-# builds overlap the tests before test/batchschedulers, which waits for them.
+# cmd_build_batch_schedulers: builds (once) scheduler-plugins and Kueue (hack/cluster-extras.sh),
+# in the order test/batchschedulers starts them, then each scheduler whose source is in
+# $THIRD_PARTY, and skips, saying so, one whose source is not (under CI=true a missing source
+# fails instead: CI must run every test). `make test` runs it in the background from its first
+# step, so that the builds overlap the others and the tests before test/batchschedulers, which
+# waits for them.
 cmd_build_batch_schedulers() {
+  build_coscheduling
+  build_kueue
   if [ -f "$THIRD_PARTY/$VOLCANO_TARBALL" ]; then
     with_build_lock volcano build_volcano
   else

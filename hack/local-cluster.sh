@@ -26,7 +26,6 @@
 #   hack/local-cluster.sh yunikorn              on a running cluster: YuniKorn (k8shim v1.8.0) in its
 #                                               scheduler-plugin mode, beside kube-scheduler, built
 #                                               the same way; `down` stops it too
-#   hack/local-cluster.sh build-batch-schedulers  build (once) those two, whose source is there
 #   hack/local-cluster.sh coscheduling          on a running cluster: install scheduler-plugins' PodGroup
 #                                               (and ElasticQuota) CRDs and start its kube-scheduler as a
 #                                               second scheduler, profile "kube-scheduler" running the
@@ -35,6 +34,9 @@
 #   hack/local-cluster.sh kueue                 on a running cluster: install Kueue's CRDs and start its
 #                                               manager (SparkApplication integration on), its webhooks
 #                                               registered by URL; `down` stops it
+#   hack/local-cluster.sh build-batch-schedulers  build (once) the four above: scheduler-plugins
+#                                               and Kueue, then Volcano and YuniKorn where their
+#                                               source is
 #
 # `build` takes --with-coscheduling and --with-kueue too (each about 6-10 minutes cold on 2 cores),
 # --with-spark-scheduler (see --spark-scheduler below) and --with-real-node (see --real-node).

@@ -7,10 +7,13 @@
 #   hack/test.sh logs     the tails of the shared test cluster's component logs and of the
 #                         background build's log: what .ci/run prints when a run fails
 #
-# Volcano and YuniKorn (from ../shared/third_party) build in the background while the tests
-# before test/batchschedulers run; that package waits for them (a lock per build), and the run
-# waits for the background build at the end: its failure fails the run.
 #   hack/test.sh down     stops every shared test cluster a run started
+#
+# The batch schedulers (scheduler-plugins and Kueue from the module proxy, Volcano and YuniKorn
+# from ../shared/third_party) build in the background from the first step on, filling the CPU the
+# other builds leave (links, downloads, the image's debootstrap); test/batchschedulers waits for
+# them (a lock per build), and the run waits for the background build at the end: its failure
+# fails the run.
 #
 # GO_TEST_FLAGS (from the Makefile) are go test's flags; TEST_PARALLEL is how many packages run
 # against clusters at once, each shared-cluster package with a cluster of its own (test/cluster's
@@ -148,7 +151,7 @@ start_background_build() {
   mkdir -p "$CACHE"
   setsid hack/local-cluster.sh build-batch-schedulers >"$BACKGROUND_LOG" 2>&1 </dev/null &
   BACKGROUND=$!
-  log "building Volcano and YuniKorn in the background (log: $BACKGROUND_LOG)"
+  log "building the batch schedulers in the background (log: $BACKGROUND_LOG)"
 }
 
 wait_background_build() {
@@ -164,9 +167,12 @@ wait_background_build() {
 cmd_all() {
   rm -f "$CACHE"/test-*.json
   trap finish EXIT
+  start_background_build
   step "generated files current" make --no-print-directory verify-generated
   step "lint" make --no-print-directory lint
-  step "binaries and the control plane" make --no-print-directory cluster-up
+  # The batch schedulers build in the background (above).
+  step "binaries and the control plane" hack/local-cluster.sh build --with-helm --with-cert-manager --with-spark-scheduler
+  step "the shared test cluster" hack/local-cluster.sh up
   step "spark-submit (pyspark)" hack/install-spark.sh >/dev/null
   # What test/realnode's and test/helm's clusters need: the real node's binaries, the Spark
   # image, the operator's images (test/helm installs the chart with them: the spark-submit
@@ -176,11 +182,10 @@ cmd_all() {
   step "the operator image" hack/operator-image.sh build >/dev/null
   step "the operator image for spark-submit" hack/operator-image.sh build --spark-submit >/dev/null
   step "Spark Connect client (pyspark-client)" hack/install-spark.sh connect-client >/dev/null
-  start_background_build
   step "test report tool" go build -o "$CACHE/bin/testreport" ./hack/testreport
   module_tests . main
   module_tests cmd/spark-scheduler spark-scheduler
-  step "background build of Volcano and YuniKorn" wait_background_build
+  step "background build of the batch schedulers" wait_background_build
 }
 
 # shared_states: the state folders of the shared test clusters (test/cluster's slots).
