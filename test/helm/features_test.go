@@ -89,6 +89,7 @@ func (r *release) smallPi(ns, name string) *v1beta2.SparkApplication {
 	app.Spec.Driver.ServiceAccount = ptr.To(r.name + "-spark")
 	app.Spec.Executor.CoreRequest = ptr.To("250m")
 	app.Spec.Executor.Instances = ptr.To[int32](1)
+	app.Spec.SparkConf = cluster.QuickJVM(app.Spec.SparkConf)
 	return app
 }
 
@@ -109,6 +110,7 @@ func (r *release) requireConnectReady(t *testing.T, ns string) {
 	}
 	sc.Namespace = ns
 	sc.Spec.Server.Template.Spec.ServiceAccountName = r.name + "-spark"
+	sc.Spec.SparkConf = cluster.QuickJVM(sc.Spec.SparkConf)
 	ctx := context.Background()
 	if err := r.c.Create(ctx, &sc); err != nil {
 		t.Fatal(err)

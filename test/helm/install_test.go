@@ -71,8 +71,10 @@ func examplePi(t *testing.T) *v1beta2.SparkApplication {
 		t.Fatal(err)
 	}
 	// The same application with 20 slices instead of the example's 1000: a job of seconds, not
-	// minutes, on a 2-core node (make dev runs the example as it is).
+	// minutes, on a 2-core node (make dev runs the example as it is), and JVMs that spend less
+	// CPU on it.
 	app.Spec.Arguments = []string{"20"}
+	app.Spec.SparkConf = cluster.QuickJVM(app.Spec.SparkConf)
 	return &app
 }
 

@@ -42,6 +42,7 @@ func TestSparkConnect(t *testing.T) {
 	}
 	sc.Namespace = e.ns
 	sc.Spec.Server.Template.Spec.ServiceAccountName = serviceAccount
+	sc.Spec.SparkConf = cluster.QuickJVM(sc.Spec.SparkConf)
 	if err := e.c.Create(e.ctx, &sc); err != nil {
 		t.Fatal(err)
 	}
@@ -152,6 +153,7 @@ func TestSparkConnectDynamicAllocation(t *testing.T) {
 			DynamicAllocation: &v1beta2.DynamicAllocation{Enabled: true, MinExecutors: ptr.To[int32](0), MaxExecutors: ptr.To[int32](2)},
 		},
 	}
+	cluster.QuickJVM(sc.Spec.SparkConf)
 	if err := e.c.Create(e.ctx, sc); err != nil {
 		t.Fatal(err)
 	}

@@ -157,14 +157,9 @@ func (e *env) sparkPi(name string, executors int32) *v1beta2.SparkApplication {
 	for _, k := range []string{"submission.connectionTimeout", "submission.requestTimeout", "driver.connectionTimeout", "driver.requestTimeout"} {
 		app.Spec.SparkConf["spark.kubernetes."+k] = "60000"
 	}
-	// Short jobs on 2 cores: the JVMs compile with C1 only and collect with one thread, which
-	// costs a test's job less CPU than the server defaults.
-	app.Spec.SparkConf["spark.driver.extraJavaOptions"] = quickJVM
-	app.Spec.SparkConf["spark.executor.extraJavaOptions"] = quickJVM
+	cluster.QuickJVM(app.Spec.SparkConf)
 	return app
 }
-
-const quickJVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 
 // pythonPi is sparkPi running pi.py.
 func (e *env) pythonPi(name string, executors int32) *v1beta2.SparkApplication {
