@@ -256,18 +256,32 @@ extendedKeyUsage=serverAuth"
   issue admin "/O=system:masters/CN=admin" "extendedKeyUsage=clientAuth"
   issue kubelet "/CN=kwok-kubelet" "subjectAltName=IP:127.0.0.1,DNS:localhost
 extendedKeyUsage=serverAuth"
+  # kwok's own identity, which hack/kwok/delete-policy.yaml names.
+  issue kwok "/O=system:masters/CN=kwok" "extendedKeyUsage=clientAuth"
   openssl genrsa -out "$d/sa.key" 2048 2>/dev/null
   openssl rsa -in "$d/sa.key" -pubout -out "$d/sa.pub" 2>/dev/null
 }
 
+# write_kubeconfig: $STATE/kubeconfig (the admin's, which everything else uses) and
+# $STATE/kwok.kubeconfig (kwok's).
 write_kubeconfig() {
-  local d=$STATE/pki kc=$STATE/kubeconfig
-  "$BIN/kubectl" config --kubeconfig "$kc" set-cluster local --server "https://127.0.0.1:$API_PORT" \
-    --certificate-authority "$d/ca.crt" --embed-certs >/dev/null
-  "$BIN/kubectl" config --kubeconfig "$kc" set-credentials admin \
-    --client-certificate "$d/admin.crt" --client-key "$d/admin.key" --embed-certs >/dev/null
-  "$BIN/kubectl" config --kubeconfig "$kc" set-context local --cluster local --user admin --namespace default >/dev/null
-  "$BIN/kubectl" config --kubeconfig "$kc" use-context local >/dev/null
+  local d=$STATE/pki user kc
+  for user in admin kwok; do
+    kc=$STATE/kubeconfig
+    [ $user = admin ] || kc=$STATE/$user.kubeconfig
+    "$BIN/kubectl" config --kubeconfig "$kc" set-cluster local --server "https://127.0.0.1:$API_PORT" \
+      --certificate-authority "$d/ca.crt" --embed-certs >/dev/null
+    "$BIN/kubectl" config --kubeconfig "$kc" set-credentials $user \
+      --client-certificate "$d/$user.crt" --client-key "$d/$user.key" --embed-certs >/dev/null
+    "$BIN/kubectl" config --kubeconfig "$kc" set-context local --cluster local --user $user --namespace default >/dev/null
+    "$BIN/kubectl" config --kubeconfig "$kc" use-context local >/dev/null
+  done
+}
+
+# kwok_delete_policy: kwok may delete only pods being deleted (hack/kwok/delete-policy.yaml says
+# why).
+kwok_delete_policy() {
+  kctl apply --server-side -f "$ROOT/hack/kwok/delete-policy.yaml" >/dev/null
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -444,6 +458,7 @@ cmd_up() {
     kctl apply --server-side -f "$kwokdir/kustomize/crd/bases/kwok.x-k8s.io_$crd.yaml" >/dev/null
   done
   apply_project_crds
+  kwok_delete_policy
 
   local kc=$STATE/kubeconfig
   start kube-controller-manager --kubeconfig "$kc" --authentication-kubeconfig "$kc" --authorization-kubeconfig "$kc" \
@@ -481,7 +496,7 @@ EOF
     --authorization-kubeconfig "$kc" --bind-address 127.0.0.1 --secure-port "$SCHED_PORT" \
     ${gate_flags[@]+"${gate_flags[@]}"}
 
-  start kwok --kubeconfig "$kc" --config "$ROOT/hack/kwok/stages.yaml" \
+  start kwok --kubeconfig "$STATE/kwok.kubeconfig" --config "$ROOT/hack/kwok/stages.yaml" \
     --manage-nodes-with-annotation-selector kwok.x-k8s.io/node=fake \
     --node-ip 127.0.0.1 --node-port "$KWOK_PORT" --server-address "127.0.0.1:$KWOK_PORT" \
     --tls-cert-file "$pki/kubelet.crt" --tls-private-key-file "$pki/kubelet.key" \
