@@ -72,8 +72,8 @@ func HoldFirst(cfg *rest.Config, match func(*http.Request) bool, release <-chan 
 }
 
 // StartHeld starts mgr with ctx and waits for held, the request HoldFirst holds: at most 2
-// minutes, else it cancels ctx, waits for mgr to stop and fails the test, saying that what
-// never came. It returns the channel mgr's Start returns on, for Stopped.
+// minutes, else it cancels ctx, waits for mgr to stop and fails the test, saying that what (the
+// held request, in words) never came. It returns the channel mgr's Start returns on, for Stopped.
 func StartHeld(t testing.TB, ctx context.Context, cancel context.CancelFunc, mgr manager.Manager, held <-chan struct{}, what string) <-chan error {
 	t.Helper()
 	done := make(chan error, 1)

@@ -153,7 +153,7 @@ func TestSparkConnectDynamicAllocation(t *testing.T) {
 			DynamicAllocation: &v1beta2.DynamicAllocation{Enabled: true, MinExecutors: ptr.To[int32](0), MaxExecutors: ptr.To[int32](2)},
 		},
 	}
-	cluster.QuickJVM(sc.Spec.SparkConf)
+	sc.Spec.SparkConf = cluster.QuickJVM(sc.Spec.SparkConf)
 	if err := e.c.Create(e.ctx, sc); err != nil {
 		t.Fatal(err)
 	}

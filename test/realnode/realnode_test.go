@@ -157,7 +157,7 @@ func (e *env) sparkPi(name string, executors int32) *v1beta2.SparkApplication {
 	for _, k := range []string{"submission.connectionTimeout", "submission.requestTimeout", "driver.connectionTimeout", "driver.requestTimeout"} {
 		app.Spec.SparkConf["spark.kubernetes."+k] = "60000"
 	}
-	cluster.QuickJVM(app.Spec.SparkConf)
+	app.Spec.SparkConf = cluster.QuickJVM(app.Spec.SparkConf)
 	return app
 }
 
