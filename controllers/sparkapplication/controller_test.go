@@ -47,6 +47,7 @@ func TestController(t *testing.T) {
 		{"spec change reruns", testSpecChange},
 		{"ttl neither reruns and deletes", testTTL},
 		{"suspend and resume", testSuspendResume},
+		{"kueue's count told without a suspension", testKueueCountUnsuspended},
 		{"driver deleted", testDriverDeleted},
 		{"executors", testExecutors},
 		{"batch schedulers", testBatchSchedulers},
@@ -304,6 +305,23 @@ func testSuspendResume(t *testing.T, e *env) {
 		return a.Status.AppState.State == v1beta2.ApplicationStateRunning && a.Status.SubmissionID != running.Status.SubmissionID
 	})
 	e.waitEvents(t, "sus", ReasonSuspended, ReasonResuming)
+}
+
+// testKueueCountUnsuspended: an application labelled for Kueue that the operator never sees
+// suspended (Kueue admitted it first) is told of Kueue's short count once, at its first
+// submission; one not labelled for Kueue is not.
+func testKueueCountUnsuspended(t *testing.T, e *env) {
+	queued := e.create(t, newApp(e.ns, "admitted", func(a *v1beta2.SparkApplication) {
+		a.Labels = map[string]string{scheduler.LabelKueueQueueName: "spark"}
+	}))
+	plain := e.create(t, newApp(e.ns, "plain"))
+	e.waitState(t, queued, v1beta2.ApplicationStateRunning, 20*time.Second)
+	e.waitState(t, plain, v1beta2.ApplicationStateRunning, 20*time.Second)
+	e.waitEvents(t, "admitted", ReasonSubmitted, "KueueCountShort")
+	e.waitEvents(t, "plain", ReasonSubmitted)
+	if got := e.events(t, "plain"); slices.Contains(got, "KueueCountShort") {
+		t.Errorf("an application not labelled for Kueue was told of Kueue's count: %v", got)
+	}
 }
 
 func testDriverDeleted(t *testing.T, e *env) {

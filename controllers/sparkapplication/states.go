@@ -83,7 +83,8 @@ import (
 //	                else FAILED
 //	INVALIDATING    (delete driver and UI)               → PENDING_RERUN, attempts reset
 //	SUSPENDING      (delete driver and UI) driver gone   → SUSPENDED [Suspended; KueueCountShort
-//	                if Kueue queues it and counts less than its pods request]
+//	                if Kueue queues it and counts less than its pods request; said at the first
+//	                submission instead of an application never seen suspended]
 //	SUSPENDED       spec.suspend cleared                 → RESUMING [Resumed]
 //	COMPLETED, FAILED  (delete the application once timeToLiveSeconds has passed)
 //
@@ -245,6 +246,10 @@ func (s *step) readyToSubmit(ctx context.Context) error {
 		st.DriverInfo = v1beta2.DriverInfo{}
 		st.ExecutorState = nil
 		st.TerminationTime = metav1.Time{}
+		if st.AppState.State == v1beta2.ApplicationStateNew {
+			// Kueue may admit an application before the operator first sees it suspended.
+			s.warnKueueCount("Submit")
+		}
 		if why, ok := s.r.pendingReason(s.app); ok {
 			// Held from the start: shown now, the pool's hold writes nothing more.
 			setQueued(st, why, s.now)
@@ -372,12 +377,18 @@ func (s *step) suspending(ctx context.Context) error {
 	s.moveTo(v1beta2.ApplicationStateSuspended, "")
 	s.app.Status.ExecutorState = nil
 	s.normal(ReasonSuspended, "Suspend", "spec.suspend is true; the driver and its UI were deleted")
-	// Kueue suspends what it queues: say, where its quota will see it, if it counts less than
-	// the pods request (the webhook warned whoever created it; a controller does not see that).
-	if short := kueue.Differences(s.app); len(short) > 0 {
-		s.warning("KueueCountShort", "Suspend", strings.Join(short, "; "))
-	}
+	s.warnKueueCount("Suspend")
 	return nil
+}
+
+// warnKueueCount says on the application, where its quota will see it, if Kueue queues it and
+// counts less than its pods request (the webhook warned whoever created it; a controller does
+// not see that). It is said when Kueue suspends the application and, for one Kueue admitted
+// before the operator first saw it, at its first submission.
+func (s *step) warnKueueCount(action string) {
+	if short := kueue.Differences(s.app); len(short) > 0 {
+		s.warning("KueueCountShort", action, strings.Join(short, "; "))
+	}
 }
 
 func (s *step) suspended(ctx context.Context) error {
