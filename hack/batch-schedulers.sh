@@ -170,10 +170,12 @@ cmd_volcano() {
   kctl wait --for condition=Established crd --all --timeout 60s >/dev/null
   volcano_scheduler_conf > "$STATE/volcano-scheduler.conf"
   local kc=$STATE/kubeconfig
+  # vc-scheduler always serves its metrics, on :8080 unless told: a free port of its own lets
+  # two clusters' Volcanos (and a real node's CoreDNS, whose health port is 8080) run side by side.
   running vc-controller-manager || start vc-controller-manager --kubeconfig "$kc" --leader-elect=false \
     --controllers queue-controller,pg-controller --kube-api-qps 200 --kube-api-burst 400 --logtostderr -v 2
   running vc-scheduler || start vc-scheduler --kubeconfig "$kc" --leader-elect=false \
-    --scheduler-conf "$STATE/volcano-scheduler.conf" --schedule-period 500ms \
+    --scheduler-conf "$STATE/volcano-scheduler.conf" --schedule-period 500ms --listen-address "127.0.0.1:$(free_ports 1)" \
     --kube-api-qps 200 --kube-api-burst 400 --cache-dumper=false --logtostderr -v 2
   # The scheduler creates the default and root queues, the controller manager opens them.
   wait_for 120 "Volcano's default queue to be open" queue_open default

@@ -34,15 +34,20 @@ export CGO_ENABLED=0
 # about 6 CPU-seconds instead of 10, and makes the same pods. The drivers' and executors' JVMs
 # take their options from the applications, not from this.
 export SPARK_SUBMIT_OPTS=${SPARK_SUBMIT_OPTS:--XX:TieredStopAtLevel=1 -XX:+UseSerialGC}
-# test/realnode, by far the longest package, runs beside the others in two halves, each with a
-# real-node cluster of its own (the package starts one per test process): the tests of what a
-# real node does to a failing application and of Spark Connect, and the rest.
-REAL_NODE=test/realnode
-REAL_NODE_FAILURES='^(TestRealFailures|TestExecutorLost|TestNodeLost|TestRuntimeRestart|TestDriverFailures|TestSparkConnect|TestSparkConnectDynamicAllocation)$'
+# Two packages run beside the others, each in two halves (go test processes side by side) whose
+# tests start clusters of their own, as PACKAGE=REGEXP: the tests REGEXP names, and the rest.
+# test/realnode, by far the longest package, each half with a real-node cluster of its own: what
+# a real node does to a failing application and Spark Connect, and the rest. test/batchschedulers,
+# mostly waits on simulated pods: Kueue and YuniKorn, and the rest (Volcano, coscheduling); a
+# scheduler's tests stay in one half, so that no two of its instances run at once.
+HALVES=(
+  'test/realnode=^(TestRealFailures|TestExecutorLost|TestNodeLost|TestRuntimeRestart|TestDriverFailures|TestSparkConnect|TestSparkConnectDynamicAllocation)$'
+  'test/batchschedulers=^(TestKueue|TestYuniKorn|TestShapesYuniKorn)$'
+)
 # The other packages against the cluster that take more than a few seconds, slowest first (from
 # the run summary): started first, so the run ends on packages of seconds, not waiting for one
 # of minutes alone.
-SLOWEST=(test/helm test/batchschedulers test/gang test/equivalence test/workloadapi test/e2e webhook
+SLOWEST=(test/helm test/gang test/equivalence test/workloadapi test/e2e webhook
   test/cluster controllers/sparkapplication test/hostile test/chart sparkctl test/sparkconnect)
 
 BACKGROUND_LOG=$CACHE/batch-schedulers-build.log
@@ -102,8 +107,8 @@ go_tests() {
 
 # Each module's packages fall in two sets: those whose tests need no local control plane
 # (hack/lint.sh race-packages), run side by side with the race detector on; and the rest, run
-# TEST_PARALLEL at a time against clusters with GO_TEST_FLAGS, the slowest first (test/realnode
-# beside them, see REAL_NODE). A package
+# TEST_PARALLEL at a time against clusters with GO_TEST_FLAGS, the slowest first (HALVES'
+# packages beside them). A package
 # that uses the shared cluster takes one of TEST_PARALLEL shared clusters for itself while it
 # runs (the Makefile says why); the others start clusters of their own.
 unit_packages() { hack/lint.sh race-packages "$1"; }
@@ -129,18 +134,20 @@ module_tests() {
 }
 
 # cluster_tests DIR LABEL PACKAGES: PACKAGES TEST_PARALLEL at a time, and the two halves of
-# test/realnode beside them when PACKAGES has it.
+# each of HALVES' packages beside them (when PACKAGES has it).
 cluster_tests() {
-  local dir=$1 label=$2 cluster=$3 pids=() status=0 pid
-  if grep -qx "$MODULE/$REAL_NODE" <<<"$cluster"; then
-    cluster=$(grep -vx "$MODULE/$REAL_NODE" <<<"$cluster")
+  local dir=$1 label=$2 cluster=$3 pids=() status=0 pid half pkg run name
+  for half in "${HALVES[@]}"; do
+    pkg=${half%%=*} run=${half#*=} name=$(basename "${half%%=*}")
+    grep -qx "$MODULE/$pkg" <<<"$cluster" || continue
+    cluster=$(grep -vx "$MODULE/$pkg" <<<"$cluster")
     # shellcheck disable=SC2086 # GO_TEST_FLAGS is a list of flags
-    go_tests "$dir" "$label-realnode-failures" "$MODULE/$REAL_NODE" $GO_TEST_FLAGS -run "$REAL_NODE_FAILURES" &
+    go_tests "$dir" "$label-$name-1" "$MODULE/$pkg" $GO_TEST_FLAGS -run "$run" &
     pids+=($!)
     # shellcheck disable=SC2086
-    go_tests "$dir" "$label-realnode" "$MODULE/$REAL_NODE" $GO_TEST_FLAGS -skip "$REAL_NODE_FAILURES" &
+    go_tests "$dir" "$label-$name-2" "$MODULE/$pkg" $GO_TEST_FLAGS -skip "$run" &
     pids+=($!)
-  fi
+  done
   # shellcheck disable=SC2086
   go_tests "$dir" "$label-cluster" "$cluster" $GO_TEST_FLAGS -p "$TEST_PARALLEL" || status=$?
   for pid in ${pids[@]+"${pids[@]}"}; do wait "$pid" || status=$?; done
