@@ -209,13 +209,16 @@ func (r *report) add(ev event) {
 		r.order = append(r.order, ev.Package)
 	}
 	if ev.Test == "" {
-		switch ev.Action {
-		case "pass":
-			p.result, p.elapsed = resultOK, ev.Elapsed
-		case "fail":
-			p.result, p.elapsed, p.failedBuild = resultFail, ev.Elapsed, ev.FailedBuild
-		case "skip":
-			p.result, p.elapsed = resultNoTests, ev.Elapsed
+		// A package may end twice, run in two processes (hack/test.sh's halves): a failure
+		// stands, and its time is the longer run's.
+		p.elapsed = max(p.elapsed, ev.Elapsed)
+		switch {
+		case ev.Action == "fail":
+			p.result, p.failedBuild = resultFail, ev.FailedBuild
+		case ev.Action == "pass" && p.result != resultFail:
+			p.result = resultOK
+		case ev.Action == "skip" && p.result == resultNone:
+			p.result = resultNoTests
 		}
 		return
 	}

@@ -314,6 +314,32 @@ tests: 2 passed, 2 failed, 1 skipped
 `,
 	status: 1,
 }, {
+	// A package run in two processes (hack/test.sh's halves): one half's failure stands whichever
+	// ends last, its time is the longer half's, and the tests of both are counted.
+	name:  "one package in two halves, one failing",
+	stdin: failingStream + strings.ReplaceAll(passingStream, config, controller),
+	stdout: `
+slowest packages:
+  12.5s  ` + controller + `
+failed packages:
+  ` + controller + `
+packages: 0 ok, 1 failed; total 12.5s
+tests: 2 passed, 1 failed, 1 skipped
+`,
+	status: 1,
+}, {
+	name:  "one package in two halves, the failing one last",
+	stdin: strings.ReplaceAll(passingStream, config, controller) + failingStream,
+	stdout: `
+slowest packages:
+  12.5s  ` + controller + `
+failed packages:
+  ` + controller + `
+packages: 0 ok, 1 failed; total 12.5s
+tests: 2 passed, 1 failed, 1 skipped
+`,
+	status: 1,
+}, {
 	name:  "with the slowest tests",
 	args:  []string{"-slowest-tests", "2"},
 	stdin: passingStream + failingStream,
