@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -118,6 +119,7 @@ func TestBatchSchedulerPlugIn(t *testing.T) {
 	waking := wakingScheduler{newPluginScheduler("waking-retry")}
 	waking.retryAfter = 500 * time.Millisecond
 	first, second := newPluginScheduler("first"), newPluginScheduler("second")
+	wakingHold := wakingScheduler{newPluginScheduler("waking-hold")}
 	objects := objectsScheduler{newPluginScheduler("objects")}
 	objects.open.Store(true)
 	sub := &fakeSubmitter{c: c, calls: map[types.NamespacedName]int{}, gate: &gate{}}
@@ -125,13 +127,15 @@ func TestBatchSchedulerPlugIn(t *testing.T) {
 	seeing := &seeingSubmitter{fakeSubmitter: sub, seen: map[string]bool{}}
 	pool := newPoolRecorder()
 	const queuedRetryInterval = time.Second
+	var rec *Reconciler
 	startManagerWith(t, []string{ns}, sub, Options{DriverPodGracePeriod: 2 * time.Second, QueuedRetryInterval: queuedRetryInterval},
 		func(r *Reconciler) {
 			r.Submitters[submission.ModeNative] = seeing
-			for _, s := range []scheduler.Interface{managed, waking, alwaysAdmits{first}, alwaysAdmits{second}, objects} {
+			for _, s := range []scheduler.Interface{managed, waking, wakingHold, alwaysAdmits{first}, alwaysAdmits{second}, objects} {
 				r.Schedulers.Register(s)
 			}
 			pool.use(r)
+			rec = r
 		})
 	// Item: a held application is asked again unless its scheduler says it wakes it, whatever
 	// else it implements; a decision's RetryAfter brings it back even then.
@@ -169,6 +173,46 @@ func TestBatchSchedulerPlugIn(t *testing.T) {
 	// Item: a scheduler's objects for the run exist before the driver, owned by the
 	// application, and go with it.
 	t.Run("objects for the run", func(t *testing.T) { testRunObjects(t, e, seeing) })
+
+	t.Run("a wake spent while an old driver terminates", func(t *testing.T) {
+		testWakeSpentOnOldDriver(t, e, wakingHold.pluginScheduler, func(key types.NamespacedName) { rec.Pool.Enqueue(key) })
+	})
+}
+
+// testWakeSpentOnOldDriver: an application held queued by a scheduler that wakes what it holds
+// is woken once and admitted while an older driver of it still terminates: its submission waits,
+// and once that driver is gone the application runs, with no second wake.
+func testWakeSpentOnOldDriver(t *testing.T, e *env, s *pluginScheduler, wake func(types.NamespacedName)) {
+	ctx := context.Background()
+	key := e.create(t, newApp(e.ns, "held", batchScheduler(s.name)))
+	e.waitFor(t, key, 20*time.Second, "held queued", func(a *v1beta2.SparkApplication) bool {
+		return meta.IsStatusConditionTrue(a.Status.Conditions, ConditionQueued)
+	})
+	// An older driver, terminating: bound to a node that does not exist, so that no simulated
+	// kubelet ends it, and kept by its finalizer until the test lets it go (deleted with no
+	// grace, it is gone then, without a kubelet's word).
+	old := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "held-old-driver", Finalizers: []string{"test.sparkop.dev/hold"},
+			Labels: map[string]string{v1beta2.LabelAppName: "held", v1beta2.LabelLaunchedByOperator: "true",
+				v1beta2.SparkRoleLabel: v1beta2.SparkRoleDriver, v1beta2.LabelSubmissionID: "an-older-run"}},
+		Spec: corev1.PodSpec{NodeName: "no-such-node", Containers: []corev1.Container{{Name: "spark-kubernetes-driver", Image: "spark"}}},
+	}
+	if err := e.c.Create(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.Delete(ctx, old, client.GracePeriodSeconds(0)); err != nil {
+		t.Fatal(err)
+	}
+	asked := s.asks.Load()
+	s.open.Store(true)
+	wake(key)
+	cluster.Eventually(t, 20*time.Second, "the woken application asked again", func() (bool, error) {
+		return s.asks.Load() > asked, nil
+	})
+	if err := e.c.Patch(ctx, old, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))); err != nil {
+		t.Fatal(err)
+	}
+	e.waitState(t, key, v1beta2.ApplicationStateRunning, 20*time.Second)
 }
 
 // askedAgain is an application held by s, which asks to offer it again after retry.

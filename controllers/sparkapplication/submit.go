@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -88,6 +89,10 @@ func (r *Reconciler) reject(ctx context.Context, key types.NamespacedName, app *
 	return nil
 }
 
+// anotherDriverRetry is how soon the pool looks again at an admitted application whose
+// submission waits for another of its drivers to be gone.
+const anotherDriverRetry = 2 * time.Second
+
 // clearToCreate is checked right before anything of the run is created, once the scheduler
 // has admitted it: what it holds for the application stays held while an old driver
 // terminates (clear is false; the application is offered again once it is gone). Another
@@ -107,12 +112,15 @@ func (r *Reconciler) clearToCreate(ctx context.Context, key types.NamespacedName
 		return "", false, err
 	}
 	if blocked {
-		// Once the other driver is gone, its pod event brings the reconcile that offers the
-		// application again; one that came while this ran was held back (recordedRuns).
+		// Once the other driver is gone, its pod event brings a reconcile that offers the
+		// application again; one that came while this ran was held back (recordedRuns). A
+		// reconcile does not offer one its batch scheduler holds queued and wakes (the wake was
+		// this admission's): the pool looks again itself, soon.
 		if r.recorded.done(key) {
 			r.Pool.Enqueue(key)
+			return "", false, nil
 		}
-		return "", false, nil
+		return "", false, submission.RetryAfter(anotherDriverRetry, "another driver of the application is still there")
 	}
 	return taken, true, takenErr
 }

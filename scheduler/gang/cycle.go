@@ -145,7 +145,7 @@ func (l *loop) startAdmittedBefore(r *round) {
 			continue
 		}
 		if gate.start(o.Key, o.Run, res.Driver, res.Executors) {
-			if !l.wokenFor(o.Key, o.Run) {
+			if !l.wokenFor(o.Key, o.Run, r.now) {
 				r.wake = append(r.wake, o.Key)
 			}
 		} else if node, taken := gate.nodeTaken(o.Key); taken {
@@ -297,9 +297,9 @@ func (l *loop) publish(r *round) []core.Key {
 // still waits to start, and woken again by every cycle it would only be read again by the
 // submission pool. One let start by another process (before a restart, or by the leader
 // before) is woken again.
-func (l *loop) wokenFor(key core.Key, run string) bool {
-	_, ok := l.let[boundMember{app: key, submission: run, role: v1beta2.SparkRoleDriver}]
-	return ok
+func (l *loop) wokenFor(key core.Key, run string, now time.Time) bool {
+	at, ok := l.let[boundMember{app: key, submission: run, role: v1beta2.SparkRoleDriver}]
+	return ok && now.Sub(at) < owedFor
 }
 
 // phaseClock times the phases of a cycle (cyclePhaseSeconds).

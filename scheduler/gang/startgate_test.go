@@ -298,18 +298,21 @@ func TestStartGateRoomWait(t *testing.T) {
 func TestWokenFor(t *testing.T) {
 	a := scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: "a"})
 	b := scheduler.ApplicationKey(types.NamespacedName{Namespace: "ns", Name: "b"})
-	l := &loop{let: map[boundMember]time.Time{{app: a, submission: "s1", role: v1beta2.SparkRoleDriver}: time.Now()}}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l := &loop{let: map[boundMember]time.Time{{app: a, submission: "s1", role: v1beta2.SparkRoleDriver}: t0}}
 	tests := []struct {
 		key  core.Key
 		run  string
+		now  time.Time
 		want bool
 	}{
-		{a, "s1", true},
-		{a, "s2", false}, // rerun since
-		{b, "s1", false},
+		{a, "s1", t0.Add(time.Second), true},
+		{a, "s1", t0.Add(owedFor), false},     // owed no more: woken again
+		{a, "s2", t0.Add(time.Second), false}, // rerun since
+		{b, "s1", t0.Add(time.Second), false},
 	}
 	for _, tt := range tests {
-		if got := l.wokenFor(tt.key, tt.run); got != tt.want {
+		if got := l.wokenFor(tt.key, tt.run, tt.now); got != tt.want {
 			t.Errorf("wokenFor(%s, %s) = %t, want %t", tt.key, tt.run, got, tt.want)
 		}
 	}
