@@ -190,6 +190,10 @@ cmd_all() {
   step "the operator image for spark-submit" hack/operator-image.sh build --spark-submit >/dev/null
   step "Spark Connect client (pyspark-client)" hack/install-spark.sh connect-client >/dev/null
   step "test report tool" go build -o "$CACHE/bin/testreport" ./hack/testreport
+  # The operator and sparkctl that the tests run as processes, linked once for every test
+  # process of the run (test/cluster's BinariesEnv), not once by each.
+  step "the operator and sparkctl for the tests" go build -ldflags=-w -o "$CACHE/test-bin/" ./cmd/spark-operator ./cmd/sparkctl
+  export SPARKOP_TEST_BINARIES=$CACHE/test-bin
   module_tests . main
   module_tests cmd/spark-scheduler spark-scheduler
   step "background build of the batch schedulers" wait_background_build

@@ -10,7 +10,6 @@ package sparkctl
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -79,24 +78,10 @@ func mustSparkctl(t *testing.T, ns string, args ...string) string {
 	return out
 }
 
-var operatorBinary = sync.OnceValues(func() (string, error) {
-	root, err := cluster.RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	out := filepath.Join(os.TempDir(), fmt.Sprintf("spark-operator-sparkctl-%d", os.Getpid()))
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/spark-operator")
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the operator: %v\n%s", err, b)
-	}
-	return out, nil
-})
-
 // startOperator runs the operator for one namespace until the test ends.
 func startOperator(t *testing.T, namespace string) {
 	t.Helper()
-	bin, err := operatorBinary()
+	bin, err := cluster.OperatorBinary()
 	if err != nil {
 		t.Fatal(err)
 	}

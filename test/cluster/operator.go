@@ -26,26 +26,46 @@ import (
 	"github.com/sparkop/spark-operator/apis/sparkoperator.k8s.io/v1beta2"
 )
 
-// OperatorBinary builds cmd/spark-operator once per test binary and returns its path, for tests
-// that run the operator as its own process, as it runs in a cluster.
+// OperatorBinary returns the path of cmd/spark-operator built from the repository (see
+// buildCommand), for tests that run the operator as its own process, as it runs in a cluster.
 var OperatorBinary = sync.OnceValues(func() (string, error) { return buildCommand("spark-operator") })
 
-// SparkctlBinary builds cmd/sparkctl once per test binary and returns its path.
+// SparkctlBinary returns the path of cmd/sparkctl built from the repository (see buildCommand).
 var SparkctlBinary = sync.OnceValues(func() (string, error) { return buildCommand("sparkctl") })
 
-// buildCommand builds cmd/NAME of the repository into the temporary folder.
+// BinariesEnv names the folder where make test has built cmd/spark-operator and cmd/sparkctl
+// once for the whole run (hack/test.sh): the test processes take them from there.
+const BinariesEnv = "SPARKOP_TEST_BINARIES"
+
+// buildCommand returns the path of cmd/NAME of the repository: in BinariesEnv's folder when it is
+// set, else built now into the repository's .cache/test-bin, once per test process. The build
+// goes to a file of its own, renamed into place: other test processes may be running the one it
+// replaces (a rename leaves them theirs), and no file is left behind per process.
 func buildCommand(name string) (string, error) {
+	if dir := os.Getenv(BinariesEnv); dir != "" {
+		bin := filepath.Join(dir, name)
+		if _, err := os.Stat(bin); err != nil {
+			return "", fmt.Errorf("%s is set, but %s is not built: %w", BinariesEnv, name, err)
+		}
+		return bin, nil
+	}
 	root, err := RepoRoot()
 	if err != nil {
 		return "", err
 	}
-	out := filepath.Join(os.TempDir(), fmt.Sprintf("%s-test-%d", name, os.Getpid()))
-	cmd := exec.Command("go", "build", "-o", out, "./cmd/"+name)
+	dir := filepath.Join(root, ".cache", "test-bin")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, name)
+	tmp := fmt.Sprintf("%s.%d", out, os.Getpid())
+	cmd := exec.Command("go", "build", "-o", tmp, "./cmd/"+name)
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
+		_ = os.Remove(tmp)
 		return "", fmt.Errorf("building %s: %v\n%s", name, err, b)
 	}
-	return out, nil
+	return out, os.Rename(tmp, out)
 }
 
 // Operator is an operator process a test started.
