@@ -186,7 +186,7 @@ rn_path_value() {
 rn_start() {
   local name=$1; shift
   log "starting $name (real node)"
-  setsid nsenter --net="/run/netns/$RN_NETNS" -- env PATH="$RN_PATH" "$BIN/$name" "$@" \
+  setsid nsenter --net="/run/netns/$RN_NETNS" -- env PATH="$RN_PATH" GOGC="${GOGC:-300}" "$BIN/$name" "$@" \
     </dev/null >>"$STATE/logs/$name.log" 2>&1 9>&- &
   echo $! > "$(pidfile "$name")"
 }
