@@ -292,6 +292,16 @@ tests: 2 passed, 1 failed, 1 skipped
 }}
 
 // summaryOnlyCases run with -summary-only.
+// halvesSummary is what one package's two halves, one failing, sum to in either order.
+var halvesSummary = `
+slowest packages:
+  12.5s  ` + controller + `
+failed packages:
+  ` + controller + `
+packages: 0 ok, 1 failed; total 12.5s
+tests: 2 passed, 1 failed, 1 skipped
+`
+
 var summaryOnlyCases = []runCase{{
 	name: "over several streams",
 	args: []string{"-label", "all"},
@@ -316,28 +326,14 @@ tests: 2 passed, 2 failed, 1 skipped
 }, {
 	// A package run in two processes (hack/test.sh's halves): one half's failure stands whichever
 	// ends last, its time is the longer half's, and the tests of both are counted.
-	name:  "one package in two halves, one failing",
-	stdin: failingStream + strings.ReplaceAll(passingStream, config, controller),
-	stdout: `
-slowest packages:
-  12.5s  ` + controller + `
-failed packages:
-  ` + controller + `
-packages: 0 ok, 1 failed; total 12.5s
-tests: 2 passed, 1 failed, 1 skipped
-`,
+	name:   "one package in two halves, one failing",
+	stdin:  failingStream + strings.ReplaceAll(passingStream, config, controller),
+	stdout: halvesSummary,
 	status: 1,
 }, {
-	name:  "one package in two halves, the failing one last",
-	stdin: strings.ReplaceAll(passingStream, config, controller) + failingStream,
-	stdout: `
-slowest packages:
-  12.5s  ` + controller + `
-failed packages:
-  ` + controller + `
-packages: 0 ok, 1 failed; total 12.5s
-tests: 2 passed, 1 failed, 1 skipped
-`,
+	name:   "one package in two halves, the failing one last",
+	stdin:  strings.ReplaceAll(passingStream, config, controller) + failingStream,
+	stdout: halvesSummary,
 	status: 1,
 }, {
 	name:  "with the slowest tests",
