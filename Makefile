@@ -9,10 +9,11 @@ GENERATED := $(CRD_DIR) apis/sparkoperator.k8s.io/v1beta2/zz_generated.deepcopy.
 # -timeout 40m: the slowest package took 24 minutes in a cold run; a package that hangs fails
 # with every goroutine's stack while CI's 90 minutes still have room to print it.
 # TEST_PARALLEL: how many test packages run against clusters at once, besides the two halves of
-# test/realnode and of test/batchschedulers (hack/test.sh). Each package that uses the shared cluster takes a cluster of its own
-# for as long as it runs (TEST_PARALLEL of them, started on first use and kept up like the shared
-# one): packages that shared one cluster's 4 nodes would take capacity another's test planned
-# for (the gang scheduler's reservations bind only the pods it admits).
+# test/realnode and of test/batchschedulers (hack/test.sh). Each package that uses the shared
+# cluster takes a cluster of its own for as long as it runs (TEST_PARALLEL of them, started on
+# first use and kept up like the shared one): packages that shared one cluster's 4 nodes would
+# take capacity another's test planned for (the gang scheduler's reservations bind only the pods
+# it admits).
 TEST_PARALLEL ?= 2
 GO_TEST_FLAGS ?= -count=1 -timeout 40m
 

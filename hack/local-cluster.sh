@@ -209,7 +209,7 @@ healthy() {
 # inherited stdio, not the lock), so callers such as `go test` that read our output are not held
 # open by it and the next `up` or `down` can take the lock. The components collect garbage a third
 # as often as Go's default (GOGC=300, unless GOGC is set): on a 2-core machine their collections
-# took about a tenth of the API servers' CPU, for memory a local cluster has to spare.
+# took about an eighth of the API servers' CPU, for memory a local cluster has to spare.
 start() {
   local name=${1%%=*} binary=${1#*=}; shift
   log "starting $name$([ "$binary" != "$name" ] && echo " ($binary)")"

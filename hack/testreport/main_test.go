@@ -291,7 +291,6 @@ tests: 2 passed, 1 failed, 1 skipped
 	status: 1,
 }}
 
-// summaryOnlyCases run with -summary-only.
 // halvesSummary is what one package's two halves, one failing, sum to in either order.
 var halvesSummary = `
 slowest packages:
@@ -302,6 +301,7 @@ packages: 0 ok, 1 failed; total 12.5s
 tests: 2 passed, 1 failed, 1 skipped
 `
 
+// summaryOnlyCases run with -summary-only.
 var summaryOnlyCases = []runCase{{
 	name: "over several streams",
 	args: []string{"-label", "all"},
